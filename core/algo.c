@@ -1,0 +1,60 @@
+#include "core/algo.h"
+
+#include <string.h>
+
+#include "core/scrypt_ref.h"
+#include "core/sha256_ref.h"
+#include "core/work.h"
+
+static void sha256d_pow(const uint8_t header[80], uint8_t hash[32])
+{
+    lode_ref_sha256d(header, 80, hash);
+}
+
+/* A nonce-scan hit is genuine if the header with that nonce hashes, by the
+ * reference, to at most the target. */
+static bool check_nonce_hit(const lode_work *work, const lode_hit *hit, uint8_t hash[32])
+{
+    if (hit->index > UINT32_MAX)
+        return false;
+    uint8_t header[80];
+    memcpy(header, work->header.header, 80);
+    for (int i = 0; i < 4; i++)
+        header[76 + i] = (uint8_t)(hit->index >> (8 * i));
+    lode_algo_get(work->algo)->pow_hash_ref(header, hash);
+    return lode_hash_meets_target(hash, &work->header.target);
+}
+
+static const lode_algo_info algos[LODE_ALGO_COUNT] = {
+    [LODE_ALGO_SHA256D] = {
+        .name = "sha256d",
+        .kind = LODE_WORK_NONCE_SCAN,
+        .pow_hash_ref = sha256d_pow,
+        .check_hit = check_nonce_hit,
+        .pool_diff1_shift = 0,
+    },
+    [LODE_ALGO_SCRYPT] = {
+        .name = "scrypt",
+        .kind = LODE_WORK_NONCE_SCAN,
+        .pow_hash_ref = lode_ref_scrypt_pow,
+        .check_hit = check_nonce_hit,
+        .pool_diff1_shift = 16,
+    },
+};
+
+const lode_algo_info *lode_algo_get(lode_algo algo)
+{
+    return (unsigned)algo < LODE_ALGO_COUNT ? &algos[algo] : NULL;
+}
+
+int lode_algo_parse(const char *name, lode_algo *out)
+{
+    for (int i = 0; i < LODE_ALGO_COUNT; i++)
+        if (name != NULL && strcmp(name, algos[i].name) == 0) {
+            *out = (lode_algo)i;
+            return 0;
+        }
+    return -1;
+}
+
+const char *lode_algo_names(void) { return "sha256d, scrypt"; }

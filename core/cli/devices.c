@@ -1,0 +1,95 @@
+/* `lode --list-devices` and `lode --selftest`. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cli/cli.h"
+#include "core/registry.h"
+#include "core/selftest.h"
+#include "core/status.h"
+
+#define MAX_VARIANTS 16
+
+int cmd_list_devices(void)
+{
+    for (size_t b = 0; b < lode_backend_count(); b++) {
+        const lode_backend_ops *ops = lode_backend_at(b);
+        char why[LODE_WHY_LEN];
+        if (ops->probe(why) != 0) {
+            printf("%s: unavailable: %s\n", ops->name, why);
+            continue;
+        }
+        int n = ops->device_count();
+        if (n == 0)
+            printf("%s: no devices\n", ops->name);
+        for (int i = 0; i < n; i++) {
+            lode_device_ref ref = {.backend = ops, .index = i};
+            if (ops->device_info(i, &ref.info) != 0) {
+                printf("%s:%d: cannot read its properties\n", ops->name, i);
+                continue;
+            }
+            printf("%s:%d  %s", ops->name, i, ref.info.name);
+            if (ref.info.bus_id[0])
+                printf("  [%s]", ref.info.bus_id);
+            printf("\n    workers %u (up to %u), memory %.1f GiB\n", ref.info.workers,
+                   ref.info.max_workers, (double)ref.info.memory_bytes / (1u << 30));
+            for (int a = 0; a < LODE_ALGO_COUNT; a++) {
+                if (!((ref.info.algo_mask >> a) & 1u))
+                    continue;
+                const char *names[MAX_VARIANTS];
+                int k = lode_device_variants(&ref, (lode_algo)a, names, MAX_VARIANTS);
+                printf("    %-8s variants:", lode_algo_get((lode_algo)a)->name);
+                for (int v = 0; v < k; v++)
+                    printf(" %s", names[v] ? names[v] : "default");
+                printf("\n");
+            }
+        }
+    }
+    return 0;
+}
+
+/* Every vector on every variant of every selected device: what a device
+ * must pass before it gets work, here for all of its implementations. */
+int cmd_selftest(const cli_options *o)
+{
+    int failures = 0, runs = 0;
+    for (int a = 0; a < LODE_ALGO_COUNT; a++) {
+        if (o->algo_given && (lode_algo)a != o->algo)
+            continue;
+        lode_device_ref *devices;
+        size_t count;
+        char err[512];
+        if (lode_registry_select(o->devices, (lode_algo)a, &devices, &count, err, sizeof err) != 0) {
+            if (o->algo_given || o->devices != NULL)
+                return cli_usage_error("%s", err);
+            continue; /* no device runs this algorithm: nothing to test */
+        }
+        for (size_t d = 0; d < count; d++) {
+            const char *names[MAX_VARIANTS];
+            int k = lode_device_variants(&devices[d], (lode_algo)a, names, MAX_VARIANTS);
+            for (int v = 0; v < k; v++) {
+                if (o->variant != NULL && (names[v] == NULL || strcmp(names[v], o->variant) != 0))
+                    continue;
+                lode_open_params params = {.algo = (lode_algo)a, .variant = names[v]};
+                lode_handle h;
+                char why[512];
+                int rc = lode_handle_open(&h, &devices[d], &params);
+                if (rc == LODE_OK)
+                    rc = lode_selftest_handle(&h, why, sizeof why) == 0 ? LODE_OK : LODE_ERR_DEVICE;
+                else
+                    snprintf(why, sizeof why, "cannot open: %s", lode_status_str(rc));
+                lode_handle_close(&h);
+                printf("%-8s %-8s %-8s %s%s\n", devices[d].id, lode_algo_get((lode_algo)a)->name,
+                       names[v] ? names[v] : "default", rc == LODE_OK ? "ok" : "FAILED: ",
+                       rc == LODE_OK ? "" : why);
+                runs++;
+                failures += rc != LODE_OK;
+            }
+        }
+        free(devices);
+    }
+    if (runs == 0)
+        return cli_usage_error("nothing to self-test (check --devices, --algo and --variant)");
+    printf("%d passed, %d failed\n", runs - failures, failures);
+    return failures ? EXIT_RUNTIME : 0;
+}

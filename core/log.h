@@ -1,0 +1,13 @@
+/* Log lines on stderr: "[2026-11-22 10:00:00] message", coloured by level
+ * when stderr is a terminal (cpuminer's look). Thread-safe. */
+#ifndef LODE_CORE_LOG_H
+#define LODE_CORE_LOG_H
+
+#include <stdbool.h>
+
+typedef enum lode_log_level { LODE_LOG_ERROR, LODE_LOG_WARN, LODE_LOG_INFO, LODE_LOG_DEBUG } lode_log_level;
+
+void lode_log_configure(bool quiet, bool color);
+void lode_log(lode_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

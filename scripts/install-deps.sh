@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs what lode needs to build and test on Debian 12, if it is missing.
+set -euo pipefail
+packages=(cmake ninja-build gcc pkg-config libhwloc-dev libjansson-dev libssl-dev python3)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

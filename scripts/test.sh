@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Builds lode with warnings as errors and runs the whole test suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+cmake --workflow --preset ci

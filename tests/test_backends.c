@@ -1,0 +1,220 @@
+/* Every backend x device x implementation variant, called only through the
+ * vtable, against the plain reference: the shared vectors, range and lane
+ * boundaries, ranges ending at nonce 0xFFFFFFFF, and random headers with
+ * targets placed exactly on a hash.
+ *
+ *   test_backends [--variant NAME] [--backend NAME]
+ * With --variant, only that variant runs, and the test exits 77 (ctest's
+ * skip code) if no device offers it, e.g. AVX-512 on a CPU without it. */
+#include "core/hex.h"
+#include "core/registry.h"
+#include "core/status.h"
+#include "tests/test_util.h"
+
+#define MAX_VARIANTS 16
+
+static const atomic_int never_abort = 0;
+
+/* Reference PoW hash of the work's header with this nonce. */
+static void ref_hash(const lode_work *w, uint32_t nonce, uint8_t hash[32])
+{
+    uint8_t header[80];
+    memcpy(header, w->header.header, 80);
+    for (int i = 0; i < 4; i++)
+        header[76 + i] = (uint8_t)(nonce >> (8 * i));
+    lode_algo_get(w->algo)->pow_hash_ref(header, hash);
+}
+
+static int by_index(const void *a, const void *b)
+{
+    uint64_t x = ((const lode_hit *)a)->index, y = ((const lode_hit *)b)->index;
+    return x < y ? -1 : x > y;
+}
+
+/* Scans [start, start+count) through the vtable and checks that the hits
+ * are exactly the nonces whose reference hash meets the target. */
+static void check_scan(lode_handle *h, const lode_work *w, uint64_t start, uint64_t count,
+                       const char *what)
+{
+    lode_hits hits = {0};
+    lode_range r = {.start = start, .count = count};
+    uint64_t done = 0;
+    int rc = lode_handle_set_work(h, w);
+    if (rc == LODE_OK)
+        rc = lode_handle_scan(h, &r, &hits, &done, &never_abort);
+    CHECK(rc == LODE_OK && done == count, "%s: %s %s scan %llu+%llu: rc %d done %llu", h->ref->id,
+          lode_algo_get(w->algo)->name, what, (unsigned long long)start, (unsigned long long)count,
+          rc, (unsigned long long)done);
+    qsort(hits.items, hits.count, sizeof *hits.items, by_index);
+    size_t k = 0;
+    bool ok = true;
+    for (uint64_t n = start; n < start + count; n++) {
+        uint8_t hash[32];
+        ref_hash(w, (uint32_t)n, hash);
+        bool expect = lode_hash_meets_target(hash, &w->header.target);
+        bool got = k < hits.count && hits.items[k].index == n;
+        if (got)
+            k++;
+        if (expect != got) {
+            ok = false;
+            fprintf(stderr, "  nonce %llu: reference says %s, backend says %s\n",
+                    (unsigned long long)n, expect ? "hit" : "miss", got ? "hit" : "miss");
+        }
+    }
+    CHECK(ok && k == hits.count, "%s: %s %s: hits match the reference (%zu reported)", h->ref->id,
+          lode_algo_get(w->algo)->name, what, hits.count);
+    lode_hits_free(&hits);
+}
+
+static void test_vectors(lode_handle *h)
+{
+    json_t *root = test_load_vectors(h->algo == LODE_ALGO_SHA256D ? "sha256d.json" : "scrypt.json");
+    json_t *list = json_object_get(root, h->algo == LODE_ALGO_SHA256D ? "vectors" : "litecoin_headers");
+    const char *hash_key = h->algo == LODE_ALGO_SHA256D ? "block_hash" : "pow_hash_scrypt";
+    json_t *v;
+    size_t i;
+    json_array_foreach(list, i, v) {
+        lode_work w = {.algo = h->algo};
+        uint8_t hash_be[32], hash_le[32];
+        test_json_hex(v, "header_hex", w.header.header, 80);
+        test_json_hex(v, hash_key, hash_be, 32);
+        for (int b = 0; b < 32; b++)
+            hash_le[b] = hash_be[31 - b];
+        w.header.target = lode_u256_from_le_bytes(hash_le);
+        const uint8_t *p = w.header.header + 76;
+        uint32_t nonce = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+        uint64_t start = nonce >= 3 ? nonce - 3 : 0;
+        check_scan(h, &w, start, 7, test_json_str(v, "name"));
+    }
+    json_decref(root);
+}
+
+/* Counts around every SIMD width (1, 2, 4, 8, 16, 32 lanes), at a random
+ * start and at the very end of the nonce space. The all-ones target makes
+ * every nonce a hit, so a lost or extra lane shows. */
+static void test_boundaries(lode_handle *h)
+{
+    static const uint64_t counts[] = {1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 65};
+    lode_work w = {.algo = h->algo};
+    test_rand_bytes(w.header.header, 80);
+    memset(w.header.target.w, 0xff, sizeof w.header.target.w);
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        char what[64];
+        uint64_t start = test_rand() % ((UINT64_C(1) << 32) - 100);
+        snprintf(what, sizeof what, "all-hit count %llu", (unsigned long long)counts[i]);
+        check_scan(h, &w, start, counts[i], what);
+        snprintf(what, sizeof what, "all-hit count %llu ending at 0xFFFFFFFF",
+                 (unsigned long long)counts[i]);
+        check_scan(h, &w, (UINT64_C(1) << 32) - counts[i], counts[i], what);
+    }
+    /* A 0 target: no hits at all across lane groups. */
+    memset(w.header.target.w, 0, sizeof w.header.target.w);
+    check_scan(h, &w, test_rand() % 1000000, 40, "zero target");
+}
+
+static int cmp_hash(const void *a, const void *b)
+{
+    const uint8_t *x = a, *y = b;
+    for (int i = 31; i >= 0; i--)
+        if (x[i] != y[i])
+            return x[i] < y[i] ? -1 : 1;
+    return 0;
+}
+
+/* Random headers, with the target set exactly to one nonce's hash (and to
+ * one below it), so the comparison must be exact in all 256 bits. */
+static void test_random(lode_handle *h, int trials, unsigned span)
+{
+    for (int t = 0; t < trials; t++) {
+        lode_work w = {.algo = h->algo};
+        test_rand_bytes(w.header.header, 80);
+        uint64_t start = test_rand() % ((UINT64_C(1) << 32) - span);
+        uint8_t (*hashes)[32] = malloc(span * 32);
+        for (unsigned i = 0; i < span; i++)
+            ref_hash(&w, (uint32_t)(start + i), hashes[i]);
+        qsort(hashes, span, 32, cmp_hash);
+        unsigned pick = (unsigned)(test_rand() % span);
+        w.header.target = lode_u256_from_le_bytes(hashes[pick]);
+        check_scan(h, &w, start, span, "random target on a hash");
+        for (int i = 0; i < 8; i++)
+            if (w.header.target.w[i]-- != 0)
+                break;
+        check_scan(h, &w, start, span, "random target one below a hash");
+        free(hashes);
+    }
+}
+
+/* An abort that is already raised ends the scan early, and whatever it
+ * reports done is complete. */
+static void test_abort(lode_handle *h)
+{
+    lode_work w = {.algo = h->algo};
+    test_rand_bytes(w.header.header, 80);
+    memset(w.header.target.w, 0xff, sizeof w.header.target.w);
+    atomic_int abort_now = 1;
+    lode_hits hits = {0};
+    uint64_t done = 0, count = h->algo == LODE_ALGO_SHA256D ? 1u << 26 : 1u << 14;
+    lode_range r = {.start = 0, .count = count};
+    int rc = lode_handle_set_work(h, &w);
+    if (rc == LODE_OK)
+        rc = lode_handle_scan(h, &r, &hits, &done, &abort_now);
+    CHECK(rc == LODE_OK && done < count && hits.count == done,
+          "%s: an aborted scan stops early and reports exactly its done part "
+          "(done %llu, hits %zu)", h->ref->id, (unsigned long long)done, hits.count);
+    lode_hits_free(&hits);
+}
+
+int main(int argc, char **argv)
+{
+    const char *only_variant = NULL, *only_backend = NULL;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--variant") == 0)
+            only_variant = argv[i + 1];
+        else if (strcmp(argv[i], "--backend") == 0)
+            only_backend = argv[i + 1];
+    }
+    test_seed();
+    lode_device_ref *devices;
+    size_t count;
+    if (lode_registry_enumerate(&devices, &count) != 0 || count == 0) {
+        fprintf(stderr, "no devices at all\n");
+        return 1;
+    }
+    int runs = 0;
+    for (size_t d = 0; d < count; d++) {
+        if (only_backend && strcmp(devices[d].backend->name, only_backend) != 0)
+            continue;
+        for (int a = 0; a < LODE_ALGO_COUNT; a++) {
+            if (!((devices[d].info.algo_mask >> a) & 1u))
+                continue;
+            const char *names[MAX_VARIANTS];
+            int k = lode_device_variants(&devices[d], (lode_algo)a, names, MAX_VARIANTS);
+            for (int v = 0; v < k; v++) {
+                if (only_variant && (names[v] == NULL || strcmp(names[v], only_variant) != 0))
+                    continue;
+                printf("%s %s %s\n", devices[d].id, lode_algo_get((lode_algo)a)->name,
+                       names[v] ? names[v] : "default");
+                lode_open_params params = {.algo = (lode_algo)a, .variant = names[v]};
+                lode_handle h;
+                int rc = lode_handle_open(&h, &devices[d], &params);
+                CHECK(rc == LODE_OK, "%s opens (%s)", devices[d].id, lode_status_str(rc));
+                if (rc != LODE_OK)
+                    continue;
+                bool cheap = a == LODE_ALGO_SHA256D;
+                test_vectors(&h);
+                test_boundaries(&h);
+                test_random(&h, cheap ? 40 : 3, cheap ? 300 : 48);
+                test_abort(&h);
+                lode_handle_close(&h);
+                runs++;
+            }
+        }
+    }
+    free(devices);
+    if (runs == 0) {
+        printf("no device offers %s%s: skipped\n", only_variant ? "variant " : "backend ",
+               only_variant ? only_variant : only_backend ? only_backend : "?");
+        return 77;
+    }
+    return test_summary();
+}

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""The `lode` command line, checked against Python's hashlib (an oracle that
+shares no code with lode): scan and hash outputs, errors and exit codes,
+--selftest, --list-devices, and a benchmark stopped by Ctrl-C.
+
+usage: test_cli.py PATH_TO_LODE   (LODE_TEST_SEED replays a random run)
+"""
+import hashlib
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+LODE = sys.argv[1]
+SEED = int(os.environ.get("LODE_TEST_SEED", time.time_ns() % 2**32))
+rng = random.Random(SEED)
+print(f"random seed {SEED} (replay with LODE_TEST_SEED={SEED})")
+passed = failed = 0
+
+
+def check(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL: {what}", file=sys.stderr)
+
+
+def run(*args, timeout=600):
+    return subprocess.run([LODE, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def pow_hash(algo, header):
+    if algo == "sha256d":
+        return hashlib.sha256(hashlib.sha256(header).digest()).digest()
+    return hashlib.scrypt(header, salt=header, n=1024, r=1, p=1, dklen=32)
+
+
+def with_nonce(header, nonce):
+    return header[:76] + nonce.to_bytes(4, "little")
+
+
+def display(digest):
+    return digest[::-1].hex()
+
+
+def expected_scan(algo, header, target, start, count):
+    lines = []
+    for nonce in range(start, start + count):
+        h = pow_hash(algo, with_nonce(header, nonce))
+        if int.from_bytes(h, "little") <= target:
+            lines.append(f"{nonce} {display(h)}")
+    return lines
+
+
+def test_hash():
+    genesis = bytes.fromhex(
+        "0100000000000000000000000000000000000000000000000000000000000000000000003ba3edfd"
+        "7a7b12b27ac72c3e67768f617fc81bc3888a51323a9fb8aa4b1e5e4a29ab5f49ffff001d1dac2b7c")
+    for algo in ("sha256d", "scrypt"):
+        for header in (genesis, rng.randbytes(80)):
+            r = run("hash", "--algo", algo, header.hex())
+            want = display(pow_hash(algo, header))
+            check(r.returncode == 0 and r.stdout == want + "\n",
+                  f"hash {algo}: got {r.stdout!r} rc {r.returncode}, want {want}")
+
+
+def test_scan(algo, count, devices_args):
+    header = rng.randbytes(80)
+    for start in (rng.randrange(0, 2**32 - count), 2**32 - count):
+        # A target exactly on one nonce's hash, so about a quarter of them hit.
+        values = sorted(int.from_bytes(pow_hash(algo, with_nonce(header, n)), "little")
+                        for n in range(start, start + count))
+        target = values[count // 4]
+        want = expected_scan(algo, header, target, start, count)
+        r = run("scan", "--algo", algo, "--header", header.hex(), "--target", f"{target:064x}",
+                "--start", str(start), "--count", str(count), *devices_args)
+        got = r.stdout.splitlines()
+        check(r.returncode == 0 and got == want,
+              f"scan {algo} {devices_args} from {start}: rc {r.returncode}, {len(got)} lines, "
+              f"want {len(want)}; stderr {r.stderr[-300:]}")
+
+
+def test_errors():
+    header = "00" * 80
+    target = "ff" * 32
+    cases = [
+        (["scan", "--algo", "sha256d", "--header", "zz" * 80, "--target", target,
+          "--start", "0", "--count", "1"], "bad hex"),
+        (["scan", "--algo", "sha256d", "--header", "00" * 79, "--target", target,
+          "--start", "0", "--count", "1"], "short header"),
+        (["scan", "--algo", "sha256d", "--header", header, "--target", "ff" * 31,
+          "--start", "0", "--count", "1"], "short target"),
+        (["scan", "--algo", "md5", "--header", header, "--target", target,
+          "--start", "0", "--count", "1"], "unknown algorithm"),
+        (["scan", "--algo", "sha256d", "--header", header, "--target", target,
+          "--start", "4294967295", "--count", "2"], "range past 2^32"),
+        (["scan", "--algo", "sha256d", "--header", header, "--target", target,
+          "--start", "0", "--count", "0"], "empty range"),
+        (["scan", "--algo", "sha256d", "--header", header, "--target", target,
+          "--start", "-1", "--count", "5"], "negative start"),
+        (["scan", "--algo", "sha256d", "--header", header, "--target", target,
+          "--start", "12abc", "--count", "5"], "garbage number"),
+        (["scan", "--algo", "sha256d", "--header", header, "--target", target], "no range"),
+        (["scan", "--algo", "sha256d", "--header", header, "--target", target,
+          "--start", "0", "--count", "1", "--devices", "gpu:7"], "unknown device"),
+        (["scan", "--algo", "sha256d", "--header", header, "--target", target,
+          "--start", "0", "--count", "1", "--devices", "cpu:9"], "missing device"),
+        (["hash", "--algo", "sha256d", "abc"], "odd hex"),
+        (["hash", "--algo", "sha256d"], "no header"),
+        (["hash", header], "no algorithm"),
+        (["frobnicate"], "unknown command"),
+        (["--algo", "sha256d", "--benchmark", "--threads", "0"], "zero threads"),
+        (["--algo", "sha256d", "--benchmark", "--time-limit", "-3"], "negative time"),
+        (["--no-such-option"], "unknown option"),
+    ]
+    for args, what in cases:
+        r = run(*args, timeout=60)
+        lines = r.stderr.strip().splitlines()
+        check(r.returncode == 2 and len(lines) == 1 and lines[0].startswith("lode: error: ")
+              and r.stdout == "",
+              f"{what}: rc {r.returncode}, stderr {r.stderr!r}")
+
+
+def test_devices_and_selftest():
+    r = run("--list-devices", timeout=60)
+    check(r.returncode == 0 and "cpu:0" in r.stdout, f"--list-devices lists cpu:0: {r.stdout!r}")
+    r = run("--selftest", timeout=600)
+    check(r.returncode == 0 and " 0 failed" in r.stdout and "FAILED" not in r.stdout,
+          f"--selftest passes: {r.stdout!r} {r.stderr[-300:]!r}")
+
+
+def test_benchmark_interrupt():
+    p = subprocess.Popen([LODE, "--algo", "sha256d", "--benchmark", "--no-color"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    try:
+        out, err = p.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+    stopped_in = time.monotonic() - t0
+    check(p.returncode == 0 and stopped_in < 3 and "summary" in err and "H/s" in out,
+          f"Ctrl-C stops the benchmark cleanly (rc {p.returncode}, {stopped_in:.1f} s): {err[-400:]!r}")
+    r = run("--algo", "scrypt", "--benchmark", "--time-limit", "2", "--threads", "1", timeout=120)
+    check(r.returncode == 0 and "total" in r.stderr, f"timed scrypt benchmark: {r.stderr[-400:]!r}")
+
+
+test_hash()
+test_scan("sha256d", 4000, [])
+test_scan("sha256d", 777, ["--devices", "cpu", "--threads", "2"])
+test_scan("scrypt", 150, ["--devices", "cpu:0"])
+test_errors()
+test_devices_and_selftest()
+test_benchmark_interrupt()
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
