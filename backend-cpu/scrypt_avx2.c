@@ -19,9 +19,8 @@
 #define LANES (SETS * HASHES_PER_REG)
 #define ROWS 8 /* diagonal rows of a 128-byte block */
 
+/* Fully unrolled, so that the per-set arrays below live in registers. */
 #define FOR_EACH_SET _Pragma("GCC unroll 8") for (unsigned s = 0; s < SETS; s++)
-
-typedef __m256i pad_entry[ROWS];
 
 /* dst ^ rotl32(s1 + s2, n) on every 32-bit element. */
 static inline __m256i xor_rotl_sum(__m256i dst, __m256i s1, __m256i s2, int n)
@@ -60,128 +59,135 @@ static inline void salsa8_rounds(__m256i a[SETS], __m256i b[SETS], __m256i c[SET
     }
 }
 
-/* Finishes scryptBlockMix of every set, from block src[s] into block
- * dst[s] (the same block in the second loop). On entry a..d hold the rows of
- * B0 ^ B1, which dst[s][0..3] also holds, and src[s][4..7] holds B1; on
- * return dst[s] holds (Y0, Y1) with Y0 = Salsa(B0 ^ B1) and
- * Y1 = Salsa(Y0 ^ B1). Blocks stay in memory (L1): dst doubles as the
- * feed-forward copy of each Salsa input, and the registers are left to the
- * rounds. */
-static inline void block_mix_finish(__m256i *const src[SETS], __m256i *const dst[SETS],
-                                    __m256i a[SETS], __m256i b[SETS], __m256i c[SETS],
-                                    __m256i d[SETS])
-{
-    salsa8_rounds(a, b, c, d);
-    FOR_EACH_SET {
-        a[s] = _mm256_add_epi32(a[s], _mm256_load_si256(dst[s] + 0));
-        b[s] = _mm256_add_epi32(b[s], _mm256_load_si256(dst[s] + 1));
-        c[s] = _mm256_add_epi32(c[s], _mm256_load_si256(dst[s] + 2));
-        d[s] = _mm256_add_epi32(d[s], _mm256_load_si256(dst[s] + 3));
-        _mm256_store_si256(dst[s] + 0, a[s]);
-        _mm256_store_si256(dst[s] + 1, b[s]);
-        _mm256_store_si256(dst[s] + 2, c[s]);
-        _mm256_store_si256(dst[s] + 3, d[s]);
-        a[s] = _mm256_xor_si256(a[s], _mm256_load_si256(src[s] + 4));
-        b[s] = _mm256_xor_si256(b[s], _mm256_load_si256(src[s] + 5));
-        c[s] = _mm256_xor_si256(c[s], _mm256_load_si256(src[s] + 6));
-        d[s] = _mm256_xor_si256(d[s], _mm256_load_si256(src[s] + 7));
-        _mm256_store_si256(dst[s] + 4, a[s]);
-        _mm256_store_si256(dst[s] + 5, b[s]);
-        _mm256_store_si256(dst[s] + 6, c[s]);
-        _mm256_store_si256(dst[s] + 7, d[s]);
-    }
-    salsa8_rounds(a, b, c, d);
-    FOR_EACH_SET {
-        _mm256_store_si256(dst[s] + 4, _mm256_add_epi32(a[s], _mm256_load_si256(dst[s] + 4)));
-        _mm256_store_si256(dst[s] + 5, _mm256_add_epi32(b[s], _mm256_load_si256(dst[s] + 5)));
-        _mm256_store_si256(dst[s] + 6, _mm256_add_epi32(c[s], _mm256_load_si256(dst[s] + 6)));
-        _mm256_store_si256(dst[s] + 7, _mm256_add_epi32(d[s], _mm256_load_si256(dst[s] + 7)));
-    }
-}
+/* Scratch layout: per set, N + 1 pad entries; entries 0..N-1 are V, and
+ * the block being mixed is entry 0 before ROMix and entry N after. */
+#define SET_ENTRIES (CPU_SCRYPT_N + 1)
+#define SET_STRIDE (SET_ENTRIES * ROWS) /* rows from a set's entry to the next set's */
 
-/* Row k of pad entry lo for the low hash and of entry hi for the high one. */
-static inline __m256i load_row_pair(const __m256i *lo, const __m256i *hi)
-{
-    return _mm256_blend_epi32(_mm256_load_si256(lo), _mm256_load_si256(hi), 0xf0);
-}
+/* A compiler barrier: values written to memory before it are re-read after
+ * it. Placed before the rounds so that the compiler does not pin the
+ * feed-forward copies (already in L1) in registers the rounds need. */
+#define REREAD_MEMORY() __asm__ volatile("" ::: "memory")
 
-/* ROMix of every set. Set s's scratchpad is pad[s * (N + 1) ...]: entries
- * 0..N-1 are V, and the block itself is entry 0 on entry and entry N on
- * return; the first loop writes each BlockMix output straight into the next
- * entry. */
-static void romix(pad_entry *pad)
+/* scryptBlockMix of every set's block, set s at offset s * SET_STRIDE:
+ * dst = (Y0, Y1) with Y0 = Salsa(B0 ^ B1), Y1 = Salsa(Y0 ^ B1) for
+ * src = (B0, B1); dst may equal src. Each Salsa input is first written to
+ * its place in dst, where the feed-forward reads it back. */
+static inline void block_mix(__m256i *dst, const __m256i *src)
 {
     __m256i a[SETS], b[SETS], c[SETS], d[SETS];
-    __m256i *src[SETS], *dst[SETS];
-
-    for (unsigned i = 0; i < CPU_SCRYPT_N; i++) {
-        FOR_EACH_SET {
-            src[s] = pad[s * (CPU_SCRYPT_N + 1) + i];
-            dst[s] = src[s] + ROWS;
-            a[s] = _mm256_xor_si256(_mm256_load_si256(src[s] + 0), _mm256_load_si256(src[s] + 4));
-            b[s] = _mm256_xor_si256(_mm256_load_si256(src[s] + 1), _mm256_load_si256(src[s] + 5));
-            c[s] = _mm256_xor_si256(_mm256_load_si256(src[s] + 2), _mm256_load_si256(src[s] + 6));
-            d[s] = _mm256_xor_si256(_mm256_load_si256(src[s] + 3), _mm256_load_si256(src[s] + 7));
-            _mm256_store_si256(dst[s] + 0, a[s]);
-            _mm256_store_si256(dst[s] + 1, b[s]);
-            _mm256_store_si256(dst[s] + 2, c[s]);
-            _mm256_store_si256(dst[s] + 3, d[s]);
-        }
-        block_mix_finish(src, dst, a, b, c, d);
+    FOR_EACH_SET {
+        const __m256i *x = src + s * SET_STRIDE;
+        __m256i *y = dst + s * SET_STRIDE;
+        a[s] = _mm256_xor_si256(_mm256_load_si256(x + 0), _mm256_load_si256(x + 4));
+        b[s] = _mm256_xor_si256(_mm256_load_si256(x + 1), _mm256_load_si256(x + 5));
+        c[s] = _mm256_xor_si256(_mm256_load_si256(x + 2), _mm256_load_si256(x + 6));
+        d[s] = _mm256_xor_si256(_mm256_load_si256(x + 3), _mm256_load_si256(x + 7));
+        _mm256_store_si256(y + 0, a[s]);
+        _mm256_store_si256(y + 1, b[s]);
+        _mm256_store_si256(y + 2, c[s]);
+        _mm256_store_si256(y + 3, d[s]);
     }
-
-    FOR_EACH_SET src[s] = dst[s] = pad[s * (CPU_SCRYPT_N + 1) + CPU_SCRYPT_N];
-    for (unsigned i = 0; i < CPU_SCRYPT_N; i++) {
-        FOR_EACH_SET {
-            __m256i *x = dst[s];
-            const __m256i *v = pad[s * (CPU_SCRYPT_N + 1)];
-            /* j = word 16 of each hash's block: element 0 of its half of row 4. */
-            __m256i row4 = _mm256_load_si256(x + 4);
-            const __m256i *v_lo = v + ROWS * (_mm256_extract_epi32(row4, 0) & (CPU_SCRYPT_N - 1));
-            const __m256i *v_hi = v + ROWS * (_mm256_extract_epi32(row4, 4) & (CPU_SCRYPT_N - 1));
-            __m256i rows[4];
-            for (unsigned k = 0; k < 4; k++) {
-                __m256i b1 = _mm256_xor_si256(_mm256_load_si256(x + 4 + k),
-                                              load_row_pair(v_lo + 4 + k, v_hi + 4 + k));
-                _mm256_store_si256(x + 4 + k, b1);
-                rows[k] = _mm256_xor_si256(
-                    _mm256_xor_si256(_mm256_load_si256(x + k), load_row_pair(v_lo + k, v_hi + k)), b1);
-                _mm256_store_si256(x + k, rows[k]);
-            }
-            a[s] = rows[0];
-            b[s] = rows[1];
-            c[s] = rows[2];
-            d[s] = rows[3];
-        }
-        block_mix_finish(src, dst, a, b, c, d);
+    REREAD_MEMORY();
+    salsa8_rounds(a, b, c, d);
+    FOR_EACH_SET {
+        const __m256i *x = src + s * SET_STRIDE;
+        __m256i *y = dst + s * SET_STRIDE;
+        a[s] = _mm256_add_epi32(a[s], _mm256_load_si256(y + 0));
+        b[s] = _mm256_add_epi32(b[s], _mm256_load_si256(y + 1));
+        c[s] = _mm256_add_epi32(c[s], _mm256_load_si256(y + 2));
+        d[s] = _mm256_add_epi32(d[s], _mm256_load_si256(y + 3));
+        _mm256_store_si256(y + 0, a[s]);
+        _mm256_store_si256(y + 1, b[s]);
+        _mm256_store_si256(y + 2, c[s]);
+        _mm256_store_si256(y + 3, d[s]);
+        a[s] = _mm256_xor_si256(a[s], _mm256_load_si256(x + 4));
+        b[s] = _mm256_xor_si256(b[s], _mm256_load_si256(x + 5));
+        c[s] = _mm256_xor_si256(c[s], _mm256_load_si256(x + 6));
+        d[s] = _mm256_xor_si256(d[s], _mm256_load_si256(x + 7));
+        _mm256_store_si256(y + 4, a[s]);
+        _mm256_store_si256(y + 5, b[s]);
+        _mm256_store_si256(y + 6, c[s]);
+        _mm256_store_si256(y + 7, d[s]);
+    }
+    REREAD_MEMORY();
+    salsa8_rounds(a, b, c, d);
+    FOR_EACH_SET {
+        __m256i *y = dst + s * SET_STRIDE;
+        _mm256_store_si256(y + 4, _mm256_add_epi32(a[s], _mm256_load_si256(y + 4)));
+        _mm256_store_si256(y + 5, _mm256_add_epi32(b[s], _mm256_load_si256(y + 5)));
+        _mm256_store_si256(y + 6, _mm256_add_epi32(c[s], _mm256_load_si256(y + 6)));
+        _mm256_store_si256(y + 7, _mm256_add_epi32(d[s], _mm256_load_si256(y + 7)));
     }
 }
 
-/* Scratch layout: per set, N + 1 pad entries (see romix). */
-#define SET_ENTRIES (CPU_SCRYPT_N + 1)
+/* A row built from two pad entries: 128-bit half l from v[l]. */
+static inline __m256i load_row_pair(const __m256i *const v[HASHES_PER_REG], unsigned row)
+{
+    return _mm256_blend_epi32(_mm256_load_si256(v[0] + row), _mm256_load_si256(v[1] + row), 0xf0);
+}
+
+/* Element 0 of the given 128-bit half of a row in memory: word 16 of that
+ * hash's block when the row is row 4, i.e. ROMix's j before masking. */
+static inline unsigned row_element0(const __m256i *row, unsigned half)
+{
+    uint32_t word;
+    memcpy(&word, (const char *)row + CPU_SCRYPT_ROW_BYTES * half, sizeof word);
+    return word;
+}
+
+/* ROMix of every set's block (see SET_ENTRIES); pad is set 0's entry 0. The
+ * first loop writes each BlockMix output straight into the next entry. */
+static void romix(__m256i *pad)
+{
+    for (unsigned i = 0; i < CPU_SCRYPT_N; i++)
+        block_mix(pad + (i + 1) * ROWS, pad + i * ROWS);
+
+    __m256i *x = pad + CPU_SCRYPT_N * ROWS;
+    for (unsigned i = 0; i < CPU_SCRYPT_N; i++) {
+        FOR_EACH_SET {
+            __m256i *xs = x + s * SET_STRIDE;
+            const __m256i *v = pad + s * SET_STRIDE;
+            const __m256i *vj[HASHES_PER_REG];
+            for (unsigned half = 0; half < HASHES_PER_REG; half++)
+                vj[half] = v + ROWS * (row_element0(xs + 4, half) & (CPU_SCRYPT_N - 1));
+            for (unsigned k = 0; k < ROWS; k++)
+                _mm256_store_si256(xs + k,
+                                   _mm256_xor_si256(_mm256_load_si256(xs + k), load_row_pair(vj, k)));
+        }
+        block_mix(x, x);
+    }
+}
+
+/* Where a lane's part of row k sits in its set's block, in bytes. */
+static inline size_t lane_row_offset(unsigned lane, unsigned k)
+{
+    return sizeof(__m256i) * k + CPU_SCRYPT_ROW_BYTES * (lane % HASHES_PER_REG);
+}
 
 static void hash_avx2(const cpu_scrypt_job *job, uint32_t nonce0, uint8_t (*out)[32],
                       void *scratch)
 {
-    pad_entry *pad = scratch;
+    __m256i *pad = scratch;
     cpu_scrypt_hmac hmac[LANES];
 
     for (unsigned lane = 0; lane < LANES; lane++) {
         uint32_t words[CPU_SCRYPT_BLOCK_WORDS], diag[CPU_SCRYPT_BLOCK_WORDS];
         cpu_scrypt_pbkdf2_start(job, nonce0 + lane, &hmac[lane], words);
         cpu_scrypt_to_diagonal(words, diag);
-        char *block = (char *)pad[lane / HASHES_PER_REG * SET_ENTRIES];
+        char *block = (char *)(pad + lane / HASHES_PER_REG * SET_STRIDE);
         for (unsigned k = 0; k < ROWS; k++)
-            memcpy(block + 32 * k + 16 * (lane % HASHES_PER_REG), diag + 4 * k, 16);
+            memcpy(block + lane_row_offset(lane, k), diag + 4 * k, CPU_SCRYPT_ROW_BYTES);
     }
 
     romix(pad);
 
     for (unsigned lane = 0; lane < LANES; lane++) {
         uint32_t words[CPU_SCRYPT_BLOCK_WORDS], diag[CPU_SCRYPT_BLOCK_WORDS];
-        const char *block = (const char *)pad[lane / HASHES_PER_REG * SET_ENTRIES + CPU_SCRYPT_N];
+        const char *block =
+            (const char *)(pad + lane / HASHES_PER_REG * SET_STRIDE + CPU_SCRYPT_N * ROWS);
         for (unsigned k = 0; k < ROWS; k++)
-            memcpy(diag + 4 * k, block + 32 * k + 16 * (lane % HASHES_PER_REG), 16);
+            memcpy(diag + 4 * k, block + lane_row_offset(lane, k), CPU_SCRYPT_ROW_BYTES);
         cpu_scrypt_from_diagonal(diag, words);
         cpu_scrypt_pbkdf2_finish(job, &hmac[lane], words, out[lane]);
     }
@@ -191,7 +197,7 @@ const cpu_scrypt_path cpu_scrypt_avx2 = {
     .name = "avx2",
     .features = CPU_FEATURE_AVX2,
     .lanes = LANES,
-    .scratch_bytes = SETS * SET_ENTRIES * sizeof(pad_entry),
+    .scratch_bytes = SETS * SET_STRIDE * sizeof(__m256i),
     .hash = hash_avx2,
 };
 

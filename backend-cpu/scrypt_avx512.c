@@ -15,14 +15,15 @@
 #include "backend-cpu/cpu_features.h"
 #include "backend-cpu/scrypt_internal.h"
 
-#define SETS 2 /* register sets in flight: 8 hashes, 1 MiB of scratchpad */
+/* Register sets in flight: 8 hashes, 1 MiB of scratchpad. Three sets give
+ * the rounds more independent work but need 1.5 MiB of L2 per core. */
+#define SETS 2
 #define HASHES_PER_REG 4
 #define LANES (SETS * HASHES_PER_REG)
 #define ROWS 8 /* diagonal rows of a 128-byte block */
 
+/* Fully unrolled, so that the per-set arrays below live in registers. */
 #define FOR_EACH_SET _Pragma("GCC unroll 8") for (unsigned s = 0; s < SETS; s++)
-
-typedef __m512i pad_entry[ROWS];
 
 /* dst ^ rotl32(s1 + s2, n) on every 32-bit element. A macro, not a
  * function as in the AVX2 path: vprold's count must be an immediate even in
@@ -59,112 +60,138 @@ static inline void salsa8_rounds(__m512i a[SETS], __m512i b[SETS], __m512i c[SET
     }
 }
 
-/* Finishes scryptBlockMix of every set. On entry x[s] holds (B0 ^ B1, B1)
- * and a..d the rows of B0 ^ B1; on return x[s] holds (Y0, Y1) with
- * Y0 = Salsa(B0 ^ B1) and Y1 = Salsa(Y0 ^ B1). x doubles as the
- * feed-forward copy of each Salsa input. */
-static inline void block_mix_finish(__m512i x[SETS][ROWS], __m512i a[SETS], __m512i b[SETS],
-                                    __m512i c[SETS], __m512i d[SETS])
-{
-    salsa8_rounds(a, b, c, d);
-    FOR_EACH_SET {
-        a[s] = x[s][0] = _mm512_add_epi32(a[s], x[s][0]);
-        b[s] = x[s][1] = _mm512_add_epi32(b[s], x[s][1]);
-        c[s] = x[s][2] = _mm512_add_epi32(c[s], x[s][2]);
-        d[s] = x[s][3] = _mm512_add_epi32(d[s], x[s][3]);
-        a[s] = x[s][4] = _mm512_xor_si512(a[s], x[s][4]);
-        b[s] = x[s][5] = _mm512_xor_si512(b[s], x[s][5]);
-        c[s] = x[s][6] = _mm512_xor_si512(c[s], x[s][6]);
-        d[s] = x[s][7] = _mm512_xor_si512(d[s], x[s][7]);
-    }
-    salsa8_rounds(a, b, c, d);
-    FOR_EACH_SET {
-        x[s][4] = _mm512_add_epi32(a[s], x[s][4]);
-        x[s][5] = _mm512_add_epi32(b[s], x[s][5]);
-        x[s][6] = _mm512_add_epi32(c[s], x[s][6]);
-        x[s][7] = _mm512_add_epi32(d[s], x[s][7]);
-    }
-}
+/* Scratch layout: per set, N + 1 pad entries; entries 0..N-1 are V, and
+ * the block being mixed is entry 0 before ROMix and entry N after. */
+#define SET_ENTRIES (CPU_SCRYPT_N + 1)
+#define SET_STRIDE (SET_ENTRIES * ROWS) /* rows from a set's entry to the next set's */
 
-/* One row built from four pad entries: 128-bit lane l from v[l]. */
-static inline __m512i load_row_quad(const __m512i *v0, const __m512i *v1, const __m512i *v2,
-                                    const __m512i *v3)
-{
-    __m512i row = _mm512_load_si512(v0);
-    row = _mm512_mask_blend_epi32(0x00f0, row, _mm512_load_si512(v1));
-    row = _mm512_mask_blend_epi32(0x0f00, row, _mm512_load_si512(v2));
-    return _mm512_mask_blend_epi32(0xf000, row, _mm512_load_si512(v3));
-}
+/* A compiler barrier: values written to memory before it are re-read after
+ * it. Placed before the rounds so that the compiler does not pin the
+ * feed-forward copies (already in L1) in registers the rounds need. */
+#define REREAD_MEMORY() __asm__ volatile("" ::: "memory")
 
-/* ROMix on the blocks x of every set; set s's scratchpad is
- * pad[s * N .. s * N + N - 1]. */
-static void romix(__m512i x[SETS][ROWS], pad_entry *pad)
+/* scryptBlockMix of every set's block, set s at offset s * SET_STRIDE:
+ * dst = (Y0, Y1) with Y0 = Salsa(B0 ^ B1), Y1 = Salsa(Y0 ^ B1) for
+ * src = (B0, B1); dst may equal src. Each Salsa input is first written to
+ * its place in dst, where the feed-forward reads it back. */
+static inline void block_mix(__m512i *dst, const __m512i *src)
 {
     __m512i a[SETS], b[SETS], c[SETS], d[SETS];
+    FOR_EACH_SET {
+        const __m512i *x = src + s * SET_STRIDE;
+        __m512i *y = dst + s * SET_STRIDE;
+        a[s] = _mm512_xor_si512(_mm512_load_si512(x + 0), _mm512_load_si512(x + 4));
+        b[s] = _mm512_xor_si512(_mm512_load_si512(x + 1), _mm512_load_si512(x + 5));
+        c[s] = _mm512_xor_si512(_mm512_load_si512(x + 2), _mm512_load_si512(x + 6));
+        d[s] = _mm512_xor_si512(_mm512_load_si512(x + 3), _mm512_load_si512(x + 7));
+        _mm512_store_si512(y + 0, a[s]);
+        _mm512_store_si512(y + 1, b[s]);
+        _mm512_store_si512(y + 2, c[s]);
+        _mm512_store_si512(y + 3, d[s]);
+    }
+    REREAD_MEMORY();
+    salsa8_rounds(a, b, c, d);
+    FOR_EACH_SET {
+        const __m512i *x = src + s * SET_STRIDE;
+        __m512i *y = dst + s * SET_STRIDE;
+        a[s] = _mm512_add_epi32(a[s], _mm512_load_si512(y + 0));
+        b[s] = _mm512_add_epi32(b[s], _mm512_load_si512(y + 1));
+        c[s] = _mm512_add_epi32(c[s], _mm512_load_si512(y + 2));
+        d[s] = _mm512_add_epi32(d[s], _mm512_load_si512(y + 3));
+        _mm512_store_si512(y + 0, a[s]);
+        _mm512_store_si512(y + 1, b[s]);
+        _mm512_store_si512(y + 2, c[s]);
+        _mm512_store_si512(y + 3, d[s]);
+        a[s] = _mm512_xor_si512(a[s], _mm512_load_si512(x + 4));
+        b[s] = _mm512_xor_si512(b[s], _mm512_load_si512(x + 5));
+        c[s] = _mm512_xor_si512(c[s], _mm512_load_si512(x + 6));
+        d[s] = _mm512_xor_si512(d[s], _mm512_load_si512(x + 7));
+        _mm512_store_si512(y + 4, a[s]);
+        _mm512_store_si512(y + 5, b[s]);
+        _mm512_store_si512(y + 6, c[s]);
+        _mm512_store_si512(y + 7, d[s]);
+    }
+    REREAD_MEMORY();
+    salsa8_rounds(a, b, c, d);
+    FOR_EACH_SET {
+        __m512i *y = dst + s * SET_STRIDE;
+        _mm512_store_si512(y + 4, _mm512_add_epi32(a[s], _mm512_load_si512(y + 4)));
+        _mm512_store_si512(y + 5, _mm512_add_epi32(b[s], _mm512_load_si512(y + 5)));
+        _mm512_store_si512(y + 6, _mm512_add_epi32(c[s], _mm512_load_si512(y + 6)));
+        _mm512_store_si512(y + 7, _mm512_add_epi32(d[s], _mm512_load_si512(y + 7)));
+    }
+}
 
+/* A row built from four pad entries: 128-bit lane l from v[l]. */
+static inline __m512i load_row_quad(const __m512i *const v[HASHES_PER_REG], unsigned row)
+{
+    __m512i quad = _mm512_load_si512(v[0] + row);
+    quad = _mm512_mask_blend_epi32(0x00f0, quad, _mm512_load_si512(v[1] + row));
+    quad = _mm512_mask_blend_epi32(0x0f00, quad, _mm512_load_si512(v[2] + row));
+    return _mm512_mask_blend_epi32(0xf000, quad, _mm512_load_si512(v[3] + row));
+}
+
+/* Element 0 of the given 128-bit lane of a row in memory: word 16 of that
+ * hash's block when the row is row 4, i.e. ROMix's j before masking. */
+static inline unsigned row_element0(const __m512i *row, unsigned lane)
+{
+    uint32_t word;
+    memcpy(&word, (const char *)row + CPU_SCRYPT_ROW_BYTES * lane, sizeof word);
+    return word;
+}
+
+/* ROMix of every set's block (see SET_ENTRIES); pad is set 0's entry 0. The
+ * first loop writes each BlockMix output straight into the next entry. */
+static void romix(__m512i *pad)
+{
+    for (unsigned i = 0; i < CPU_SCRYPT_N; i++)
+        block_mix(pad + (i + 1) * ROWS, pad + i * ROWS);
+
+    __m512i *x = pad + CPU_SCRYPT_N * ROWS;
     for (unsigned i = 0; i < CPU_SCRYPT_N; i++) {
         FOR_EACH_SET {
-            __m512i *v = pad[s * CPU_SCRYPT_N + i];
+            __m512i *xs = x + s * SET_STRIDE;
+            const __m512i *v = pad + s * SET_STRIDE;
+            const __m512i *vj[HASHES_PER_REG];
+            for (unsigned lane = 0; lane < HASHES_PER_REG; lane++)
+                vj[lane] = v + ROWS * (row_element0(xs + 4, lane) & (CPU_SCRYPT_N - 1));
             for (unsigned k = 0; k < ROWS; k++)
-                _mm512_store_si512(v + k, x[s][k]);
-            a[s] = x[s][0] = _mm512_xor_si512(x[s][0], x[s][4]);
-            b[s] = x[s][1] = _mm512_xor_si512(x[s][1], x[s][5]);
-            c[s] = x[s][2] = _mm512_xor_si512(x[s][2], x[s][6]);
-            d[s] = x[s][3] = _mm512_xor_si512(x[s][3], x[s][7]);
+                _mm512_store_si512(xs + k,
+                                   _mm512_xor_si512(_mm512_load_si512(xs + k), load_row_quad(vj, k)));
         }
-        block_mix_finish(x, a, b, c, d);
+        block_mix(x, x);
     }
+}
 
-    for (unsigned i = 0; i < CPU_SCRYPT_N; i++) {
-        FOR_EACH_SET {
-            /* j = word 16 of each hash's block: element 0 of its lane of row 4. */
-            __m512i row4 = x[s][4];
-            unsigned j0 = (unsigned)_mm_cvtsi128_si32(_mm512_castsi512_si128(row4));
-            unsigned j1 = (unsigned)_mm_cvtsi128_si32(_mm512_extracti32x4_epi32(row4, 1));
-            unsigned j2 = (unsigned)_mm_cvtsi128_si32(_mm512_extracti32x4_epi32(row4, 2));
-            unsigned j3 = (unsigned)_mm_cvtsi128_si32(_mm512_extracti32x4_epi32(row4, 3));
-            const __m512i *v0 = pad[s * CPU_SCRYPT_N + (j0 & (CPU_SCRYPT_N - 1))];
-            const __m512i *v1 = pad[s * CPU_SCRYPT_N + (j1 & (CPU_SCRYPT_N - 1))];
-            const __m512i *v2 = pad[s * CPU_SCRYPT_N + (j2 & (CPU_SCRYPT_N - 1))];
-            const __m512i *v3 = pad[s * CPU_SCRYPT_N + (j3 & (CPU_SCRYPT_N - 1))];
-            for (unsigned k = 0; k < 4; k++) {
-                x[s][4 + k] = _mm512_xor_si512(
-                    x[s][4 + k], load_row_quad(v0 + 4 + k, v1 + 4 + k, v2 + 4 + k, v3 + 4 + k));
-                x[s][k] = _mm512_xor_si512(
-                    _mm512_xor_si512(x[s][k], load_row_quad(v0 + k, v1 + k, v2 + k, v3 + k)),
-                    x[s][4 + k]);
-            }
-            a[s] = x[s][0];
-            b[s] = x[s][1];
-            c[s] = x[s][2];
-            d[s] = x[s][3];
-        }
-        block_mix_finish(x, a, b, c, d);
-    }
+/* Where a lane's part of row k sits in its set's block, in bytes. */
+static inline size_t lane_row_offset(unsigned lane, unsigned k)
+{
+    return sizeof(__m512i) * k + CPU_SCRYPT_ROW_BYTES * (lane % HASHES_PER_REG);
 }
 
 static void hash_avx512(const cpu_scrypt_job *job, uint32_t nonce0, uint8_t (*out)[32],
                         void *scratch)
 {
+    __m512i *pad = scratch;
     cpu_scrypt_hmac hmac[LANES];
-    __m512i x[SETS][ROWS];
 
     for (unsigned lane = 0; lane < LANES; lane++) {
         uint32_t words[CPU_SCRYPT_BLOCK_WORDS], diag[CPU_SCRYPT_BLOCK_WORDS];
         cpu_scrypt_pbkdf2_start(job, nonce0 + lane, &hmac[lane], words);
         cpu_scrypt_to_diagonal(words, diag);
+        char *block = (char *)(pad + lane / HASHES_PER_REG * SET_STRIDE);
         for (unsigned k = 0; k < ROWS; k++)
-            memcpy((char *)&x[lane / HASHES_PER_REG][k] + 16 * (lane % HASHES_PER_REG),
-                   diag + 4 * k, 16);
+            memcpy(block + lane_row_offset(lane, k), diag + 4 * k, CPU_SCRYPT_ROW_BYTES);
     }
 
-    romix(x, scratch);
+    romix(pad);
 
     for (unsigned lane = 0; lane < LANES; lane++) {
         uint32_t words[CPU_SCRYPT_BLOCK_WORDS], diag[CPU_SCRYPT_BLOCK_WORDS];
+        const char *block =
+            (const char *)(pad + lane / HASHES_PER_REG * SET_STRIDE + CPU_SCRYPT_N * ROWS);
         for (unsigned k = 0; k < ROWS; k++)
-            memcpy(diag + 4 * k,
-                   (const char *)&x[lane / HASHES_PER_REG][k] + 16 * (lane % HASHES_PER_REG), 16);
+            memcpy(diag + 4 * k, block + lane_row_offset(lane, k), CPU_SCRYPT_ROW_BYTES);
         cpu_scrypt_from_diagonal(diag, words);
         cpu_scrypt_pbkdf2_finish(job, &hmac[lane], words, out[lane]);
     }
@@ -174,7 +201,7 @@ const cpu_scrypt_path cpu_scrypt_avx512 = {
     .name = "avx512",
     .features = CPU_FEATURE_AVX512,
     .lanes = LANES,
-    .scratch_bytes = LANES * CPU_SCRYPT_PAD_BYTES,
+    .scratch_bytes = SETS * SET_STRIDE * sizeof(__m512i),
     .hash = hash_avx512,
 };
 

@@ -2,7 +2,8 @@
  * password that is also the salt (the block header), on the job's SHA-256
  * block function. Per hash it costs 16 compressions: 1 to hash the key
  * (the midstate of the first 64 header bytes is shared by the job), 2 for
- * the HMAC pads, 9 for the 128-byte B and 4 for the final 32 bytes. */
+ * the HMAC pads, 9 for the 128-byte B and 4 for the final 32 bytes.
+ * Also the conversions to and from the SIMD paths' diagonal row order. */
 #include <string.h>
 
 #include "backend-cpu/scrypt_internal.h"

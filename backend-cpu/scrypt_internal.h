@@ -35,6 +35,8 @@ void cpu_scrypt_pbkdf2_start(const cpu_scrypt_job *job, uint32_t nonce, cpu_scry
 void cpu_scrypt_pbkdf2_finish(const cpu_scrypt_job *job, const cpu_scrypt_hmac *hmac,
                               const uint32_t x[CPU_SCRYPT_BLOCK_WORDS], uint8_t out[32]);
 
+#define CPU_SCRYPT_ROW_BYTES 16u /* one diagonal row (below) of one hash: 4 words */
+
 /* The SIMD paths keep each 16-word Salsa20 block as four 4-word rows in
  * "diagonal" order: row r, element c holds word 4 * ((r + c) % 4) + c, so
  * rows are (0 5 10 15) (4 9 14 3) (8 13 2 7) (12 1 6 11). Every Salsa20

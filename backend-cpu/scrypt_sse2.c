@@ -17,9 +17,8 @@
 #define LANES SETS
 #define ROWS 8 /* diagonal rows of a 128-byte block */
 
+/* Fully unrolled, so that the per-set arrays below live in registers. */
 #define FOR_EACH_SET _Pragma("GCC unroll 8") for (unsigned s = 0; s < SETS; s++)
-
-typedef __m128i pad_entry[ROWS];
 
 /* dst ^ rotl32(s1 + s2, n) on every 32-bit element. */
 static inline __m128i xor_rotl_sum(__m128i dst, __m128i s1, __m128i s2, int n)
@@ -58,88 +57,116 @@ static inline void salsa8_rounds(__m128i a[SETS], __m128i b[SETS], __m128i c[SET
     }
 }
 
-/* Finishes scryptBlockMix of every set. On entry x[s] holds (B0 ^ B1, B1)
- * and a..d the rows of B0 ^ B1; on return x[s] holds (Y0, Y1) with
- * Y0 = Salsa(B0 ^ B1) and Y1 = Salsa(Y0 ^ B1). x doubles as the
- * feed-forward copy of each Salsa input. */
-static inline void block_mix_finish(__m128i x[SETS][ROWS], __m128i a[SETS], __m128i b[SETS],
-                                    __m128i c[SETS], __m128i d[SETS])
+/* Scratch layout: per set, N + 1 pad entries; entries 0..N-1 are V, and
+ * the block being mixed is entry 0 before ROMix and entry N after. */
+#define SET_ENTRIES (CPU_SCRYPT_N + 1)
+#define SET_STRIDE (SET_ENTRIES * ROWS) /* rows from a set's entry to the next set's */
+
+/* A compiler barrier: values written to memory before it are re-read after
+ * it. Placed before the rounds so that the compiler does not pin the
+ * feed-forward copies (already in L1) in registers the rounds need. */
+#define REREAD_MEMORY() __asm__ volatile("" ::: "memory")
+
+/* scryptBlockMix of every set's block, set s at offset s * SET_STRIDE:
+ * dst = (Y0, Y1) with Y0 = Salsa(B0 ^ B1), Y1 = Salsa(Y0 ^ B1) for
+ * src = (B0, B1); dst may equal src. Each Salsa input is first written to
+ * its place in dst, where the feed-forward reads it back. */
+static inline void block_mix(__m128i *dst, const __m128i *src)
 {
-    salsa8_rounds(a, b, c, d);
+    __m128i a[SETS], b[SETS], c[SETS], d[SETS];
     FOR_EACH_SET {
-        a[s] = x[s][0] = _mm_add_epi32(a[s], x[s][0]);
-        b[s] = x[s][1] = _mm_add_epi32(b[s], x[s][1]);
-        c[s] = x[s][2] = _mm_add_epi32(c[s], x[s][2]);
-        d[s] = x[s][3] = _mm_add_epi32(d[s], x[s][3]);
-        a[s] = x[s][4] = _mm_xor_si128(a[s], x[s][4]);
-        b[s] = x[s][5] = _mm_xor_si128(b[s], x[s][5]);
-        c[s] = x[s][6] = _mm_xor_si128(c[s], x[s][6]);
-        d[s] = x[s][7] = _mm_xor_si128(d[s], x[s][7]);
+        const __m128i *x = src + s * SET_STRIDE;
+        __m128i *y = dst + s * SET_STRIDE;
+        a[s] = _mm_xor_si128(_mm_load_si128(x + 0), _mm_load_si128(x + 4));
+        b[s] = _mm_xor_si128(_mm_load_si128(x + 1), _mm_load_si128(x + 5));
+        c[s] = _mm_xor_si128(_mm_load_si128(x + 2), _mm_load_si128(x + 6));
+        d[s] = _mm_xor_si128(_mm_load_si128(x + 3), _mm_load_si128(x + 7));
+        _mm_store_si128(y + 0, a[s]);
+        _mm_store_si128(y + 1, b[s]);
+        _mm_store_si128(y + 2, c[s]);
+        _mm_store_si128(y + 3, d[s]);
     }
+    REREAD_MEMORY();
     salsa8_rounds(a, b, c, d);
     FOR_EACH_SET {
-        x[s][4] = _mm_add_epi32(a[s], x[s][4]);
-        x[s][5] = _mm_add_epi32(b[s], x[s][5]);
-        x[s][6] = _mm_add_epi32(c[s], x[s][6]);
-        x[s][7] = _mm_add_epi32(d[s], x[s][7]);
+        const __m128i *x = src + s * SET_STRIDE;
+        __m128i *y = dst + s * SET_STRIDE;
+        a[s] = _mm_add_epi32(a[s], _mm_load_si128(y + 0));
+        b[s] = _mm_add_epi32(b[s], _mm_load_si128(y + 1));
+        c[s] = _mm_add_epi32(c[s], _mm_load_si128(y + 2));
+        d[s] = _mm_add_epi32(d[s], _mm_load_si128(y + 3));
+        _mm_store_si128(y + 0, a[s]);
+        _mm_store_si128(y + 1, b[s]);
+        _mm_store_si128(y + 2, c[s]);
+        _mm_store_si128(y + 3, d[s]);
+        a[s] = _mm_xor_si128(a[s], _mm_load_si128(x + 4));
+        b[s] = _mm_xor_si128(b[s], _mm_load_si128(x + 5));
+        c[s] = _mm_xor_si128(c[s], _mm_load_si128(x + 6));
+        d[s] = _mm_xor_si128(d[s], _mm_load_si128(x + 7));
+        _mm_store_si128(y + 4, a[s]);
+        _mm_store_si128(y + 5, b[s]);
+        _mm_store_si128(y + 6, c[s]);
+        _mm_store_si128(y + 7, d[s]);
+    }
+    REREAD_MEMORY();
+    salsa8_rounds(a, b, c, d);
+    FOR_EACH_SET {
+        __m128i *y = dst + s * SET_STRIDE;
+        _mm_store_si128(y + 4, _mm_add_epi32(a[s], _mm_load_si128(y + 4)));
+        _mm_store_si128(y + 5, _mm_add_epi32(b[s], _mm_load_si128(y + 5)));
+        _mm_store_si128(y + 6, _mm_add_epi32(c[s], _mm_load_si128(y + 6)));
+        _mm_store_si128(y + 7, _mm_add_epi32(d[s], _mm_load_si128(y + 7)));
     }
 }
 
-/* ROMix on the blocks x of every set; set s's scratchpad is
- * pad[s * N .. s * N + N - 1]. */
-static void romix(__m128i x[SETS][ROWS], pad_entry *pad)
+/* Element 0 of a row in memory: word 16 of the block when the row is
+ * row 4, i.e. ROMix's j before masking. */
+static inline unsigned row_element0(const __m128i *row)
 {
-    __m128i a[SETS], b[SETS], c[SETS], d[SETS];
+    uint32_t word;
+    memcpy(&word, row, sizeof word);
+    return word;
+}
 
+/* ROMix of every set's block (see SET_ENTRIES); pad is set 0's entry 0. The
+ * first loop writes each BlockMix output straight into the next entry. */
+static void romix(__m128i *pad)
+{
+    for (unsigned i = 0; i < CPU_SCRYPT_N; i++)
+        block_mix(pad + (i + 1) * ROWS, pad + i * ROWS);
+
+    __m128i *x = pad + CPU_SCRYPT_N * ROWS;
     for (unsigned i = 0; i < CPU_SCRYPT_N; i++) {
         FOR_EACH_SET {
-            __m128i *v = pad[s * CPU_SCRYPT_N + i];
+            __m128i *xs = x + s * SET_STRIDE;
+            const __m128i *v = pad + s * SET_STRIDE;
+            const __m128i *vj = v + ROWS * (row_element0(xs + 4) & (CPU_SCRYPT_N - 1));
             for (unsigned k = 0; k < ROWS; k++)
-                _mm_store_si128(v + k, x[s][k]);
-            a[s] = x[s][0] = _mm_xor_si128(x[s][0], x[s][4]);
-            b[s] = x[s][1] = _mm_xor_si128(x[s][1], x[s][5]);
-            c[s] = x[s][2] = _mm_xor_si128(x[s][2], x[s][6]);
-            d[s] = x[s][3] = _mm_xor_si128(x[s][3], x[s][7]);
+                _mm_store_si128(xs + k,
+                                _mm_xor_si128(_mm_load_si128(xs + k), _mm_load_si128(vj + k)));
         }
-        block_mix_finish(x, a, b, c, d);
-    }
-
-    for (unsigned i = 0; i < CPU_SCRYPT_N; i++) {
-        FOR_EACH_SET {
-            /* j = word 16 of the block: element 0 of row 4. */
-            unsigned j = (unsigned)_mm_cvtsi128_si32(x[s][4]) & (CPU_SCRYPT_N - 1);
-            const __m128i *v = pad[s * CPU_SCRYPT_N + j];
-            for (unsigned k = 0; k < 4; k++) {
-                x[s][4 + k] = _mm_xor_si128(x[s][4 + k], _mm_load_si128(v + 4 + k));
-                x[s][k] = _mm_xor_si128(_mm_xor_si128(x[s][k], _mm_load_si128(v + k)), x[s][4 + k]);
-            }
-            a[s] = x[s][0];
-            b[s] = x[s][1];
-            c[s] = x[s][2];
-            d[s] = x[s][3];
-        }
-        block_mix_finish(x, a, b, c, d);
+        block_mix(x, x);
     }
 }
 
 static void hash_sse2(const cpu_scrypt_job *job, uint32_t nonce0, uint8_t (*out)[32],
                       void *scratch)
 {
+    __m128i *pad = scratch;
     cpu_scrypt_hmac hmac[LANES];
-    __m128i x[SETS][ROWS];
 
     for (unsigned lane = 0; lane < LANES; lane++) {
         uint32_t words[CPU_SCRYPT_BLOCK_WORDS], diag[CPU_SCRYPT_BLOCK_WORDS];
         cpu_scrypt_pbkdf2_start(job, nonce0 + lane, &hmac[lane], words);
         cpu_scrypt_to_diagonal(words, diag);
-        memcpy(x[lane], diag, sizeof diag);
+        memcpy(pad + lane * SET_STRIDE, diag, sizeof diag); /* entry 0 */
     }
 
-    romix(x, scratch);
+    romix(pad);
 
     for (unsigned lane = 0; lane < LANES; lane++) {
         uint32_t words[CPU_SCRYPT_BLOCK_WORDS], diag[CPU_SCRYPT_BLOCK_WORDS];
-        memcpy(diag, x[lane], sizeof diag);
+        memcpy(diag, pad + lane * SET_STRIDE + CPU_SCRYPT_N * ROWS, sizeof diag); /* entry N */
         cpu_scrypt_from_diagonal(diag, words);
         cpu_scrypt_pbkdf2_finish(job, &hmac[lane], words, out[lane]);
     }
@@ -149,7 +176,7 @@ const cpu_scrypt_path cpu_scrypt_sse2 = {
     .name = "sse2",
     .features = CPU_FEATURE_SSE2,
     .lanes = LANES,
-    .scratch_bytes = LANES * CPU_SCRYPT_PAD_BYTES,
+    .scratch_bytes = SETS * SET_STRIDE * sizeof(__m128i),
     .hash = hash_sse2,
 };
 

@@ -81,37 +81,35 @@ static inline void rounds4(shani_state *st, __m128i wk)
     rounds2(st, _mm_shuffle_epi32(wk, 0x0e));
 }
 
-/* K[t] + W[t] for the 64 rounds of a block from its 16 message words,
- * four per vector: wk[i] holds rounds 4i..4i+3. */
-static inline void expand_block(__m128i wk[16], __m128i w0, __m128i w1, __m128i w2, __m128i w3)
+/* W[t..t+3] from sigma0_part = W[t-16..t-13] + sigma0(W[t-15..t-12]) (what
+ * sha256msg1 gives) and the eight words before them, w2 = W[t-8..t-5] and
+ * w3 = W[t-4..t-1]. */
+static inline __m128i schedule_step(__m128i sigma0_part, __m128i w2, __m128i w3)
 {
-    __m128i w[4] = {w0, w1, w2, w3}; /* the last 16 words, W[t..t+3] in w[(t / 4) % 4] */
-#pragma GCC unroll 16
-    for (unsigned i = 0; i < 16; i++) {
-        if (i >= 4) {
-            __m128i *oldest = &w[i % 4];
-            __m128i partial = _mm_add_epi32(_mm_sha256msg1_epu32(*oldest, w[(i + 1) % 4]),
-                                            _mm_alignr_epi8(w[(i + 3) % 4], w[(i + 2) % 4], 4));
-            *oldest = _mm_sha256msg2_epu32(partial, w[(i + 3) % 4]);
-        }
-        wk[i] = add_round_constants(w[i % 4], 4 * i);
-    }
+    return _mm_sha256msg2_epu32(_mm_add_epi32(sigma0_part, _mm_alignr_epi8(w3, w2, 4)), w3);
+}
+
+/* W[t..t+3] from W[t-16..t-1], four words per vector. */
+static inline __m128i next_words(__m128i w0, __m128i w1, __m128i w2, __m128i w3)
+{
+    return schedule_step(_mm_sha256msg1_epu32(w0, w1), w2, w3);
 }
 
 void cpu_sha256_compress_shani(uint32_t state[8], const uint8_t block[64])
 {
     const __m128i be_words = _mm_setr_epi8(3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12);
-    __m128i w[4];
+    __m128i w[16]; /* W[4i..4i+3] in w[i] */
     for (unsigned i = 0; i < 4; i++)
         w[i] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)&block[16 * i]), be_words);
-    __m128i wk[16];
-    expand_block(wk, w[0], w[1], w[2], w[3]);
 
     const shani_state start = pack_state(state);
     shani_state st = start;
 #pragma GCC unroll 16
-    for (unsigned i = 0; i < 16; i++)
-        rounds4(&st, wk[i]);
+    for (unsigned i = 0; i < 16; i++) {
+        if (i >= 4)
+            w[i] = next_words(w[i - 4], w[i - 3], w[i - 2], w[i - 1]);
+        rounds4(&st, add_round_constants(w[i], 4 * i));
+    }
 
     __m128i abcd, efgh;
     unpack_state(add_states(st, start), &abcd, &efgh);
@@ -119,14 +117,31 @@ void cpu_sha256_compress_shani(uint32_t state[8], const uint8_t block[64])
     _mm_storeu_si128((__m128i *)&state[4], efgh);
 }
 
+/* The SHA-256d scan.
+ *
+ * First hash, second block: W0..W2 come from the job, W3 is the nonce and
+ * W4..W15 are padding. Rounds 0, 1 run once per job, and the schedule of
+ * W16..W31 uses precomputed parts wherever a sha256msg1 or sha256msg2 would
+ * only see constants: on Zen 4 the message instructions, not sha256rnds2,
+ * limit the scan.
+ *
+ * Outer hash: only H7 is compared, and H7 = IV7 + e after 61 rounds, so it
+ * stops after the sha256rnds2 of rounds 60, 61, when f holds that e; of the
+ * last schedule group it needs only W60.
+ *
+ * The lanes run in lockstep, four rounds at a time, each computing its next
+ * schedule group just before using it. */
+
 /* job->pre layout: 4-word groups loaded as vectors. */
 enum {
-    PRE_ROUND2_ABEF = 0,  /* first hash, second block: state after rounds 0, 1 */
+    PRE_ROUND2_ABEF = 0, /* first hash, second block: state after rounds 0, 1 */
     PRE_ROUND2_CDGH = 4,
     PRE_MIDSTATE_ABEF = 8,
     PRE_MIDSTATE_CDGH = 12,
-    PRE_W0_W2 = 16,       /* {W0, W1, W2, 0}: W3 is the nonce */
-    PRE_WORDS = 20
+    PRE_W0_W2 = 16,          /* {W0, W1, W2, 0}: W3 is the nonce */
+    PRE_W16_W19_SIGMA1 = 20, /* the sigma1 terms of W16..W19, free of W3 */
+    PRE_W28_W31_SIGMA0 = 24, /* sha256msg1 of W12..W16, free of W3 */
+    PRE_WORDS = 28
 };
 _Static_assert(PRE_WORDS <= sizeof(((cpu_sha256d_job *)0)->pre) / sizeof(uint32_t), "pre overflows");
 
@@ -140,64 +155,124 @@ static inline void store_pre(cpu_sha256d_job *job, unsigned index, __m128i words
     _mm_storeu_si128((__m128i *)&job->pre[index], words);
 }
 
+/* Padding words: 0x80000000 then zeros (W4..W7 of the header's second
+ * block, W8..W11 of the outer block), and the two blocks' W12..W15 with
+ * their bit lengths. */
+static inline __m128i padding_start(void) { return _mm_setr_epi32((int)0x80000000u, 0, 0, 0); }
+static inline __m128i header_w12_w15(void) { return _mm_setr_epi32(0, 0, 0, 640); }
+static inline __m128i outer_w12_w15(void) { return _mm_setr_epi32(0, 0, 0, 256); }
+
 static void shani_prepare(cpu_sha256d_job *job)
 {
     const shani_state mid = pack_state(job->midstate);
-    const __m128i w0_w2 = _mm_setr_epi32((int)job->tail[0], (int)job->tail[1], (int)job->tail[2], 0);
+    const __m128i w0_w3 = _mm_setr_epi32((int)job->tail[0], (int)job->tail[1], (int)job->tail[2], 0);
     shani_state st = mid;
-    rounds2(&st, add_round_constants(w0_w2, 0));
+    rounds2(&st, add_round_constants(w0_w3, 0));
     store_pre(job, PRE_ROUND2_ABEF, st.abef);
     store_pre(job, PRE_ROUND2_CDGH, st.cdgh);
     store_pre(job, PRE_MIDSTATE_ABEF, mid.abef);
     store_pre(job, PRE_MIDSTATE_CDGH, mid.cdgh);
-    store_pre(job, PRE_W0_W2, w0_w2);
+    store_pre(job, PRE_W0_W2, w0_w3);
+
+    /* With W3 = 0: the sigma1 terms that sha256msg2 adds to W16..W19 come
+     * from W14, W15 and W16, W17, none of which involves W3; likewise
+     * sha256msg1 of W12..W16 for W28..W31. */
+    const __m128i sigma0_part = _mm_sha256msg1_epu32(w0_w3, padding_start());
+    const __m128i w16_w19 = _mm_sha256msg2_epu32(sigma0_part, header_w12_w15());
+    store_pre(job, PRE_W16_W19_SIGMA1, _mm_sub_epi32(w16_w19, sigma0_part));
+    store_pre(job, PRE_W28_W31_SIGMA0, _mm_sha256msg1_epu32(header_w12_w15(), w16_w19));
 }
 
-/* The message schedules are expanded ahead of the rounds (see
- * expand_block) so that the rounds keep only the lanes' states in registers:
- * a state spilled to the stack would add a store-load delay to every round. */
+/* W[4i..4i+3] of the header's second block for i >= 4, from w[0..i-1]. */
+static inline __m128i header_words(const __m128i w[16], unsigned i, __m128i w16_w19_sigma1,
+                                   __m128i w28_w31_sigma0)
+{
+    switch (i) {
+    case 4: /* W9..W12 are zero and the sigma1 terms are known */
+        return _mm_add_epi32(_mm_sha256msg1_epu32(w[0], w[1]), w16_w19_sigma1);
+    case 5: /* sha256msg1 of W4..W8 */
+        return schedule_step(padding_start(), w[3], w[4]);
+    case 6: /* sha256msg1 of W8..W12 */
+        return schedule_step(_mm_setzero_si128(), w[4], w[5]);
+    case 7:
+        return schedule_step(w28_w31_sigma0, w[5], w[6]);
+    default:
+        return next_words(w[i - 4], w[i - 3], w[i - 2], w[i - 1]);
+    }
+}
+
+/* W[4i..4i+3] of the outer hash's block for i >= 4, from w[0..i-1]. */
+static inline __m128i outer_words(const __m128i w[16], unsigned i)
+{
+    if (i == 6) /* sha256msg1 of W8..W12 */
+        return schedule_step(padding_start(), w[4], w[5]);
+    return next_words(w[i - 4], w[i - 3], w[i - 2], w[i - 1]);
+}
+
+static inline __m128i xor3(__m128i x, __m128i y, __m128i z)
+{
+    return _mm_xor_si128(_mm_xor_si128(x, y), z);
+}
+
+/* W60 in word 0, other words undefined: sigma1(W58) on the vector ALUs
+ * costs less than a sha256msg2 for the three words nobody reads. Each
+ * 64-bit half holding W58 twice rotates it as a 64-bit shift. */
+static inline __m128i outer_w60(const __m128i w[16])
+{
+    __m128i w58 = _mm_shuffle_epi32(w[14], 0xaa);
+    __m128i sigma1 = xor3(_mm_srli_epi64(w58, 17), _mm_srli_epi64(w58, 19), _mm_srli_epi32(w58, 10));
+    __m128i partial = _mm_add_epi32(_mm_sha256msg1_epu32(w[11], w[12]), _mm_alignr_epi8(w[14], w[13], 4));
+    return _mm_add_epi32(partial, sigma1);
+}
+
 static uint32_t shani_candidates(const cpu_sha256d_job *job, uint32_t nonce0)
 {
     shani_state st[SCAN_LANES];
-    __m128i wk[SCAN_LANES][16];
+    __m128i w[SCAN_LANES][16]; /* W[4i..4i+3] in w[lane][i] */
 
-    /* First hash, second block: W4..W15 are padding for 640 bits. */
-    const __m128i padding_start = _mm_setr_epi32((int)0x80000000u, 0, 0, 0);
-    const __m128i header_w12_w15 = _mm_setr_epi32(0, 0, 0, 640);
     const shani_state round2 = {load_pre(job, PRE_ROUND2_ABEF), load_pre(job, PRE_ROUND2_CDGH)};
     const __m128i w0_w2 = load_pre(job, PRE_W0_W2);
+    const __m128i w16_w19_sigma1 = load_pre(job, PRE_W16_W19_SIGMA1);
+    const __m128i w28_w31_sigma0 = load_pre(job, PRE_W28_W31_SIGMA0);
     for (unsigned lane = 0; lane < SCAN_LANES; lane++) {
         uint32_t w3 = __builtin_bswap32(nonce0 + lane); /* the header stores it little-endian */
-        __m128i w0_w3 = _mm_insert_epi32(w0_w2, (int)w3, 3);
-        expand_block(wk[lane], w0_w3, padding_start, _mm_setzero_si128(), header_w12_w15);
+        w[lane][0] = _mm_insert_epi32(w0_w2, (int)w3, 3);
+        w[lane][1] = padding_start();
+        w[lane][2] = _mm_setzero_si128();
+        w[lane][3] = header_w12_w15();
         /* Rounds 0, 1 were done by prepare: run 2, 3 from the high words. */
         st[lane] = round2;
-        rounds2(&st[lane], _mm_shuffle_epi32(wk[lane][0], 0x0e));
+        rounds2(&st[lane], _mm_shuffle_epi32(add_round_constants(w[lane][0], 0), 0x0e));
     }
 #pragma GCC unroll 15
-    for (unsigned i = 1; i < 16; i++)
-        for (unsigned lane = 0; lane < SCAN_LANES; lane++)
-            rounds4(&st[lane], wk[lane][i]);
+    for (unsigned i = 1; i < 16; i++) {
+        for (unsigned lane = 0; lane < SCAN_LANES; lane++) {
+            if (i >= 4)
+                w[lane][i] = header_words(w[lane], i, w16_w19_sigma1, w28_w31_sigma0);
+            rounds4(&st[lane], add_round_constants(w[lane][i], 4 * i));
+        }
+    }
 
-    /* Outer hash of the 32-byte digest: W8..W15 are padding for 256 bits. */
     const shani_state midstate = {load_pre(job, PRE_MIDSTATE_ABEF), load_pre(job, PRE_MIDSTATE_CDGH)};
     const shani_state iv = pack_state(cpu_sha256_iv);
     for (unsigned lane = 0; lane < SCAN_LANES; lane++) {
-        __m128i abcd, efgh;
-        unpack_state(add_states(st[lane], midstate), &abcd, &efgh);
-        expand_block(wk[lane], abcd, efgh, padding_start, _mm_setr_epi32(0, 0, 0, 256));
+        unpack_state(add_states(st[lane], midstate), &w[lane][0], &w[lane][1]);
+        w[lane][2] = padding_start();
+        w[lane][3] = outer_w12_w15();
         st[lane] = iv;
     }
-    /* Only H7 = IV7 + (e after 61 rounds) is compared: stop after rounds 60
-     * and 61, when f holds that e. */
 #pragma GCC unroll 15
-    for (unsigned i = 0; i < 15; i++)
-        for (unsigned lane = 0; lane < SCAN_LANES; lane++)
-            rounds4(&st[lane], wk[lane][i]);
+    for (unsigned i = 0; i < 15; i++) {
+        for (unsigned lane = 0; lane < SCAN_LANES; lane++) {
+            if (i >= 4)
+                w[lane][i] = outer_words(w[lane], i);
+            rounds4(&st[lane], add_round_constants(w[lane][i], 4 * i));
+        }
+    }
 
     uint32_t mask = 0;
     for (unsigned lane = 0; lane < SCAN_LANES; lane++) {
-        rounds2(&st[lane], wk[lane][15]);
+        rounds2(&st[lane], add_round_constants(outer_w60(w[lane]), 60));
         uint32_t e61 = (uint32_t)_mm_cvtsi128_si32(st[lane].abef); /* word 0 is F */
         uint32_t h7 = cpu_sha256_iv[7] + e61;
         mask |= (uint32_t)(__builtin_bswap32(h7) <= job->target_top) << lane;

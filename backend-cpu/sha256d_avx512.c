@@ -54,6 +54,10 @@ static inline vec byteswap(vec x)
 /* Lane i set when x <= limit, as unsigned words. */
 static inline uint32_t lanes_at_most(vec x, vec limit) { return _mm512_cmple_epu32_mask(x, limit); }
 
+/* K[t] in every lane, loaded by vpbroadcastd: a set1 of the constant makes
+ * GCC 12 build it from an immediate with two more vector instructions. */
+static inline vec round_constant(unsigned t) { return _mm512_broadcastd_epi32(_mm_loadu_si32(&round_constants[t])); }
+
 static inline vec schedule_word(const vec w[], unsigned t)
 {
     return add(add(small_sigma1(w[t - 2]), w[t - 7]), add(small_sigma0(w[t - 15]), w[t - 16]));
@@ -192,11 +196,11 @@ static inline void first_hash(const uint32_t pre[], const uint32_t midstate[8], 
     sha256_round(&v, broadcast(round_constants[4] + HEADER_PAD_W4));
 #pragma GCC unroll 10
     for (unsigned t = 5; t < 15; t++)
-        sha256_round(&v, broadcast(round_constants[t]));
+        sha256_round(&v, round_constant(t));
     sha256_round(&v, broadcast(round_constants[15] + HEADER_PAD_W15));
 #pragma GCC unroll 48
     for (unsigned t = 16; t < 64; t++)
-        sha256_round(&v, add(broadcast(round_constants[t]), w[t]));
+        sha256_round(&v, add(round_constant(t), w[t]));
 
     digest[0] = add(broadcast(midstate[0]), v.a);
     digest[1] = add(broadcast(midstate[1]), v.b);
@@ -246,15 +250,15 @@ static inline vec outer_hash_h7(const uint32_t pre[], const vec digest[8])
     };
 #pragma GCC unroll 7
     for (unsigned t = 1; t < 8; t++)
-        sha256_round(&v, add(broadcast(round_constants[t]), w[t]));
+        sha256_round(&v, add(round_constant(t), w[t]));
     sha256_round(&v, broadcast(round_constants[8] + OUTER_PAD_W8));
 #pragma GCC unroll 6
     for (unsigned t = 9; t < 15; t++)
-        sha256_round(&v, broadcast(round_constants[t]));
+        sha256_round(&v, round_constant(t));
     sha256_round(&v, broadcast(round_constants[15] + OUTER_PAD_W15));
 #pragma GCC unroll 45
     for (unsigned t = 16; t < 61; t++)
-        sha256_round(&v, add(broadcast(round_constants[t]), w[t]));
+        sha256_round(&v, add(round_constant(t), w[t]));
     /* e after 61 rounds becomes h after 64. */
     return add(broadcast(iv[7]), v.e);
 }
