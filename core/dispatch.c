@@ -137,7 +137,8 @@ static void confirm_hits(lode_miner *m, worker *w, const lode_work *work, const 
 {
     const lode_algo_info *algo = lode_algo_get(work->algo);
     device_counters *c = &m->counters[w->device];
-    qsort(hits->items, hits->count, sizeof *hits->items, by_hit);
+    if (hits->count > 1)
+        qsort(hits->items, hits->count, sizeof *hits->items, by_hit);
     for (size_t i = 0; i < hits->count; i++) {
         lode_found f = {.job_seq = work->seq, .device = w->device, .hit = hits->items[i]};
         bool in_range = f.hit.index >= r->start && f.hit.index - r->start < done;

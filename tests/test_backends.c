@@ -45,7 +45,8 @@ static void check_scan(lode_handle *h, const lode_work *w, uint64_t start, uint6
     CHECK(rc == LODE_OK && done == count, "%s: %s %s scan %llu+%llu: rc %d done %llu", h->ref->id,
           lode_algo_get(w->algo)->name, what, (unsigned long long)start, (unsigned long long)count,
           rc, (unsigned long long)done);
-    qsort(hits.items, hits.count, sizeof *hits.items, by_index);
+    if (hits.count > 1)
+        qsort(hits.items, hits.count, sizeof *hits.items, by_index);
     size_t k = 0;
     bool ok = true;
     for (uint64_t n = start; n < start + count; n++) {

@@ -102,7 +102,8 @@ int cmd_scan(const cli_options *o)
         status = EXIT_RUNTIME;
     }
     if (status == 0) {
-        qsort(results.items, results.count, sizeof *results.items, by_index);
+        if (results.count > 1)
+            qsort(results.items, results.count, sizeof *results.items, by_index);
         for (size_t i = 0; i < results.count; i++) {
             char hex[65];
             lode_hex_encode_reversed(results.items[i].hash, 32, hex);
