@@ -32,7 +32,10 @@ static inline uint32_t small_sigma0(uint32_t x) { return rotr(x, 7) ^ rotr(x, 18
 static inline uint32_t small_sigma1(uint32_t x) { return rotr(x, 17) ^ rotr(x, 19) ^ (x >> 10); }
 static inline uint32_t choose(uint32_t e, uint32_t f, uint32_t g) { return ((f ^ g) & e) ^ g; }
 /* b ^ c equals the previous round's a ^ b, which the compiler reuses. */
-static inline uint32_t majority(uint32_t a, uint32_t b, uint32_t c) { return ((a ^ b) & (b ^ c)) ^ b; }
+static inline uint32_t majority(uint32_t a, uint32_t b, uint32_t c)
+{
+    return ((a ^ b) & (b ^ c)) ^ b;
+}
 
 static inline uint32_t load_be32(const uint8_t *p)
 {
@@ -178,7 +181,8 @@ enum {
     PRE_OUTER_W30_PART,   /* sigma0(W15) */
     PRE_WORDS
 };
-_Static_assert(PRE_WORDS <= sizeof(((cpu_sha256d_job *)0)->pre) / sizeof(uint32_t), "pre overflows");
+_Static_assert(PRE_WORDS <= sizeof(((cpu_sha256d_job *)0)->pre) / sizeof(uint32_t),
+               "job->pre is too small");
 
 /* Padding of the header's second block (W4..W15) and of the outer hash's
  * block (W8..W15). */
@@ -229,7 +233,7 @@ static void portable_prepare(cpu_sha256d_job *job)
 static inline void first_hash(const uint32_t pre[], const uint32_t midstate[8], uint32_t w3,
                               uint32_t digest[8])
 {
-    uint32_t w[64];
+    uint32_t w[64]; /* W[t] from t = 16: W0..W15 are job words, nonce, padding */
     w[16] = pre[PRE_W16];
     w[17] = pre[PRE_W17];
     w[18] = pre[PRE_W18_LESS_NONCE] + small_sigma0(w3);
@@ -277,7 +281,7 @@ static inline void first_hash(const uint32_t pre[], const uint32_t midstate[8], 
 /* H7 of the outer hash of a first-hash digest. */
 static inline uint32_t outer_hash_h7(const uint32_t pre[], const uint32_t digest[8])
 {
-    uint32_t w[61];
+    uint32_t w[61]; /* W[t] up to the last one the early exit needs */
     memcpy(w, digest, 8 * sizeof w[0]);
     /* W9..W14 are zero; W8 and W15 are padding. */
     w[16] = small_sigma0(w[1]) + w[0];

@@ -1,7 +1,7 @@
 /* SHA-256 on the x86 SHA extensions: the block function and the SHA-256d
  * scan. Compiled with -msha -msse4.1 -mssse3.
  *
- * sha256rnds2 can start every cycle but takes several to finish, and each
+ * sha256rnds2 can start every cycle but takes about four to finish, and each
  * one needs the previous one's state, so the scan runs SCAN_LANES nonces in
  * lockstep to keep the SHA unit busy. */
 #include "backend-cpu/sha256_cpu.h"
@@ -12,8 +12,8 @@
 
 #include "backend-cpu/cpu_features.h"
 
-/* Four nonces hide the rnds2 latency (about 4 cycles on Zen 4); two leave
- * the unit half idle. */
+/* Measured on Zen 4: two lanes leave the unit idle half the time, and more
+ * than four spill the lanes' states out of the 16 XMM registers. */
 #define SCAN_LANES 4
 
 static _Alignas(16) const uint32_t round_constants[64] = {
@@ -122,15 +122,17 @@ void cpu_sha256_compress_shani(uint32_t state[8], const uint8_t block[64])
  * First hash, second block: W0..W2 come from the job, W3 is the nonce and
  * W4..W15 are padding. Rounds 0, 1 run once per job, and the schedule of
  * W16..W31 uses precomputed parts wherever a sha256msg1 or sha256msg2 would
- * only see constants: on Zen 4 the message instructions, not sha256rnds2,
- * limit the scan.
+ * only see constants: on Zen 4 a sha256msg2 can start only every two or
+ * three cycles, so the message instructions limit the scan as much as the
+ * rounds do.
  *
  * Outer hash: only H7 is compared, and H7 = IV7 + e after 61 rounds, so it
  * stops after the sha256rnds2 of rounds 60, 61, when f holds that e; of the
  * last schedule group it needs only W60.
  *
- * The lanes run in lockstep, four rounds at a time, each computing its next
- * schedule group just before using it. */
+ * The lanes run in lockstep, four rounds at a time. Each lane computes its
+ * schedule four groups ahead of its rounds, which keeps the message
+ * instructions' latency off the rounds' dependency chain. */
 
 /* job->pre layout: 4-word groups loaded as vectors. */
 enum {
@@ -143,7 +145,8 @@ enum {
     PRE_W28_W31_SIGMA0 = 24, /* sha256msg1 of W12..W16, free of W3 */
     PRE_WORDS = 28
 };
-_Static_assert(PRE_WORDS <= sizeof(((cpu_sha256d_job *)0)->pre) / sizeof(uint32_t), "pre overflows");
+_Static_assert(PRE_WORDS <= sizeof(((cpu_sha256d_job *)0)->pre) / sizeof(uint32_t),
+               "job->pre is too small");
 
 static inline __m128i load_pre(const cpu_sha256d_job *job, unsigned index)
 {
@@ -165,19 +168,20 @@ static inline __m128i outer_w12_w15(void) { return _mm_setr_epi32(0, 0, 0, 256);
 static void shani_prepare(cpu_sha256d_job *job)
 {
     const shani_state mid = pack_state(job->midstate);
-    const __m128i w0_w3 = _mm_setr_epi32((int)job->tail[0], (int)job->tail[1], (int)job->tail[2], 0);
+    const uint32_t *tail = job->tail;
+    const __m128i w0_w2 = _mm_setr_epi32((int)tail[0], (int)tail[1], (int)tail[2], 0);
     shani_state st = mid;
-    rounds2(&st, add_round_constants(w0_w3, 0));
+    rounds2(&st, add_round_constants(w0_w2, 0));
     store_pre(job, PRE_ROUND2_ABEF, st.abef);
     store_pre(job, PRE_ROUND2_CDGH, st.cdgh);
     store_pre(job, PRE_MIDSTATE_ABEF, mid.abef);
     store_pre(job, PRE_MIDSTATE_CDGH, mid.cdgh);
-    store_pre(job, PRE_W0_W2, w0_w3);
+    store_pre(job, PRE_W0_W2, w0_w2);
 
-    /* With W3 = 0: the sigma1 terms that sha256msg2 adds to W16..W19 come
-     * from W14, W15 and W16, W17, none of which involves W3; likewise
-     * sha256msg1 of W12..W16 for W28..W31. */
-    const __m128i sigma0_part = _mm_sha256msg1_epu32(w0_w3, padding_start());
+    /* Computed with W3 = 0: the sigma1 terms that sha256msg2 adds to
+     * W16..W19 come from W14, W15 and W16, W17, none of which involves W3;
+     * likewise sha256msg1 of W12..W16 for W28..W31. */
+    const __m128i sigma0_part = _mm_sha256msg1_epu32(w0_w2, padding_start());
     const __m128i w16_w19 = _mm_sha256msg2_epu32(sigma0_part, header_w12_w15());
     store_pre(job, PRE_W16_W19_SIGMA1, _mm_sub_epi32(w16_w19, sigma0_part));
     store_pre(job, PRE_W28_W31_SIGMA0, _mm_sha256msg1_epu32(header_w12_w15(), w16_w19));
@@ -220,8 +224,10 @@ static inline __m128i xor3(__m128i x, __m128i y, __m128i z)
 static inline __m128i outer_w60(const __m128i w[16])
 {
     __m128i w58 = _mm_shuffle_epi32(w[14], 0xaa);
-    __m128i sigma1 = xor3(_mm_srli_epi64(w58, 17), _mm_srli_epi64(w58, 19), _mm_srli_epi32(w58, 10));
-    __m128i partial = _mm_add_epi32(_mm_sha256msg1_epu32(w[11], w[12]), _mm_alignr_epi8(w[14], w[13], 4));
+    __m128i sigma1 =
+        xor3(_mm_srli_epi64(w58, 17), _mm_srli_epi64(w58, 19), _mm_srli_epi32(w58, 10));
+    __m128i sigma0_part = _mm_sha256msg1_epu32(w[11], w[12]);
+    __m128i partial = _mm_add_epi32(sigma0_part, _mm_alignr_epi8(w[14], w[13], 4));
     return _mm_add_epi32(partial, sigma1);
 }
 
@@ -243,17 +249,19 @@ static uint32_t shani_candidates(const cpu_sha256d_job *job, uint32_t nonce0)
         /* Rounds 0, 1 were done by prepare: run 2, 3 from the high words. */
         st[lane] = round2;
         rounds2(&st[lane], _mm_shuffle_epi32(add_round_constants(w[lane][0], 0), 0x0e));
+        w[lane][4] = header_words(w[lane], 4, w16_w19_sigma1, w28_w31_sigma0);
     }
 #pragma GCC unroll 15
     for (unsigned i = 1; i < 16; i++) {
         for (unsigned lane = 0; lane < SCAN_LANES; lane++) {
-            if (i >= 4)
-                w[lane][i] = header_words(w[lane], i, w16_w19_sigma1, w28_w31_sigma0);
             rounds4(&st[lane], add_round_constants(w[lane][i], 4 * i));
+            if (i + 4 < 16) /* four groups ahead */
+                w[lane][i + 4] = header_words(w[lane], i + 4, w16_w19_sigma1, w28_w31_sigma0);
         }
     }
 
-    const shani_state midstate = {load_pre(job, PRE_MIDSTATE_ABEF), load_pre(job, PRE_MIDSTATE_CDGH)};
+    const shani_state midstate = {load_pre(job, PRE_MIDSTATE_ABEF),
+                                  load_pre(job, PRE_MIDSTATE_CDGH)};
     const shani_state iv = pack_state(cpu_sha256_iv);
     for (unsigned lane = 0; lane < SCAN_LANES; lane++) {
         unpack_state(add_states(st[lane], midstate), &w[lane][0], &w[lane][1]);
@@ -264,9 +272,9 @@ static uint32_t shani_candidates(const cpu_sha256d_job *job, uint32_t nonce0)
 #pragma GCC unroll 15
     for (unsigned i = 0; i < 15; i++) {
         for (unsigned lane = 0; lane < SCAN_LANES; lane++) {
-            if (i >= 4)
-                w[lane][i] = outer_words(w[lane], i);
             rounds4(&st[lane], add_round_constants(w[lane][i], 4 * i));
+            if (i + 4 < 15) /* four groups ahead; W60 comes last */
+                w[lane][i + 4] = outer_words(w[lane], i + 4);
         }
     }
 

@@ -36,8 +36,14 @@ static inline vec xor3(vec x, vec y, vec z) { return _mm256_xor_si256(_mm256_xor
 
 static inline vec big_sigma0(vec x) { return xor3(ROTR(x, 2), ROTR(x, 13), ROTR(x, 22)); }
 static inline vec big_sigma1(vec x) { return xor3(ROTR(x, 6), ROTR(x, 11), ROTR(x, 25)); }
-static inline vec small_sigma0(vec x) { return xor3(ROTR(x, 7), ROTR(x, 18), _mm256_srli_epi32(x, 3)); }
-static inline vec small_sigma1(vec x) { return xor3(ROTR(x, 17), ROTR(x, 19), _mm256_srli_epi32(x, 10)); }
+static inline vec small_sigma0(vec x)
+{
+    return xor3(ROTR(x, 7), ROTR(x, 18), _mm256_srli_epi32(x, 3));
+}
+static inline vec small_sigma1(vec x)
+{
+    return xor3(ROTR(x, 17), ROTR(x, 19), _mm256_srli_epi32(x, 10));
+}
 static inline vec choose(vec e, vec f, vec g)
 {
     return _mm256_xor_si256(_mm256_and_si256(_mm256_xor_si256(f, g), e), g);
@@ -50,8 +56,9 @@ static inline vec majority(vec a, vec b, vec c)
 
 static inline vec byteswap(vec x)
 {
-    const vec reverse_bytes = _mm256_setr_epi8(3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12, //
-                                               3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12);
+    const vec reverse_bytes = _mm256_setr_epi8(
+        3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12,
+        3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12);
     return _mm256_shuffle_epi8(x, reverse_bytes);
 }
 
@@ -64,7 +71,10 @@ static inline uint32_t lanes_at_most(vec x, vec limit)
 
 /* K[t] in every lane, loaded by vpbroadcastd: a set1 of the constant makes
  * GCC 12 build it from an immediate with two more vector instructions. */
-static inline vec round_constant(unsigned t) { return _mm256_broadcastd_epi32(_mm_loadu_si32(&round_constants[t])); }
+static inline vec round_constant(unsigned t)
+{
+    return _mm256_broadcastd_epi32(_mm_loadu_si32(&round_constants[t]));
+}
 
 static inline vec schedule_word(const vec w[], unsigned t)
 {
@@ -121,7 +131,8 @@ enum {
     PRE_OUTER_W30_PART,   /* sigma0(W15) */
     PRE_WORDS
 };
-_Static_assert(PRE_WORDS <= sizeof(((cpu_sha256d_job *)0)->pre) / sizeof(uint32_t), "pre overflows");
+_Static_assert(PRE_WORDS <= sizeof(((cpu_sha256d_job *)0)->pre) / sizeof(uint32_t),
+               "job->pre is too small");
 
 #define HEADER_PAD_W4 0x80000000u
 #define HEADER_PAD_W15 640u
@@ -169,9 +180,10 @@ static void avx2_prepare(cpu_sha256d_job *job)
 }
 
 /* The first hash from round 4 on; digest receives its 8 output words. */
-static inline void first_hash(const uint32_t pre[], const uint32_t midstate[8], vec w3, vec digest[8])
+static inline void first_hash(const uint32_t pre[], const uint32_t midstate[8], vec w3,
+                              vec digest[8])
 {
-    vec w[64];
+    vec w[64]; /* W[t] from t = 16: W0..W15 are job words, nonce, padding */
     w[16] = broadcast(pre[PRE_W16]);
     w[17] = broadcast(pre[PRE_W17]);
     w[18] = add(broadcast(pre[PRE_W18_LESS_NONCE]), small_sigma0(w3));
@@ -223,7 +235,7 @@ static inline void first_hash(const uint32_t pre[], const uint32_t midstate[8], 
 /* H7 of the outer hash of first-hash digests. */
 static inline vec outer_hash_h7(const uint32_t pre[], const vec digest[8])
 {
-    vec w[61];
+    vec w[61]; /* W[t] up to the last one the early exit needs */
     for (unsigned t = 0; t < 8; t++)
         w[t] = digest[t];
     /* W9..W14 are zero; W8 and W15 are padding. */
@@ -239,7 +251,8 @@ static inline vec outer_hash_h7(const uint32_t pre[], const vec digest[8])
     for (unsigned t = 25; t < 30; t++)
         w[t] = add(small_sigma1(w[t - 2]), w[t - 7]);
     w[30] = add(add(small_sigma1(w[28]), w[23]), broadcast(pre[PRE_OUTER_W30_PART]));
-    w[31] = add(add(small_sigma1(w[29]), w[24]), add(small_sigma0(w[16]), broadcast(OUTER_PAD_W15)));
+    w[31] = add(add(small_sigma1(w[29]), w[24]),
+                add(small_sigma0(w[16]), broadcast(OUTER_PAD_W15)));
 #pragma GCC unroll 29
     for (unsigned t = 32; t < 61; t++)
         w[t] = schedule_word(w, t);

@@ -1,0 +1,654 @@
+/* The CUDA backend: the lode_backend_ops of NVIDIA GPUs.
+ *
+ * One device is one GPU with one worker. The worker's handle owns a stream,
+ * two hit buffers and (scrypt) the scratchpad; open() runs on the worker's
+ * thread and makes the device current there, and every later call of the
+ * handle comes from that thread (core/backend.h).
+ *
+ * A scan is cut into launches of about LAUNCH_MS each, two in flight: while
+ * the GPU runs launch k+1, the host reads launch k's hits, so the GPU never
+ * waits for the host, and the abort flag is looked at between launches. The
+ * host sleeps in blocking-sync event waits, so it uses next to no CPU.
+ *
+ * The CUDA runtime is linked statically: on a machine with no NVIDIA driver
+ * the binary still starts, and probe() reports why the backend is off. */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "backend-cuda/cuda_host_sha256.h"
+#include "backend-cuda/cuda_kernels.h"
+#include "backend-cuda/cuda_tune.h"
+#include "core/backend.h"
+#include "core/log.h"
+#include "core/status.h"
+
+/* Aimed duration of one launch: long enough that launch overhead vanishes,
+ * short enough that a new job (abort) is picked up quickly. */
+#define LAUNCH_MS 50.0
+#define IN_FLIGHT 2
+/* Largest nonce count of one SHA-256d launch (keeps 32-bit offsets safe). */
+#define SHA256D_MAX_LAUNCH (UINT64_C(1) << 31)
+/* scrypt scratchpad: at most this many batches' worth of resident slots,
+ * and at most this share of the free device memory. */
+#define SCRYPT_MAX_WAVES 2u
+#define SCRYPT_MEM_SHARE 0.85
+/* Hash slots come in multiples of this (hashes per block for every shape
+ * the tuner tries: 256 threads / 4 x 2 interleaved). */
+#define SCRYPT_SLOT_QUANTUM 128u
+
+typedef struct variant_desc {
+    const char *name;
+    unsigned value; /* sha256d: additions on the FMA pipe; scrypt: lookup gap */
+} variant_desc;
+
+/* Best first (the order of variants()). */
+static const variant_desc sha256d_variants[] = {{"imad", 1}, {"iadd3", 0}};
+static const variant_desc scrypt_variants[] = {{"lg1", 1}, {"lg2", 2}, {"lg4", 4}};
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+struct lode_device {
+    int index;
+    char name[128];
+    lode_algo algo;
+    const variant_desc *variant;
+    cudaStream_t stream;
+    cudaEvent_t finished[IN_FLIGHT];
+    cuda_hits *hits_dev[IN_FLIGHT];
+    cuda_hits *hits_host[IN_FLIGHT]; /* pinned */
+
+    cuda_tune_params tune;
+    bool tuned;           /* tune holds measured or user-given values */
+    cuda_tune_mode mode;
+    uint64_t launch_count; /* indices per launch */
+
+    uint8_t header[80];
+    lode_u256 target;
+    cuda_sha256d_params sha;
+    cuda_scrypt_params scrypt;
+    void *scrypt_state, *scrypt_pad;
+    unsigned scrypt_slots; /* hash slots allocated */
+};
+
+/* ---- errors ---------------------------------------------------------- */
+
+/* Logs a failed runtime call with the device it concerns and maps it to a
+ * lode status: out of memory or a device failure. */
+static int fail(const lode_device *d, int index, const char *what, cudaError_t err)
+{
+    lode_log(LODE_LOG_ERROR, "cuda:%d (%s): %s failed: %s (%s)", d ? d->index : index,
+             d ? d->name : "?", what, cudaGetErrorString(err), cudaGetErrorName(err));
+    return err == cudaErrorMemoryAllocation ? LODE_ERR_NO_MEMORY : LODE_ERR_DEVICE;
+}
+
+#define TRY(d, call)                                                                               \
+    do {                                                                                           \
+        cudaError_t err_ = (call);                                                                 \
+        if (err_ != cudaSuccess)                                                                   \
+            return fail((d), (d)->index, #call, err_);                                            \
+    } while (0)
+
+/* ---- enumeration ---------------------------------------------------------- */
+
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+static int probe_count;
+static char probe_why[LODE_WHY_LEN];
+
+static void probe_run(void)
+{
+    int n = 0;
+    cudaError_t err = cudaGetDeviceCount(&n);
+    if (err == cudaErrorNoDevice || (err == cudaSuccess && n == 0)) {
+        snprintf(probe_why, sizeof probe_why, "no CUDA device found (cudaGetDeviceCount: %s)",
+                 cudaGetErrorString(err == cudaSuccess ? cudaErrorNoDevice : err));
+    } else if (err != cudaSuccess) {
+        /* cudaErrorInsufficientDriver when libcuda.so.1 is missing or older
+         * than this runtime. */
+        snprintf(probe_why, sizeof probe_why, "no NVIDIA driver: cudaGetDeviceCount: %s",
+                 cudaGetErrorString(err));
+    } else {
+        probe_count = n;
+    }
+}
+
+static int cuda_probe(char why[LODE_WHY_LEN])
+{
+    pthread_once(&probe_once, probe_run);
+    snprintf(why, LODE_WHY_LEN, "%s", probe_why);
+    return probe_count > 0 ? 0 : -1;
+}
+
+static int cuda_device_count(void)
+{
+    pthread_once(&probe_once, probe_run);
+    return probe_count;
+}
+
+static int cuda_device_info(int index, lode_device_info *out)
+{
+    if (index < 0 || index >= cuda_device_count())
+        return LODE_ERR_INVALID;
+    struct cudaDeviceProp prop;
+    cudaError_t err = cudaGetDeviceProperties(&prop, index);
+    if (err != cudaSuccess)
+        return fail(NULL, index, "cudaGetDeviceProperties", err);
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "%.127s", prop.name);
+    if (cudaDeviceGetPCIBusId(out->bus_id, (int)sizeof out->bus_id, index) == cudaSuccess) {
+        for (char *p = out->bus_id; *p != '\0'; p++) /* "0000:41:00.0", like sysfs */
+            if (*p >= 'A' && *p <= 'F')
+                *p = (char)(*p - 'A' + 'a');
+    } else {
+        out->bus_id[0] = '\0';
+    }
+    out->workers = 1;
+    out->max_workers = 1;
+    out->memory_bytes = prop.totalGlobalMem;
+    out->algo_mask = 1u << LODE_ALGO_SHA256D | 1u << LODE_ALGO_SCRYPT;
+    return LODE_OK;
+}
+
+static const variant_desc *variant_table(lode_algo algo, size_t *n)
+{
+    if (algo == LODE_ALGO_SHA256D) {
+        *n = COUNT(sha256d_variants);
+        return sha256d_variants;
+    }
+    if (algo == LODE_ALGO_SCRYPT) {
+        *n = COUNT(scrypt_variants);
+        return scrypt_variants;
+    }
+    *n = 0;
+    return NULL;
+}
+
+static int cuda_variants(int index, lode_algo algo, const char **names, int max)
+{
+    (void)index;
+    size_t n;
+    const variant_desc *v = variant_table(algo, &n);
+    int k = 0;
+    for (size_t i = 0; i < n && k < max; i++)
+        names[k++] = v[i].name;
+    return k;
+}
+
+/* ---- tuning ----------------------------------------------------------- */
+
+static const char *algo_name(lode_algo algo) { return algo == LODE_ALGO_SHA256D ? "sha256d" : "scrypt"; }
+
+static cuda_tune_params default_params(lode_algo algo)
+{
+    if (algo == LODE_ALGO_SHA256D)
+        return (cuda_tune_params){.threads_per_block = 256, .nonces_per_thread = 32, .rate = 0};
+    return (cuda_tune_params){.threads_per_block = 128, .nonces_per_thread = 2, .waves = 1, .rate = 0};
+}
+
+static cuda_tune_key tune_key(const lode_device *d)
+{
+    cuda_tune_key key = {.algo = algo_name(d->algo), .variant = d->variant->name};
+    snprintf(key.device, sizeof key.device, "%s", d->name);
+    cuda_tune_driver_version(key.driver, sizeof key.driver);
+    return key;
+}
+
+/* Hash slots of one scrypt batch with the current parameters. */
+static unsigned scrypt_batch(const lode_device *d)
+{
+    unsigned resident = cuda_scrypt_resident_slots(d->tune.threads_per_block, d->variant->value,
+                                                   d->tune.nonces_per_thread);
+    uint64_t want = (uint64_t)resident * (d->tune.waves ? d->tune.waves : 1);
+    if (want == 0 || want > d->scrypt_slots)
+        want = d->scrypt_slots;
+    return (unsigned)(want / SCRYPT_SLOT_QUANTUM * SCRYPT_SLOT_QUANTUM);
+}
+
+/* Indices per launch for about LAUNCH_MS at the measured (or a guessed) rate. */
+static void size_launches(lode_device *d)
+{
+    if (d->algo == LODE_ALGO_SHA256D) {
+        double rate = d->tune.rate > 0 ? d->tune.rate : 4e9;
+        uint64_t n = (uint64_t)(rate * LAUNCH_MS / 1000.0);
+        uint64_t quantum = (uint64_t)d->tune.threads_per_block * d->tune.nonces_per_thread;
+        n = n / quantum * quantum;
+        d->launch_count = n < quantum ? quantum : n > SHA256D_MAX_LAUNCH ? SHA256D_MAX_LAUNCH : n;
+    } else {
+        /* Whole batches: a partial one costs as long as a full one. */
+        double rate = d->tune.rate > 0 ? d->tune.rate : 5e6;
+        uint64_t batch = scrypt_batch(d);
+        uint64_t k = (uint64_t)(rate * LAUNCH_MS / 1000.0 / (double)batch + 0.5);
+        d->launch_count = batch * (k < 1 ? 1 : k);
+    }
+}
+
+static int enqueue(lode_device *d, int slot, uint64_t start, uint64_t count);
+
+/* Runs one launch of count indices from nonce 0 on the installed job (or
+ * the zero job) and returns its duration in seconds, or < 0 on error. */
+static double time_launch(lode_device *d, uint64_t count, int *rc)
+{
+    cudaEvent_t t0, t1;
+    float ms = 0;
+    *rc = LODE_OK;
+    if (cudaEventCreate(&t0) != cudaSuccess)
+        return -1;
+    if (cudaEventCreate(&t1) != cudaSuccess) {
+        cudaEventDestroy(t0);
+        return -1;
+    }
+    cudaError_t err = cudaEventRecord(t0, d->stream);
+    if (err == cudaSuccess && (*rc = enqueue(d, 0, 0, count)) == LODE_OK) {
+        err = cudaEventRecord(t1, d->stream);
+        if (err == cudaSuccess)
+            err = cudaEventSynchronize(t1);
+        if (err == cudaSuccess)
+            err = cudaEventElapsedTime(&ms, t0, t1);
+    }
+    cudaEventDestroy(t0);
+    cudaEventDestroy(t1);
+    if (err != cudaSuccess)
+        *rc = fail(d, d->index, "timing a tuning launch", err);
+    return *rc == LODE_OK ? ms / 1000.0 : -1;
+}
+
+/* Tries launch shapes and keeps the fastest: sha256d threads per block x
+ * nonces per thread, scrypt threads per block x batch size (waves). Each
+ * trial is one launch of about LAUNCH_MS after a warm-up. */
+static int cuda_tune(lode_device *d, double target_ms)
+{
+    (void)target_ms; /* launches aim at LAUNCH_MS; the dispatcher sizes scans */
+    static const unsigned sha_tpb[] = {128, 256, 512}, sha_npt[] = {8, 32, 128};
+    static const unsigned scr_tpb[] = {64, 128, 256}, scr_il[] = {1, 2}, scr_waves[] = {1, 2};
+    const cuda_tune_params saved = d->tune;
+    /* A job whose target no hash meets: the hit buffers stay empty. */
+    const cuda_sha256d_params sha_saved = d->sha;
+    const cuda_scrypt_params scrypt_saved = d->scrypt;
+    d->sha.target_top = 0;
+    memset(d->scrypt.target, 0, sizeof d->scrypt.target);
+
+    cuda_tune_params best = saved;
+    best.rate = 0;
+    int rc = LODE_OK;
+    if (d->algo == LODE_ALGO_SHA256D) {
+        for (size_t i = 0; i < COUNT(sha_tpb) && rc == LODE_OK; i++)
+            for (size_t j = 0; j < COUNT(sha_npt) && rc == LODE_OK; j++) {
+                d->tune.threads_per_block = sha_tpb[i];
+                d->tune.nonces_per_thread = sha_npt[j];
+                uint64_t count = UINT64_C(1) << 28; /* ~40 ms at the target rate */
+                if (i == 0 && j == 0)
+                    time_launch(d, count, &rc); /* warm-up: clocks, module load */
+                double s = rc == LODE_OK ? time_launch(d, count, &rc) : -1;
+                if (s > 0 && count / s > best.rate) {
+                    best = d->tune;
+                    best.rate = count / s;
+                }
+            }
+    } else {
+        uint64_t last = 0;
+        for (size_t c = 0; c < COUNT(scr_tpb) * COUNT(scr_il) && rc == LODE_OK; c++)
+            for (size_t j = 0; j < COUNT(scr_waves) && rc == LODE_OK; j++) {
+                d->tune.threads_per_block = scr_tpb[c / COUNT(scr_il)];
+                d->tune.nonces_per_thread = scr_il[c % COUNT(scr_il)];
+                d->tune.waves = scr_waves[j];
+                uint64_t count = scrypt_batch(d);
+                if (count == 0 || (j > 0 && count == last))
+                    continue; /* the scratchpad has no room for more waves */
+                last = count;
+                if (c == 0 && j == 0)
+                    time_launch(d, count, &rc);
+                double s = rc == LODE_OK ? time_launch(d, count, &rc) : -1;
+                if (s > 0 && count / s > best.rate) {
+                    best = d->tune;
+                    best.rate = count / s;
+                }
+            }
+    }
+    d->sha = sha_saved;
+    d->scrypt = scrypt_saved;
+    if (rc != LODE_OK || best.rate <= 0) {
+        d->tune = saved;
+        return rc != LODE_OK ? rc : LODE_ERR_DEVICE;
+    }
+    d->tune = best;
+    d->tuned = true;
+    size_launches(d);
+    if (d->algo == LODE_ALGO_SHA256D)
+        lode_log(LODE_LOG_INFO, "cuda:%d (%s): tuned sha256d/%s: %u threads per block, %u nonces "
+                 "per thread: %.4g H/s", d->index, d->name, d->variant->name,
+                 best.threads_per_block, best.nonces_per_thread, best.rate);
+    else
+        lode_log(LODE_LOG_INFO, "cuda:%d (%s): tuned scrypt/%s: %u threads per block, %u hashes "
+                 "per 4 threads, batches of %u waves: %.4g H/s", d->index, d->name,
+                 d->variant->name, best.threads_per_block, best.nonces_per_thread, best.waves,
+                 best.rate);
+    if (d->mode != CUDA_TUNE_OFF) {
+        cuda_tune_key key = tune_key(d);
+        cuda_tune_store(&key, &best);
+    }
+    return LODE_OK;
+}
+
+/* Cached or user-given parameters, else the defaults (tuned later). */
+static void load_params(lode_device *d)
+{
+    d->tune = default_params(d->algo);
+    d->mode = cuda_tune_env(algo_name(d->algo), &d->tune);
+    d->tuned = d->mode == CUDA_TUNE_FIXED;
+    if (d->mode == CUDA_TUNE_AUTO) {
+        cuda_tune_key key = tune_key(d);
+        cuda_tune_params cached;
+        if (cuda_tune_load(&key, &cached) == 0) {
+            d->tune = cached;
+            d->tuned = true;
+        }
+    }
+    /* scrypt runs 1 or 2 hashes per group of 4 threads. */
+    if (d->algo == LODE_ALGO_SCRYPT && d->tune.nonces_per_thread != 1)
+        d->tune.nonces_per_thread = 2;
+}
+
+/* ---- open and close ------------------------------------------------------- */
+
+static void cuda_close(lode_device *d)
+{
+    if (d == NULL)
+        return;
+    /* Nothing may still write into buffers about to be freed. */
+    if (d->stream != NULL)
+        cudaStreamSynchronize(d->stream);
+    for (int i = 0; i < IN_FLIGHT; i++) {
+        if (d->finished[i] != NULL)
+            cudaEventDestroy(d->finished[i]);
+        cudaFree(d->hits_dev[i]);
+        cudaFreeHost(d->hits_host[i]);
+    }
+    cudaFree(d->scrypt_state);
+    cudaFree(d->scrypt_pad);
+    if (d->stream != NULL)
+        cudaStreamDestroy(d->stream);
+    free(d);
+}
+
+/* The scratchpad: up to SCRYPT_MAX_WAVES batches of resident hash slots,
+ * within a share of the memory free now. */
+static int alloc_scrypt(lode_device *d)
+{
+    unsigned lg = d->variant->value;
+    unsigned resident = 0;
+    for (unsigned tpb = 64; tpb <= 256; tpb *= 2)
+        for (unsigned il = 1; il <= 2; il++) {
+            unsigned r = cuda_scrypt_resident_slots(tpb, lg, il);
+            resident = r > resident ? r : resident;
+        }
+    size_t free_bytes = 0, total = 0;
+    TRY(d, cudaMemGetInfo(&free_bytes, &total));
+    const size_t per_slot = cuda_scrypt_pad_bytes(lg) + CUDA_SCRYPT_STATE_BYTES;
+    uint64_t fit = (uint64_t)((double)free_bytes * SCRYPT_MEM_SHARE) / per_slot;
+    uint64_t want = (uint64_t)(resident ? resident : 4096) * SCRYPT_MAX_WAVES;
+    uint64_t slots = (want < fit ? want : fit) / SCRYPT_SLOT_QUANTUM * SCRYPT_SLOT_QUANTUM;
+    if (slots == 0) {
+        lode_log(LODE_LOG_ERROR, "cuda:%d (%s): %zu MiB free, too little for one scrypt batch",
+                 d->index, d->name, free_bytes >> 20);
+        return LODE_ERR_NO_MEMORY;
+    }
+    d->scrypt_slots = (unsigned)slots;
+    TRY(d, cudaMalloc(&d->scrypt_state, slots * CUDA_SCRYPT_STATE_BYTES));
+    TRY(d, cudaMalloc(&d->scrypt_pad, slots * cuda_scrypt_pad_bytes(lg)));
+    return LODE_OK;
+}
+
+static int open_on_thread(lode_device *d)
+{
+    TRY(d, cudaSetDevice(d->index));
+    /* Host waits sleep instead of spinning. The flag applies to the primary
+     * context (and takes effect when it is created). */
+    cudaError_t err = cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync);
+    if (err != cudaSuccess && err != cudaErrorSetOnActiveProcess)
+        return fail(d, d->index, "cudaSetDeviceFlags", err);
+    cudaGetLastError(); /* not sticky: clear it */
+    TRY(d, cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking));
+    for (int i = 0; i < IN_FLIGHT; i++) {
+        TRY(d, cudaEventCreateWithFlags(&d->finished[i], cudaEventBlockingSync | cudaEventDisableTiming));
+        TRY(d, cudaMalloc((void **)&d->hits_dev[i], sizeof(cuda_hits)));
+        TRY(d, cudaMallocHost((void **)&d->hits_host[i], sizeof(cuda_hits)));
+    }
+    load_params(d);
+    if (d->algo == LODE_ALGO_SCRYPT) {
+        int rc = alloc_scrypt(d);
+        if (rc != LODE_OK)
+            return rc;
+    }
+    size_launches(d);
+    return LODE_OK;
+}
+
+static int cuda_open(int index, const lode_open_params *params, lode_device **out)
+{
+    if (index < 0 || index >= cuda_device_count())
+        return LODE_ERR_INVALID;
+    size_t n;
+    const variant_desc *table = variant_table(params->algo, &n);
+    const variant_desc *v = NULL;
+    for (size_t i = 0; i < n && v == NULL; i++)
+        if (params->variant == NULL || strcmp(params->variant, table[i].name) == 0)
+            v = &table[i];
+    if (v == NULL)
+        return LODE_ERR_UNSUPPORTED;
+
+    lode_device *d = calloc(1, sizeof *d);
+    if (d == NULL)
+        return LODE_ERR_NO_MEMORY;
+    d->index = index;
+    d->algo = params->algo;
+    d->variant = v;
+    struct cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, index) == cudaSuccess)
+        snprintf(d->name, sizeof d->name, "%.127s", prop.name);
+    else
+        snprintf(d->name, sizeof d->name, "unknown GPU");
+    int rc = open_on_thread(d);
+    if (rc != LODE_OK) {
+        cuda_close(d);
+        return rc;
+    }
+    *out = d;
+    return LODE_OK;
+}
+
+/* ---- jobs ------------------------------------------------------------------ */
+
+static void prepare_sha256d(lode_device *d)
+{
+    cuda_sha256d_params *p = &d->sha;
+    uint32_t m[16] = {0};
+    for (int i = 0; i < 16; i++)
+        m[i] = cuda_load_be32(d->header + 4 * i);
+    memcpy(p->midstate, cuda_sha256_iv, sizeof p->midstate);
+    cuda_sha256_compress(p->midstate, m);
+
+    /* Second block: W0..W2 from the header, W3 the nonce (0 here), padding. */
+    const uint32_t w0 = cuda_load_be32(d->header + 64), w1 = cuda_load_be32(d->header + 68),
+                   w2 = cuda_load_be32(d->header + 72);
+    uint32_t v[8];
+    memcpy(v, p->midstate, sizeof v);
+    memset(m, 0, sizeof m);
+    m[0] = w0, m[1] = w1, m[2] = w2;
+    cuda_sha256_rounds(v, m, 3);
+    p->a3 = v[0], p->b3 = v[1], p->c3 = v[2];
+    p->e3 = v[4], p->f3 = v[5], p->g3 = v[6];
+    /* Round 3 without W3: the kernel adds W3 to both sums. */
+    uint32_t t1 = v[7] + cuda_sha256_bsig1(v[4]) + cuda_sha256_ch(v[4], v[5], v[6]) + cuda_sha256_k[3];
+    uint32_t t2 = cuda_sha256_bsig0(v[0]) + cuda_sha256_maj(v[0], v[1], v[2]);
+    p->a4_base = t1 + t2;
+    p->e4_base = v[3] + t1;
+    /* Schedule words; W4 = 0x80000000, W5..W14 = 0, W15 = 640. */
+    p->w16 = cuda_sha256_ssig0(w1) + w0;
+    p->w17 = cuda_sha256_ssig1(640) + cuda_sha256_ssig0(w2) + w1;
+    p->w18_base = cuda_sha256_ssig1(p->w16) + w2;
+    p->w19_base = cuda_sha256_ssig1(p->w17) + cuda_sha256_ssig0(0x80000000u);
+    p->w31_part = cuda_sha256_ssig0(p->w16) + 640;
+    p->w32_part = cuda_sha256_ssig0(p->w17) + p->w16;
+    p->target_top = d->target.w[7];
+    p->one = 1;
+}
+
+static void prepare_scrypt(lode_device *d)
+{
+    cuda_scrypt_params *p = &d->scrypt;
+    uint32_t m[16];
+    for (int i = 0; i < 19; i++)
+        p->header[i] = cuda_load_be32(d->header + 4 * i);
+    memcpy(m, p->header, sizeof m);
+    memcpy(p->midstate, cuda_sha256_iv, sizeof p->midstate);
+    cuda_sha256_compress(p->midstate, m);
+    memcpy(p->target, d->target.w, sizeof p->target);
+}
+
+static int cuda_set_work(lode_device *d, const lode_work *work)
+{
+    if (work->algo != d->algo)
+        return LODE_ERR_INVALID;
+    memcpy(d->header, work->header.header, 80);
+    d->target = work->header.target;
+    if (d->algo == LODE_ALGO_SHA256D)
+        prepare_sha256d(d);
+    else
+        prepare_scrypt(d);
+    return LODE_OK;
+}
+
+/* ---- scanning -------------------------------------------------------------- */
+
+/* Queues one launch (count >= 1 indices from start) with its hit buffer
+ * slot: clear the counter, run, copy the hits back, mark the event. */
+static int enqueue(lode_device *d, int slot, uint64_t start, uint64_t count)
+{
+    TRY(d, cudaMemsetAsync(&d->hits_dev[slot]->count, 0, sizeof(uint32_t), d->stream));
+    if (d->algo == LODE_ALGO_SHA256D) {
+        TRY(d, cuda_sha256d_launch(&d->sha, (uint32_t)start, (uint32_t)count,
+                                   d->tune.threads_per_block, d->tune.nonces_per_thread,
+                                   (int)d->variant->value, d->hits_dev[slot], d->stream));
+    } else {
+        const uint64_t batch = scrypt_batch(d);
+        for (uint64_t off = 0; off < count; off += batch) {
+            uint64_t n = count - off < batch ? count - off : batch;
+            TRY(d, cuda_scrypt_launch(&d->scrypt, (uint32_t)(start + off), (uint32_t)n,
+                                      (unsigned)batch, d->tune.threads_per_block, d->variant->value,
+                                      d->tune.nonces_per_thread, d->scrypt_state, d->scrypt_pad, d->hits_dev[slot], d->stream));
+        }
+    }
+    TRY(d, cudaMemcpyAsync(d->hits_host[slot], d->hits_dev[slot], sizeof(cuda_hits),
+                           cudaMemcpyDeviceToHost, d->stream));
+    TRY(d, cudaEventRecord(d->finished[slot], d->stream));
+    return LODE_OK;
+}
+
+/* Appends a finished launch's hits; SHA-256d candidates are re-hashed
+ * exactly first (the kernel compared only the top 32 bits). */
+static int collect(lode_device *d, int slot, uint64_t start, uint64_t count, lode_hits *hits)
+{
+    const cuda_hits *h = d->hits_host[slot];
+    if (h->count > CUDA_HITS_CAP)
+        return LODE_ERR_HITS_OVERFLOW;
+    for (uint32_t i = 0; i < h->count; i++) {
+        uint32_t nonce = h->nonce[i];
+        if ((uint32_t)(nonce - (uint32_t)start) >= count) {
+            lode_log(LODE_LOG_ERROR, "cuda:%d (%s): kernel reported nonce %" PRIu32
+                     " outside its range", d->index, d->name, nonce);
+            return LODE_ERR_DEVICE;
+        }
+        if (d->algo == LODE_ALGO_SHA256D) {
+            uint8_t digest[32];
+            cuda_sha256d_header(d->header, nonce, digest);
+            if (!lode_hash_meets_target(digest, &d->target))
+                continue;
+        }
+        if (lode_hits_push(hits, (lode_hit){.index = nonce}) != 0)
+            return LODE_ERR_NO_MEMORY;
+    }
+    return LODE_OK;
+}
+
+static int cuda_scan(lode_device *d, const lode_range *r, lode_hits *hits, uint64_t *done,
+                     const atomic_int *abort)
+{
+    *done = 0;
+    if (r->start > UINT32_MAX || r->count > (UINT64_C(1) << 32) - r->start)
+        return LODE_ERR_INVALID; /* nonces are 32 bits; 64-bit arithmetic here */
+    const uint64_t end = r->start + r->count;
+    uint64_t next = r->start;
+    struct { uint64_t start, count; } queued[IN_FLIGHT];
+    int oldest = 0, in_flight = 0, rc = LODE_OK;
+    bool stopping = false;
+
+    for (;;) {
+        while (rc == LODE_OK && !stopping && in_flight < IN_FLIGHT && next < end) {
+            if (atomic_load_explicit(abort, memory_order_relaxed)) {
+                stopping = true;
+                break;
+            }
+            int slot = (oldest + in_flight) % IN_FLIGHT;
+            uint64_t n = end - next < d->launch_count ? end - next : d->launch_count;
+            rc = enqueue(d, slot, next, n);
+            if (rc != LODE_OK)
+                break;
+            queued[slot].start = next;
+            queued[slot].count = n;
+            next += n;
+            in_flight++;
+        }
+        if (in_flight == 0)
+            break;
+        int slot = oldest;
+        oldest = (oldest + 1) % IN_FLIGHT;
+        in_flight--;
+        cudaError_t err = cudaEventSynchronize(d->finished[slot]);
+        if (rc != LODE_OK)
+            continue; /* draining after a failure: results no longer count */
+        if (err != cudaSuccess) {
+            rc = fail(d, d->index, "a kernel launch", err);
+            continue;
+        }
+        rc = collect(d, slot, queued[slot].start, queued[slot].count, hits);
+        if (rc != LODE_OK)
+            continue;
+        *done += queued[slot].count;
+        if (atomic_load_explicit(abort, memory_order_relaxed))
+            stopping = true;
+    }
+    if (rc != LODE_OK)
+        cudaStreamSynchronize(d->stream); /* a launch may be half queued */
+    return rc;
+}
+
+static uint64_t cuda_preferred_chunk(lode_device *d, double target_ms)
+{
+    /* The dispatcher asks once per worker, after the self-test: the moment
+     * to tune when nothing was cached. */
+    if (!d->tuned && (d->mode == CUDA_TUNE_AUTO || d->mode == CUDA_TUNE_RETUNE))
+        cuda_tune(d, target_ms);
+    double rate = d->tune.rate > 0 ? d->tune.rate
+                                   : (double)d->launch_count * 1000.0 / LAUNCH_MS;
+    double n = rate * target_ms / 1000.0;
+    return n < (double)d->launch_count ? d->launch_count : (uint64_t)n;
+}
+
+const lode_backend_ops lode_backend_cuda = {
+    .name = "cuda",
+    .probe = cuda_probe,
+    .device_count = cuda_device_count,
+    .device_info = cuda_device_info,
+    .open = cuda_open,
+    .close = cuda_close,
+    .set_work = cuda_set_work,
+    .scan = cuda_scan,
+    .variants = cuda_variants,
+    .preferred_chunk = cuda_preferred_chunk,
+    .tune = cuda_tune,
+};

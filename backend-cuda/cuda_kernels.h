@@ -1,0 +1,86 @@
+/* The C interface between the host glue (cuda_backend.c) and the kernels
+ * (*.cu): per-job parameter blocks, the hit buffer, and launch wrappers.
+ *
+ * Everything a kernel needs per job travels as a kernel parameter (constant
+ * bank on the device), so installing a job costs no copy and no sync. */
+#ifndef LODE_CUDA_KERNELS_H
+#define LODE_CUDA_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Hits of one launch: the kernel bumps count with atomicAdd and writes the
+ * nonce only while a slot is free, so count > CUDA_HITS_CAP means some hits
+ * were dropped and the launch must be redone in smaller pieces. */
+#define CUDA_HITS_CAP 1024u
+
+typedef struct cuda_hits {
+    uint32_t count;
+    uint32_t pad[3];
+    uint32_t nonce[CUDA_HITS_CAP];
+} cuda_hits;
+
+/* SHA-256d: everything that does not depend on the nonce (see
+ * sha256d_kernel.cu for the round and schedule bookkeeping). */
+typedef struct cuda_sha256d_params {
+    uint32_t midstate[8]; /* after header bytes 0..63 */
+    uint32_t a3, b3, c3;  /* second block, working variables after rounds 0..2 */
+    uint32_t e3, f3, g3;
+    uint32_t a4_base;     /* a after round 3, less W3 (the nonce word) */
+    uint32_t e4_base;     /* e after round 3, less W3 */
+    uint32_t w16, w17;    /* schedule words that do not involve W3 */
+    uint32_t w18_base;    /* W18 less sigma0(W3) */
+    uint32_t w19_base;    /* W19 less W3 */
+    uint32_t w31_part;    /* sigma0(W16) + W15 */
+    uint32_t w32_part;    /* sigma0(W17) + W16 */
+    uint32_t target_top;  /* candidates: byteswap(H7) <= target_top */
+    uint32_t one;         /* 1: keeps additions on the FMA pipe (sha256d_kernel.cu) */
+} cuda_sha256d_params;
+
+/* Hashes nonces start .. start+count-1 (count >= 1, no wrap past 2^32),
+ * threads_per_block threads each looping over about nonces_per_thread
+ * nonces, and appends candidates (top 32 bits <= target_top) to hits.
+ * fma_adds picks the kernel whose additions are IMADs (variant "imad") over
+ * the one whose additions are IADD3s ("iadd3"). */
+cudaError_t cuda_sha256d_launch(const cuda_sha256d_params *p, uint32_t start, uint32_t count,
+                                unsigned threads_per_block, unsigned nonces_per_thread,
+                                int fma_adds, cuda_hits *hits, cudaStream_t stream);
+
+/* scrypt(N=1024, r=1, p=1) of the 80-byte header. */
+typedef struct cuda_scrypt_params {
+    uint32_t header[19];  /* header words 0..18, big-endian (word 19 is the nonce) */
+    uint32_t midstate[8]; /* SHA-256 state after header bytes 0..63 (for the HMAC key) */
+    uint32_t target[8];   /* 256-bit target, w[0] least significant */
+} cuda_scrypt_params;
+
+/* Per-slot device memory besides the scratchpad (state between kernels). */
+#define CUDA_SCRYPT_STATE_BYTES 192u /* X (128 bytes) + HMAC inner/outer states (64) */
+#define CUDA_SCRYPT_N 1024u
+
+/* Scratchpad bytes of one hash slot with lookup gap lg (1, 2 or 4). */
+size_t cuda_scrypt_pad_bytes(unsigned lg);
+/* Hash slots resident at once on the current device with this block size
+ * (threads; 4 per group, each group running `interleave` hashes, 1 or 2)
+ * and lookup gap; 0 on error. */
+unsigned cuda_scrypt_resident_slots(unsigned threads_per_block, unsigned lg, unsigned interleave);
+
+/* Hashes nonces start .. start+count-1 with `slots` hash slots of scratch
+ * and state (slots >= count rounded up to the hashes of a block,
+ * threads_per_block / 4 * interleave), and appends every nonce whose hash
+ * is <= target to hits. */
+cudaError_t cuda_scrypt_launch(const cuda_scrypt_params *p, uint32_t start, uint32_t count,
+                               unsigned slots, unsigned threads_per_block, unsigned lg,
+                               unsigned interleave, void *state, void *scratch, cuda_hits *hits,
+                               cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

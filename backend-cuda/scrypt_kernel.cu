@@ -1,0 +1,422 @@
+/* scrypt(N=1024, r=1, p=1) nonce search in three kernels per batch:
+ *
+ *   pbkdf2_in   one thread per hash: HMAC key, inner/outer pad states and
+ *               PBKDF2-HMAC-SHA256(header, header, 1, 128) -> X
+ *   romix       four threads per hash: the two Salsa20/8 BlockMix passes
+ *               over the scratchpad
+ *   pbkdf2_out  one thread per hash: PBKDF2-HMAC-SHA256(header, X, 1, 32),
+ *               the exact 256-bit target comparison, and the hit buffer
+ *
+ * The state between them (X and the two HMAC pad states, 192 bytes per
+ * hash) stays in device memory; only hits come back to the host.
+ *
+ * romix layout. A hash's four threads (lanes 4k..4k+3 of a warp) each own
+ * one diagonal of the 4x4 Salsa matrix of both 64-byte halves: thread t
+ * holds x[5t], x[5t+4], x[5t+8], x[5t+12] (indices mod 16) as a uint4, so
+ * the column round is thread-local; three shuffles rotate the b/c/d words
+ * so that the row round is thread-local too, and three rotate them back.
+ * A scratchpad entry is 128 bytes: the four threads' X0 uint4s, then their
+ * X1 uint4s, so every access is a 16-byte load or store coalesced over a
+ * 64-byte run. Entries are interleaved across hashes (entry i of all hashes
+ * of a batch, then entry i+1), so the first pass writes whole lines.
+ *
+ * Lookup gap LG: only every LG-th entry is stored; the second pass
+ * recomputes the others from the stored one below, trading scratchpad
+ * bandwidth and size for Salsa work. */
+#include "backend-cuda/cuda_kernels.h"
+#include "backend-cuda/sha256_device.cuh"
+
+using namespace lode_cuda;
+
+namespace {
+
+/* ---- PBKDF2-HMAC-SHA256 ------------------------------------------------ */
+
+/* The HMAC key is the 80-byte header, longer than a block, so the key is
+ * SHA-256(header): the first block is the per-job midstate. */
+__device__ __forceinline__ void hmac_pads(const cuda_scrypt_params &p, uint32_t nonce_be,
+                                          uint32_t (&ipad)[8], uint32_t (&opad)[8])
+{
+    uint32_t key[8], m[16];
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        key[i] = p.midstate[i];
+    m[0] = p.header[16];
+    m[1] = p.header[17];
+    m[2] = p.header[18];
+    m[3] = nonce_be;
+    m[4] = 0x80000000u;
+#pragma unroll
+    for (int i = 5; i < 15; i++)
+        m[i] = 0;
+    m[15] = 80 * 8;
+    compress(key, m);
+
+#pragma unroll
+    for (int i = 0; i < 16; i++)
+        m[i] = (i < 8 ? key[i] : 0) ^ 0x36363636u;
+    set_iv(ipad);
+    compress(ipad, m);
+#pragma unroll
+    for (int i = 0; i < 16; i++)
+        m[i] = (i < 8 ? key[i] : 0) ^ 0x5c5c5c5cu;
+    set_iv(opad);
+    compress(opad, m);
+}
+
+/* Outer HMAC hash: opad state, then the 32-byte inner digest (message
+ * length 64 + 32 bytes). */
+__device__ __forceinline__ void hmac_outer(const uint32_t (&opad)[8], uint32_t (&digest)[8])
+{
+    uint32_t m[16];
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        m[i] = digest[i];
+    m[8] = 0x80000000u;
+#pragma unroll
+    for (int i = 9; i < 15; i++)
+        m[i] = 0;
+    m[15] = (64 + 32) * 8;
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        digest[i] = opad[i];
+    compress(digest, m);
+}
+
+__device__ __forceinline__ uint32_t nonce_of(uint32_t start, uint32_t slot) { return start + slot; }
+
+/* The state buffer: per slot, X as 32 little-endian words in natural order,
+ * then ipad and opad. */
+struct slot_state {
+    uint32_t x[32];
+    uint32_t ipad[8], opad[8];
+};
+static_assert(sizeof(slot_state) == CUDA_SCRYPT_STATE_BYTES, "state layout");
+
+__global__ void __launch_bounds__(128)
+pbkdf2_in(const cuda_scrypt_params p, uint32_t start, uint32_t slots, slot_state *state)
+{
+    const uint32_t slot = blockIdx.x * blockDim.x + threadIdx.x;
+    if (slot >= slots)
+        return;
+    /* Slots past the range's count hash nonces beyond it: their results are
+     * never compared, and romix needs every slot of a warp filled. */
+    const uint32_t nonce_be = bswap32(nonce_of(start, slot));
+    uint32_t ipad[8], opad[8];
+    hmac_pads(p, nonce_be, ipad, opad);
+
+    /* Inner hash over ipad || header || INT(i): the first header block is
+     * shared by the four output blocks. */
+    uint32_t inner[8], m[16];
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        inner[i] = ipad[i];
+#pragma unroll
+    for (int i = 0; i < 16; i++)
+        m[i] = p.header[i];
+    compress(inner, m);
+
+    slot_state *s = &state[slot];
+#pragma unroll 1
+    for (uint32_t i = 1; i <= 4; i++) {
+        uint32_t d[8], b[16];
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            d[k] = inner[k];
+        b[0] = p.header[16];
+        b[1] = p.header[17];
+        b[2] = p.header[18];
+        b[3] = nonce_be;
+        b[4] = i;
+        b[5] = 0x80000000u;
+#pragma unroll
+        for (int k = 6; k < 15; k++)
+            b[k] = 0;
+        b[15] = (64 + 80 + 4) * 8;
+        compress(d, b);
+        hmac_outer(opad, d);
+        /* Salsa works on little-endian words of the derived bytes. */
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            s->x[8 * (i - 1) + k] = bswap32(d[k]);
+    }
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        s->ipad[k] = ipad[k];
+        s->opad[k] = opad[k];
+    }
+}
+
+__global__ void __launch_bounds__(128)
+pbkdf2_out(const cuda_scrypt_params p, uint32_t start, uint32_t count, const slot_state *state,
+           cuda_hits *hits)
+{
+    const uint32_t slot = blockIdx.x * blockDim.x + threadIdx.x;
+    if (slot >= count)
+        return;
+    const slot_state *s = &state[slot];
+    uint32_t d[8], m[16];
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+        d[k] = s->ipad[k];
+#pragma unroll
+    for (int half = 0; half < 2; half++) {
+        const uint4 *x4 = reinterpret_cast<const uint4 *>(s->x + 16 * half);
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            uint4 v = x4[q];
+            m[4 * q + 0] = bswap32(v.x);
+            m[4 * q + 1] = bswap32(v.y);
+            m[4 * q + 2] = bswap32(v.z);
+            m[4 * q + 3] = bswap32(v.w);
+        }
+        compress(d, m);
+    }
+    m[0] = 1; /* INT(1) */
+    m[1] = 0x80000000u;
+#pragma unroll
+    for (int k = 2; k < 15; k++)
+        m[k] = 0;
+    m[15] = (64 + 128 + 4) * 8;
+    compress(d, m);
+    uint32_t opad[8];
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+        opad[k] = s->opad[k];
+    hmac_outer(opad, d);
+
+    /* The PoW hash is the digest read as a little-endian 256-bit integer:
+     * word k of it is byteswap(d[k]); compare from the top word down. */
+    bool hit = true;
+#pragma unroll
+    for (int k = 7; k >= 0; k--) {
+        uint32_t h = bswap32(d[k]);
+        if (h != p.target[k]) {
+            hit = h < p.target[k];
+            break;
+        }
+    }
+    if (hit) {
+        uint32_t i = atomicAdd(&hits->count, 1u);
+        if (i < CUDA_HITS_CAP)
+            hits->nonce[i] = nonce_of(start, slot);
+    }
+}
+
+/* ---- ROMix --------------------------------------------------------------- */
+
+__device__ __forceinline__ uint4 operator^(uint4 a, uint4 b)
+{
+    return make_uint4(a.x ^ b.x, a.y ^ b.y, a.z ^ b.z, a.w ^ b.w);
+}
+
+/* The four threads of a hash: lane groups of 4 inside the warp. Every
+ * shuffle names the whole warp: the warp never diverges inside romix (see
+ * the lookup-gap loop), and a partial mask costs a WARPSYNC per shuffle. */
+#define FULL_WARP 0xffffffffu
+struct quad {
+    int next, prev, across; /* t+1, t-1, t+2 within the group (width 4) */
+};
+
+/* x ^= rotl(a + b, n) */
+__device__ __forceinline__ uint32_t qr(uint32_t x, uint32_t a, uint32_t b, unsigned n)
+{
+    return x ^ rotl(a + b, n);
+}
+
+/* b[h] = Salsa20/8(b[h]) + b[h] for H independent hashes, one diagonal of
+ * each per thread. The H chains interleave: while one waits for a shuffle
+ * or an add, the others issue. */
+template <int H> __device__ __forceinline__ void salsa8(uint4 (&b)[H], const quad &q)
+{
+    uint32_t a[H], x1[H], x2[H], x3[H];
+#pragma unroll
+    for (int h = 0; h < H; h++)
+        a[h] = b[h].x, x1[h] = b[h].y, x2[h] = b[h].z, x3[h] = b[h].w;
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+#pragma unroll
+        for (int half = 0; half < 2; half++) {
+            /* First a column round, (a, x1, x2, x3) being one column; then a
+             * row round of the same shape on one row. */
+#pragma unroll
+            for (int h = 0; h < H; h++) {
+                x1[h] = qr(x1[h], a[h], x3[h], 7);
+                x2[h] = qr(x2[h], x1[h], a[h], 9);
+                x3[h] = qr(x3[h], x2[h], x1[h], 13);
+                a[h] = qr(a[h], x3[h], x2[h], 18);
+            }
+            /* Columns -> rows, and back after the row round: both are b <- d
+             * of t+1, c <- c of t+2, d <- b of t-1. */
+#pragma unroll
+            for (int h = 0; h < H; h++) {
+                uint32_t nb = __shfl_sync(FULL_WARP, x3[h], q.next, 4);
+                uint32_t nc = __shfl_sync(FULL_WARP, x2[h], q.across, 4);
+                uint32_t nd = __shfl_sync(FULL_WARP, x1[h], q.prev, 4);
+                x1[h] = nb, x2[h] = nc, x3[h] = nd;
+            }
+        }
+    }
+#pragma unroll
+    for (int h = 0; h < H; h++)
+        b[h] = make_uint4(b[h].x + a[h], b[h].y + x1[h], b[h].z + x2[h], b[h].w + x3[h]);
+}
+
+/* BlockMix for r = 1 on H hashes. */
+template <int H> __device__ __forceinline__ void block_mix(uint4 (&x0)[H], uint4 (&x1)[H], const quad &q)
+{
+#pragma unroll
+    for (int h = 0; h < H; h++)
+        x0[h] = x0[h] ^ x1[h];
+    salsa8<H>(x0, q);
+#pragma unroll
+    for (int h = 0; h < H; h++)
+        x1[h] = x1[h] ^ x0[h];
+    salsa8<H>(x1, q);
+}
+
+/* One group of four threads runs H hashes (slots group*H .. group*H+H-1). */
+template <unsigned LG, int H>
+__global__ void __launch_bounds__(256)
+romix(slot_state *state, uint4 *pad, uint32_t slots)
+{
+    const uint32_t gid = blockIdx.x * blockDim.x + threadIdx.x;
+    const uint32_t slot0 = (gid >> 2) * H;
+    const int t = threadIdx.x & 3;
+    /* slots is a multiple of the hashes per block, so whole warps exit. */
+    if (slot0 >= slots)
+        return;
+    quad q;
+    q.next = (t + 1) & 3;
+    q.prev = (t + 3) & 3;
+    q.across = t ^ 2;
+
+    uint4 x0[H], x1[H];
+#pragma unroll
+    for (int h = 0; h < H; h++) {
+        const uint32_t *xs = state[slot0 + h].x;
+        x0[h] = make_uint4(xs[(5 * t) & 15], xs[(5 * t + 4) & 15], xs[(5 * t + 8) & 15],
+                           xs[(5 * t + 12) & 15]);
+        x1[h] = make_uint4(xs[16 + ((5 * t) & 15)], xs[16 + ((5 * t + 4) & 15)],
+                           xs[16 + ((5 * t + 8) & 15)], xs[16 + ((5 * t + 12) & 15)]);
+    }
+
+    /* Entry e of hash slot s: pad[(e * slots + s) * 8 + t] (X0 part) and
+     * + 4 (X1 part). */
+    uint4 *mine = pad + (size_t)slot0 * 8 + t;
+    const size_t entry_stride = (size_t)slots * 8;
+
+#pragma unroll 1
+    for (uint32_t i = 0; i < CUDA_SCRYPT_N; i += LG) {
+        uint4 *e = mine + (i / LG) * entry_stride;
+#pragma unroll
+        for (int h = 0; h < H; h++) {
+            e[8 * h] = x0[h];
+            e[8 * h + 4] = x1[h];
+        }
+#pragma unroll
+        for (unsigned k = 0; k < LG; k++)
+            block_mix<H>(x0, x1, q);
+    }
+
+#pragma unroll 1
+    for (uint32_t i = 0; i < CUDA_SCRYPT_N; i++) {
+        uint4 y0[H], y1[H];
+        uint32_t need[H];
+#pragma unroll
+        for (int h = 0; h < H; h++) {
+            /* Integerify: word 16 of X is x[0] of X1, held by thread 0. */
+            const uint32_t j = __shfl_sync(FULL_WARP, x1[h].x, 0, 4) & (CUDA_SCRYPT_N - 1);
+            const uint4 *e = mine + 8 * h + (j / LG) * entry_stride;
+            y0[h] = __ldcg(e); /* no reuse: skip L1 */
+            y1[h] = __ldcg(e + 4);
+            need[h] = j % LG;
+        }
+        if (LG > 1) {
+            /* Recompute entry j from the stored one below it. Every hash runs
+             * LG - 1 steps and keeps those it needs: no divergence, and with
+             * 8 hashes a warp would almost always need the most steps anyway. */
+#pragma unroll
+            for (uint32_t k = 0; k + 1 < LG; k++) {
+                uint4 z0[H], z1[H];
+#pragma unroll
+                for (int h = 0; h < H; h++)
+                    z0[h] = y0[h], z1[h] = y1[h];
+                block_mix<H>(z0, z1, q);
+#pragma unroll
+                for (int h = 0; h < H; h++)
+                    if (k < need[h])
+                        y0[h] = z0[h], y1[h] = z1[h];
+            }
+        }
+#pragma unroll
+        for (int h = 0; h < H; h++) {
+            x0[h] = x0[h] ^ y0[h];
+            x1[h] = x1[h] ^ y1[h];
+        }
+        block_mix<H>(x0, x1, q);
+    }
+
+#pragma unroll
+    for (int h = 0; h < H; h++) {
+        uint32_t *xs = state[slot0 + h].x;
+        xs[(5 * t) & 15] = x0[h].x;
+        xs[(5 * t + 4) & 15] = x0[h].y;
+        xs[(5 * t + 8) & 15] = x0[h].z;
+        xs[(5 * t + 12) & 15] = x0[h].w;
+        xs[16 + ((5 * t) & 15)] = x1[h].x;
+        xs[16 + ((5 * t + 4) & 15)] = x1[h].y;
+        xs[16 + ((5 * t + 8) & 15)] = x1[h].z;
+        xs[16 + ((5 * t + 12) & 15)] = x1[h].w;
+    }
+}
+
+/* The romix instance for a lookup gap and interleave, or NULL. */
+typedef void (*romix_fn)(slot_state *, uint4 *, uint32_t);
+romix_fn romix_for(unsigned lg, unsigned interleave)
+{
+    if (interleave == 2)
+        return lg == 1 ? romix<1, 2> : lg == 2 ? romix<2, 2> : lg == 4 ? romix<4, 2> : NULL;
+    if (interleave == 1)
+        return lg == 1 ? romix<1, 1> : lg == 2 ? romix<2, 1> : lg == 4 ? romix<4, 1> : NULL;
+    return NULL;
+}
+
+} // namespace
+
+extern "C" size_t cuda_scrypt_pad_bytes(unsigned lg)
+{
+    return (size_t)128 * CUDA_SCRYPT_N / (lg ? lg : 1);
+}
+
+extern "C" unsigned cuda_scrypt_resident_slots(unsigned threads_per_block, unsigned lg,
+                                               unsigned interleave)
+{
+    int dev = 0, sms = 0, blocks = 0;
+    romix_fn f = romix_for(lg, interleave);
+    if (f == NULL || cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, (int)threads_per_block, 0) != cudaSuccess)
+        return 0;
+    return (unsigned)blocks * (unsigned)sms * (threads_per_block / 4) * interleave;
+}
+
+extern "C" cudaError_t cuda_scrypt_launch(const cuda_scrypt_params *p, uint32_t start, uint32_t count,
+                                          unsigned slots, unsigned threads_per_block, unsigned lg,
+                                          unsigned interleave, void *state, void *scratch,
+                                          cuda_hits *hits, cudaStream_t stream)
+{
+    slot_state *st = static_cast<slot_state *>(state);
+    uint4 *pad = static_cast<uint4 *>(scratch);
+    romix_fn romix_kernel = romix_for(lg, interleave);
+    /* Only whole blocks of romix: round the slots used up to a block. */
+    const unsigned per_block = threads_per_block / 4 * interleave;
+    const unsigned used = (count + per_block - 1) / per_block * per_block;
+    if (romix_kernel == NULL || used > slots || used == 0)
+        return cudaErrorInvalidValue;
+    pbkdf2_in<<<(used + 127) / 128, 128, 0, stream>>>(*p, start, used, st);
+    /* The scratchpad is laid out for `used` slots (its entry stride). */
+    romix_kernel<<<used / per_block, threads_per_block, 0, stream>>>(st, pad, used);
+    pbkdf2_out<<<(count + 127) / 128, 128, 0, stream>>>(*p, start, count, st, hits);
+    return cudaGetLastError();
+}
