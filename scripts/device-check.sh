@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (see ../shared/DEVICE.md): correctness checks first,
+# then benchmarks of every variant, with a short table last.
+#
+# Stage here:   scripts/device-check.sh --stage [BUILD_DIR]
+#   copies the binaries into .devbin/ and the shared libraries the GPU
+#   machine may lack into .devlibs/ (both ignored by git; carry both).
+# There:        scripts/device-check.sh [SECONDS_PER_BENCHMARK]
+set -u
+cd "$(dirname "$0")/.."
+
+if [ "${1:-}" = "--stage" ]; then
+  build=${2:-build/ci}
+  mkdir -p .devbin .devlibs
+  cp "$build/core/cli/lode" "$build"/tests/test_{backends,dispatch,reference} .devbin/
+  for lib in libhwloc.so.15 libjansson.so.4 libudev.so.1 libcrypto.so.3; do
+    cp -L "$(ldconfig -p | awk -v l="$lib" '$1 == l {print $NF; exit}')" .devlibs/
+  done
+  du -sh .devbin .devlibs
+  exit 0
+fi
+
+secs=${1:-10}
+out=${OUT:-/tmp}
+export LD_LIBRARY_PATH="$PWD/.devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export LODE_VECTORS_DIR="$PWD/tests/vectors"
+lode=.devbin/lode
+table=()
+note() { table+=("$(printf '%-44s %s' "$1" "$2")"); }
+
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm --format=csv,noheader
+grep -m1 'model name' /proc/cpuinfo
+grep -o -w -E 'avx512f|sha_ni|avx2' /proc/cpuinfo | sort | uniq -c
+"$lode" --list-devices
+
+step() { # step NAME COMMAND...: runs it, keeps its log, notes pass/FAIL
+  local name=$1; shift
+  if "$@" >"$out/$name.log" 2>&1; then note "$name" ok; else note "$name" "FAIL (rc $?, see $name.log)"; fi
+  tail -3 "$out/$name.log"
+}
+step selftest "$lode" --selftest
+step test_backends .devbin/test_backends
+step test_dispatch .devbin/test_dispatch
+step test_cli python3 tests/test_cli.py "$lode"
+
+# compute-sanitizer on short real scans through every CUDA kernel.
+h=0100000000000000000000000000000000000000000000000000000000000000000000003ba3edfd7a7b12b27ac72c3e67768f617fc81bc3888a51323a9fb8aa4b1e5e4a29ab5f49ffff001d1dac2b7c
+t=0000ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff
+if command -v compute-sanitizer >/dev/null && "$lode" --list-devices | grep -q '^cuda:0'; then
+  for tool in memcheck racecheck; do
+    for v in $("$lode" --list-devices | awk '/^cuda:0/{f=1} f && $1=="sha256d"{for(i=3;i<=NF;i++) print "sha256d:"$i} f && $1=="scrypt"{for(i=3;i<=NF;i++) print "scrypt:"$i; f=0}'); do
+      a=${v%%:*}; n=$([ "$a" = sha256d ] && echo 1000000 || echo 4096)
+      LODE_CUDA_TUNE=off step "sanitizer-$tool-$a-${v#*:}" compute-sanitizer --tool "$tool" --error-exitcode 9 \
+        "$lode" scan -a "$a" -d cuda:0 --variant "${v#*:}" --header "$h" --target "$t" \
+        --start 2083000000 --count "$n"
+    done
+  done
+fi
+
+bench() { # bench LABEL ARGS...: the benchmark's total rate
+  local label=$1; shift
+  local r
+  r=$("$lode" "$@" --benchmark --time-limit "$secs" -q 2>/dev/null | awk '{print $3}')
+  note "$label" "$(awk -v r="${r:-0}" 'BEGIN{ if (r >= 1e9) printf "%.3f GH/s", r/1e9; else if (r >= 1e6) printf "%.3f MH/s", r/1e6; else printf "%.2f kH/s", r/1e3 }')"
+}
+while read -r dev algo variants; do
+  for v in $variants; do
+    if [ "${dev%%:*}" = cpu ]; then
+      bench "$dev $algo $v 1 thread" -a "$algo" -d "$dev" --variant "$v" -t 1
+    else # a first short run tunes the launches and caches the result
+      "$lode" -a "$algo" -d "$dev" --variant "$v" --benchmark --time-limit 2 -q >/dev/null 2>&1
+      bench "$dev $algo $v" -a "$algo" -d "$dev" --variant "$v"
+    fi
+  done
+done < <("$lode" --list-devices | awk '/^[a-z]+:[0-9]/{d=$1} $2=="variants:"{v=""; for(i=3;i<=NF;i++) v=v" "$i; print d, $1, v}')
+for algo in sha256d scrypt; do
+  bench "cpu:0 $algo best, all cores" -a "$algo" -d cpu:0
+done
+
+echo
+printf '%s\n' "${table[@]}"
