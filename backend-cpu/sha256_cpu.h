@@ -19,6 +19,8 @@ void cpu_sha256_compress_shani(uint32_t state[8], const uint8_t block[64]); /* n
 cpu_sha256_compress_fn cpu_sha256_compress_best(uint32_t features);
 
 extern const uint32_t cpu_sha256_iv[8];
+/* The 64 round constants, 64-byte aligned for vector loads. */
+extern const uint32_t cpu_sha256_k[64];
 
 /* Everything a SHA-256d scan needs that does not depend on the nonce. */
 typedef struct cpu_sha256d_job {

@@ -5,6 +5,7 @@
  * sha256d_avx512.c): same precomputation, same job->pre layout, same early
  * exit. */
 #include "backend-cpu/sha256_cpu.h"
+#include "backend-cpu/sha256d_lanes.h"
 
 #include <string.h>
 
@@ -14,7 +15,7 @@ const uint32_t cpu_sha256_iv[8] = {
     0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
 };
 
-static const uint32_t round_constants[64] = {
+_Alignas(64) const uint32_t cpu_sha256_k[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
     0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
     0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
@@ -95,7 +96,7 @@ void cpu_sha256_compress_portable(uint32_t state[8], const uint8_t block[64])
 
     sha256_vars v = vars_from_state(state);
     for (unsigned t = 0; t < 64; t++)
-        sha256_round(&v, round_constants[t] + w[t]);
+        sha256_round(&v, cpu_sha256_k[t] + w[t]);
 
     state[0] += v.a;
     state[1] += v.b;
@@ -157,48 +158,18 @@ void cpu_sha256d_digest(const cpu_sha256d_job *job, uint32_t nonce, uint8_t dige
  * stops after round 60 (0-based); the a-side of rounds 57..60 is dead code
  * the compiler drops. Its constant schedule terms are precomputed too.
  *
- * job->pre layout, shared in meaning (not in code) with the SIMD lane paths: */
-enum {
-    PRE_A3, /* a, b, c, e, f, g after rounds 0..2 */
-    PRE_B3,
-    PRE_C3,
-    PRE_E3,
-    PRE_F3,
-    PRE_G3,
-    PRE_A4_LESS_W3, /* a after round 3, minus W3 */
-    PRE_E4_LESS_W3, /* e after round 3, minus W3 */
-    PRE_W16,
-    PRE_W17,
-    PRE_W18_LESS_NONCE, /* W18 - sigma0(W3) */
-    PRE_W19_LESS_NONCE, /* W19 - W3 */
-    PRE_W30_PART,       /* sigma0(W15) */
-    PRE_W31_PART,       /* sigma0(W16) + W15 */
-    PRE_W32_PART,       /* sigma0(W17) + W16 */
-    PRE_OUTER_A1_LESS_W0, /* outer hash: a after round 0, minus W0 */
-    PRE_OUTER_E1_LESS_W0, /* outer hash: e after round 0, minus W0 */
-    PRE_OUTER_W17_PART,   /* sigma1(W15) */
-    PRE_OUTER_W23_PART,   /* sigma0(W8) */
-    PRE_OUTER_W30_PART,   /* sigma0(W15) */
-    PRE_WORDS
-};
-_Static_assert(PRE_WORDS <= sizeof(((cpu_sha256d_job *)0)->pre) / sizeof(uint32_t),
-               "job->pre is too small");
+ * job->pre layout: sha256d_lanes.h, shared with the AVX2 and AVX-512 paths. */
 
-/* Padding of the header's second block (W4..W15) and of the outer hash's
- * block (W8..W15). */
-#define HEADER_PAD_W4 0x80000000u
-#define HEADER_PAD_W15 640u
-#define OUTER_PAD_W8 0x80000000u
-#define OUTER_PAD_W15 256u
 
-static void portable_prepare(cpu_sha256d_job *job)
+
+void cpu_sha256d_prepare_lanes(cpu_sha256d_job *job)
 {
     uint32_t *pre = job->pre;
     const uint32_t *w = job->tail;
 
     sha256_vars v = vars_from_state(job->midstate);
     for (unsigned t = 0; t < 3; t++)
-        sha256_round(&v, round_constants[t] + w[t]);
+        sha256_round(&v, cpu_sha256_k[t] + w[t]);
     pre[PRE_A3] = v.a;
     pre[PRE_B3] = v.b;
     pre[PRE_C3] = v.c;
@@ -206,7 +177,7 @@ static void portable_prepare(cpu_sha256d_job *job)
     pre[PRE_F3] = v.f;
     pre[PRE_G3] = v.g;
     /* Round 3 with W3 = 0. */
-    sha256_round(&v, round_constants[3]);
+    sha256_round(&v, cpu_sha256_k[3]);
     pre[PRE_A4_LESS_W3] = v.a;
     pre[PRE_E4_LESS_W3] = v.e;
 
@@ -221,7 +192,7 @@ static void portable_prepare(cpu_sha256d_job *job)
     pre[PRE_W32_PART] = small_sigma0(w17) + w16;
 
     v = vars_from_state(cpu_sha256_iv);
-    sha256_round(&v, round_constants[0]);
+    sha256_round(&v, cpu_sha256_k[0]);
     pre[PRE_OUTER_A1_LESS_W0] = v.a;
     pre[PRE_OUTER_E1_LESS_W0] = v.e;
     pre[PRE_OUTER_W17_PART] = small_sigma1(OUTER_PAD_W15);
@@ -261,12 +232,12 @@ static inline void first_hash(const uint32_t pre[], const uint32_t midstate[8], 
         .g = pre[PRE_F3],
         .h = pre[PRE_G3],
     };
-    sha256_round(&v, round_constants[4] + HEADER_PAD_W4);
+    sha256_round(&v, cpu_sha256_k[4] + HEADER_PAD_W4);
     for (unsigned t = 5; t < 15; t++)
-        sha256_round(&v, round_constants[t]);
-    sha256_round(&v, round_constants[15] + HEADER_PAD_W15);
+        sha256_round(&v, cpu_sha256_k[t]);
+    sha256_round(&v, cpu_sha256_k[15] + HEADER_PAD_W15);
     for (unsigned t = 16; t < 64; t++)
-        sha256_round(&v, round_constants[t] + w[t]);
+        sha256_round(&v, cpu_sha256_k[t] + w[t]);
 
     digest[0] = midstate[0] + v.a;
     digest[1] = midstate[1] + v.b;
@@ -311,13 +282,13 @@ static inline uint32_t outer_hash_h7(const uint32_t pre[], const uint32_t digest
         .h = iv[6],
     };
     for (unsigned t = 1; t < 8; t++)
-        sha256_round(&v, round_constants[t] + w[t]);
-    sha256_round(&v, round_constants[8] + OUTER_PAD_W8);
+        sha256_round(&v, cpu_sha256_k[t] + w[t]);
+    sha256_round(&v, cpu_sha256_k[8] + OUTER_PAD_W8);
     for (unsigned t = 9; t < 15; t++)
-        sha256_round(&v, round_constants[t]);
-    sha256_round(&v, round_constants[15] + OUTER_PAD_W15);
+        sha256_round(&v, cpu_sha256_k[t]);
+    sha256_round(&v, cpu_sha256_k[15] + OUTER_PAD_W15);
     for (unsigned t = 16; t < 61; t++)
-        sha256_round(&v, round_constants[t] + w[t]);
+        sha256_round(&v, cpu_sha256_k[t] + w[t]);
     /* e after 61 rounds becomes h after 64. */
     return cpu_sha256_iv[7] + v.e;
 }
@@ -333,6 +304,6 @@ const cpu_sha256d_path cpu_sha256d_portable = {
     .name = "portable",
     .features = 0,
     .lanes = 1,
-    .prepare = portable_prepare,
+    .prepare = cpu_sha256d_prepare_lanes,
     .candidates = portable_candidates,
 };

@@ -11,24 +11,14 @@
 #include <immintrin.h>
 
 #include "backend-cpu/cpu_features.h"
+#include "backend-cpu/sha256d_lanes.h"
 
 #define LANES 8
 
 typedef __m256i vec; /* one 32-bit word in each lane */
 
-static const uint32_t round_constants[64] = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
-};
 
 static inline vec broadcast(uint32_t x) { return _mm256_set1_epi32((int)x); }
-static inline uint32_t lane0(vec x) { return (uint32_t)_mm256_cvtsi256_si32(x); }
 static inline vec add(vec x, vec y) { return _mm256_add_epi32(x, y); }
 static inline vec xor3(vec x, vec y, vec z) { return _mm256_xor_si256(_mm256_xor_si256(x, y), z); }
 /* A macro so that the counts stay immediates without optimisation. */
@@ -73,7 +63,7 @@ static inline uint32_t lanes_at_most(vec x, vec limit)
  * GCC 12 build it from an immediate with two more vector instructions. */
 static inline vec round_constant(unsigned t)
 {
-    return _mm256_broadcastd_epi32(_mm_loadu_si32(&round_constants[t]));
+    return _mm256_broadcastd_epi32(_mm_loadu_si32(&cpu_sha256_k[t]));
 }
 
 static inline vec schedule_word(const vec w[], unsigned t)
@@ -99,84 +89,6 @@ static inline void sha256_round(lane_vars *v, vec kw)
     v->c = v->b;
     v->b = v->a;
     v->a = add(t1, t2);
-}
-
-static inline lane_vars broadcast_state(const uint32_t s[8])
-{
-    return (lane_vars){broadcast(s[0]), broadcast(s[1]), broadcast(s[2]), broadcast(s[3]),
-                       broadcast(s[4]), broadcast(s[5]), broadcast(s[6]), broadcast(s[7])};
-}
-
-/* job->pre layout, as in sha256_portable.c. */
-enum {
-    PRE_A3, /* a, b, c, e, f, g after rounds 0..2 */
-    PRE_B3,
-    PRE_C3,
-    PRE_E3,
-    PRE_F3,
-    PRE_G3,
-    PRE_A4_LESS_W3, /* a after round 3, minus W3 */
-    PRE_E4_LESS_W3, /* e after round 3, minus W3 */
-    PRE_W16,
-    PRE_W17,
-    PRE_W18_LESS_NONCE, /* W18 - sigma0(W3) */
-    PRE_W19_LESS_NONCE, /* W19 - W3 */
-    PRE_W30_PART,       /* sigma0(W15) */
-    PRE_W31_PART,       /* sigma0(W16) + W15 */
-    PRE_W32_PART,       /* sigma0(W17) + W16 */
-    PRE_OUTER_A1_LESS_W0, /* outer hash: a after round 0, minus W0 */
-    PRE_OUTER_E1_LESS_W0, /* outer hash: e after round 0, minus W0 */
-    PRE_OUTER_W17_PART,   /* sigma1(W15) */
-    PRE_OUTER_W23_PART,   /* sigma0(W8) */
-    PRE_OUTER_W30_PART,   /* sigma0(W15) */
-    PRE_WORDS
-};
-_Static_assert(PRE_WORDS <= sizeof(((cpu_sha256d_job *)0)->pre) / sizeof(uint32_t),
-               "job->pre is too small");
-
-#define HEADER_PAD_W4 0x80000000u
-#define HEADER_PAD_W15 640u
-#define OUTER_PAD_W8 0x80000000u
-#define OUTER_PAD_W15 256u
-
-/* Runs in every lane on broadcast inputs and keeps lane 0. */
-static void avx2_prepare(cpu_sha256d_job *job)
-{
-    uint32_t *pre = job->pre;
-    const uint32_t *w = job->tail;
-
-    lane_vars v = broadcast_state(job->midstate);
-    for (unsigned t = 0; t < 3; t++)
-        sha256_round(&v, broadcast(round_constants[t] + w[t]));
-    pre[PRE_A3] = lane0(v.a);
-    pre[PRE_B3] = lane0(v.b);
-    pre[PRE_C3] = lane0(v.c);
-    pre[PRE_E3] = lane0(v.e);
-    pre[PRE_F3] = lane0(v.f);
-    pre[PRE_G3] = lane0(v.g);
-    /* Round 3 with W3 = 0. */
-    sha256_round(&v, broadcast(round_constants[3]));
-    pre[PRE_A4_LESS_W3] = lane0(v.a);
-    pre[PRE_E4_LESS_W3] = lane0(v.e);
-
-    vec w16 = add(small_sigma0(broadcast(w[1])), broadcast(w[0]));
-    vec w17 = add(add(small_sigma1(broadcast(HEADER_PAD_W15)), small_sigma0(broadcast(w[2]))),
-                  broadcast(w[1]));
-    pre[PRE_W16] = lane0(w16);
-    pre[PRE_W17] = lane0(w17);
-    pre[PRE_W18_LESS_NONCE] = lane0(add(small_sigma1(w16), broadcast(w[2])));
-    pre[PRE_W19_LESS_NONCE] = lane0(add(small_sigma1(w17), small_sigma0(broadcast(HEADER_PAD_W4))));
-    pre[PRE_W30_PART] = lane0(small_sigma0(broadcast(HEADER_PAD_W15)));
-    pre[PRE_W31_PART] = lane0(add(small_sigma0(w16), broadcast(HEADER_PAD_W15)));
-    pre[PRE_W32_PART] = lane0(add(small_sigma0(w17), w16));
-
-    v = broadcast_state(cpu_sha256_iv);
-    sha256_round(&v, broadcast(round_constants[0]));
-    pre[PRE_OUTER_A1_LESS_W0] = lane0(v.a);
-    pre[PRE_OUTER_E1_LESS_W0] = lane0(v.e);
-    pre[PRE_OUTER_W17_PART] = lane0(small_sigma1(broadcast(OUTER_PAD_W15)));
-    pre[PRE_OUTER_W23_PART] = lane0(small_sigma0(broadcast(OUTER_PAD_W8)));
-    pre[PRE_OUTER_W30_PART] = lane0(small_sigma0(broadcast(OUTER_PAD_W15)));
 }
 
 /* The first hash from round 4 on; digest receives its 8 output words. */
@@ -213,11 +125,11 @@ static inline void first_hash(const uint32_t pre[], const uint32_t midstate[8], 
         .g = broadcast(pre[PRE_F3]),
         .h = broadcast(pre[PRE_G3]),
     };
-    sha256_round(&v, broadcast(round_constants[4] + HEADER_PAD_W4));
+    sha256_round(&v, broadcast(cpu_sha256_k[4] + HEADER_PAD_W4));
 #pragma GCC unroll 10
     for (unsigned t = 5; t < 15; t++)
         sha256_round(&v, round_constant(t));
-    sha256_round(&v, broadcast(round_constants[15] + HEADER_PAD_W15));
+    sha256_round(&v, broadcast(cpu_sha256_k[15] + HEADER_PAD_W15));
 #pragma GCC unroll 48
     for (unsigned t = 16; t < 64; t++)
         sha256_round(&v, add(round_constant(t), w[t]));
@@ -272,11 +184,11 @@ static inline vec outer_hash_h7(const uint32_t pre[], const vec digest[8])
 #pragma GCC unroll 7
     for (unsigned t = 1; t < 8; t++)
         sha256_round(&v, add(round_constant(t), w[t]));
-    sha256_round(&v, broadcast(round_constants[8] + OUTER_PAD_W8));
+    sha256_round(&v, broadcast(cpu_sha256_k[8] + OUTER_PAD_W8));
 #pragma GCC unroll 6
     for (unsigned t = 9; t < 15; t++)
         sha256_round(&v, round_constant(t));
-    sha256_round(&v, broadcast(round_constants[15] + OUTER_PAD_W15));
+    sha256_round(&v, broadcast(cpu_sha256_k[15] + OUTER_PAD_W15));
 #pragma GCC unroll 45
     for (unsigned t = 16; t < 61; t++)
         sha256_round(&v, add(round_constant(t), w[t]));
@@ -297,7 +209,7 @@ const cpu_sha256d_path cpu_sha256d_avx2 = {
     .name = "avx2",
     .features = CPU_FEATURE_AVX2,
     .lanes = LANES,
-    .prepare = avx2_prepare,
+    .prepare = cpu_sha256d_prepare_lanes,
     .candidates = avx2_candidates,
 };
 
