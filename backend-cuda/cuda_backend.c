@@ -39,17 +39,22 @@
 #define SCRYPT_MAX_WAVES 2u
 #define SCRYPT_MEM_SHARE 0.85
 /* Hash slots come in multiples of this (hashes per block for every shape
- * the tuner tries: 256 threads / 4 x 2 interleaved). */
-#define SCRYPT_SLOT_QUANTUM 128u
+ * the tuner tries: at most 256 threads of one hash each). */
+#define SCRYPT_SLOT_QUANTUM 256u
 
 typedef struct variant_desc {
     const char *name;
     unsigned value; /* sha256d: additions on the FMA pipe; scrypt: lookup gap */
+    unsigned kind;  /* scrypt: romix build (CUDA_SCRYPT_* of cuda_kernels.h) */
 } variant_desc;
 
 /* Best first (the order of variants()). */
-static const variant_desc sha256d_variants[] = {{"imad", 1}, {"iadd3", 0}};
-static const variant_desc scrypt_variants[] = {{"lg1", 1}, {"lg2", 2}, {"lg4", 4}};
+static const variant_desc sha256d_variants[] = {{"imad", 1, 0}, {"iadd3", 0, 0}};
+static const variant_desc scrypt_variants[] = {
+    {"lg1", 1, 0},     {"lg1m", 1, 1},  {"lg1w", 1, 2}, {"lg1ww", 1, 3},
+    {"t1m", 1, 1 | CUDA_SCRYPT_ONE_THREAD}, {"t1w", 1, 2 | CUDA_SCRYPT_ONE_THREAD},
+    {"t1", 1, 0 | CUDA_SCRYPT_ONE_THREAD},
+    {"lg2m", 2, 1},    {"lg2", 2, 0},   {"lg4", 4, 0}};
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -202,7 +207,7 @@ static cuda_tune_key tune_key(const lode_device *d)
 static unsigned scrypt_batch(const lode_device *d)
 {
     unsigned resident = cuda_scrypt_resident_slots(d->tune.threads_per_block, d->variant->value,
-                                                   d->tune.nonces_per_thread);
+                                                   d->tune.nonces_per_thread, d->variant->kind);
     uint64_t want = (uint64_t)resident * (d->tune.waves ? d->tune.waves : 1);
     if (want == 0 || want > d->scrypt_slots)
         want = d->scrypt_slots;
@@ -383,7 +388,7 @@ static int alloc_scrypt(lode_device *d)
     unsigned resident = 0;
     for (unsigned tpb = 64; tpb <= 256; tpb *= 2)
         for (unsigned il = 1; il <= 2; il++) {
-            unsigned r = cuda_scrypt_resident_slots(tpb, lg, il);
+            unsigned r = cuda_scrypt_resident_slots(tpb, lg, il, d->variant->kind);
             resident = r > resident ? r : resident;
         }
     size_t free_bytes = 0, total = 0;
@@ -540,7 +545,7 @@ static int enqueue(lode_device *d, int slot, uint64_t start, uint64_t count)
             uint64_t n = count - off < batch ? count - off : batch;
             TRY(d, cuda_scrypt_launch(&d->scrypt, (uint32_t)(start + off), (uint32_t)n,
                                       (unsigned)batch, d->tune.threads_per_block, d->variant->value,
-                                      d->tune.nonces_per_thread, d->scrypt_state, d->scrypt_pad, d->hits_dev[slot], d->stream));
+                                      d->tune.nonces_per_thread, d->variant->kind, d->scrypt_state, d->scrypt_pad, d->hits_dev[slot], d->stream));
         }
     }
     TRY(d, cudaMemcpyAsync(d->hits_host[slot], d->hits_dev[slot], sizeof(cuda_hits),

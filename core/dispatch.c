@@ -29,6 +29,20 @@ typedef struct worker {
     atomic_uint_fast64_t on_job; /* sequence number of the job installed on the device */
 } worker;
 
+/* Hits of one scan waiting for their CPU re-check. */
+typedef struct verify_item {
+    struct verify_item *next;
+    size_t device;
+    lode_work work;
+    lode_range scanned; /* the part of the range the scan completed */
+    lode_hits hits;
+} verify_item;
+
+/* Re-checks run on a thread of their own so that a GPU worker is back
+ * launching while the CPU verifies; past this backlog a worker verifies its
+ * hits itself, which bounds the memory held by waiting hits. */
+#define VERIFY_BACKLOG 64
+
 struct lode_miner {
     lode_miner_config config;
     lode_device_ref *devices;
@@ -49,6 +63,12 @@ struct lode_miner {
     uint64_t unscanned; /* indices of the job not yet reported scanned */
     index_span *returned; /* spans given back by aborted or failed scans */
     size_t returned_count, returned_capacity;
+
+    pthread_t verifier;
+    bool verifier_started, verifier_stopping;
+    pthread_cond_t verify_ready;
+    verify_item *verify_head, *verify_tail;
+    size_t verify_pending; /* queued or being checked */
 };
 
 static double now_seconds(void)
@@ -132,27 +152,81 @@ static int by_hit(const void *a, const void *b)
 /* Re-checks each hit with the reference before anyone sees it. A hit
  * outside the scanned part, reported twice, or rejected by the reference is
  * a hardware error of the device. */
-static void confirm_hits(lode_miner *m, worker *w, const lode_work *work, const lode_range *r,
-                         uint64_t done, lode_hits *hits)
+static void confirm_hits(lode_miner *m, size_t device, const lode_work *work,
+                         const lode_range *scanned, lode_hits *hits)
 {
     const lode_algo_info *algo = lode_algo_get(work->algo);
-    device_counters *c = &m->counters[w->device];
+    device_counters *c = &m->counters[device];
     if (hits->count > 1)
         qsort(hits->items, hits->count, sizeof *hits->items, by_hit);
     for (size_t i = 0; i < hits->count; i++) {
-        lode_found f = {.job_seq = work->seq, .device = w->device, .hit = hits->items[i]};
-        bool in_range = f.hit.index >= r->start && f.hit.index - r->start < done;
+        lode_found f = {.job_seq = work->seq, .device = device, .hit = hits->items[i]};
+        bool in_range = f.hit.index >= scanned->start && f.hit.index - scanned->start < scanned->count;
         bool repeated = i > 0 && by_hit(&hits->items[i - 1], &hits->items[i]) == 0;
         if (!in_range || repeated || !algo->check_hit(work, &f.hit, f.hash)) {
             atomic_fetch_add(&c->hw_errors, 1);
             lode_log(LODE_LOG_WARN, "%s: hardware error: index %llu fails the CPU re-check",
-                     m->devices[w->device].id, (unsigned long long)f.hit.index);
+                     m->devices[device].id, (unsigned long long)f.hit.index);
             continue;
         }
         atomic_fetch_add(&c->hits, 1);
         if (m->config.callbacks.found)
             m->config.callbacks.found(m->config.callbacks.user, &f);
     }
+}
+
+/* Hands a scan's hits to the verifier thread (taking them over from *hits).
+ * Returns false if the backlog is full: the caller then checks them. */
+static bool verify_later(lode_miner *m, size_t device, const lode_work *work,
+                         const lode_range *scanned, lode_hits *hits)
+{
+    verify_item *item = malloc(sizeof *item);
+    if (item == NULL)
+        return false;
+    pthread_mutex_lock(&m->lock);
+    if (!m->verifier_started || m->verify_pending >= VERIFY_BACKLOG) {
+        pthread_mutex_unlock(&m->lock);
+        free(item);
+        return false;
+    }
+    *item = (verify_item){.device = device, .work = *work, .scanned = *scanned, .hits = *hits};
+    *hits = (lode_hits){0};
+    if (m->verify_tail)
+        m->verify_tail->next = item;
+    else
+        m->verify_head = item;
+    m->verify_tail = item;
+    m->verify_pending++;
+    pthread_cond_signal(&m->verify_ready);
+    pthread_mutex_unlock(&m->lock);
+    return true;
+}
+
+/* Checks queued hits until told to stop and the queue is empty: no hit a
+ * device found is dropped on the way out. */
+static void *verifier_main(void *arg)
+{
+    lode_miner *m = arg;
+    pthread_mutex_lock(&m->lock);
+    for (;;) {
+        while (m->verify_head == NULL && !m->verifier_stopping)
+            pthread_cond_wait(&m->verify_ready, &m->lock);
+        verify_item *item = m->verify_head;
+        if (item == NULL)
+            break;
+        m->verify_head = item->next;
+        if (m->verify_head == NULL)
+            m->verify_tail = NULL;
+        pthread_mutex_unlock(&m->lock);
+        confirm_hits(m, item->device, &item->work, &item->scanned, &item->hits);
+        lode_hits_free(&item->hits);
+        free(item);
+        pthread_mutex_lock(&m->lock);
+        m->verify_pending--;
+        pthread_cond_broadcast(&m->state_changed);
+    }
+    pthread_mutex_unlock(&m->lock);
+    return NULL;
 }
 
 static void *worker_main(void *arg)
@@ -227,8 +301,9 @@ static void *worker_main(void *arg)
             } else if (done == r.count && chunk < (UINT64_C(1) << 40)) {
                 chunk *= 4;
             }
-            if (rc == LODE_OK || done > 0)
-                confirm_hits(m, w, &work, &r, done, &hits);
+            lode_range scanned = {.start = r.start, .count = done};
+            if (hits.count > 0 && !verify_later(m, w->device, &work, &scanned, &hits))
+                confirm_hits(m, w->device, &work, &scanned, &hits);
             atomic_fetch_add(&c->hashes, done);
         }
 
@@ -313,6 +388,9 @@ lode_miner *lode_miner_start(const lode_miner_config *config, char *err, size_t 
         for (unsigned s = 0; s < n; s++, k++)
             m->workers[k] = (worker){.miner = m, .device = d, .slot = s};
     }
+    pthread_cond_init(&m->verify_ready, NULL);
+    /* Without the verifier thread, workers check their own hits. */
+    m->verifier_started = pthread_create(&m->verifier, NULL, verifier_main, m) == 0;
     pthread_mutex_lock(&m->lock);
     for (k = 0; k < m->worker_count; k++) {
         if (pthread_create(&m->workers[k].thread, NULL, worker_main, &m->workers[k]) != 0) {
@@ -373,7 +451,7 @@ int lode_miner_wait_job(lode_miner *m, uint64_t seq, int timeout_ms)
     pthread_mutex_lock(&m->lock);
     int result;
     for (;;) {
-        if (m->job.seq == seq && m->unscanned == 0) {
+        if (m->job.seq == seq && m->unscanned == 0 && m->verify_pending == 0) {
             result = 1;
             break;
         }
@@ -435,6 +513,14 @@ void lode_miner_free(lode_miner *m)
     lode_miner_request_stop(m);
     for (size_t k = 0; k < m->worker_count; k++)
         pthread_join(m->workers[k].thread, NULL);
+    if (m->verifier_started) {
+        pthread_mutex_lock(&m->lock);
+        m->verifier_stopping = true;
+        pthread_cond_signal(&m->verify_ready);
+        pthread_mutex_unlock(&m->lock);
+        pthread_join(m->verifier, NULL);
+    }
+    pthread_cond_destroy(&m->verify_ready);
     pthread_cond_destroy(&m->work_ready);
     pthread_cond_destroy(&m->state_changed);
     pthread_mutex_destroy(&m->lock);

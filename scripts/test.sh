@@ -8,3 +8,7 @@ cmake --workflow --preset ci
 cmake --preset sanitize >/dev/null
 cmake --build --preset sanitize
 ctest --preset sanitize
+# And under ThreadSanitizer (CPU backend), for the dispatcher's threads.
+cmake --preset tsan >/dev/null
+cmake --build --preset tsan
+ctest --preset tsan

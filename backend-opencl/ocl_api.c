@@ -1,0 +1,89 @@
+/* Run-time loading of the OpenCL ICD loader (ocl_api.h). */
+#include "backend-opencl/ocl_api.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+ocl_api ocl;
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static char load_why[256];
+static int load_rc = -1;
+
+static void load_run(void)
+{
+    /* The SONAME, not libOpenCL.so: that link exists only with the -dev
+     * package. RTLD_LOCAL keeps the loader's symbols out of the program. */
+    void *lib = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (lib == NULL) {
+        const char *e = dlerror();
+        snprintf(load_why, sizeof load_why,
+                 "cannot load libOpenCL.so.1 (%s): install an OpenCL ICD loader "
+                 "(Debian: ocl-icd-libopencl1) and a driver", e ? e : "unknown error");
+        return;
+    }
+    /* dlsym returns void *; converting it through a union keeps ISO C quiet
+     * about object-to-function pointer casts. */
+#define OCL_LOAD(ret, name, args)                                                                  \
+    {                                                                                              \
+        union { void *obj; ret(CL_API_CALL *fn) args; } u_ = {.obj = dlsym(lib, #name)};          \
+        if (u_.obj == NULL) {                                                                      \
+            snprintf(load_why, sizeof load_why, "libOpenCL.so.1 lacks %s (an OpenCL 1.2 loader " \
+                     "is needed)", #name);                                                         \
+            dlclose(lib);                                                                          \
+            return;                                                                                \
+        }                                                                                          \
+        ocl.name = u_.fn;                                                                          \
+    }
+    OCL_FUNCTIONS(OCL_LOAD)
+#undef OCL_LOAD
+    load_rc = 0; /* the library stays loaded for the life of the process */
+}
+
+int ocl_api_load(char *why, size_t why_len)
+{
+    pthread_once(&load_once, load_run);
+    if (load_rc != 0 && why != NULL)
+        snprintf(why, why_len, "%s", load_why);
+    return load_rc;
+}
+
+const char *ocl_error_name(cl_int err, char buf[32])
+{
+    switch (err) {
+#define NAME(code) case code: return #code;
+    NAME(CL_SUCCESS)
+    NAME(CL_DEVICE_NOT_FOUND)
+    NAME(CL_DEVICE_NOT_AVAILABLE)
+    NAME(CL_COMPILER_NOT_AVAILABLE)
+    NAME(CL_MEM_OBJECT_ALLOCATION_FAILURE)
+    NAME(CL_OUT_OF_RESOURCES)
+    NAME(CL_OUT_OF_HOST_MEMORY)
+    NAME(CL_BUILD_PROGRAM_FAILURE)
+    NAME(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+    NAME(CL_INVALID_VALUE)
+    NAME(CL_INVALID_DEVICE)
+    NAME(CL_INVALID_BINARY)
+    NAME(CL_INVALID_BUILD_OPTIONS)
+    NAME(CL_INVALID_PROGRAM_EXECUTABLE)
+    NAME(CL_INVALID_KERNEL_NAME)
+    NAME(CL_INVALID_KERNEL_ARGS)
+    NAME(CL_INVALID_ARG_SIZE)
+    NAME(CL_INVALID_WORK_GROUP_SIZE)
+    NAME(CL_INVALID_WORK_ITEM_SIZE)
+    NAME(CL_INVALID_GLOBAL_WORK_SIZE)
+    NAME(CL_INVALID_BUFFER_SIZE)
+    NAME(CL_INVALID_COMMAND_QUEUE)
+    NAME(CL_INVALID_CONTEXT)
+    NAME(CL_INVALID_MEM_OBJECT)
+    NAME(CL_INVALID_OPERATION)
+    NAME(CL_INVALID_EVENT)
+#undef NAME
+    case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
+    default:
+        snprintf(buf, 32, "error %d", (int)err);
+        return buf;
+    }
+}
