@@ -50,11 +50,12 @@ typedef struct variant_desc {
 
 /* Best first (the order of variants()). */
 static const variant_desc sha256d_variants[] = {{"imad", 1, 0}, {"iadd3", 0, 0}};
+#define GRP CUDA_SCRYPT_GROUPED
+#define T1 CUDA_SCRYPT_ONE_THREAD
 static const variant_desc scrypt_variants[] = {
-    {"lg1", 1, 0},     {"lg1m", 1, 1},  {"lg1w", 1, 2}, {"lg1ww", 1, 3},
-    {"t1m", 1, 1 | CUDA_SCRYPT_ONE_THREAD}, {"t1w", 1, 2 | CUDA_SCRYPT_ONE_THREAD},
-    {"t1", 1, 0 | CUDA_SCRYPT_ONE_THREAD},
-    {"lg2m", 2, 1},    {"lg2", 2, 0},   {"lg4", 4, 0}};
+    {"lg1", 1, 0},          {"lg1g", 1, GRP},        {"lg1wg", 1, 2 | GRP}, {"lg1wwg", 1, 3 | GRP},
+    {"t1g", 1, T1 | GRP},   {"t1wg", 1, 2 | T1 | GRP}, {"t1", 1, T1},      {"lg2g", 2, GRP},
+    {"lg2", 2, 0},          {"lg4", 4, 0}};
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -268,6 +269,10 @@ static double time_launch(lode_device *d, uint64_t count, int *rc)
 static int cuda_tune(lode_device *d, double target_ms)
 {
     (void)target_ms; /* launches aim at LAUNCH_MS; the dispatcher sizes scans */
+    /* Cached or given by the user: nothing to measure (LODE_CUDA_TUNE=retune
+     * forces a new measurement). */
+    if (d->tuned || d->mode == CUDA_TUNE_OFF)
+        return LODE_OK;
     static const unsigned sha_tpb[] = {128, 256, 512}, sha_npt[] = {8, 32, 128};
     static const unsigned scr_tpb[] = {64, 128, 256}, scr_il[] = {1, 2}, scr_waves[] = {1, 2};
     const cuda_tune_params saved = d->tune;
@@ -634,10 +639,6 @@ static int cuda_scan(lode_device *d, const lode_range *r, lode_hits *hits, uint6
 
 static uint64_t cuda_preferred_chunk(lode_device *d, double target_ms)
 {
-    /* The dispatcher asks once per worker, after the self-test: the moment
-     * to tune when nothing was cached. */
-    if (!d->tuned && (d->mode == CUDA_TUNE_AUTO || d->mode == CUDA_TUNE_RETUNE))
-        cuda_tune(d, target_ms);
     double rate = d->tune.rate > 0 ? d->tune.rate
                                    : (double)d->launch_count * 1000.0 / LAUNCH_MS;
     double n = rate * target_ms / 1000.0;

@@ -71,7 +71,9 @@ typedef struct lode_backend_ops {
     /* Indices a scan should cover to run about target_ms; the dispatcher
      * starts its chunk sizing there. Fallback: measured from the first scans. */
     uint64_t (*preferred_chunk)(lode_device *dev, double target_ms);
-    /* Tunes launch parameters towards target_ms per scan. Fallback: none. */
+    /* Called once per handle after its self-test: tune launch parameters
+     * towards target_ms per scan, or load a cached tuning. A failure is
+     * logged and the defaults stay. Fallback: no tuning. */
     int (*tune)(lode_device *dev, double target_ms);
 } lode_backend_ops;
 

@@ -252,6 +252,10 @@ static void *worker_main(void *arg)
         return NULL;
     }
     settle(m, w->device, true);
+    rc = lode_handle_tune(&h, m->config.chunk_ms);
+    if (rc != LODE_OK)
+        lode_log(LODE_LOG_WARN, "%s: tuning failed (%s): default launch sizes", ref->id,
+                 lode_status_str(rc));
 
     double chunk_s = m->config.chunk_ms / 1000.0;
     uint64_t chunk = lode_handle_preferred_chunk(&h, m->config.chunk_ms);

@@ -202,6 +202,13 @@ int lode_handle_scan(lode_handle *h, const lode_range *range, lode_hits *hits, u
     return h->ref->backend->scan(h->dev, range, hits, done, abort);
 }
 
+int lode_handle_tune(lode_handle *h, double target_ms)
+{
+    if (h->ref->backend->tune == NULL)
+        return LODE_OK;
+    return h->ref->backend->tune(h->dev, target_ms);
+}
+
 uint64_t lode_handle_preferred_chunk(lode_handle *h, double target_ms)
 {
     if (h->ref->backend->preferred_chunk == NULL)

@@ -45,6 +45,9 @@ int lode_handle_open(lode_handle *h, const lode_device_ref *ref, const lode_open
 int lode_handle_set_work(lode_handle *h, const lode_work *work);
 int lode_handle_scan(lode_handle *h, const lode_range *range, lode_hits *hits, uint64_t *done,
                      const atomic_int *abort);
+/* Lets the backend tune its launches (or load its cached tuning) once the
+ * handle passed its self-test; a backend without tune() needs none. */
+int lode_handle_tune(lode_handle *h, double target_ms);
 /* Indices for about target_ms per scan, or 0 if the backend has no idea. */
 uint64_t lode_handle_preferred_chunk(lode_handle *h, double target_ms);
 void lode_handle_close(lode_handle *h);
