@@ -12,3 +12,7 @@ ctest --preset sanitize
 cmake --preset tsan >/dev/null
 cmake --build --preset tsan
 ctest --preset tsan
+# And built with no optional dependency at all (portable CPU topology).
+cmake --preset portable >/dev/null
+cmake --build --preset portable
+ctest --preset portable
