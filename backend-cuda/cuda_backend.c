@@ -39,23 +39,19 @@
 #define SCRYPT_MAX_WAVES 2u
 #define SCRYPT_MEM_SHARE 0.85
 /* Hash slots come in multiples of this (hashes per block for every shape
- * the tuner tries: at most 256 threads of one hash each). */
-#define SCRYPT_SLOT_QUANTUM 256u
+ * the tuner tries: 256 threads / 4 x 2 interleaved). */
+#define SCRYPT_SLOT_QUANTUM 128u
 
 typedef struct variant_desc {
     const char *name;
     unsigned value; /* sha256d: additions on the FMA pipe; scrypt: lookup gap */
-    unsigned kind;  /* scrypt: romix build (CUDA_SCRYPT_* of cuda_kernels.h) */
+    unsigned lanes; /* scrypt: at most this many launches run at once (1 or 2) */
 } variant_desc;
 
 /* Best first (the order of variants()). */
-static const variant_desc sha256d_variants[] = {{"imad", 1, 0}, {"iadd3", 0, 0}};
-#define GRP CUDA_SCRYPT_GROUPED
-#define T1 CUDA_SCRYPT_ONE_THREAD
+static const variant_desc sha256d_variants[] = {{"imad", 1, 1}, {"iadd3", 0, 1}};
 static const variant_desc scrypt_variants[] = {
-    {"lg1", 1, 0},          {"lg1g", 1, GRP},        {"lg1wg", 1, 2 | GRP}, {"lg1wwg", 1, 3 | GRP},
-    {"t1g", 1, T1 | GRP},   {"t1wg", 1, 2 | T1 | GRP}, {"t1", 1, T1},      {"lg2g", 2, GRP},
-    {"lg2", 2, 0},          {"lg4", 4, 0}};
+    {"lg1", 1, 2}, {"lg2", 2, 2}, {"lg4", 4, 2}};
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -64,7 +60,9 @@ struct lode_device {
     char name[128];
     lode_algo algo;
     const variant_desc *variant;
-    cudaStream_t stream;
+    cudaStream_t stream;       /* sha256d, and scrypt launches of slot 0 */
+    cudaStream_t stream2;      /* scrypt launches of slot 1 (see enqueue) */
+    unsigned lanes;            /* scrypt: 2 when the scratch holds two halves */
     cudaEvent_t finished[IN_FLIGHT];
     cuda_hits *hits_dev[IN_FLIGHT];
     cuda_hits *hits_host[IN_FLIGHT]; /* pinned */
@@ -79,7 +77,7 @@ struct lode_device {
     cuda_sha256d_params sha;
     cuda_scrypt_params scrypt;
     void *scrypt_state, *scrypt_pad;
-    unsigned scrypt_slots; /* hash slots allocated */
+    unsigned scrypt_slots; /* hash slots allocated (all lanes together) */
 };
 
 /* ---- errors ---------------------------------------------------------- */
@@ -208,10 +206,11 @@ static cuda_tune_key tune_key(const lode_device *d)
 static unsigned scrypt_batch(const lode_device *d)
 {
     unsigned resident = cuda_scrypt_resident_slots(d->tune.threads_per_block, d->variant->value,
-                                                   d->tune.nonces_per_thread, d->variant->kind);
+                                                   d->tune.nonces_per_thread);
+    const unsigned lane_slots = d->scrypt_slots / (d->lanes ? d->lanes : 1);
     uint64_t want = (uint64_t)resident * (d->tune.waves ? d->tune.waves : 1);
-    if (want == 0 || want > d->scrypt_slots)
-        want = d->scrypt_slots;
+    if (want == 0 || want > lane_slots)
+        want = lane_slots;
     return (unsigned)(want / SCRYPT_SLOT_QUANTUM * SCRYPT_SLOT_QUANTUM);
 }
 
@@ -372,6 +371,8 @@ static void cuda_close(lode_device *d)
     /* Nothing may still write into buffers about to be freed. */
     if (d->stream != NULL)
         cudaStreamSynchronize(d->stream);
+    if (d->stream2 != NULL)
+        cudaStreamSynchronize(d->stream2);
     for (int i = 0; i < IN_FLIGHT; i++) {
         if (d->finished[i] != NULL)
             cudaEventDestroy(d->finished[i]);
@@ -382,6 +383,8 @@ static void cuda_close(lode_device *d)
     cudaFree(d->scrypt_pad);
     if (d->stream != NULL)
         cudaStreamDestroy(d->stream);
+    if (d->stream2 != NULL)
+        cudaStreamDestroy(d->stream2);
     free(d);
 }
 
@@ -393,7 +396,7 @@ static int alloc_scrypt(lode_device *d)
     unsigned resident = 0;
     for (unsigned tpb = 64; tpb <= 256; tpb *= 2)
         for (unsigned il = 1; il <= 2; il++) {
-            unsigned r = cuda_scrypt_resident_slots(tpb, lg, il, d->variant->kind);
+            unsigned r = cuda_scrypt_resident_slots(tpb, lg, il);
             resident = r > resident ? r : resident;
         }
     size_t free_bytes = 0, total = 0;
@@ -408,6 +411,13 @@ static int alloc_scrypt(lode_device *d)
         return LODE_ERR_NO_MEMORY;
     }
     d->scrypt_slots = (unsigned)slots;
+    /* Two halves when each still holds a batch: the two launches in flight
+     * then run on two streams at once, so one launch's batch boundaries
+     * (pbkdf2 kernels, the last blocks of a romix, a partial last batch)
+     * are filled with the other's blocks instead of idle SMs. */
+    d->lanes = d->variant->lanes == 2 && slots >= 2 * (uint64_t)SCRYPT_SLOT_QUANTUM ? 2 : 1;
+    if (d->lanes == 2)
+        d->scrypt_slots = (unsigned)(slots / (2 * SCRYPT_SLOT_QUANTUM) * (2 * SCRYPT_SLOT_QUANTUM));
     TRY(d, cudaMalloc(&d->scrypt_state, slots * CUDA_SCRYPT_STATE_BYTES));
     TRY(d, cudaMalloc(&d->scrypt_pad, slots * cuda_scrypt_pad_bytes(lg)));
     return LODE_OK;
@@ -423,6 +433,7 @@ static int open_on_thread(lode_device *d)
         return fail(d, d->index, "cudaSetDeviceFlags", err);
     cudaGetLastError(); /* not sticky: clear it */
     TRY(d, cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking));
+    TRY(d, cudaStreamCreateWithFlags(&d->stream2, cudaStreamNonBlocking));
     for (int i = 0; i < IN_FLIGHT; i++) {
         TRY(d, cudaEventCreateWithFlags(&d->finished[i], cudaEventBlockingSync | cudaEventDisableTiming));
         TRY(d, cudaMalloc((void **)&d->hits_dev[i], sizeof(cuda_hits)));
@@ -535,27 +546,40 @@ static int cuda_set_work(lode_device *d, const lode_work *work)
 
 /* ---- scanning -------------------------------------------------------------- */
 
+/* The stream of a launch slot: scrypt with two scratch halves runs slot 1
+ * on the second stream and half, so both launches in flight overlap. */
+static cudaStream_t slot_stream(const lode_device *d, int slot)
+{
+    return d->algo == LODE_ALGO_SCRYPT && d->lanes == 2 && slot == 1 ? d->stream2 : d->stream;
+}
+
 /* Queues one launch (count >= 1 indices from start) with its hit buffer
  * slot: clear the counter, run, copy the hits back, mark the event. */
 static int enqueue(lode_device *d, int slot, uint64_t start, uint64_t count)
 {
-    TRY(d, cudaMemsetAsync(&d->hits_dev[slot]->count, 0, sizeof(uint32_t), d->stream));
+    cudaStream_t stream = slot_stream(d, slot);
+    TRY(d, cudaMemsetAsync(&d->hits_dev[slot]->count, 0, sizeof(uint32_t), stream));
     if (d->algo == LODE_ALGO_SHA256D) {
         TRY(d, cuda_sha256d_launch(&d->sha, (uint32_t)start, (uint32_t)count,
                                    d->tune.threads_per_block, d->tune.nonces_per_thread,
-                                   (int)d->variant->value, d->hits_dev[slot], d->stream));
+                                   (int)d->variant->value, d->hits_dev[slot], stream));
     } else {
         const uint64_t batch = scrypt_batch(d);
+        const unsigned half = d->lanes == 2 ? (unsigned)slot : 0;
+        const size_t half_slots = d->scrypt_slots / (d->lanes ? d->lanes : 1);
+        char *state = (char *)d->scrypt_state + half * half_slots * CUDA_SCRYPT_STATE_BYTES;
+        char *pad = (char *)d->scrypt_pad + half * half_slots * cuda_scrypt_pad_bytes(d->variant->value);
         for (uint64_t off = 0; off < count; off += batch) {
             uint64_t n = count - off < batch ? count - off : batch;
             TRY(d, cuda_scrypt_launch(&d->scrypt, (uint32_t)(start + off), (uint32_t)n,
                                       (unsigned)batch, d->tune.threads_per_block, d->variant->value,
-                                      d->tune.nonces_per_thread, d->variant->kind, d->scrypt_state, d->scrypt_pad, d->hits_dev[slot], d->stream));
+                                      d->tune.nonces_per_thread, state, pad,
+                                      d->hits_dev[slot], stream));
         }
     }
     TRY(d, cudaMemcpyAsync(d->hits_host[slot], d->hits_dev[slot], sizeof(cuda_hits),
-                           cudaMemcpyDeviceToHost, d->stream));
-    TRY(d, cudaEventRecord(d->finished[slot], d->stream));
+                           cudaMemcpyDeviceToHost, stream));
+    TRY(d, cudaEventRecord(d->finished[slot], stream));
     return LODE_OK;
 }
 
@@ -632,8 +656,10 @@ static int cuda_scan(lode_device *d, const lode_range *r, lode_hits *hits, uint6
         if (atomic_load_explicit(abort, memory_order_relaxed))
             stopping = true;
     }
-    if (rc != LODE_OK)
-        cudaStreamSynchronize(d->stream); /* a launch may be half queued */
+    if (rc != LODE_OK) { /* a launch may be half queued */
+        cudaStreamSynchronize(d->stream);
+        cudaStreamSynchronize(d->stream2);
+    }
     return rc;
 }
 

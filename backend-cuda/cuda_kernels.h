@@ -63,21 +63,12 @@ typedef struct cuda_scrypt_params {
 #define CUDA_SCRYPT_STATE_BYTES 192u /* X (128 bytes) + HMAC inner/outer states (64) */
 #define CUDA_SCRYPT_N 1024u
 
-/* How romix is built (the `kind` of the calls below): the low bits pick
- * how the Salsa arithmetic is issued (0: plain IADD/SHF/LOP3; 1: additions
- * as IMADs on the FMA pipe; 2 and 3: also one or two of every four rotates
- * as IMAD.WIDE), CUDA_SCRYPT_ONE_THREAD one thread per hash (lookup gap 1
- * only) instead of four. */
-#define CUDA_SCRYPT_ARITH_MASK 3u
-#define CUDA_SCRYPT_ONE_THREAD 4u
-
 /* Scratchpad bytes of one hash slot with lookup gap lg (1, 2 or 4). */
 size_t cuda_scrypt_pad_bytes(unsigned lg);
 /* Hash slots resident at once on the current device with this block size
  * (threads; 4 per group, each group running `interleave` hashes, 1 or 2)
  * and lookup gap; 0 on error. */
-unsigned cuda_scrypt_resident_slots(unsigned threads_per_block, unsigned lg, unsigned interleave,
-                                    unsigned kind);
+unsigned cuda_scrypt_resident_slots(unsigned threads_per_block, unsigned lg, unsigned interleave);
 
 /* Hashes nonces start .. start+count-1 with `slots` hash slots of scratch
  * and state (slots >= count rounded up to the hashes of a block,
@@ -85,8 +76,7 @@ unsigned cuda_scrypt_resident_slots(unsigned threads_per_block, unsigned lg, uns
  * is <= target to hits. */
 cudaError_t cuda_scrypt_launch(const cuda_scrypt_params *p, uint32_t start, uint32_t count,
                                unsigned slots, unsigned threads_per_block, unsigned lg,
-                               unsigned interleave, unsigned kind, void *state, void *scratch,
-                               cuda_hits *hits,
+                               unsigned interleave, void *state, void *scratch, cuda_hits *hits,
                                cudaStream_t stream);
 
 #ifdef __cplusplus

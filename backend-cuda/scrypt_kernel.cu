@@ -218,48 +218,16 @@ struct quad {
     int next, prev, across; /* t+1, t-1, t+2 within the group (width 4) */
 };
 
-/* How the Salsa additions and rotates are issued (the `arith` of a
- * variant, see cuda_kernels.h). A Salsa step is x ^= rotl(a + b, n): an
- * addition, a rotate (SHF) and an xor (LOP3), all on the integer pipe when
- * written plainly. The integer pipe of sm_90 retires 64 lanes per clock per
- * SM, and so does the FMA pipe for IMADs: writing the addition as
- * a * one + b, one == 1 known only at run time, moves it to the FMA pipe
- * (as the sha256d "imad" variant does). Arith 2 and 3 also move one or two
- * of every four rotates there: the 64-bit product s * 2^n (IMAD.WIDE.U32,
- * 2^n again a run-time value) holds s << n in its low and s >> (32 - n) in
- * its high word, and x ^ lo ^ hi is one LOP3. */
-struct arith_k {
-    uint32_t one, m7, m9, m13, m18;
-};
-
-__device__ __forceinline__ arith_k make_arith(uint32_t one)
+/* x ^= rotl(a + b, n) */
+__device__ __forceinline__ uint32_t qr(uint32_t x, uint32_t a, uint32_t b, unsigned n)
 {
-    return arith_k{one, one << 7, one << 9, one << 13, one << 18};
+    return x ^ rotl(a + b, n);
 }
-
-template <int A> __device__ __forceinline__ uint32_t add(uint32_t a, uint32_t b, const arith_k &k)
-{
-    return A ? a * k.one + b : a + b;
-}
-
-/* x ^= rotl(a + b, n), with multiplier m == 2^n. */
-template <int A, unsigned N>
-__device__ __forceinline__ uint32_t qr(uint32_t x, uint32_t a, uint32_t b, uint32_t m, const arith_k &k)
-{
-    const uint32_t s = add<A>(a, b, k);
-    if ((A == 2 && N == 13) || (A == 3 && (N == 7 || N == 13))) {
-        const uint64_t p = (uint64_t)s * m;
-        return x ^ (uint32_t)p ^ (uint32_t)(p >> 32);
-    }
-    return x ^ rotl(s, N);
-}
-
-/* ---- four threads per hash ------------------------------------------------ */
 
 /* b[h] = Salsa20/8(b[h]) + b[h] for H independent hashes, one diagonal of
  * each per thread. The H chains interleave: while one waits for a shuffle
  * or an add, the others issue. */
-template <int H, int A> __device__ __forceinline__ void salsa8(uint4 (&b)[H], const quad &q, const arith_k &k)
+template <int H> __device__ __forceinline__ void salsa8(uint4 (&b)[H], const quad &q)
 {
     uint32_t a[H], x1[H], x2[H], x3[H];
 #pragma unroll
@@ -273,10 +241,10 @@ template <int H, int A> __device__ __forceinline__ void salsa8(uint4 (&b)[H], co
              * row round of the same shape on one row. */
 #pragma unroll
             for (int h = 0; h < H; h++) {
-                x1[h] = qr<A, 7>(x1[h], a[h], x3[h], k.m7, k);
-                x2[h] = qr<A, 9>(x2[h], x1[h], a[h], k.m9, k);
-                x3[h] = qr<A, 13>(x3[h], x2[h], x1[h], k.m13, k);
-                a[h] = qr<A, 18>(a[h], x3[h], x2[h], k.m18, k);
+                x1[h] = qr(x1[h], a[h], x3[h], 7);
+                x2[h] = qr(x2[h], x1[h], a[h], 9);
+                x3[h] = qr(x3[h], x2[h], x1[h], 13);
+                a[h] = qr(a[h], x3[h], x2[h], 18);
             }
             /* Columns -> rows, and back after the row round: both are b <- d
              * of t+1, c <- c of t+2, d <- b of t-1. */
@@ -291,28 +259,26 @@ template <int H, int A> __device__ __forceinline__ void salsa8(uint4 (&b)[H], co
     }
 #pragma unroll
     for (int h = 0; h < H; h++)
-        b[h] = make_uint4(add<A>(b[h].x, a[h], k), add<A>(b[h].y, x1[h], k),
-                          add<A>(b[h].z, x2[h], k), add<A>(b[h].w, x3[h], k));
+        b[h] = make_uint4(b[h].x + a[h], b[h].y + x1[h], b[h].z + x2[h], b[h].w + x3[h]);
 }
 
 /* BlockMix for r = 1 on H hashes. */
-template <int H, int A>
-__device__ __forceinline__ void block_mix(uint4 (&x0)[H], uint4 (&x1)[H], const quad &q, const arith_k &k)
+template <int H> __device__ __forceinline__ void block_mix(uint4 (&x0)[H], uint4 (&x1)[H], const quad &q)
 {
 #pragma unroll
     for (int h = 0; h < H; h++)
         x0[h] = x0[h] ^ x1[h];
-    salsa8<H, A>(x0, q, k);
+    salsa8<H>(x0, q);
 #pragma unroll
     for (int h = 0; h < H; h++)
         x1[h] = x1[h] ^ x0[h];
-    salsa8<H, A>(x1, q, k);
+    salsa8<H>(x1, q);
 }
 
 /* One group of four threads runs H hashes (slots group*H .. group*H+H-1). */
-template <unsigned LG, int H, int A>
+template <unsigned LG, int H>
 __global__ void __launch_bounds__(256)
-romix(slot_state *state, uint4 *pad, uint32_t slots, uint32_t one)
+romix(slot_state *state, uint4 *pad, uint32_t slots)
 {
     const uint32_t gid = blockIdx.x * blockDim.x + threadIdx.x;
     const uint32_t slot0 = (gid >> 2) * H;
@@ -320,7 +286,6 @@ romix(slot_state *state, uint4 *pad, uint32_t slots, uint32_t one)
     /* slots is a multiple of the hashes per block, so whole warps exit. */
     if (slot0 >= slots)
         return;
-    const arith_k k = make_arith(one);
     quad q;
     q.next = (t + 1) & 3;
     q.prev = (t + 3) & 3;
@@ -350,8 +315,8 @@ romix(slot_state *state, uint4 *pad, uint32_t slots, uint32_t one)
             e[8 * h + 4] = x1[h];
         }
 #pragma unroll
-        for (unsigned s = 0; s < LG; s++)
-            block_mix<H, A>(x0, x1, q, k);
+        for (unsigned k = 0; k < LG; k++)
+            block_mix<H>(x0, x1, q);
     }
 
 #pragma unroll 1
@@ -372,15 +337,15 @@ romix(slot_state *state, uint4 *pad, uint32_t slots, uint32_t one)
              * LG - 1 steps and keeps those it needs: no divergence, and with
              * 8 hashes a warp would almost always need the most steps anyway. */
 #pragma unroll
-            for (uint32_t s = 0; s + 1 < LG; s++) {
+            for (uint32_t k = 0; k + 1 < LG; k++) {
                 uint4 z0[H], z1[H];
 #pragma unroll
                 for (int h = 0; h < H; h++)
                     z0[h] = y0[h], z1[h] = y1[h];
-                block_mix<H, A>(z0, z1, q, k);
+                block_mix<H>(z0, z1, q);
 #pragma unroll
                 for (int h = 0; h < H; h++)
-                    if (s < need[h])
+                    if (k < need[h])
                         y0[h] = z0[h], y1[h] = z1[h];
             }
         }
@@ -389,7 +354,7 @@ romix(slot_state *state, uint4 *pad, uint32_t slots, uint32_t one)
             x0[h] = x0[h] ^ y0[h];
             x1[h] = x1[h] ^ y1[h];
         }
-        block_mix<H, A>(x0, x1, q, k);
+        block_mix<H>(x0, x1, q);
     }
 
 #pragma unroll
@@ -406,153 +371,16 @@ romix(slot_state *state, uint4 *pad, uint32_t slots, uint32_t one)
     }
 }
 
-/* ---- one thread per hash -------------------------------------------------- */
-
-/* The whole 16-word Salsa matrix of one half in one thread: no shuffles,
- * four independent chains per round. b = Salsa20/8(b) + b. */
-template <int A> __device__ __forceinline__ void salsa8_1(uint32_t (&b)[16], const arith_k &k)
+/* The romix instance for a lookup gap and interleave, or NULL. */
+typedef void (*romix_fn)(slot_state *, uint4 *, uint32_t);
+romix_fn romix_for(unsigned lg, unsigned interleave)
 {
-    uint32_t x[16];
-#pragma unroll
-    for (int i = 0; i < 16; i++)
-        x[i] = b[i];
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-        /* Columns. */
-        x[4] = qr<A, 7>(x[4], x[0], x[12], k.m7, k);
-        x[9] = qr<A, 7>(x[9], x[5], x[1], k.m7, k);
-        x[14] = qr<A, 7>(x[14], x[10], x[6], k.m7, k);
-        x[3] = qr<A, 7>(x[3], x[15], x[11], k.m7, k);
-        x[8] = qr<A, 9>(x[8], x[4], x[0], k.m9, k);
-        x[13] = qr<A, 9>(x[13], x[9], x[5], k.m9, k);
-        x[2] = qr<A, 9>(x[2], x[14], x[10], k.m9, k);
-        x[7] = qr<A, 9>(x[7], x[3], x[15], k.m9, k);
-        x[12] = qr<A, 13>(x[12], x[8], x[4], k.m13, k);
-        x[1] = qr<A, 13>(x[1], x[13], x[9], k.m13, k);
-        x[6] = qr<A, 13>(x[6], x[2], x[14], k.m13, k);
-        x[11] = qr<A, 13>(x[11], x[7], x[3], k.m13, k);
-        x[0] = qr<A, 18>(x[0], x[12], x[8], k.m18, k);
-        x[5] = qr<A, 18>(x[5], x[1], x[13], k.m18, k);
-        x[10] = qr<A, 18>(x[10], x[6], x[2], k.m18, k);
-        x[15] = qr<A, 18>(x[15], x[11], x[7], k.m18, k);
-        /* Rows. */
-        x[1] = qr<A, 7>(x[1], x[0], x[3], k.m7, k);
-        x[6] = qr<A, 7>(x[6], x[5], x[4], k.m7, k);
-        x[11] = qr<A, 7>(x[11], x[10], x[9], k.m7, k);
-        x[12] = qr<A, 7>(x[12], x[15], x[14], k.m7, k);
-        x[2] = qr<A, 9>(x[2], x[1], x[0], k.m9, k);
-        x[7] = qr<A, 9>(x[7], x[6], x[5], k.m9, k);
-        x[8] = qr<A, 9>(x[8], x[11], x[10], k.m9, k);
-        x[13] = qr<A, 9>(x[13], x[12], x[15], k.m9, k);
-        x[3] = qr<A, 13>(x[3], x[2], x[1], k.m13, k);
-        x[4] = qr<A, 13>(x[4], x[7], x[6], k.m13, k);
-        x[9] = qr<A, 13>(x[9], x[8], x[11], k.m13, k);
-        x[14] = qr<A, 13>(x[14], x[13], x[12], k.m13, k);
-        x[0] = qr<A, 18>(x[0], x[3], x[2], k.m18, k);
-        x[5] = qr<A, 18>(x[5], x[4], x[7], k.m18, k);
-        x[10] = qr<A, 18>(x[10], x[9], x[8], k.m18, k);
-        x[15] = qr<A, 18>(x[15], x[14], x[13], k.m18, k);
-    }
-#pragma unroll
-    for (int i = 0; i < 16; i++)
-        b[i] = add<A>(b[i], x[i], k);
-}
-
-template <int A> __device__ __forceinline__ void block_mix_1(uint32_t (&x)[32], const arith_k &k)
-{
-    uint32_t b[16];
-#pragma unroll
-    for (int i = 0; i < 16; i++)
-        b[i] = x[i] ^ x[16 + i];
-    salsa8_1<A>(b, k);
-#pragma unroll
-    for (int i = 0; i < 16; i++) {
-        x[i] = b[i];
-        b[i] ^= x[16 + i];
-    }
-    salsa8_1<A>(b, k);
-#pragma unroll
-    for (int i = 0; i < 16; i++)
-        x[16 + i] = b[i];
-}
-
-/* One thread per hash, lookup gap 1. Entry e of slot s is the 128 bytes
- * pad[(e * slots + s) * 8 .. + 7] (X in natural word order): a hash's reads
- * are whole lines, eight 16-byte loads that the L1 serves from one fill. */
-template <int A>
-__global__ void __launch_bounds__(256)
-romix1(slot_state *state, uint4 *pad, uint32_t slots, uint32_t one)
-{
-    const uint32_t slot = blockIdx.x * blockDim.x + threadIdx.x;
-    if (slot >= slots)
-        return;
-    const arith_k k = make_arith(one);
-    uint32_t x[32];
-    const uint4 *xs = reinterpret_cast<const uint4 *>(state[slot].x);
-#pragma unroll
-    for (int q = 0; q < 8; q++) {
-        uint4 v = xs[q];
-        x[4 * q] = v.x, x[4 * q + 1] = v.y, x[4 * q + 2] = v.z, x[4 * q + 3] = v.w;
-    }
-    uint4 *mine = pad + (size_t)slot * 8;
-    const size_t entry_stride = (size_t)slots * 8;
-
-#pragma unroll 1
-    for (uint32_t i = 0; i < CUDA_SCRYPT_N; i++) {
-        uint4 *e = mine + i * entry_stride;
-#pragma unroll
-        for (int q = 0; q < 8; q++)
-            e[q] = make_uint4(x[4 * q], x[4 * q + 1], x[4 * q + 2], x[4 * q + 3]);
-        block_mix_1<A>(x, k);
-    }
-#pragma unroll 1
-    for (uint32_t i = 0; i < CUDA_SCRYPT_N; i++) {
-        const uint32_t j = x[16] & (CUDA_SCRYPT_N - 1);
-        const uint4 *e = mine + j * entry_stride;
-#pragma unroll
-        for (int q = 0; q < 8; q++) {
-            uint4 v = e[q];
-            x[4 * q] ^= v.x, x[4 * q + 1] ^= v.y, x[4 * q + 2] ^= v.z, x[4 * q + 3] ^= v.w;
-        }
-        block_mix_1<A>(x, k);
-    }
-    uint4 *xo = reinterpret_cast<uint4 *>(state[slot].x);
-#pragma unroll
-    for (int q = 0; q < 8; q++)
-        xo[q] = make_uint4(x[4 * q], x[4 * q + 1], x[4 * q + 2], x[4 * q + 3]);
-}
-
-/* The romix instance for a lookup gap, interleave and kind, or NULL. */
-typedef void (*romix_fn)(slot_state *, uint4 *, uint32_t, uint32_t);
-
-template <int A> romix_fn romix_for_a(unsigned lg, unsigned interleave, bool one_thread)
-{
-    if (one_thread)
-        return lg == 1 ? romix1<A> : NULL;
     if (interleave == 2)
-        return lg == 1 ? romix<1, 2, A> : lg == 2 ? romix<2, 2, A> : lg == 4 ? romix<4, 2, A> : NULL;
+        return lg == 1 ? romix<1, 2> : lg == 2 ? romix<2, 2> : lg == 4 ? romix<4, 2> : NULL;
     if (interleave == 1)
-        return lg == 1 ? romix<1, 1, A> : lg == 2 ? romix<2, 1, A> : lg == 4 ? romix<4, 1, A> : NULL;
+        return lg == 1 ? romix<1, 1> : lg == 2 ? romix<2, 1> : lg == 4 ? romix<4, 1> : NULL;
     return NULL;
 }
-
-romix_fn romix_for(unsigned lg, unsigned interleave, unsigned kind)
-{
-    const bool one_thread = (kind & CUDA_SCRYPT_ONE_THREAD) != 0;
-    switch (kind & CUDA_SCRYPT_ARITH_MASK) {
-    case 0: return romix_for_a<0>(lg, interleave, one_thread);
-    case 1: return romix_for_a<1>(lg, interleave, one_thread);
-    case 2: return romix_for_a<2>(lg, interleave, one_thread);
-    default: return romix_for_a<3>(lg, interleave, one_thread);
-    }
-}
-
-/* Hashes of one block of romix. */
-unsigned hashes_per_block(unsigned threads_per_block, unsigned interleave, unsigned kind)
-{
-    return kind & CUDA_SCRYPT_ONE_THREAD ? threads_per_block : threads_per_block / 4 * interleave;
-}
-
 
 } // namespace
 
@@ -562,33 +390,33 @@ extern "C" size_t cuda_scrypt_pad_bytes(unsigned lg)
 }
 
 extern "C" unsigned cuda_scrypt_resident_slots(unsigned threads_per_block, unsigned lg,
-                                               unsigned interleave, unsigned kind)
+                                               unsigned interleave)
 {
     int dev = 0, sms = 0, blocks = 0;
-    romix_fn f = romix_for(lg, interleave, kind);
+    romix_fn f = romix_for(lg, interleave);
     if (f == NULL || cudaGetDevice(&dev) != cudaSuccess ||
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, (int)threads_per_block, 0) != cudaSuccess)
         return 0;
-    return (unsigned)blocks * (unsigned)sms * hashes_per_block(threads_per_block, interleave, kind);
+    return (unsigned)blocks * (unsigned)sms * (threads_per_block / 4) * interleave;
 }
 
 extern "C" cudaError_t cuda_scrypt_launch(const cuda_scrypt_params *p, uint32_t start, uint32_t count,
                                           unsigned slots, unsigned threads_per_block, unsigned lg,
-                                          unsigned interleave, unsigned kind, void *state, void *scratch,
+                                          unsigned interleave, void *state, void *scratch,
                                           cuda_hits *hits, cudaStream_t stream)
 {
     slot_state *st = static_cast<slot_state *>(state);
     uint4 *pad = static_cast<uint4 *>(scratch);
-    romix_fn romix_kernel = romix_for(lg, interleave, kind);
+    romix_fn romix_kernel = romix_for(lg, interleave);
     /* Only whole blocks of romix: round the slots used up to a block. */
-    const unsigned per_block = hashes_per_block(threads_per_block, interleave, kind);
+    const unsigned per_block = threads_per_block / 4 * interleave;
     const unsigned used = (count + per_block - 1) / per_block * per_block;
     if (romix_kernel == NULL || used > slots || used == 0)
         return cudaErrorInvalidValue;
     pbkdf2_in<<<(used + 127) / 128, 128, 0, stream>>>(*p, start, used, st);
     /* The scratchpad is laid out for `used` slots (its entry stride). */
-    romix_kernel<<<used / per_block, threads_per_block, 0, stream>>>(st, pad, used, 1u);
+    romix_kernel<<<used / per_block, threads_per_block, 0, stream>>>(st, pad, used);
     pbkdf2_out<<<(count + 127) / 128, 128, 0, stream>>>(*p, start, count, st, hits);
     return cudaGetLastError();
 }
