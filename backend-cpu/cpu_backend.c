@@ -69,6 +69,7 @@ static int cpu_device_info(int index, lode_device_info *out)
     out->max_workers = cpu_topology_pu_count(index);
     out->memory_bytes = cpu_topology_memory(index);
     out->algo_mask = 1u << LODE_ALGO_SHA256D | 1u << LODE_ALGO_SCRYPT;
+    out->on_host_cpu = true;
     return LODE_OK;
 }
 

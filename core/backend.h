@@ -14,6 +14,7 @@
 #define LODE_CORE_BACKEND_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,7 @@ typedef struct lode_device_info {
     unsigned max_workers;  /* most worker threads the device can use */
     uint64_t memory_bytes; /* device (or NUMA-node) memory, 0 if unknown */
     uint32_t algo_mask;    /* bit (1u << algo) for every algorithm it runs */
+    bool on_host_cpu;      /* computes on the host's cores (CPU backend, OpenCL on a CPU) */
 } lode_device_info;
 
 typedef struct lode_open_params {

@@ -102,7 +102,8 @@ int lode_registry_select(const char *spec, lode_algo algo, lode_device_ref **dev
     int rc = 0;
     if (spec == NULL || *spec == '\0') {
         for (size_t i = 0; i < n_all; i++)
-            chosen[i] = runs_algo(&all[i], algo);
+            chosen[i] = runs_algo(&all[i], algo) &&
+                        (!all[i].info.on_host_cpu || all[i].backend == &lode_backend_cpu);
     } else {
         const char *p = spec;
         while (rc == 0) {

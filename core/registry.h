@@ -26,7 +26,9 @@ int lode_registry_enumerate(lode_device_ref **devices, size_t *count);
 
 /* Selects devices by a comma-separated list of backend names ("cpu": all
  * its devices) and device ids ("cuda:1"). NULL or "" selects every device
- * that runs algo. On error returns -1 with one line in err. */
+ * that runs algo, except that the cpu backend alone computes on the host's
+ * cores (an OpenCL CPU driver would only compete with it; name it to use
+ * it). On error returns -1 with one line in err. */
 int lode_registry_select(const char *spec, lode_algo algo, lode_device_ref **devices,
                          size_t *count, char *err, size_t err_len);
 

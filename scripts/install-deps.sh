@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what lode needs to build and test on Debian 12, if it is missing.
 set -euo pipefail
-packages=(cmake ninja-build gcc pkg-config libhwloc-dev libjansson-dev libssl-dev python3)
+packages=(cmake ninja-build gcc pkg-config libhwloc-dev libjansson-dev libssl-dev python3
+          opencl-headers ocl-icd-libopencl1 pocl-opencl-icd)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

@@ -8,6 +8,7 @@ usage: test_cli.py PATH_TO_LODE   (LODE_TEST_SEED replays a random run)
 import hashlib
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -155,6 +156,11 @@ test_hash()
 test_scan("sha256d", 4000, [])
 test_scan("sha256d", 777, ["--devices", "cpu", "--threads", "2"])
 test_scan("scrypt", 150, ["--devices", "cpu:0"])
+# Every GPU/OpenCL device listed here (PoCL in CI) through the same interface.
+listed = run("--list-devices", timeout=60).stdout.splitlines()
+for dev in (m.group(0) for m in map(re.compile(r"^(opencl|cuda):\d+").match, listed) if m):
+    test_scan("sha256d", 3000, ["--devices", dev])
+    test_scan("scrypt", 300, ["--devices", dev])
 test_errors()
 test_devices_and_selftest()
 test_benchmark_interrupt()

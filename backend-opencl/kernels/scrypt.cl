@@ -1,0 +1,519 @@
+/* scrypt(N=1024, r=1, p=1) nonce search (after sha256.cl), three kernels
+ * per batch of hash slots:
+ *
+ *   pbkdf2_in   one work-item per hash: HMAC pads and
+ *               PBKDF2-HMAC-SHA256(header, header, 1, 128) -> X
+ *   romix_*     the two Salsa20/8 BlockMix passes over the scratchpad
+ *   pbkdf2_out  one work-item per hash: PBKDF2-HMAC-SHA256(header, X, 1, 32),
+ *               the exact 256-bit target comparison, the hit buffer
+ *
+ * Between them a slot's state (X, then the HMAC inner and outer states:
+ * 48 words) stays in device memory.
+ *
+ * Build options (-D) chosen by the host per device and variant:
+ *   LOOKUP_GAP  1, 2 or 4: only every LOOKUP_GAP-th scratchpad entry is
+ *               stored; the second pass recomputes the others
+ *   XCHG        how the four work-items of a hash trade words (romix_quad):
+ *               1 local memory and barriers (any OpenCL 1.2 device),
+ *               2 NVIDIA inline PTX shfl.sync, 3 cl_khr_subgroup_shuffle,
+ *               4 cl_intel_subgroups; 0 builds romix_single instead, one
+ *               work-item per hash (CPUs: no exchange, no barrier)
+ *   HASHES      hashes per group of four work-items (1 or 2), interleaved
+ *               so one's latency hides behind the other's work
+ *
+ * romix_quad layout. A hash's four work-items (local ids 4k..4k+3) each own
+ * one diagonal of the 4x4 Salsa matrix of both 64-byte halves: item t holds
+ * x[5t], x[5t+4], x[5t+8], x[5t+12] (indices mod 16) as a uint4, so the
+ * column round is item-local; an exchange rotates the b/c/d words so the
+ * row round is item-local too, and the same exchange rotates them back.
+ * Scratchpad entry e of slot s is pad[(e * slots + s) * 8 + ...] in uint4s:
+ * the four items' X0 parts, then their X1 parts, so each access is 16 bytes
+ * per item, coalesced over 64-byte runs. */
+
+#define SCRYPT_N 1024u
+
+#ifndef LOOKUP_GAP
+#define LOOKUP_GAP 1
+#endif
+#ifndef XCHG
+#define XCHG 1
+#endif
+#ifndef HASHES
+#define HASHES 1
+#endif
+
+/* Job parameters (__constant uint p[]): */
+#define P_HEADER 0  /* 19 words: header bytes 0..75, big-endian */
+#define P_MID 19    /* 8 words: SHA-256 state after header bytes 0..63 */
+#define P_TARGET 27 /* 8 words: the target, word 0 least significant */
+
+#define STATE_WORDS 48 /* x[32], ipad[8], opad[8] */
+
+/* ---- PBKDF2-HMAC-SHA256 ------------------------------------------------ */
+
+/* The HMAC key is the 80-byte header, longer than a block, so the key is
+ * SHA-256(header), whose first block is the per-job midstate. */
+static inline void hmac_pads(__constant uint *p, uint nonce_be, uint *ipad, uint *opad)
+{
+    uint key[8], m[16];
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        key[i] = p[P_MID + i];
+    m[0] = p[P_HEADER + 16];
+    m[1] = p[P_HEADER + 17];
+    m[2] = p[P_HEADER + 18];
+    m[3] = nonce_be;
+    m[4] = 0x80000000u;
+#pragma unroll
+    for (int i = 5; i < 15; i++)
+        m[i] = 0;
+    m[15] = 80 * 8;
+    sha256_compress(key, m);
+#pragma unroll
+    for (int i = 0; i < 16; i++)
+        m[i] = (i < 8 ? key[i] : 0u) ^ 0x36363636u;
+    sha256_set_iv(ipad);
+    sha256_compress(ipad, m);
+#pragma unroll
+    for (int i = 0; i < 16; i++)
+        m[i] = (i < 8 ? key[i] : 0u) ^ 0x5c5c5c5cu;
+    sha256_set_iv(opad);
+    sha256_compress(opad, m);
+}
+
+/* Outer HMAC hash: the opad state, then the 32-byte inner digest. */
+static inline void hmac_outer(const uint *opad, uint *digest)
+{
+    uint m[16];
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        m[i] = digest[i];
+    m[8] = 0x80000000u;
+#pragma unroll
+    for (int i = 9; i < 15; i++)
+        m[i] = 0;
+    m[15] = (64 + 32) * 8;
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        digest[i] = opad[i];
+    sha256_compress(digest, m);
+}
+
+/* Slots past the range's end hash nonces beyond it: their results are
+ * never compared, and romix needs whole work-groups. */
+__kernel void pbkdf2_in(__constant uint *p, uint start, uint slots, __global uint *state)
+{
+    const uint slot = (uint)get_global_id(0);
+    if (slot >= slots)
+        return;
+    const uint nonce_be = bswap32(start + slot);
+    uint ipad[8], opad[8];
+    hmac_pads(p, nonce_be, ipad, opad);
+
+    /* Inner hash over ipad || header || INT(i): the header's first block is
+     * shared by the four output blocks. */
+    uint inner[8], m[16];
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        inner[i] = ipad[i];
+#pragma unroll
+    for (int i = 0; i < 16; i++)
+        m[i] = p[P_HEADER + i];
+    sha256_compress(inner, m);
+
+    __global uint *s = state + (size_t)slot * STATE_WORDS;
+    for (uint i = 1; i <= 4; i++) {
+        uint d[8];
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            d[k] = inner[k];
+        m[0] = p[P_HEADER + 16];
+        m[1] = p[P_HEADER + 17];
+        m[2] = p[P_HEADER + 18];
+        m[3] = nonce_be;
+        m[4] = i;
+        m[5] = 0x80000000u;
+#pragma unroll
+        for (int k = 6; k < 15; k++)
+            m[k] = 0;
+        m[15] = (64 + 80 + 4) * 8;
+        sha256_compress(d, m);
+        hmac_outer(opad, d);
+        /* Salsa works on little-endian words of the derived bytes. */
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            s[8 * (i - 1) + k] = bswap32(d[k]);
+    }
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        s[32 + k] = ipad[k];
+        s[40 + k] = opad[k];
+    }
+}
+
+__kernel void pbkdf2_out(__constant uint *p, uint start, uint count, __global const uint *state,
+                         volatile __global uint *hits)
+{
+    const uint slot = (uint)get_global_id(0);
+    if (slot >= count)
+        return;
+    __global const uint *s = state + (size_t)slot * STATE_WORDS;
+    uint d[8], m[16];
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+        d[k] = s[32 + k];
+    for (int part = 0; part < 2; part++) { /* "half" is a type in OpenCL C */
+#pragma unroll
+        for (int k = 0; k < 16; k++)
+            m[k] = bswap32(s[16 * part + k]);
+        sha256_compress(d, m);
+    }
+    m[0] = 1; /* INT(1) */
+    m[1] = 0x80000000u;
+#pragma unroll
+    for (int k = 2; k < 15; k++)
+        m[k] = 0;
+    m[15] = (64 + 128 + 4) * 8;
+    sha256_compress(d, m);
+    uint opad[8];
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+        opad[k] = s[40 + k];
+    hmac_outer(opad, d);
+
+    /* The PoW hash is the digest read as a little-endian 256-bit integer:
+     * its word k is bswap32(d[k]); compare from the top word down. */
+    int verdict = 0; /* -1 below, +1 above, 0 equal so far */
+#pragma unroll
+    for (int k = 7; k >= 0; k--) {
+        const uint h = bswap32(d[k]), t = p[P_TARGET + k];
+        if (verdict == 0 && h != t)
+            verdict = h < t ? -1 : 1;
+    }
+    if (verdict <= 0)
+        report_hit(hits, start + slot);
+}
+
+/* ---- ROMix: one work-item per hash ------------------------------------- */
+
+#if XCHG == 0
+
+#define QR(x, a, b, n) ((x) ^= rotate((a) + (b), (uint)(n)))
+
+/* b = Salsa20/8(b) + b on 16 words. */
+static inline void salsa8_single(uint *b)
+{
+    uint x[16];
+#pragma unroll
+    for (int i = 0; i < 16; i++)
+        x[i] = b[i];
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        QR(x[4], x[0], x[12], 7);   QR(x[8], x[4], x[0], 9);
+        QR(x[12], x[8], x[4], 13);  QR(x[0], x[12], x[8], 18);
+        QR(x[9], x[5], x[1], 7);    QR(x[13], x[9], x[5], 9);
+        QR(x[1], x[13], x[9], 13);  QR(x[5], x[1], x[13], 18);
+        QR(x[14], x[10], x[6], 7);  QR(x[2], x[14], x[10], 9);
+        QR(x[6], x[2], x[14], 13);  QR(x[10], x[6], x[2], 18);
+        QR(x[3], x[15], x[11], 7);  QR(x[7], x[3], x[15], 9);
+        QR(x[11], x[7], x[3], 13);  QR(x[15], x[11], x[7], 18);
+        QR(x[1], x[0], x[3], 7);    QR(x[2], x[1], x[0], 9);
+        QR(x[3], x[2], x[1], 13);   QR(x[0], x[3], x[2], 18);
+        QR(x[6], x[5], x[4], 7);    QR(x[7], x[6], x[5], 9);
+        QR(x[4], x[7], x[6], 13);   QR(x[5], x[4], x[7], 18);
+        QR(x[11], x[10], x[9], 7);  QR(x[8], x[11], x[10], 9);
+        QR(x[9], x[8], x[11], 13);  QR(x[10], x[9], x[8], 18);
+        QR(x[12], x[15], x[14], 7); QR(x[13], x[12], x[15], 9);
+        QR(x[14], x[13], x[12], 13); QR(x[15], x[14], x[13], 18);
+    }
+#pragma unroll
+    for (int i = 0; i < 16; i++)
+        b[i] += x[i];
+}
+
+static inline void block_mix_single(uint *x)
+{
+#pragma unroll
+    for (int i = 0; i < 16; i++)
+        x[i] ^= x[16 + i];
+    salsa8_single(x);
+#pragma unroll
+    for (int i = 0; i < 16; i++)
+        x[16 + i] ^= x[i];
+    salsa8_single(x + 16);
+}
+
+/* Entry e of slot s: pad[(e * slots + s) * 8 .. + 7], X in natural order. */
+__kernel void romix_single(__global uint *state, __global uint4 *pad, uint slots)
+{
+    const uint slot = (uint)get_global_id(0);
+    if (slot >= slots)
+        return;
+    __global uint *s = state + (size_t)slot * STATE_WORDS;
+    uint x[32];
+#pragma unroll
+    for (int i = 0; i < 32; i++)
+        x[i] = s[i];
+    __global uint4 *mine = pad + (size_t)slot * 8;
+    const size_t stride = (size_t)slots * 8;
+
+    for (uint i = 0; i < SCRYPT_N; i += LOOKUP_GAP) {
+        __global uint4 *e = mine + (i / LOOKUP_GAP) * stride;
+#pragma unroll
+        for (int q = 0; q < 8; q++)
+            e[q] = (uint4)(x[4 * q], x[4 * q + 1], x[4 * q + 2], x[4 * q + 3]);
+#pragma unroll
+        for (int k = 0; k < LOOKUP_GAP; k++)
+            block_mix_single(x);
+    }
+    for (uint i = 0; i < SCRYPT_N; i++) {
+        /* Integerify: word 16 of X, the first word of X1. */
+        const uint j = x[16] & (SCRYPT_N - 1);
+        __global const uint4 *e = mine + (j / LOOKUP_GAP) * stride;
+        uint y[32];
+#pragma unroll
+        for (int q = 0; q < 8; q++) {
+            const uint4 v = e[q];
+            y[4 * q] = v.x, y[4 * q + 1] = v.y, y[4 * q + 2] = v.z, y[4 * q + 3] = v.w;
+        }
+        for (uint k = 0; k < j % LOOKUP_GAP; k++)
+            block_mix_single(y);
+#pragma unroll
+        for (int k = 0; k < 32; k++)
+            x[k] ^= y[k];
+        block_mix_single(x);
+    }
+#pragma unroll
+    for (int i = 0; i < 32; i++)
+        s[i] = x[i];
+}
+
+#else /* XCHG != 0: four work-items per hash */
+
+/* ---- the exchange between the four work-items of a hash ---------------- */
+
+#if XCHG == 2
+/* NVIDIA: shfl.sync within segments of four lanes (c = 0x1c1f: segment
+ * mask 0x1c, clamp 0x1f), the source given as 0..3 within the segment. The
+ * host launches whole warps and no work-item leaves romix early, so the
+ * full-warp mask holds. */
+static inline uint quad_fetch(uint x, uint src)
+{
+    uint r;
+    asm volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1c1f, 0xffffffff;" : "=r"(r) : "r"(x), "r"(src));
+    return r;
+}
+#elif XCHG == 3
+#pragma OPENCL EXTENSION cl_khr_subgroups : enable
+#pragma OPENCL EXTENSION cl_khr_subgroup_shuffle : enable
+static inline uint quad_fetch(uint x, uint src)
+{
+    return sub_group_shuffle(x, (get_sub_group_local_id() & ~3u) | src);
+}
+#elif XCHG == 4
+#pragma OPENCL EXTENSION cl_intel_subgroups : enable
+static inline uint quad_fetch(uint x, uint src)
+{
+    return intel_sub_group_shuffle(x, (get_sub_group_local_id() & ~3u) | src);
+}
+#endif
+
+/* The exchange context: this item's place in its quad and, for XCHG 1, the
+ * double-buffered local array (one barrier per exchange: the buffer written
+ * next was last read before the previous barrier). */
+typedef struct quad {
+    uint t, next, across, prev;
+    uint lid, base, ls, phase;
+} quad;
+
+#if XCHG == 1
+#define XCHG_PARAM , __local uint *xbuf
+#define XCHG_ARG , xbuf
+#else
+#define XCHG_PARAM
+#define XCHG_ARG
+#endif
+
+/* b <- d of item t+1, c <- c of item t+2, d <- b of item t-1: columns to
+ * rows, and after the row round the same move takes rows back. */
+static inline void quad_rotate(uint *x1, uint *x2, uint *x3, quad *q XCHG_PARAM)
+{
+#if XCHG == 1
+    __local uint *buf = xbuf + q->phase * (3 * HASHES) * q->ls;
+    q->phase ^= 1u;
+#pragma unroll
+    for (int h = 0; h < HASHES; h++) {
+        buf[(3 * h + 0) * q->ls + q->lid] = x1[h];
+        buf[(3 * h + 1) * q->ls + q->lid] = x2[h];
+        buf[(3 * h + 2) * q->ls + q->lid] = x3[h];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+    for (int h = 0; h < HASHES; h++) {
+        x1[h] = buf[(3 * h + 2) * q->ls + q->base + q->next];
+        x2[h] = buf[(3 * h + 1) * q->ls + q->base + q->across];
+        x3[h] = buf[(3 * h + 0) * q->ls + q->base + q->prev];
+    }
+#else
+#pragma unroll
+    for (int h = 0; h < HASHES; h++) {
+        const uint nb = quad_fetch(x3[h], q->next);
+        const uint nc = quad_fetch(x2[h], q->across);
+        const uint nd = quad_fetch(x1[h], q->prev);
+        x1[h] = nb, x2[h] = nc, x3[h] = nd;
+    }
+#endif
+}
+
+/* Integerify: word 16 of X is x[0] of X1, held by item 0 of the quad. */
+static inline void quad_integerify(const uint4 *x1, uint *j, quad *q XCHG_PARAM)
+{
+#if XCHG == 1
+    __local uint *buf = xbuf + q->phase * (3 * HASHES) * q->ls;
+    q->phase ^= 1u;
+#pragma unroll
+    for (int h = 0; h < HASHES; h++)
+        buf[h * q->ls + q->lid] = x1[h].x;
+    barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+    for (int h = 0; h < HASHES; h++)
+        j[h] = buf[h * q->ls + q->base] & (SCRYPT_N - 1);
+#else
+#pragma unroll
+    for (int h = 0; h < HASHES; h++)
+        j[h] = quad_fetch(x1[h].x, 0) & (SCRYPT_N - 1);
+#endif
+}
+
+#define QRV(x, a, b, n) ((x) ^ rotate((a) + (b), (uint)(n)))
+
+/* b[h] = Salsa20/8(b[h]) + b[h] for HASHES interleaved hashes, one diagonal
+ * of each per item. */
+static inline void salsa8_quad(uint4 *b, quad *q XCHG_PARAM)
+{
+    uint a[HASHES], x1[HASHES], x2[HASHES], x3[HASHES];
+#pragma unroll
+    for (int h = 0; h < HASHES; h++)
+        a[h] = b[h].x, x1[h] = b[h].y, x2[h] = b[h].z, x3[h] = b[h].w;
+#if XCHG != 1
+#pragma unroll
+#endif
+    for (int i = 0; i < 8; i++) { /* 4 double rounds: column, row */
+#pragma unroll
+        for (int h = 0; h < HASHES; h++) {
+            x1[h] = QRV(x1[h], a[h], x3[h], 7);
+            x2[h] = QRV(x2[h], x1[h], a[h], 9);
+            x3[h] = QRV(x3[h], x2[h], x1[h], 13);
+            a[h] = QRV(a[h], x3[h], x2[h], 18);
+        }
+        quad_rotate(x1, x2, x3, q XCHG_ARG);
+    }
+#pragma unroll
+    for (int h = 0; h < HASHES; h++)
+        b[h] += (uint4)(a[h], x1[h], x2[h], x3[h]);
+}
+
+static inline void block_mix_quad(uint4 *x0, uint4 *x1, quad *q XCHG_PARAM)
+{
+#pragma unroll
+    for (int h = 0; h < HASHES; h++)
+        x0[h] ^= x1[h];
+    salsa8_quad(x0, q XCHG_ARG);
+#pragma unroll
+    for (int h = 0; h < HASHES; h++)
+        x1[h] ^= x0[h];
+    salsa8_quad(x1, q XCHG_ARG);
+}
+
+/* One quad runs HASHES hashes: slots quad * HASHES .. + HASHES - 1. The
+ * host launches whole work-groups of valid slots (slots is a multiple of
+ * local size / 4 * HASHES): no item may leave early, for the barriers and
+ * the full-warp shuffles. XCHG 1 needs local memory of
+ * 2 * 3 * HASHES * local size uints in xbuf. */
+__kernel void romix_quad(__global uint *state, __global uint4 *pad, uint slots XCHG_PARAM)
+{
+    const uint gid = (uint)get_global_id(0);
+    const uint slot0 = (gid >> 2) * HASHES;
+    quad q;
+    q.lid = (uint)get_local_id(0);
+    q.ls = (uint)get_local_size(0);
+    q.t = q.lid & 3u;
+    q.base = q.lid & ~3u;
+    q.next = (q.t + 1) & 3u;
+    q.prev = (q.t + 3) & 3u;
+    q.across = q.t ^ 2u;
+    q.phase = 0;
+    const uint t = q.t;
+
+    uint4 x0[HASHES], x1[HASHES];
+#pragma unroll
+    for (int h = 0; h < HASHES; h++) {
+        __global const uint *xs = state + (size_t)(slot0 + h) * STATE_WORDS;
+        x0[h] = (uint4)(xs[(5 * t) & 15], xs[(5 * t + 4) & 15], xs[(5 * t + 8) & 15],
+                        xs[(5 * t + 12) & 15]);
+        x1[h] = (uint4)(xs[16 + ((5 * t) & 15)], xs[16 + ((5 * t + 4) & 15)],
+                        xs[16 + ((5 * t + 8) & 15)], xs[16 + ((5 * t + 12) & 15)]);
+    }
+    __global uint4 *mine = pad + (size_t)slot0 * 8 + t;
+    const size_t stride = (size_t)slots * 8;
+
+    for (uint i = 0; i < SCRYPT_N; i += LOOKUP_GAP) {
+        __global uint4 *e = mine + (i / LOOKUP_GAP) * stride;
+#pragma unroll
+        for (int h = 0; h < HASHES; h++) {
+            e[8 * h] = x0[h];
+            e[8 * h + 4] = x1[h];
+        }
+#pragma unroll
+        for (int k = 0; k < LOOKUP_GAP; k++)
+            block_mix_quad(x0, x1, &q XCHG_ARG);
+    }
+    for (uint i = 0; i < SCRYPT_N; i++) {
+        uint j[HASHES];
+        quad_integerify(x1, j, &q XCHG_ARG);
+        uint4 y0[HASHES], y1[HASHES];
+#pragma unroll
+        for (int h = 0; h < HASHES; h++) {
+            __global const uint4 *e = mine + 8 * h + (j[h] / LOOKUP_GAP) * stride;
+            y0[h] = e[0];
+            y1[h] = e[4];
+        }
+#if LOOKUP_GAP > 1
+        /* Recompute entry j from the stored one below it: every quad runs
+         * LOOKUP_GAP - 1 steps and keeps those it needs, so the quads of a
+         * group never diverge (the exchange needs all of them). */
+#pragma unroll
+        for (uint k = 0; k + 1 < LOOKUP_GAP; k++) {
+            uint4 z0[HASHES], z1[HASHES];
+#pragma unroll
+            for (int h = 0; h < HASHES; h++)
+                z0[h] = y0[h], z1[h] = y1[h];
+            block_mix_quad(z0, z1, &q XCHG_ARG);
+#pragma unroll
+            for (int h = 0; h < HASHES; h++)
+                if (k < j[h] % LOOKUP_GAP)
+                    y0[h] = z0[h], y1[h] = z1[h];
+        }
+#endif
+#pragma unroll
+        for (int h = 0; h < HASHES; h++) {
+            x0[h] ^= y0[h];
+            x1[h] ^= y1[h];
+        }
+        block_mix_quad(x0, x1, &q XCHG_ARG);
+    }
+#pragma unroll
+    for (int h = 0; h < HASHES; h++) {
+        __global uint *xs = state + (size_t)(slot0 + h) * STATE_WORDS;
+        xs[(5 * t) & 15] = x0[h].x;
+        xs[(5 * t + 4) & 15] = x0[h].y;
+        xs[(5 * t + 8) & 15] = x0[h].z;
+        xs[(5 * t + 12) & 15] = x0[h].w;
+        xs[16 + ((5 * t) & 15)] = x1[h].x;
+        xs[16 + ((5 * t + 4) & 15)] = x1[h].y;
+        xs[16 + ((5 * t + 8) & 15)] = x1[h].z;
+        xs[16 + ((5 * t + 12) & 15)] = x1[h].w;
+    }
+}
+
+#endif /* XCHG */

@@ -1,0 +1,250 @@
+/* OpenCL device enumeration (ocl_devices.h). */
+#include "backend-opencl/ocl_devices.h"
+
+#include <ctype.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <CL/cl_ext.h>
+
+#include "core/registry.h"
+
+/* cl_nv_device_attribute_query values; the Khronos headers leave them out. */
+#ifndef CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV
+#define CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV 0x4000
+#endif
+#ifndef CL_DEVICE_PCI_BUS_ID_NV
+#define CL_DEVICE_PCI_BUS_ID_NV 0x4008
+#endif
+#ifndef CL_DEVICE_PCI_SLOT_ID_NV
+#define CL_DEVICE_PCI_SLOT_ID_NV 0x4009
+#endif
+#ifndef CL_DEVICE_PCI_DOMAIN_ID_NV
+#define CL_DEVICE_PCI_DOMAIN_ID_NV 0x400A
+#endif
+
+#define MAX_DEVICES 64
+#define MAX_PLATFORMS 16
+
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+static ocl_dev_desc devices[MAX_DEVICES];
+static int device_count;
+static char probe_why[256];
+
+static void dev_str(cl_device_id d, cl_device_info what, char *out, size_t len)
+{
+    out[0] = '\0';
+    if (ocl.clGetDeviceInfo(d, what, len, out, NULL) != CL_SUCCESS)
+        out[0] = '\0';
+    out[len - 1] = '\0';
+    /* Some drivers pad names with spaces. */
+    size_t n = strlen(out);
+    while (n > 0 && isspace((unsigned char)out[n - 1]))
+        out[--n] = '\0';
+    size_t lead = strspn(out, " \t");
+    memmove(out, out + lead, n - lead + 1);
+}
+
+static bool has_ext(const char *exts, const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *p = exts; (p = strstr(p, name)) != NULL; p += len)
+        if ((p == exts || p[-1] == ' ') && (p[len] == ' ' || p[len] == '\0'))
+            return true;
+    return false;
+}
+
+/* PCI address from whichever vendor query the driver answers. Returns
+ * whether the domain is known (AMD's topology query has none). */
+static bool read_bus_id(const ocl_dev_desc *d, const char *exts, char out[32], bool *domain_known)
+{
+    *domain_known = false;
+    if (has_ext(exts, "cl_khr_pci_bus_info")) {
+        cl_device_pci_bus_info_khr info;
+        if (ocl.clGetDeviceInfo(d->id, CL_DEVICE_PCI_BUS_INFO_KHR, sizeof info, &info, NULL) == CL_SUCCESS) {
+            snprintf(out, 32, "%04x:%02x:%02x.%x", info.pci_domain & 0xffff, info.pci_bus & 0xff,
+                     info.pci_device & 0x1f, info.pci_function & 7);
+            *domain_known = true;
+            return true;
+        }
+    }
+    if (has_ext(exts, "cl_nv_device_attribute_query")) {
+        cl_uint bus = 0, slot = 0, domain = 0;
+        if (ocl.clGetDeviceInfo(d->id, CL_DEVICE_PCI_BUS_ID_NV, sizeof bus, &bus, NULL) == CL_SUCCESS &&
+            ocl.clGetDeviceInfo(d->id, CL_DEVICE_PCI_SLOT_ID_NV, sizeof slot, &slot, NULL) == CL_SUCCESS) {
+            /* The slot id packs device << 3 | function; newer drivers also
+             * answer the domain. */
+            *domain_known = ocl.clGetDeviceInfo(d->id, CL_DEVICE_PCI_DOMAIN_ID_NV, sizeof domain,
+                                                &domain, NULL) == CL_SUCCESS;
+            snprintf(out, 32, "%04x:%02x:%02x.%x", domain & 0xffff, bus & 0xff, (slot >> 3) & 0x1f,
+                     slot & 7);
+            return true;
+        }
+    }
+    if (has_ext(exts, "cl_amd_device_attribute_query")) {
+        cl_device_topology_amd topo;
+        if (ocl.clGetDeviceInfo(d->id, CL_DEVICE_TOPOLOGY_AMD, sizeof topo, &topo, NULL) == CL_SUCCESS &&
+            topo.raw.type == CL_DEVICE_TOPOLOGY_TYPE_PCIE_AMD) {
+            snprintf(out, 32, "0000:%02x:%02x.%x", (unsigned)(unsigned char)topo.pcie.bus,
+                     (unsigned)(unsigned char)topo.pcie.device & 0x1f,
+                     (unsigned)(unsigned char)topo.pcie.function & 7);
+            return true;
+        }
+    }
+    out[0] = '\0';
+    return false;
+}
+
+/* Is this bus id one of the CUDA backend's devices? Without a domain only
+ * bus:device.function is compared. */
+static bool listed_by_cuda(const char *bus_id, bool domain_known)
+{
+    for (size_t b = 0; b < lode_backend_count(); b++) {
+        const lode_backend_ops *ops = lode_backend_at(b);
+        char why[LODE_WHY_LEN];
+        if (strcmp(ops->name, "cuda") != 0 || ops->probe(why) != 0)
+            continue;
+        int n = ops->device_count();
+        for (int i = 0; i < n; i++) {
+            lode_device_info info;
+            if (ops->device_info(i, &info) != 0 || info.bus_id[0] == '\0')
+                continue;
+            const char *x = bus_id, *y = info.bus_id;
+            if (!domain_known) {
+                x = strchr(x, ':'), y = strchr(y, ':');
+                if (x == NULL || y == NULL)
+                    continue;
+            }
+            if (strcasecmp(x, y) == 0)
+                return true;
+        }
+    }
+    return false;
+}
+
+static unsigned read_caps(const ocl_dev_desc *d, const char *exts)
+{
+    unsigned caps = 0;
+    if (d->vendor_id == 0x10de && has_ext(exts, "cl_nv_device_attribute_query")) {
+        /* shfl.sync: sm_30 and newer (every GPU a current driver runs). */
+        cl_uint major = 0;
+        if (ocl.clGetDeviceInfo(d->id, CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV, sizeof major, &major,
+                                NULL) == CL_SUCCESS && major >= 3)
+            caps |= OCL_CAP_NV_SHFL;
+    }
+    if (has_ext(exts, "cl_khr_subgroups") && has_ext(exts, "cl_khr_subgroup_shuffle"))
+        caps |= OCL_CAP_KHR_SHUFFLE;
+    if (has_ext(exts, "cl_intel_subgroups"))
+        caps |= OCL_CAP_INTEL_SHUFFLE;
+    return caps;
+}
+
+static void add_device(cl_platform_id p, cl_device_id id, const char *pname, const char *pversion,
+                       bool show_all, int *hidden)
+{
+    if (device_count == MAX_DEVICES)
+        return;
+    cl_bool available = CL_FALSE, compiler = CL_FALSE;
+    ocl.clGetDeviceInfo(id, CL_DEVICE_AVAILABLE, sizeof available, &available, NULL);
+    ocl.clGetDeviceInfo(id, CL_DEVICE_COMPILER_AVAILABLE, sizeof compiler, &compiler, NULL);
+    if (!available || !compiler) /* the kernels are compiled at run time */
+        return;
+    ocl_dev_desc *d = &devices[device_count];
+    memset(d, 0, sizeof *d);
+    d->platform = p;
+    d->id = id;
+    snprintf(d->platform_name, sizeof d->platform_name, "%s", pname);
+    snprintf(d->platform_version, sizeof d->platform_version, "%s", pversion);
+    dev_str(id, CL_DEVICE_NAME, d->name, sizeof d->name);
+    dev_str(id, CL_DEVICE_VENDOR, d->vendor, sizeof d->vendor);
+    dev_str(id, CL_DRIVER_VERSION, d->driver, sizeof d->driver);
+    ocl.clGetDeviceInfo(id, CL_DEVICE_TYPE, sizeof d->type, &d->type, NULL);
+    ocl.clGetDeviceInfo(id, CL_DEVICE_VENDOR_ID, sizeof d->vendor_id, &d->vendor_id, NULL);
+    ocl.clGetDeviceInfo(id, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof d->compute_units, &d->compute_units, NULL);
+    ocl.clGetDeviceInfo(id, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof d->global_mem, &d->global_mem, NULL);
+    ocl.clGetDeviceInfo(id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof d->max_alloc, &d->max_alloc, NULL);
+    ocl.clGetDeviceInfo(id, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof d->max_work_group, &d->max_work_group, NULL);
+    if (d->compute_units == 0)
+        d->compute_units = 1;
+    if (d->max_work_group == 0)
+        d->max_work_group = 64;
+
+    size_t ext_len = 0;
+    char *exts = NULL;
+    if (ocl.clGetDeviceInfo(id, CL_DEVICE_EXTENSIONS, 0, NULL, &ext_len) == CL_SUCCESS &&
+        (exts = calloc(ext_len + 1, 1)) != NULL &&
+        ocl.clGetDeviceInfo(id, CL_DEVICE_EXTENSIONS, ext_len, exts, NULL) != CL_SUCCESS)
+        exts[0] = '\0';
+    const char *e = exts ? exts : "";
+    d->caps = read_caps(d, e);
+    bool domain_known = false;
+    if (d->type & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR))
+        read_bus_id(d, e, d->bus_id, &domain_known);
+    free(exts);
+
+    if (d->bus_id[0] != '\0' && !show_all && listed_by_cuda(d->bus_id, domain_known)) {
+        (*hidden)++; /* the CUDA backend drives it better */
+        return;
+    }
+    device_count++;
+}
+
+static void probe_run(void)
+{
+    if (ocl_api_load(probe_why, sizeof probe_why) != 0)
+        return;
+    cl_platform_id platforms[MAX_PLATFORMS];
+    cl_uint np = 0;
+    cl_int err = ocl.clGetPlatformIDs(MAX_PLATFORMS, platforms, &np);
+    if (err != CL_SUCCESS || np == 0) {
+        char buf[32];
+        snprintf(probe_why, sizeof probe_why,
+                 "no OpenCL platform (clGetPlatformIDs: %s): no driver is registered in "
+                 "/etc/OpenCL/vendors (or OCL_ICD_VENDORS)", np == 0 && err == CL_SUCCESS ?
+                 "0 platforms" : ocl_error_name(err, buf));
+        return;
+    }
+    const char *env = getenv("LODE_OPENCL_SHOW_ALL");
+    const bool show_all = env != NULL && strcmp(env, "1") == 0;
+    int hidden = 0;
+    for (cl_uint i = 0; i < np && i < MAX_PLATFORMS; i++) {
+        char pname[128] = "", pversion[128] = "";
+        ocl.clGetPlatformInfo(platforms[i], CL_PLATFORM_NAME, sizeof pname, pname, NULL);
+        ocl.clGetPlatformInfo(platforms[i], CL_PLATFORM_VERSION, sizeof pversion, pversion, NULL);
+        pname[sizeof pname - 1] = pversion[sizeof pversion - 1] = '\0';
+        cl_device_id ids[MAX_DEVICES];
+        cl_uint nd = 0;
+        if (ocl.clGetDeviceIDs(platforms[i], CL_DEVICE_TYPE_ALL, MAX_DEVICES, ids, &nd) != CL_SUCCESS)
+            continue; /* CL_DEVICE_NOT_FOUND: a platform with no device */
+        for (cl_uint j = 0; j < nd && j < MAX_DEVICES; j++)
+            add_device(platforms[i], ids[j], pname, pversion, show_all, &hidden);
+    }
+    if (device_count == 0 && hidden > 0)
+        snprintf(probe_why, sizeof probe_why, "every OpenCL device is also a CUDA device and "
+                 "listed as such (LODE_OPENCL_SHOW_ALL=1 lists both)");
+    else if (device_count == 0)
+        snprintf(probe_why, sizeof probe_why, "no usable OpenCL device (%u platform(s), none "
+                 "with an available device and compiler)", (unsigned)np);
+}
+
+int ocl_devices_probe(char *why, size_t why_len)
+{
+    pthread_once(&probe_once, probe_run);
+    if (device_count == 0 && why != NULL)
+        snprintf(why, why_len, "%s", probe_why);
+    return device_count > 0 ? 0 : -1;
+}
+
+int ocl_devices_count(void)
+{
+    pthread_once(&probe_once, probe_run);
+    return device_count;
+}
+
+const ocl_dev_desc *ocl_devices_get(int index)
+{
+    return index >= 0 && index < ocl_devices_count() ? &devices[index] : NULL;
+}

@@ -1,0 +1,43 @@
+/* OpenCL device enumeration: every device of every platform, less the GPUs
+ * that the CUDA backend already lists (matched by PCI bus id; the
+ * environment variable LODE_OPENCL_SHOW_ALL=1 keeps them). */
+#ifndef LODE_OCL_DEVICES_H
+#define LODE_OCL_DEVICES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "backend-opencl/ocl_api.h"
+
+/* What the kernels may use beyond OpenCL C 1.2. */
+enum {
+    OCL_CAP_NV_SHFL = 1u << 0,       /* NVIDIA: inline PTX shfl.sync */
+    OCL_CAP_KHR_SHUFFLE = 1u << 1,   /* cl_khr_subgroups + cl_khr_subgroup_shuffle */
+    OCL_CAP_INTEL_SHUFFLE = 1u << 2, /* cl_intel_subgroups */
+};
+
+typedef struct ocl_dev_desc {
+    cl_platform_id platform;
+    cl_device_id id;
+    char name[128];
+    char vendor[128];
+    char platform_name[128];
+    char platform_version[128];
+    char driver[128];
+    char bus_id[32]; /* "0000:41:00.0", "" if unknown */
+    cl_device_type type;
+    cl_uint vendor_id;
+    cl_uint compute_units;
+    cl_ulong global_mem, max_alloc;
+    size_t max_work_group;
+    unsigned caps;
+} ocl_dev_desc;
+
+/* Enumerates once (thread-safe). 0 if at least one device is listed, else
+ * -1 with the reason in why. */
+int ocl_devices_probe(char *why, size_t why_len);
+int ocl_devices_count(void);
+/* NULL for an index out of range. */
+const ocl_dev_desc *ocl_devices_get(int index);
+
+#endif

@@ -1,0 +1,880 @@
+/* The OpenCL backend: the lode_backend_ops of OpenCL devices (AMD, Intel
+ * and NVIDIA GPUs, PoCL on a CPU, ...), through an OpenCL 1.2 API loaded at
+ * run time (ocl_api.h).
+ *
+ * One device is one OpenCL device with one worker. The worker's handle owns
+ * a context, an in-order queue, the kernels built for this device and
+ * variant (ocl_program.h), two hit buffers and (scrypt) the scratchpad.
+ *
+ * A scan is cut into launches of about LAUNCH_MS each, two in flight: while
+ * the device runs launch k+1, the host reads launch k's hits, and the abort
+ * flag is looked at between launches. The host blocks in clWaitForEvents;
+ * where the launch time is known it first sleeps through most of it, since
+ * some drivers spin inside the wait. */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend-opencl/ocl_api.h"
+#include "backend-opencl/ocl_devices.h"
+#include "backend-opencl/ocl_program.h"
+#include "backend-opencl/ocl_sha256.h"
+#include "backend-opencl/ocl_tune.h"
+#include "core/backend.h"
+#include "core/log.h"
+#include "core/status.h"
+
+/* Aimed duration of one launch: long enough that launch overhead vanishes,
+ * short enough that a new job (abort) is picked up quickly. */
+#define LAUNCH_MS 50.0
+#define IN_FLIGHT 2
+/* Largest nonce count of one SHA-256d launch (32-bit offsets stay safe). */
+#define SHA256D_MAX_LAUNCH (UINT64_C(1) << 31)
+/* The hit buffer: a counter, then HITS_CAP nonces (kernels/sha256.cl). */
+#define HITS_CAP 1024u
+#define HITS_WORDS (1 + HITS_CAP)
+#define PARAM_WORDS 64
+/* scrypt: per slot 48 state words between the kernels, and the scratchpad. */
+#define SCRYPT_N 1024u
+#define SCRYPT_STATE_BYTES 192u
+#define SCRYPT_MEM_SHARE 0.85
+/* Slots come in multiples of this: every work-group shape the tuner tries
+ * holds a divisor of it (at most 256 work-items, 4 per hash or 1). */
+#define SCRYPT_SLOT_QUANTUM 256u
+/* The pbkdf2 kernels' work-group size. */
+#define PBKDF2_LOCAL 64u
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* How the four work-items of a scrypt hash trade words (kernels/scrypt.cl XCHG). */
+enum { XCHG_SINGLE = 0, XCHG_LOCAL = 1, XCHG_NV = 2, XCHG_KHR = 3, XCHG_INTEL = 4 };
+
+struct lode_device {
+    int index;
+    const ocl_dev_desc *desc;
+    char label[180]; /* "opencl:0 (NVIDIA H100 80GB HBM3)" for messages */
+    lode_algo algo;
+    const char *variant;
+    int xchg;             /* scrypt */
+    unsigned lookup_gap;  /* scrypt */
+    bool cpu;             /* a CPU device: other defaults and tuning choices */
+
+    cl_context ctx;
+    cl_command_queue queue;
+    cl_program prog;
+    cl_kernel k_main, k_in, k_out; /* sha256d_search or romix_*, pbkdf2_in, pbkdf2_out */
+    unsigned prog_hashes;          /* HASHES the scrypt program was built with */
+    size_t main_max_local;         /* the device's limit for k_main */
+    cl_mem params, hits[IN_FLIGHT], state, pad;
+    cl_event finished[IN_FLIGHT];
+    uint32_t hits_host[IN_FLIGHT][HITS_WORDS];
+
+    ocl_tune_params tune;
+    bool tuned; /* tune holds measured or user-given values */
+    ocl_tune_mode mode;
+    uint64_t launch_count; /* indices per launch */
+    unsigned slots;        /* scrypt hash slots allocated */
+
+    uint8_t header[80];
+    lode_u256 target;
+    uint32_t param_words[PARAM_WORDS];
+};
+
+/* ---- errors ---------------------------------------------------------- */
+
+static int fail(const lode_device *d, const char *what, cl_int err)
+{
+    char buf[32];
+    lode_log(LODE_LOG_ERROR, "%s: %s failed: %s", d->label, what, ocl_error_name(err, buf));
+    return err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_HOST_MEMORY ||
+                   err == CL_INVALID_BUFFER_SIZE
+               ? LODE_ERR_NO_MEMORY
+               : LODE_ERR_DEVICE;
+}
+
+#define TRY(d, what, call)                                                                         \
+    do {                                                                                           \
+        cl_int err_ = (call);                                                                      \
+        if (err_ != CL_SUCCESS)                                                                    \
+            return fail((d), (what), err_);                                                        \
+    } while (0)
+
+/* ---- enumeration ------------------------------------------------------ */
+
+static int opencl_probe(char why[LODE_WHY_LEN]) { return ocl_devices_probe(why, LODE_WHY_LEN); }
+
+static int opencl_device_count(void) { return ocl_devices_count(); }
+
+static int opencl_device_info(int index, lode_device_info *out)
+{
+    const ocl_dev_desc *d = ocl_devices_get(index);
+    if (d == NULL)
+        return LODE_ERR_INVALID;
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "%s", d->name);
+    snprintf(out->bus_id, sizeof out->bus_id, "%s", d->bus_id);
+    /* One worker: the device schedules its own compute units (PoCL its
+     * own threads). */
+    out->workers = 1;
+    out->max_workers = 1;
+    out->memory_bytes = d->global_mem;
+    out->algo_mask = 1u << LODE_ALGO_SHA256D | 1u << LODE_ALGO_SCRYPT;
+    out->on_host_cpu = (d->type & CL_DEVICE_TYPE_CPU) != 0;
+    return LODE_OK;
+}
+
+static bool is_cpu(const ocl_dev_desc *d) { return (d->type & CL_DEVICE_TYPE_CPU) != 0; }
+
+/* Variants the device supports, best first. scrypt: "shuffle" where the
+ * device can shuffle within a sub-group, "local" on any device, "single"
+ * (one work-item per hash, no exchange) which suits CPUs best. */
+static int variant_list(const ocl_dev_desc *d, lode_algo algo, const char **names, int max)
+{
+    const char *list[3];
+    int n = 0;
+    if (algo == LODE_ALGO_SHA256D) {
+        list[n++] = "default";
+    } else if (algo == LODE_ALGO_SCRYPT) {
+        if (is_cpu(d))
+            list[n++] = "single";
+        if (d->caps & (OCL_CAP_NV_SHFL | OCL_CAP_KHR_SHUFFLE | OCL_CAP_INTEL_SHUFFLE))
+            list[n++] = "shuffle";
+        list[n++] = "local";
+        if (!is_cpu(d))
+            list[n++] = "single";
+    }
+    int k = 0;
+    for (int i = 0; i < n && k < max; i++)
+        names[k++] = list[i];
+    return k;
+}
+
+static int opencl_variants(int index, lode_algo algo, const char **names, int max)
+{
+    const ocl_dev_desc *d = ocl_devices_get(index);
+    return d == NULL ? 0 : variant_list(d, algo, names, max);
+}
+
+/* ---- programs ---------------------------------------------------------- */
+
+static const char *algo_name(lode_algo algo) { return algo == LODE_ALGO_SHA256D ? "sha256d" : "scrypt"; }
+
+static void release_program(lode_device *d)
+{
+    cl_kernel *ks[] = {&d->k_main, &d->k_in, &d->k_out};
+    for (size_t i = 0; i < COUNT(ks); i++)
+        if (*ks[i] != NULL) {
+            ocl.clReleaseKernel(*ks[i]);
+            *ks[i] = NULL;
+        }
+    if (d->prog != NULL) {
+        ocl.clReleaseProgram(d->prog);
+        d->prog = NULL;
+    }
+}
+
+static int make_kernel(lode_device *d, const char *name, cl_kernel *out)
+{
+    cl_int err = CL_SUCCESS;
+    *out = ocl.clCreateKernel(d->prog, name, &err);
+    if (*out == NULL || err != CL_SUCCESS) {
+        *out = NULL;
+        char what[64];
+        snprintf(what, sizeof what, "clCreateKernel(%s)", name);
+        return fail(d, what, err);
+    }
+    return LODE_OK;
+}
+
+/* Builds this handle's program; scrypt's interleave (HASHES) is a build
+ * option, so a new value means a new program. */
+static int build_program(lode_device *d, unsigned hashes)
+{
+    if (d->prog != NULL && (d->algo == LODE_ALGO_SHA256D || d->prog_hashes == hashes))
+        return LODE_OK;
+    release_program(d);
+    char options[256];
+    /* The vendor id lets a kernel specialise; OpenCL C 1.2 is the floor. */
+    int n = snprintf(options, sizeof options, "-cl-std=CL1.2 -D LODE_VENDOR_ID=0x%x",
+                     (unsigned)d->desc->vendor_id);
+    if (d->algo == LODE_ALGO_SCRYPT)
+        snprintf(options + n, sizeof options - (size_t)n, " -D LOOKUP_GAP=%u -D XCHG=%d -D HASHES=%u",
+                 d->lookup_gap, d->xchg, hashes);
+    const char *sources[2] = {lode_ocl_src_sha256,
+                              d->algo == LODE_ALGO_SHA256D ? lode_ocl_src_sha256d : lode_ocl_src_scrypt};
+    int rc = ocl_program_build(d->desc, d->ctx, d->label, sources, 2, options, &d->prog);
+    if (rc != LODE_OK)
+        return rc;
+    d->prog_hashes = hashes;
+    if (d->algo == LODE_ALGO_SHA256D) {
+        rc = make_kernel(d, "sha256d_search", &d->k_main);
+    } else {
+        rc = make_kernel(d, d->xchg == XCHG_SINGLE ? "romix_single" : "romix_quad", &d->k_main);
+        if (rc == LODE_OK)
+            rc = make_kernel(d, "pbkdf2_in", &d->k_in);
+        if (rc == LODE_OK)
+            rc = make_kernel(d, "pbkdf2_out", &d->k_out);
+    }
+    if (rc != LODE_OK)
+        return rc;
+    size_t wg = 0;
+    TRY(d, "clGetKernelWorkGroupInfo",
+        ocl.clGetKernelWorkGroupInfo(d->k_main, d->desc->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL));
+    d->main_max_local = wg;
+    return LODE_OK;
+}
+
+/* ---- launch parameters ------------------------------------------------- */
+
+/* Hashes of one work-group of the main kernel. */
+static unsigned per_group(const lode_device *d)
+{
+    if (d->algo == LODE_ALGO_SHA256D)
+        return d->tune.local_size * d->tune.per_item;
+    return d->xchg == XCHG_SINGLE ? d->tune.local_size : d->tune.local_size / 4 * d->tune.per_item;
+}
+
+/* Brings parameters into what the kernels and this device accept. */
+static void clamp_params(lode_device *d)
+{
+    ocl_tune_params *t = &d->tune;
+    unsigned floor_ls = d->xchg == XCHG_NV ? 32 : 4; /* whole warps for shfl.sync */
+    size_t max = d->main_max_local ? d->main_max_local : d->desc->max_work_group;
+    if (max > 256)
+        max = 256; /* keeps slots a multiple of SCRYPT_SLOT_QUANTUM per group */
+    unsigned ls = 1;
+    while (ls * 2 <= t->local_size && ls * 2 <= max)
+        ls *= 2; /* a power of two */
+    t->local_size = ls < floor_ls ? floor_ls : ls;
+    if (d->algo == LODE_ALGO_SCRYPT) {
+        if (d->xchg == XCHG_SINGLE || t->per_item != 2)
+            t->per_item = 1;
+        unsigned g = per_group(d);
+        unsigned batch = t->batch == 0 || t->batch > d->slots ? d->slots : t->batch;
+        batch = batch / g * g;
+        t->batch = batch < g ? g : batch;
+    } else if (t->per_item == 0) {
+        t->per_item = 1;
+    }
+}
+
+static ocl_tune_params default_params(const lode_device *d)
+{
+    if (d->algo == LODE_ALGO_SHA256D)
+        return (ocl_tune_params){.local_size = d->cpu ? 64 : 256, .per_item = d->cpu ? 8 : 32};
+    if (d->xchg == XCHG_SINGLE)
+        return (ocl_tune_params){.local_size = d->cpu ? 16 : 64, .per_item = 1};
+    return (ocl_tune_params){.local_size = d->xchg == XCHG_LOCAL ? 64 : 128,
+                             .per_item = d->xchg == XCHG_LOCAL || d->cpu ? 1 : 2,
+                             .batch = d->cpu ? 0 : d->slots / 2};
+}
+
+static ocl_tune_key tune_key(const lode_device *d)
+{
+    return (ocl_tune_key){.device = d->desc->name, .platform = d->desc->platform_name,
+                          .driver = d->desc->driver, .algo = algo_name(d->algo), .variant = d->variant};
+}
+
+/* Cached or user-given parameters, else the defaults (tuned later). */
+static void load_params(lode_device *d)
+{
+    d->tune = default_params(d);
+    d->mode = ocl_tune_env(algo_name(d->algo), &d->tune);
+    d->tuned = d->mode == OCL_TUNE_FIXED;
+    if (d->mode == OCL_TUNE_AUTO) {
+        ocl_tune_key key = tune_key(d);
+        ocl_tune_params cached;
+        if (ocl_tune_load(&key, &cached) == 0) {
+            d->tune = cached;
+            d->tuned = true;
+        }
+    }
+}
+
+/* Indices per launch for about LAUNCH_MS at the measured (or a guessed) rate. */
+static void size_launches(lode_device *d)
+{
+    if (d->algo == LODE_ALGO_SHA256D) {
+        double rate = d->tune.rate > 0 ? d->tune.rate : d->cpu ? 5e6 : 1e9;
+        uint64_t quantum = per_group(d);
+        uint64_t n = (uint64_t)(rate * LAUNCH_MS / 1000.0) / quantum * quantum;
+        d->launch_count = n < quantum ? quantum : n > SHA256D_MAX_LAUNCH ? SHA256D_MAX_LAUNCH : n;
+    } else {
+        /* Whole batches: a partial one costs about as long as a full one. */
+        double rate = d->tune.rate > 0 ? d->tune.rate : d->cpu ? 2e3 : 5e5;
+        uint64_t batch = d->tune.batch;
+        uint64_t k = (uint64_t)(rate * LAUNCH_MS / 1000.0 / (double)batch + 0.5);
+        d->launch_count = batch * (k < 1 ? 1 : k);
+    }
+}
+
+/* ---- open and close ------------------------------------------------------ */
+
+static void opencl_close(lode_device *d)
+{
+    if (d == NULL)
+        return;
+    /* Nothing may still write into buffers about to be freed. */
+    if (d->queue != NULL)
+        ocl.clFinish(d->queue);
+    for (int i = 0; i < IN_FLIGHT; i++) {
+        if (d->finished[i] != NULL)
+            ocl.clReleaseEvent(d->finished[i]);
+        if (d->hits[i] != NULL)
+            ocl.clReleaseMemObject(d->hits[i]);
+    }
+    cl_mem *mems[] = {&d->params, &d->state, &d->pad};
+    for (size_t i = 0; i < COUNT(mems); i++)
+        if (*mems[i] != NULL)
+            ocl.clReleaseMemObject(*mems[i]);
+    release_program(d);
+    if (d->queue != NULL)
+        ocl.clReleaseCommandQueue(d->queue);
+    if (d->ctx != NULL)
+        ocl.clReleaseContext(d->ctx);
+    free(d);
+}
+
+static int create_buffer(lode_device *d, cl_mem_flags flags, size_t size, cl_mem *out)
+{
+    cl_int err = CL_SUCCESS;
+    *out = ocl.clCreateBuffer(d->ctx, flags, size, NULL, &err);
+    if (*out == NULL || err != CL_SUCCESS) {
+        *out = NULL;
+        char what[64];
+        snprintf(what, sizeof what, "allocating %zu MiB", size >> 20);
+        return fail(d, what, err);
+    }
+    return LODE_OK;
+}
+
+/* The scratchpad: about two waves of resident hashes on a GPU (OpenCL has
+ * no occupancy query: 2048 work-items per compute unit, 4 per hash, two
+ * interleaved), a few work-groups per core on a CPU, within a share of the
+ * device memory and the largest single buffer. */
+static int alloc_scrypt(lode_device *d)
+{
+    const ocl_dev_desc *x = d->desc;
+    const uint64_t pad_per_slot = (uint64_t)128 * SCRYPT_N / d->lookup_gap;
+    uint64_t want = (uint64_t)x->compute_units * (d->cpu ? 128 : 2048);
+    uint64_t fit_mem = (uint64_t)((double)x->global_mem * SCRYPT_MEM_SHARE) / (pad_per_slot + SCRYPT_STATE_BYTES);
+    uint64_t fit_alloc = x->max_alloc / pad_per_slot;
+    /* The kernels index the scratchpad in 32-bit uint4 units. */
+    uint64_t fit_index = (UINT64_C(1) << 32) / (pad_per_slot / 16);
+    uint64_t slots = want;
+    slots = slots < fit_mem ? slots : fit_mem;
+    slots = slots < fit_alloc ? slots : fit_alloc;
+    slots = slots < fit_index ? slots : fit_index;
+    slots = slots / SCRYPT_SLOT_QUANTUM * SCRYPT_SLOT_QUANTUM;
+    if (slots == 0) {
+        lode_log(LODE_LOG_ERROR, "%s: %" PRIu64 " MiB of memory (largest buffer %" PRIu64
+                 " MiB) is too little for one scrypt batch", d->label, (uint64_t)x->global_mem >> 20,
+                 (uint64_t)x->max_alloc >> 20);
+        return LODE_ERR_NO_MEMORY;
+    }
+    d->slots = (unsigned)slots;
+    int rc = create_buffer(d, CL_MEM_READ_WRITE, (size_t)slots * SCRYPT_STATE_BYTES, &d->state);
+    if (rc == LODE_OK)
+        rc = create_buffer(d, CL_MEM_READ_WRITE, (size_t)(slots * pad_per_slot), &d->pad);
+    return rc;
+}
+
+static int xchg_of(const ocl_dev_desc *x, const char *variant)
+{
+    if (strcmp(variant, "single") == 0)
+        return XCHG_SINGLE;
+    if (strcmp(variant, "local") == 0)
+        return XCHG_LOCAL;
+    return x->caps & OCL_CAP_NV_SHFL ? XCHG_NV : x->caps & OCL_CAP_KHR_SHUFFLE ? XCHG_KHR : XCHG_INTEL;
+}
+
+/* scrypt's lookup gap: 1 (no recomputation) unless memory is scarce;
+ * LODE_OPENCL_LOOKUP_GAP=1|2|4 overrides. */
+static unsigned lookup_gap_for(const ocl_dev_desc *x)
+{
+    const char *env = getenv("LODE_OPENCL_LOOKUP_GAP");
+    if (env != NULL && (strcmp(env, "1") == 0 || strcmp(env, "2") == 0 || strcmp(env, "4") == 0))
+        return (unsigned)(env[0] - '0');
+    return x->global_mem < (UINT64_C(2) << 30) ? 2 : 1;
+}
+
+static int open_variant(lode_device *d)
+{
+    const ocl_dev_desc *x = d->desc;
+    cl_int err = CL_SUCCESS;
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)x->platform, 0};
+    d->ctx = ocl.clCreateContext(props, 1, &x->id, NULL, NULL, &err);
+    if (d->ctx == NULL || err != CL_SUCCESS)
+        return fail(d, "clCreateContext", err);
+    d->queue = ocl.clCreateCommandQueue(d->ctx, x->id, 0, &err);
+    if (d->queue == NULL || err != CL_SUCCESS)
+        return fail(d, "clCreateCommandQueue", err);
+    int rc = create_buffer(d, CL_MEM_READ_ONLY, PARAM_WORDS * sizeof(uint32_t), &d->params);
+    for (int i = 0; i < IN_FLIGHT && rc == LODE_OK; i++)
+        rc = create_buffer(d, CL_MEM_READ_WRITE, HITS_WORDS * sizeof(uint32_t), &d->hits[i]);
+    if (rc == LODE_OK && d->algo == LODE_ALGO_SCRYPT)
+        rc = alloc_scrypt(d);
+    if (rc != LODE_OK)
+        return rc;
+    load_params(d);
+    clamp_params(d);
+    rc = build_program(d, d->tune.per_item);
+    if (rc != LODE_OK)
+        return rc;
+    clamp_params(d); /* now within the kernel's own work-group limit */
+    size_launches(d);
+    return LODE_OK;
+}
+
+static int opencl_open(int index, const lode_open_params *params, lode_device **out)
+{
+    const ocl_dev_desc *x = ocl_devices_get(index);
+    if (x == NULL)
+        return LODE_ERR_INVALID;
+    const char *names[4];
+    int n = variant_list(x, params->algo, names, 4);
+    int rc = LODE_ERR_UNSUPPORTED;
+    /* An explicit variant must be one of the device's; without one, the
+     * best that builds and runs here (a driver may reject the shuffles). */
+    for (int i = 0; i < n; i++) {
+        if (params->variant != NULL && strcmp(params->variant, names[i]) != 0)
+            continue;
+        lode_device *d = calloc(1, sizeof *d);
+        if (d == NULL)
+            return LODE_ERR_NO_MEMORY;
+        d->index = index;
+        d->desc = x;
+        d->algo = params->algo;
+        d->variant = names[i];
+        d->cpu = is_cpu(x);
+        d->xchg = params->algo == LODE_ALGO_SCRYPT ? xchg_of(x, names[i]) : XCHG_SINGLE;
+        d->lookup_gap = lookup_gap_for(x);
+        snprintf(d->label, sizeof d->label, "opencl:%d (%s)", index, x->name);
+        rc = open_variant(d);
+        if (rc == LODE_OK) {
+            *out = d;
+            return LODE_OK;
+        }
+        opencl_close(d);
+        if (params->variant != NULL || rc == LODE_ERR_NO_MEMORY)
+            return rc;
+        lode_log(LODE_LOG_WARN, "opencl:%d (%s): variant %s failed, trying the next", index, x->name,
+                 names[i]);
+    }
+    return rc;
+}
+
+/* ---- jobs -------------------------------------------------------------- */
+
+static void prepare_sha256d(lode_device *d)
+{
+    uint32_t *p = d->param_words, m[16], mid[8], v[8];
+    for (int i = 0; i < 16; i++)
+        m[i] = ocl_be32(d->header + 4 * i);
+    memcpy(mid, ocl_sha256_iv, sizeof mid);
+    ocl_sha256_block(mid, m);
+    memcpy(p, mid, sizeof mid); /* P_MID */
+
+    /* Second block: W0..W2 from the header, W3 the nonce (0 here), padding. */
+    const uint32_t w0 = ocl_be32(d->header + 64), w1 = ocl_be32(d->header + 68),
+                   w2 = ocl_be32(d->header + 72);
+    memset(m, 0, sizeof m);
+    m[0] = w0, m[1] = w1, m[2] = w2;
+    memcpy(v, mid, sizeof v);
+    ocl_sha256_rounds(v, m, 3);
+    p[8] = v[0], p[9] = v[1], p[10] = v[2];   /* a3 b3 c3 */
+    p[11] = v[4], p[12] = v[5], p[13] = v[6]; /* e3 f3 g3 */
+    /* Round 3 without W3: the kernel adds W3 to both sums. */
+    uint32_t t1 = v[7] + ocl_bsig1(v[4]) + ocl_ch(v[4], v[5], v[6]) + ocl_sha256_k[3];
+    uint32_t t2 = ocl_bsig0(v[0]) + ocl_maj(v[0], v[1], v[2]);
+    p[14] = t1 + t2; /* a4 less W3 */
+    p[15] = v[3] + t1; /* e4 less W3 */
+    /* Schedule words; W4 = 0x80000000, W5..W14 = 0, W15 = 640. */
+    const uint32_t w16 = ocl_ssig0(w1) + w0;
+    const uint32_t w17 = ocl_ssig1(640) + ocl_ssig0(w2) + w1;
+    p[16] = w16;
+    p[17] = w17;
+    p[18] = ocl_ssig1(w16) + w2;
+    p[19] = ocl_ssig1(w17) + ocl_ssig0(0x80000000u);
+    p[20] = ocl_ssig0(w16) + 640;
+    p[21] = ocl_ssig0(w17) + w16;
+    p[22] = d->target.w[7]; /* top word of the target */
+}
+
+static void prepare_scrypt(lode_device *d)
+{
+    uint32_t *p = d->param_words, m[16], mid[8];
+    for (int i = 0; i < 19; i++)
+        p[i] = ocl_be32(d->header + 4 * i);
+    memcpy(m, p, sizeof m);
+    memcpy(mid, ocl_sha256_iv, sizeof mid);
+    ocl_sha256_block(mid, m);
+    memcpy(p + 19, mid, sizeof mid);
+    memcpy(p + 27, d->target.w, 8 * sizeof(uint32_t));
+}
+
+static int upload_params(lode_device *d)
+{
+    /* Blocking: nothing is in flight between scans, and the host copy may
+     * change right after. */
+    TRY(d, "writing the job parameters",
+        ocl.clEnqueueWriteBuffer(d->queue, d->params, CL_TRUE, 0, sizeof d->param_words,
+                                 d->param_words, 0, NULL, NULL));
+    return LODE_OK;
+}
+
+static int opencl_set_work(lode_device *d, const lode_work *work)
+{
+    if (work->algo != d->algo)
+        return LODE_ERR_INVALID;
+    memcpy(d->header, work->header.header, 80);
+    d->target = work->header.target;
+    memset(d->param_words, 0, sizeof d->param_words);
+    if (d->algo == LODE_ALGO_SHA256D)
+        prepare_sha256d(d);
+    else
+        prepare_scrypt(d);
+    return upload_params(d);
+}
+
+/* ---- scanning ------------------------------------------------------------ */
+
+static int set_args(lode_device *d, cl_kernel k, unsigned n, const size_t *sizes, const void *const *vals)
+{
+    for (unsigned i = 0; i < n; i++)
+        TRY(d, "clSetKernelArg", ocl.clSetKernelArg(k, i, sizes[i], vals[i]));
+    return LODE_OK;
+}
+
+static int run_kernel(lode_device *d, cl_kernel k, size_t global, size_t local, const char *what)
+{
+    TRY(d, what, ocl.clEnqueueNDRangeKernel(d->queue, k, 1, NULL, &global, &local, 0, NULL, NULL));
+    return LODE_OK;
+}
+
+static size_t round_up(size_t n, size_t q) { return (n + q - 1) / q * q; }
+
+/* One scrypt batch: count (<= batch) hashes from start. */
+static int enqueue_scrypt_batch(lode_device *d, uint32_t start, uint32_t count, cl_mem hits)
+{
+    const unsigned g = per_group(d);
+    /* Whole work-groups of romix: the slots used, rounded up to a group,
+     * are also the scratchpad's entry stride. */
+    cl_uint used = (cl_uint)round_up(count, g);
+    cl_uint n = count;
+    const size_t pb_local = PBKDF2_LOCAL;
+    int rc = set_args(d, d->k_in, 4, (size_t[]){sizeof(cl_mem), 4, 4, sizeof(cl_mem)},
+                      (const void *[]){&d->params, &start, &used, &d->state});
+    if (rc == LODE_OK)
+        rc = run_kernel(d, d->k_in, round_up(used, pb_local), pb_local, "launching pbkdf2_in");
+    if (rc != LODE_OK)
+        return rc;
+    if (d->xchg == XCHG_LOCAL) {
+        size_t bytes = 2 * 3 * (size_t)d->tune.per_item * d->tune.local_size * sizeof(cl_uint);
+        rc = set_args(d, d->k_main, 4, (size_t[]){sizeof(cl_mem), sizeof(cl_mem), 4, bytes},
+                      (const void *[]){&d->state, &d->pad, &used, NULL});
+    } else {
+        rc = set_args(d, d->k_main, 3, (size_t[]){sizeof(cl_mem), sizeof(cl_mem), 4},
+                      (const void *[]){&d->state, &d->pad, &used});
+    }
+    size_t items = d->xchg == XCHG_SINGLE ? used : (size_t)used / d->tune.per_item * 4;
+    if (rc == LODE_OK)
+        rc = run_kernel(d, d->k_main, items, d->tune.local_size, "launching romix");
+    if (rc == LODE_OK)
+        rc = set_args(d, d->k_out, 5, (size_t[]){sizeof(cl_mem), 4, 4, sizeof(cl_mem), sizeof(cl_mem)},
+                      (const void *[]){&d->params, &start, &n, &d->state, &hits});
+    if (rc == LODE_OK)
+        rc = run_kernel(d, d->k_out, round_up(n, pb_local), pb_local, "launching pbkdf2_out");
+    return rc;
+}
+
+/* Queues one launch (count >= 1 indices from start) on hit buffer slot:
+ * clear the counter, run, read the hits back, mark the event. */
+static int enqueue(lode_device *d, int slot, uint64_t start, uint64_t count)
+{
+    static const cl_uint zero = 0; /* static: the write may complete later */
+    cl_mem hits = d->hits[slot];
+    TRY(d, "clearing the hit counter",
+        ocl.clEnqueueWriteBuffer(d->queue, hits, CL_FALSE, 0, sizeof zero, &zero, 0, NULL, NULL));
+    int rc = LODE_OK;
+    if (d->algo == LODE_ALGO_SHA256D) {
+        cl_uint s = (cl_uint)start, n = (cl_uint)count;
+        size_t items = round_up((size_t)((count + d->tune.per_item - 1) / d->tune.per_item),
+                                d->tune.local_size);
+        rc = set_args(d, d->k_main, 4, (size_t[]){sizeof(cl_mem), 4, 4, sizeof(cl_mem)},
+                      (const void *[]){&d->params, &s, &n, &hits});
+        if (rc == LODE_OK)
+            rc = run_kernel(d, d->k_main, items, d->tune.local_size, "launching sha256d_search");
+    } else {
+        for (uint64_t off = 0; off < count && rc == LODE_OK; off += d->tune.batch) {
+            uint64_t n = count - off < d->tune.batch ? count - off : d->tune.batch;
+            rc = enqueue_scrypt_batch(d, (uint32_t)(start + off), (uint32_t)n, hits);
+        }
+    }
+    if (rc != LODE_OK)
+        return rc;
+    if (d->finished[slot] != NULL) {
+        ocl.clReleaseEvent(d->finished[slot]);
+        d->finished[slot] = NULL;
+    }
+    TRY(d, "reading the hits",
+        ocl.clEnqueueReadBuffer(d->queue, hits, CL_FALSE, 0, sizeof d->hits_host[slot],
+                                d->hits_host[slot], 0, NULL, &d->finished[slot]));
+    TRY(d, "clFlush", ocl.clFlush(d->queue)); /* start now, not at the wait */
+    return LODE_OK;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Waits for a launch: sleeps until shortly before its expected end (some
+ * drivers spin in clWaitForEvents), then blocks in the wait. */
+static int wait_launch(lode_device *d, int slot, double expected_end)
+{
+    double ahead = expected_end - now_s() - 0.002;
+    if (ahead > 0.0005) {
+        struct timespec ts = {.tv_sec = (time_t)ahead, .tv_nsec = (long)((ahead - (double)(time_t)ahead) * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+    cl_int err = ocl.clWaitForEvents(1, &d->finished[slot]);
+    cl_int status = CL_COMPLETE;
+    if (err == CL_SUCCESS || err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+        ocl.clGetEventInfo(d->finished[slot], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
+    if (err != CL_SUCCESS)
+        return fail(d, "a kernel launch (device lost or out of resources?)", status < 0 ? status : err);
+    if (status < 0)
+        return fail(d, "a kernel launch (device lost or out of resources?)", status);
+    return LODE_OK;
+}
+
+/* Appends a finished launch's hits; SHA-256d candidates are re-hashed
+ * exactly first (the kernel compared only the top 32 bits). */
+static int collect(lode_device *d, int slot, uint64_t start, uint64_t count, lode_hits *hits)
+{
+    const uint32_t *h = d->hits_host[slot];
+    if (h[0] > HITS_CAP)
+        return LODE_ERR_HITS_OVERFLOW;
+    for (uint32_t i = 0; i < h[0]; i++) {
+        uint32_t nonce = h[1 + i];
+        if ((uint32_t)(nonce - (uint32_t)start) >= count) {
+            lode_log(LODE_LOG_ERROR, "%s: kernel reported nonce %" PRIu32 " outside its range",
+                     d->label, nonce);
+            return LODE_ERR_DEVICE;
+        }
+        if (d->algo == LODE_ALGO_SHA256D) {
+            uint8_t digest[32];
+            ocl_sha256d_header(d->header, nonce, digest);
+            if (!lode_hash_meets_target(digest, &d->target))
+                continue;
+        }
+        if (lode_hits_push(hits, (lode_hit){.index = nonce}) != 0)
+            return LODE_ERR_NO_MEMORY;
+    }
+    return LODE_OK;
+}
+
+static int opencl_scan(lode_device *d, const lode_range *r, lode_hits *hits, uint64_t *done,
+                       const atomic_int *abort)
+{
+    *done = 0;
+    if (r->start > UINT32_MAX || r->count > (UINT64_C(1) << 32) - r->start)
+        return LODE_ERR_INVALID; /* nonces are 32 bits; 64-bit arithmetic here */
+    const uint64_t end = r->start + r->count;
+    uint64_t next = r->start;
+    struct { uint64_t start, count; double end; } queued[IN_FLIGHT];
+    int oldest = 0, in_flight = 0, rc = LODE_OK;
+    bool stopping = false;
+    double busy_until = now_s();
+
+    for (;;) {
+        while (rc == LODE_OK && !stopping && in_flight < IN_FLIGHT && next < end) {
+            if (atomic_load_explicit(abort, memory_order_relaxed)) {
+                stopping = true;
+                break;
+            }
+            int slot = (oldest + in_flight) % IN_FLIGHT;
+            uint64_t n = end - next < d->launch_count ? end - next : d->launch_count;
+            rc = enqueue(d, slot, next, n);
+            if (rc != LODE_OK)
+                break;
+            /* Expected end (a little early): after the launch ahead of it,
+             * at the measured rate; none before tuning, then no sleep. */
+            double t = now_s();
+            const bool known = d->tuned && d->tune.rate > 0;
+            busy_until = (busy_until > t ? busy_until : t) + (known ? 0.9 * (double)n / d->tune.rate : 0);
+            queued[slot].start = next;
+            queued[slot].count = n;
+            queued[slot].end = known ? busy_until : 0;
+            next += n;
+            in_flight++;
+        }
+        if (in_flight == 0)
+            break;
+        int slot = oldest;
+        oldest = (oldest + 1) % IN_FLIGHT;
+        in_flight--;
+        if (rc != LODE_OK) {
+            ocl.clWaitForEvents(1, &d->finished[slot]); /* draining: results no longer count */
+            continue;
+        }
+        rc = wait_launch(d, slot, queued[slot].end);
+        if (rc != LODE_OK)
+            continue;
+        rc = collect(d, slot, queued[slot].start, queued[slot].count, hits);
+        if (rc != LODE_OK)
+            continue;
+        *done += queued[slot].count;
+        if (atomic_load_explicit(abort, memory_order_relaxed))
+            stopping = true;
+    }
+    if (rc != LODE_OK)
+        ocl.clFinish(d->queue); /* a launch may be half queued */
+    return rc;
+}
+
+/* ---- tuning -------------------------------------------------------------- */
+
+/* Runs one launch of count indices from nonce 0 and returns its duration
+ * in seconds, or < 0 with *rc set. */
+static double time_launch(lode_device *d, uint64_t count, int *rc)
+{
+    double t0 = now_s();
+    *rc = enqueue(d, 0, 0, count);
+    if (*rc == LODE_OK)
+        *rc = wait_launch(d, 0, 0);
+    return *rc == LODE_OK ? now_s() - t0 : -1;
+}
+
+static void try_shape(lode_device *d, uint64_t count, bool warm_up, ocl_tune_params *best, int *rc)
+{
+    clamp_params(d);
+    *rc = build_program(d, d->tune.per_item);
+    if (*rc != LODE_OK)
+        return;
+    clamp_params(d);
+    if (d->algo == LODE_ALGO_SCRYPT)
+        count = d->tune.batch;
+    if (warm_up)
+        time_launch(d, count, rc); /* clocks, first-launch costs */
+    double s = *rc == LODE_OK ? time_launch(d, count, rc) : -1;
+    if (s > 0 && (double)count / s > best->rate) {
+        *best = d->tune;
+        best->rate = (double)count / s;
+    }
+}
+
+/* Tries launch shapes and keeps the fastest: sha256d work-group size x
+ * nonces per work-item; scrypt work-group size x hashes per quad x batch.
+ * Each trial is one launch of about 40 ms (a batch, for scrypt) after a
+ * warm-up, with a zero target so no hit is written. */
+static int opencl_tune(lode_device *d, double target_ms)
+{
+    (void)target_ms; /* launches aim at LAUNCH_MS; the dispatcher sizes scans */
+    /* The core calls this once after the self-test. Cached or given by the
+     * user: nothing to measure (LODE_OPENCL_TUNE=retune measures again). */
+    if (d->tuned || d->mode == OCL_TUNE_OFF)
+        return LODE_OK;
+    const ocl_tune_params saved = d->tune;
+    uint32_t job[PARAM_WORDS];
+    memcpy(job, d->param_words, sizeof job);
+    if (d->algo == LODE_ALGO_SHA256D)
+        d->param_words[22] = 0;
+    else
+        memset(d->param_words + 27, 0, 8 * sizeof(uint32_t));
+    int rc = upload_params(d);
+    ocl_tune_params best = saved;
+    best.rate = 0;
+
+    if (rc == LODE_OK && d->algo == LODE_ALGO_SHA256D) {
+        static const unsigned gpu_ls[] = {64, 128, 256}, gpu_npt[] = {8, 32, 128};
+        static const unsigned cpu_ls[] = {16, 64, 256}, cpu_npt[] = {1, 8, 32};
+        const unsigned *ls = d->cpu ? cpu_ls : gpu_ls, *npt = d->cpu ? cpu_npt : gpu_npt;
+        /* Calibrate the trial size: ~40 ms at the default shape's rate. */
+        uint64_t probe = d->cpu ? UINT64_C(1) << 18 : UINT64_C(1) << 24;
+        double s = time_launch(d, probe, &rc);
+        if (rc == LODE_OK)
+            s = time_launch(d, probe, &rc);
+        uint64_t count = s > 0 ? (uint64_t)((double)probe / s * 0.04) : probe;
+        count = count < probe ? probe : count > SHA256D_MAX_LAUNCH ? SHA256D_MAX_LAUNCH : count;
+        for (size_t i = 0; i < 3 && rc == LODE_OK; i++)
+            for (size_t j = 0; j < 3 && rc == LODE_OK; j++) {
+                d->tune.local_size = ls[i];
+                d->tune.per_item = npt[j];
+                try_shape(d, count, false, &best, &rc);
+            }
+    } else if (rc == LODE_OK) {
+        static const unsigned quad_ls[] = {64, 128, 256}, single_ls[] = {16, 64, 256};
+        const bool single = d->xchg == XCHG_SINGLE;
+        const unsigned *ls = single ? single_ls : quad_ls;
+        /* Interleave is a rebuild; on CPUs (local exchange) it does not pay. */
+        const unsigned n_il = single || d->xchg == XCHG_LOCAL ? 1 : 2;
+        const unsigned batches[] = {d->slots / 4, d->slots / 2, d->slots};
+        bool first = true;
+        for (unsigned il = 1; il <= n_il && rc == LODE_OK; il++)
+            for (size_t i = 0; i < 3 && rc == LODE_OK; i++)
+                for (size_t b = 0; b < COUNT(batches) && rc == LODE_OK; b++) {
+                    d->tune.local_size = ls[i];
+                    d->tune.per_item = n_il == 1 ? 1 : il;
+                    d->tune.batch = batches[b];
+                    try_shape(d, 0, first, &best, &rc);
+                    first = false;
+                }
+    }
+
+    memcpy(d->param_words, job, sizeof job);
+    int rc2 = upload_params(d);
+    if (rc == LODE_OK)
+        rc = rc2;
+    if (rc != LODE_OK || best.rate <= 0) {
+        d->tune = saved;
+        clamp_params(d);
+        return rc != LODE_OK ? rc : LODE_ERR_DEVICE;
+    }
+    d->tune = best;
+    d->tuned = true;
+    rc = build_program(d, d->tune.per_item);
+    if (rc != LODE_OK)
+        return rc;
+    clamp_params(d);
+    size_launches(d);
+    if (d->algo == LODE_ALGO_SHA256D)
+        lode_log(LODE_LOG_INFO, "%s: tuned sha256d/%s: work-groups of %u, %u nonces per work-item: "
+                 "%.4g H/s", d->label, d->variant, best.local_size, best.per_item, best.rate);
+    else
+        lode_log(LODE_LOG_INFO, "%s: tuned scrypt/%s: work-groups of %u, %u hash(es) per quad, "
+                 "batches of %u: %.4g H/s", d->label, d->variant, best.local_size, best.per_item,
+                 best.batch, best.rate);
+    if (d->mode != OCL_TUNE_OFF) {
+        ocl_tune_key key = tune_key(d);
+        ocl_tune_store(&key, &best);
+    }
+    return LODE_OK;
+}
+
+static uint64_t opencl_preferred_chunk(lode_device *d, double target_ms)
+{
+    double rate = d->tune.rate > 0 ? d->tune.rate : (double)d->launch_count * 1000.0 / LAUNCH_MS;
+    double n = rate * target_ms / 1000.0;
+    return n < (double)d->launch_count ? d->launch_count : (uint64_t)n;
+}
+
+const lode_backend_ops lode_backend_opencl = {
+    .name = "opencl",
+    .probe = opencl_probe,
+    .device_count = opencl_device_count,
+    .device_info = opencl_device_info,
+    .open = opencl_open,
+    .close = opencl_close,
+    .set_work = opencl_set_work,
+    .scan = opencl_scan,
+    .variants = opencl_variants,
+    .preferred_chunk = opencl_preferred_chunk,
+    .tune = opencl_tune,
+};
