@@ -23,10 +23,10 @@
 
 #include "backend-cuda/cuda_host_sha256.h"
 #include "backend-cuda/cuda_kernels.h"
-#include "backend-cuda/cuda_tune.h"
 #include "core/backend.h"
 #include "core/log.h"
 #include "core/status.h"
+#include "core/tune_cache.h"
 
 /* Aimed duration of one launch: long enough that launch overhead vanishes,
  * short enough that a new job (abort) is picked up quickly. */
@@ -55,6 +55,16 @@ static const variant_desc scrypt_variants[] = {
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
+/* Launch parameters: tuned, cached (core/tune_cache.h) or set by LODE_CUDA_TUNE
+ * (keys tpb, npt, waves). */
+typedef struct cuda_tune_params {
+    unsigned threads_per_block;
+    unsigned nonces_per_thread; /* sha256d: nonces per thread and launch;
+                                   scrypt: hashes per group of 4 threads (1, 2) */
+    unsigned waves;             /* scrypt: batch = waves x resident hash slots */
+    double rate;                /* measured hashes per second, 0 if unknown */
+} cuda_tune_params;
+
 struct lode_device {
     int index;
     char name[128];
@@ -69,7 +79,7 @@ struct lode_device {
 
     cuda_tune_params tune;
     bool tuned;           /* tune holds measured or user-given values */
-    cuda_tune_mode mode;
+    lode_tune_mode mode;
     uint64_t launch_count; /* indices per launch */
 
     uint8_t header[80];
@@ -194,12 +204,73 @@ static cuda_tune_params default_params(lode_algo algo)
     return (cuda_tune_params){.threads_per_block = 128, .nonces_per_thread = 2, .waves = 1, .rate = 0};
 }
 
-static cuda_tune_key tune_key(const lode_device *d)
+/* The driver's version for the cache key: the kernel module's version
+ * string, and the CUDA driver API version ("580.159.04 cuda 13000"). */
+static void driver_version(char *out, size_t len)
 {
-    cuda_tune_key key = {.algo = algo_name(d->algo), .variant = d->variant->name};
-    snprintf(key.device, sizeof key.device, "%s", d->name);
-    cuda_tune_driver_version(key.driver, sizeof key.driver);
-    return key;
+    int v = 0;
+    cudaDriverGetVersion(&v);
+    /* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  ..." */
+    char line[256] = "";
+    FILE *f = fopen("/proc/driver/nvidia/version", "r");
+    if (f != NULL) {
+        if (fgets(line, sizeof line, f) == NULL)
+            line[0] = '\0';
+        fclose(f);
+    }
+    /* The first word shaped like 580.159.04 after "Module". */
+    char module[32] = "";
+    const char *p = strstr(line, "Module");
+    while (p != NULL && *p != '\0' && module[0] == '\0') {
+        p += strcspn(p, "0123456789");
+        unsigned a, b;
+        int n = 0;
+        if (sscanf(p, "%u.%u%n", &a, &b, &n) == 2 && n > 0)
+            sscanf(p, "%31[0-9.]", module);
+        else
+            p += strspn(p, "0123456789");
+    }
+    snprintf(out, len, "%s%scuda %d", module, module[0] ? " " : "", v);
+}
+
+/* driver: storage for the key's driver string. */
+static lode_tune_key tune_key(const lode_device *d, char driver[64])
+{
+    driver_version(driver, 64);
+    return (lode_tune_key){.backend = "cuda", .device = d->name, .driver = driver,
+                           .algo = algo_name(d->algo), .variant = d->variant->name};
+}
+
+/* cuda_tune_params by name: the cache's names, and LODE_CUDA_TUNE's keys. */
+static const char *const cache_names[] = {"threads_per_block", "nonces_per_thread", "waves", "rate"};
+static const char *const env_names[] = {"tpb", "npt", "waves"};
+
+static void to_values(const cuda_tune_params *p, double v[4])
+{
+    v[0] = p->threads_per_block;
+    v[1] = p->nonces_per_thread;
+    v[2] = p->waves;
+    v[3] = p->rate;
+}
+
+/* Values the kernels accept (checked as doubles: a hostile cache or a typo
+ * must not reach a cast or a launch): whole warps up to 1024 threads. */
+static bool values_ok(const double v[4])
+{
+    return v[0] >= 32 && v[0] <= 1024 && (unsigned)v[0] % 32 == 0 && v[1] >= 1 && v[1] <= (1u << 20) &&
+           v[2] >= 0 && v[2] <= 16 && v[3] >= 0 && v[3] < 1e15;
+}
+
+static cuda_tune_params from_values(const double v[4])
+{
+    return (cuda_tune_params){.threads_per_block = (unsigned)v[0], .nonces_per_thread = (unsigned)v[1],
+                              .waves = (unsigned)v[2], .rate = v[3]};
+}
+
+static void warn_env_values(void)
+{
+    lode_log(LODE_LOG_WARN, "cuda: ignoring LODE_CUDA_TUNE='%s' (tpb: a multiple of 32 up to 1024; "
+             "npt: up to 1048576; waves: up to 16)", getenv("LODE_CUDA_TUNE"));
 }
 
 /* Hash slots of one scrypt batch with the current parameters. */
@@ -270,7 +341,7 @@ static int cuda_tune(lode_device *d, double target_ms)
     (void)target_ms; /* launches aim at LAUNCH_MS; the dispatcher sizes scans */
     /* Cached or given by the user: nothing to measure (LODE_CUDA_TUNE=retune
      * forces a new measurement). */
-    if (d->tuned || d->mode == CUDA_TUNE_OFF)
+    if (d->tuned || d->mode == LODE_TUNE_OFF)
         return LODE_OK;
     static const unsigned sha_tpb[] = {128, 256, 512}, sha_npt[] = {8, 32, 128};
     static const unsigned scr_tpb[] = {64, 128, 256}, scr_il[] = {1, 2}, scr_waves[] = {1, 2};
@@ -336,9 +407,12 @@ static int cuda_tune(lode_device *d, double target_ms)
                  "per 4 threads, batches of %u waves: %.4g H/s", d->index, d->name,
                  d->variant->name, best.threads_per_block, best.nonces_per_thread, best.waves,
                  best.rate);
-    if (d->mode != CUDA_TUNE_OFF) {
-        cuda_tune_key key = tune_key(d);
-        cuda_tune_store(&key, &best);
+    if (d->mode != LODE_TUNE_OFF) {
+        char driver[64];
+        lode_tune_key key = tune_key(d, driver);
+        double v[COUNT(cache_names)];
+        to_values(&best, v);
+        lode_tune_store(&key, cache_names, v, COUNT(cache_names));
     }
     return LODE_OK;
 }
@@ -346,14 +420,26 @@ static int cuda_tune(lode_device *d, double target_ms)
 /* Cached or user-given parameters, else the defaults (tuned later). */
 static void load_params(lode_device *d)
 {
+    static pthread_once_t env_warned = PTHREAD_ONCE_INIT;
     d->tune = default_params(d->algo);
-    d->mode = cuda_tune_env(algo_name(d->algo), &d->tune);
-    d->tuned = d->mode == CUDA_TUNE_FIXED;
-    if (d->mode == CUDA_TUNE_AUTO) {
-        cuda_tune_key key = tune_key(d);
-        cuda_tune_params cached;
-        if (cuda_tune_load(&key, &cached) == 0) {
-            d->tune = cached;
+    double v[COUNT(cache_names)];
+    to_values(&d->tune, v);
+    /* env_names are the first three of cache_names, in the same order. */
+    d->mode = lode_tune_env("LODE_CUDA_TUNE", algo_name(d->algo), env_names, v, COUNT(env_names));
+    if (d->mode == LODE_TUNE_FIXED) {
+        if (values_ok(v)) {
+            d->tune = from_values(v);
+        } else {
+            pthread_once(&env_warned, warn_env_values);
+            d->mode = LODE_TUNE_AUTO;
+        }
+    }
+    d->tuned = d->mode == LODE_TUNE_FIXED;
+    if (d->mode == LODE_TUNE_AUTO) {
+        char driver[64];
+        lode_tune_key key = tune_key(d, driver);
+        if (lode_tune_load(&key, cache_names, v, COUNT(cache_names)) == 0 && values_ok(v)) {
+            d->tune = from_values(v);
             d->tuned = true;
         }
     }

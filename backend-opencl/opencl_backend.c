@@ -12,6 +12,7 @@
  * where the launch time is known it first sleeps through most of it, since
  * some drivers spin inside the wait. */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,10 +23,10 @@
 #include "backend-opencl/ocl_devices.h"
 #include "backend-opencl/ocl_program.h"
 #include "backend-opencl/ocl_sha256.h"
-#include "backend-opencl/ocl_tune.h"
 #include "core/backend.h"
 #include "core/log.h"
 #include "core/status.h"
+#include "core/tune_cache.h"
 
 /* Aimed duration of one launch: long enough that launch overhead vanishes,
  * short enough that a new job (abort) is picked up quickly. */
@@ -52,6 +53,15 @@
 /* How the four work-items of a scrypt hash trade words (kernels/scrypt.cl XCHG). */
 enum { XCHG_SINGLE = 0, XCHG_LOCAL = 1, XCHG_NV = 2, XCHG_KHR = 3, XCHG_INTEL = 4 };
 
+/* Launch parameters: tuned, cached (core/tune_cache.h) or set by
+ * LODE_OPENCL_TUNE (keys ls, npt, il, batch). */
+typedef struct ocl_tune_params {
+    unsigned local_size; /* work-group size of the main kernel */
+    unsigned per_item;   /* sha256d: nonces per work-item; scrypt: hashes per quad (1, 2) */
+    unsigned batch;      /* scrypt: hash slots per romix launch; 0 = all allocated */
+    double rate;         /* measured hashes per second, 0 if unknown */
+} ocl_tune_params;
+
 struct lode_device {
     int index;
     const ocl_dev_desc *desc;
@@ -74,7 +84,7 @@ struct lode_device {
 
     ocl_tune_params tune;
     bool tuned; /* tune holds measured or user-given values */
-    ocl_tune_mode mode;
+    lode_tune_mode mode;
     uint64_t launch_count; /* indices per launch */
     unsigned slots;        /* scrypt hash slots allocated */
 
@@ -272,23 +282,71 @@ static ocl_tune_params default_params(const lode_device *d)
                              .batch = d->cpu ? 0 : d->slots / 2};
 }
 
-static ocl_tune_key tune_key(const lode_device *d)
+static lode_tune_key tune_key(const lode_device *d)
 {
-    return (ocl_tune_key){.device = d->desc->name, .platform = d->desc->platform_name,
-                          .driver = d->desc->driver, .algo = algo_name(d->algo), .variant = d->variant};
+    return (lode_tune_key){.backend = "opencl", .device = d->desc->name, .platform = d->desc->platform_name,
+                           .driver = d->desc->driver, .algo = algo_name(d->algo), .variant = d->variant};
+}
+
+/* ocl_tune_params by name: the cache's names, and LODE_OPENCL_TUNE's keys
+ * (npt and il both set per_item: npt reads better for sha256d, il for scrypt). */
+static const char *const cache_names[] = {"local_size", "per_item", "batch", "rate"};
+static const char *const env_names[] = {"ls", "npt", "il", "batch"};
+
+static void to_values(const ocl_tune_params *p, double v[4])
+{
+    v[0] = p->local_size;
+    v[1] = p->per_item;
+    v[2] = p->batch;
+    v[3] = p->rate;
+}
+
+/* Checked as doubles, so a hostile cache never reaches a cast; clamp_params
+ * fits what passes to the device. */
+static bool values_ok(const double v[4])
+{
+    return v[0] >= 1 && v[0] <= 4096 && v[1] >= 1 && v[1] <= 4096 && v[2] >= 0 && v[2] <= 4294967295.0 &&
+           v[3] >= 0 && v[3] < 1e15;
+}
+
+static void warn_env_values(void)
+{
+    lode_log(LODE_LOG_WARN, "opencl: ignoring LODE_OPENCL_TUNE='%s' (ls, npt, il: up to 4096)",
+             getenv("LODE_OPENCL_TUNE"));
+}
+
+static ocl_tune_params from_values(const double v[4])
+{
+    return (ocl_tune_params){.local_size = (unsigned)v[0], .per_item = (unsigned)v[1],
+                             .batch = (unsigned)v[2], .rate = v[3]};
 }
 
 /* Cached or user-given parameters, else the defaults (tuned later). */
 static void load_params(lode_device *d)
 {
+    static pthread_once_t env_warned = PTHREAD_ONCE_INIT;
     d->tune = default_params(d);
-    d->mode = ocl_tune_env(algo_name(d->algo), &d->tune);
-    d->tuned = d->mode == OCL_TUNE_FIXED;
-    if (d->mode == OCL_TUNE_AUTO) {
-        ocl_tune_key key = tune_key(d);
-        ocl_tune_params cached;
-        if (ocl_tune_load(&key, &cached) == 0) {
-            d->tune = cached;
+    const double per = d->tune.per_item;
+    double e[COUNT(env_names)] = {d->tune.local_size, per, per, d->tune.batch};
+    d->mode = lode_tune_env("LODE_OPENCL_TUNE", algo_name(d->algo), env_names, e, COUNT(env_names));
+    if (d->mode == LODE_TUNE_FIXED) {
+        /* The module takes 1..2^24; the work-group and per-item limits are
+         * the old ones, and clamp_params fits the rest to the device. */
+        double v[COUNT(cache_names)] = {e[0], e[2] != per ? e[2] : e[1], e[3], 0};
+        if (values_ok(v)) {
+            d->tune = from_values(v);
+        } else {
+            pthread_once(&env_warned, warn_env_values);
+            d->mode = LODE_TUNE_AUTO;
+        }
+    }
+    d->tuned = d->mode == LODE_TUNE_FIXED;
+    if (d->mode == LODE_TUNE_AUTO) {
+        lode_tune_key key = tune_key(d);
+        double v[COUNT(cache_names)];
+        /* A cached entry has a measured rate; one without is not ours. */
+        if (lode_tune_load(&key, cache_names, v, COUNT(cache_names)) == 0 && values_ok(v) && v[3] > 0) {
+            d->tune = from_values(v);
             d->tuned = true;
         }
     }
@@ -779,7 +837,7 @@ static int opencl_tune(lode_device *d, double target_ms)
     (void)target_ms; /* launches aim at LAUNCH_MS; the dispatcher sizes scans */
     /* The core calls this once after the self-test. Cached or given by the
      * user: nothing to measure (LODE_OPENCL_TUNE=retune measures again). */
-    if (d->tuned || d->mode == OCL_TUNE_OFF)
+    if (d->tuned || d->mode == LODE_TUNE_OFF)
         return LODE_OK;
     const ocl_tune_params saved = d->tune;
     uint32_t job[PARAM_WORDS];
@@ -851,9 +909,11 @@ static int opencl_tune(lode_device *d, double target_ms)
         lode_log(LODE_LOG_INFO, "%s: tuned scrypt/%s: work-groups of %u, %u hash(es) per quad, "
                  "batches of %u: %.4g H/s", d->label, d->variant, best.local_size, best.per_item,
                  best.batch, best.rate);
-    if (d->mode != OCL_TUNE_OFF) {
-        ocl_tune_key key = tune_key(d);
-        ocl_tune_store(&key, &best);
+    if (d->mode != LODE_TUNE_OFF) {
+        lode_tune_key key = tune_key(d);
+        double v[COUNT(cache_names)];
+        to_values(&best, v);
+        lode_tune_store(&key, cache_names, v, COUNT(cache_names));
     }
     return LODE_OK;
 }
