@@ -151,11 +151,6 @@ static void cpu_close(lode_device *d)
     free(d);
 }
 
-static uint32_t load_be32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
-}
-
 static int cpu_set_work(lode_device *d, const lode_work *work)
 {
     if (work->algo != d->algo)
@@ -163,14 +158,9 @@ static int cpu_set_work(lode_device *d, const lode_work *work)
     const uint8_t *header = work->header.header;
     d->target = work->header.target;
     if (d->sha256d != NULL) {
-        cpu_sha256d_job *job = &d->sha256d_job;
-        memcpy(job->midstate, cpu_sha256_iv, sizeof job->midstate);
-        cpu_sha256_compress_portable(job->midstate, header);
-        for (int i = 0; i < 3; i++)
-            job->tail[i] = load_be32(header + 64 + 4 * i);
-        job->target_top = d->target.w[7];
+        cpu_sha256d_job_init(&d->sha256d_job, header, d->target.w[7]);
         if (d->sha256d->prepare != NULL)
-            d->sha256d->prepare(job);
+            d->sha256d->prepare(&d->sha256d_job);
     } else {
         memcpy(d->scrypt_job.header, header, 80);
         cpu_scrypt_prepare(&d->scrypt_job);

@@ -45,6 +45,11 @@ typedef struct cpu_sha256d_path {
     uint32_t (*candidates)(const cpu_sha256d_job *job, uint32_t nonce0);
 } cpu_sha256d_path;
 
+/* Fills midstate, tail and target_top from an 80-byte header (its nonce is
+ * ignored); a path's prepare() then fills pre. The GPU backends use this and
+ * cpu_sha256d_prepare_lanes() for their per-job precomputation too. */
+void cpu_sha256d_job_init(cpu_sha256d_job *job, const uint8_t header[80], uint32_t target_top);
+
 /* Exact SHA-256d digest (internal byte order) of the job's header with this
  * nonce, computed from the midstate with the portable block function. */
 void cpu_sha256d_digest(const cpu_sha256d_job *job, uint32_t nonce, uint8_t digest[32]);

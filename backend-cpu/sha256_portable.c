@@ -120,6 +120,16 @@ cpu_sha256_compress_fn cpu_sha256_compress_best(uint32_t features)
     return cpu_sha256_compress_portable;
 }
 
+void cpu_sha256d_job_init(cpu_sha256d_job *job, const uint8_t header[80], uint32_t target_top)
+{
+    memcpy(job->midstate, cpu_sha256_iv, sizeof job->midstate);
+    cpu_sha256_compress_portable(job->midstate, header);
+    for (unsigned i = 0; i < 3; i++)
+        job->tail[i] = (uint32_t)header[64 + 4 * i] << 24 | (uint32_t)header[65 + 4 * i] << 16 |
+                       (uint32_t)header[66 + 4 * i] << 8 | header[67 + 4 * i];
+    job->target_top = target_top;
+}
+
 void cpu_sha256d_digest(const cpu_sha256d_job *job, uint32_t nonce, uint8_t digest[32])
 {
     /* Second block of the header: bytes 64..79, then padding for 640 bits. */

@@ -1,7 +1,9 @@
 /* What the portable, AVX2 and AVX-512 SHA-256d paths share: the padding
  * words of the two blocks they hash, and the layout of job->pre that
  * cpu_sha256d_prepare_lanes() fills for all three (the SHA-NI path has a
- * layout of its own). */
+ * layout of its own). The CUDA and OpenCL backends take their kernels'
+ * per-job constants from the same layout, so this precomputation exists
+ * once. */
 #ifndef LODE_CPU_SHA256D_LANES_H
 #define LODE_CPU_SHA256D_LANES_H
 

@@ -21,7 +21,8 @@
 
 #include <cuda_runtime_api.h>
 
-#include "backend-cuda/cuda_host_sha256.h"
+#include "backend-cpu/sha256_cpu.h"
+#include "backend-cpu/sha256d_lanes.h"
 #include "backend-cuda/cuda_kernels.h"
 #include "core/backend.h"
 #include "core/log.h"
@@ -85,6 +86,7 @@ struct lode_device {
     uint8_t header[80];
     lode_u256 target;
     cuda_sha256d_params sha;
+    cpu_sha256d_job host_job; /* the job on the host: precomputation, exact check */
     cuda_scrypt_params scrypt;
     void *scrypt_state, *scrypt_pad;
     unsigned scrypt_slots; /* hash slots allocated (all lanes together) */
@@ -572,48 +574,37 @@ static int cuda_open(int index, const lode_open_params *params, lode_device **ou
 
 static void prepare_sha256d(lode_device *d)
 {
+    /* The same per-job precomputation as the CPU lane paths: midstate,
+     * rounds 0..2 of the second block, the W3-free parts of round 3 and of
+     * the early schedule (backend-cpu/sha256d_lanes.h). */
+    cpu_sha256d_job *job = &d->host_job;
+    cpu_sha256d_job_init(job, d->header, d->target.w[7]);
+    cpu_sha256d_prepare_lanes(job);
     cuda_sha256d_params *p = &d->sha;
-    uint32_t m[16] = {0};
-    for (int i = 0; i < 16; i++)
-        m[i] = cuda_load_be32(d->header + 4 * i);
-    memcpy(p->midstate, cuda_sha256_iv, sizeof p->midstate);
-    cuda_sha256_compress(p->midstate, m);
-
-    /* Second block: W0..W2 from the header, W3 the nonce (0 here), padding. */
-    const uint32_t w0 = cuda_load_be32(d->header + 64), w1 = cuda_load_be32(d->header + 68),
-                   w2 = cuda_load_be32(d->header + 72);
-    uint32_t v[8];
-    memcpy(v, p->midstate, sizeof v);
-    memset(m, 0, sizeof m);
-    m[0] = w0, m[1] = w1, m[2] = w2;
-    cuda_sha256_rounds(v, m, 3);
-    p->a3 = v[0], p->b3 = v[1], p->c3 = v[2];
-    p->e3 = v[4], p->f3 = v[5], p->g3 = v[6];
-    /* Round 3 without W3: the kernel adds W3 to both sums. */
-    uint32_t t1 = v[7] + cuda_sha256_bsig1(v[4]) + cuda_sha256_ch(v[4], v[5], v[6]) + cuda_sha256_k[3];
-    uint32_t t2 = cuda_sha256_bsig0(v[0]) + cuda_sha256_maj(v[0], v[1], v[2]);
-    p->a4_base = t1 + t2;
-    p->e4_base = v[3] + t1;
-    /* Schedule words; W4 = 0x80000000, W5..W14 = 0, W15 = 640. */
-    p->w16 = cuda_sha256_ssig0(w1) + w0;
-    p->w17 = cuda_sha256_ssig1(640) + cuda_sha256_ssig0(w2) + w1;
-    p->w18_base = cuda_sha256_ssig1(p->w16) + w2;
-    p->w19_base = cuda_sha256_ssig1(p->w17) + cuda_sha256_ssig0(0x80000000u);
-    p->w31_part = cuda_sha256_ssig0(p->w16) + 640;
-    p->w32_part = cuda_sha256_ssig0(p->w17) + p->w16;
-    p->target_top = d->target.w[7];
+    memcpy(p->midstate, job->midstate, sizeof p->midstate);
+    p->a3 = job->pre[PRE_A3], p->b3 = job->pre[PRE_B3], p->c3 = job->pre[PRE_C3];
+    p->e3 = job->pre[PRE_E3], p->f3 = job->pre[PRE_F3], p->g3 = job->pre[PRE_G3];
+    p->a4_base = job->pre[PRE_A4_LESS_W3];
+    p->e4_base = job->pre[PRE_E4_LESS_W3];
+    p->w16 = job->pre[PRE_W16];
+    p->w17 = job->pre[PRE_W17];
+    p->w18_base = job->pre[PRE_W18_LESS_NONCE];
+    p->w19_base = job->pre[PRE_W19_LESS_NONCE];
+    p->w31_part = job->pre[PRE_W31_PART];
+    p->w32_part = job->pre[PRE_W32_PART];
+    p->target_top = job->target_top;
     p->one = 1;
 }
 
 static void prepare_scrypt(lode_device *d)
 {
     cuda_scrypt_params *p = &d->scrypt;
-    uint32_t m[16];
+    cpu_sha256d_job job; /* for its midstate: the HMAC key hash starts there */
+    cpu_sha256d_job_init(&job, d->header, 0);
     for (int i = 0; i < 19; i++)
-        p->header[i] = cuda_load_be32(d->header + 4 * i);
-    memcpy(m, p->header, sizeof m);
-    memcpy(p->midstate, cuda_sha256_iv, sizeof p->midstate);
-    cuda_sha256_compress(p->midstate, m);
+        p->header[i] = (uint32_t)d->header[4 * i] << 24 | (uint32_t)d->header[4 * i + 1] << 16 |
+                       (uint32_t)d->header[4 * i + 2] << 8 | d->header[4 * i + 3];
+    memcpy(p->midstate, job.midstate, sizeof p->midstate);
     memcpy(p->target, d->target.w, sizeof p->target);
 }
 
@@ -685,7 +676,7 @@ static int collect(lode_device *d, int slot, uint64_t start, uint64_t count, lod
         }
         if (d->algo == LODE_ALGO_SHA256D) {
             uint8_t digest[32];
-            cuda_sha256d_header(d->header, nonce, digest);
+            cpu_sha256d_digest(&d->host_job, nonce, digest);
             if (!lode_hash_meets_target(digest, &d->target))
                 continue;
         }

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "backend-opencl/ocl_sha256.h"
+#include "core/sha256_ref.h"
 #include "core/log.h"
 #include "core/status.h"
 
@@ -61,21 +61,14 @@ static int cache_file(const ocl_dev_desc *dev, const char *const *sources, unsig
     /* The key material: every field NUL-terminated, so no two inputs
      * concatenate to the same bytes. */
     const char *parts[5] = {dev->platform_name, dev->platform_version, dev->name, dev->driver, options};
-    size_t total = 0;
+    lode_ref_sha256_ctx ctx;
+    lode_ref_sha256_init(&ctx);
     for (int i = 0; i < 5; i++)
-        total += strlen(parts[i]) + 1;
+        lode_ref_sha256_update(&ctx, parts[i], strlen(parts[i]) + 1);
     for (unsigned i = 0; i < n; i++)
-        total += strlen(sources[i]) + 1;
-    char *buf = malloc(total), *p = buf;
-    if (buf == NULL)
-        return -1;
-    for (int i = 0; i < 5; i++)
-        p = memcpy(p, parts[i], strlen(parts[i]) + 1), p += strlen(parts[i]) + 1;
-    for (unsigned i = 0; i < n; i++)
-        p = memcpy(p, sources[i], strlen(sources[i]) + 1), p += strlen(sources[i]) + 1;
+        lode_ref_sha256_update(&ctx, sources[i], strlen(sources[i]) + 1);
     uint8_t digest[32];
-    ocl_sha256(buf, total, digest);
-    free(buf);
+    lode_ref_sha256_final(&ctx, digest);
     char hex[65];
     for (int i = 0; i < 32; i++)
         snprintf(hex + 2 * i, 3, "%02x", digest[i]);

@@ -19,10 +19,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "backend-cpu/sha256_cpu.h"
+#include "backend-cpu/sha256d_lanes.h"
 #include "backend-opencl/ocl_api.h"
 #include "backend-opencl/ocl_devices.h"
 #include "backend-opencl/ocl_program.h"
-#include "backend-opencl/ocl_sha256.h"
 #include "core/backend.h"
 #include "core/log.h"
 #include "core/status.h"
@@ -81,6 +82,7 @@ struct lode_device {
     cl_mem params, hits[IN_FLIGHT], state, pad;
     cl_event finished[IN_FLIGHT];
     uint32_t hits_host[IN_FLIGHT][HITS_WORDS];
+    cpu_sha256d_job host_job; /* sha256d on the host: precomputation, exact check */
 
     ocl_tune_params tune;
     bool tuned; /* tune holds measured or user-given values */
@@ -529,48 +531,31 @@ static int opencl_open(int index, const lode_open_params *params, lode_device **
 
 static void prepare_sha256d(lode_device *d)
 {
-    uint32_t *p = d->param_words, m[16], mid[8], v[8];
-    for (int i = 0; i < 16; i++)
-        m[i] = ocl_be32(d->header + 4 * i);
-    memcpy(mid, ocl_sha256_iv, sizeof mid);
-    ocl_sha256_block(mid, m);
-    memcpy(p, mid, sizeof mid); /* P_MID */
-
-    /* Second block: W0..W2 from the header, W3 the nonce (0 here), padding. */
-    const uint32_t w0 = ocl_be32(d->header + 64), w1 = ocl_be32(d->header + 68),
-                   w2 = ocl_be32(d->header + 72);
-    memset(m, 0, sizeof m);
-    m[0] = w0, m[1] = w1, m[2] = w2;
-    memcpy(v, mid, sizeof v);
-    ocl_sha256_rounds(v, m, 3);
-    p[8] = v[0], p[9] = v[1], p[10] = v[2];   /* a3 b3 c3 */
-    p[11] = v[4], p[12] = v[5], p[13] = v[6]; /* e3 f3 g3 */
-    /* Round 3 without W3: the kernel adds W3 to both sums. */
-    uint32_t t1 = v[7] + ocl_bsig1(v[4]) + ocl_ch(v[4], v[5], v[6]) + ocl_sha256_k[3];
-    uint32_t t2 = ocl_bsig0(v[0]) + ocl_maj(v[0], v[1], v[2]);
-    p[14] = t1 + t2; /* a4 less W3 */
-    p[15] = v[3] + t1; /* e4 less W3 */
-    /* Schedule words; W4 = 0x80000000, W5..W14 = 0, W15 = 640. */
-    const uint32_t w16 = ocl_ssig0(w1) + w0;
-    const uint32_t w17 = ocl_ssig1(640) + ocl_ssig0(w2) + w1;
-    p[16] = w16;
-    p[17] = w17;
-    p[18] = ocl_ssig1(w16) + w2;
-    p[19] = ocl_ssig1(w17) + ocl_ssig0(0x80000000u);
-    p[20] = ocl_ssig0(w16) + 640;
-    p[21] = ocl_ssig0(w17) + w16;
-    p[22] = d->target.w[7]; /* top word of the target */
+    /* The same per-job precomputation as the CPU lane paths and CUDA
+     * (backend-cpu/sha256d_lanes.h), in the order kernels/sha256d.cl reads. */
+    cpu_sha256d_job *job = &d->host_job;
+    cpu_sha256d_job_init(job, d->header, d->target.w[7]);
+    cpu_sha256d_prepare_lanes(job);
+    static const unsigned order[] = {PRE_A3, PRE_B3, PRE_C3, PRE_E3, PRE_F3, PRE_G3,
+                                     PRE_A4_LESS_W3, PRE_E4_LESS_W3, PRE_W16, PRE_W17,
+                                     PRE_W18_LESS_NONCE, PRE_W19_LESS_NONCE, PRE_W31_PART,
+                                     PRE_W32_PART};
+    uint32_t *p = d->param_words;
+    memcpy(p, job->midstate, sizeof job->midstate); /* P_MID */
+    for (size_t i = 0; i < COUNT(order); i++)
+        p[8 + i] = job->pre[order[i]];
+    p[22] = job->target_top;
 }
 
 static void prepare_scrypt(lode_device *d)
 {
-    uint32_t *p = d->param_words, m[16], mid[8];
+    uint32_t *p = d->param_words;
+    cpu_sha256d_job job; /* for its midstate: the HMAC key hash starts there */
+    cpu_sha256d_job_init(&job, d->header, 0);
     for (int i = 0; i < 19; i++)
-        p[i] = ocl_be32(d->header + 4 * i);
-    memcpy(m, p, sizeof m);
-    memcpy(mid, ocl_sha256_iv, sizeof mid);
-    ocl_sha256_block(mid, m);
-    memcpy(p + 19, mid, sizeof mid);
+        p[i] = (uint32_t)d->header[4 * i] << 24 | (uint32_t)d->header[4 * i + 1] << 16 |
+               (uint32_t)d->header[4 * i + 2] << 8 | d->header[4 * i + 3];
+    memcpy(p + 19, job.midstate, sizeof job.midstate);
     memcpy(p + 27, d->target.w, 8 * sizeof(uint32_t));
 }
 
@@ -728,7 +713,7 @@ static int collect(lode_device *d, int slot, uint64_t start, uint64_t count, lod
         }
         if (d->algo == LODE_ALGO_SHA256D) {
             uint8_t digest[32];
-            ocl_sha256d_header(d->header, nonce, digest);
+            cpu_sha256d_digest(&d->host_job, nonce, digest);
             if (!lode_hash_meets_target(digest, &d->target))
                 continue;
         }
