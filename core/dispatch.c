@@ -410,14 +410,33 @@ lode_miner *lode_miner_start(const lode_miner_config *config, char *err, size_t 
     return m;
 }
 
-unsigned lode_miner_wait_ready(lode_miner *m)
+static struct timespec deadline_in(int timeout_ms)
 {
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += timeout_ms / 1000;
+    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    return deadline;
+}
+
+int lode_miner_wait_ready(lode_miner *m, int timeout_ms)
+{
+    struct timespec deadline = deadline_in(timeout_ms > 0 ? timeout_ms : 0);
+    int ready = 0;
     pthread_mutex_lock(&m->lock);
-    while (m->settled < m->worker_count)
-        pthread_cond_wait(&m->state_changed, &m->lock);
-    unsigned ready = 0;
-    for (size_t d = 0; d < m->config.device_count; d++)
-        ready += m->counters[d].ready;
+    while (m->settled < m->worker_count && ready == 0) {
+        if (timeout_ms < 0)
+            pthread_cond_wait(&m->state_changed, &m->lock);
+        else if (pthread_cond_timedwait(&m->state_changed, &m->lock, &deadline) == ETIMEDOUT)
+            ready = -1;
+    }
+    if (ready == 0)
+        for (size_t d = 0; d < m->config.device_count; d++)
+            ready += (int)m->counters[d].ready;
     pthread_mutex_unlock(&m->lock);
     return ready;
 }
@@ -444,14 +463,7 @@ uint64_t lode_miner_set_job(lode_miner *m, const lode_work *work, uint64_t begin
 
 int lode_miner_wait_job(lode_miner *m, uint64_t seq, int timeout_ms)
 {
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += timeout_ms / 1000;
-    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
+    struct timespec deadline = deadline_in(timeout_ms);
     pthread_mutex_lock(&m->lock);
     int result;
     for (;;) {

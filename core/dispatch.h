@@ -51,9 +51,10 @@ typedef struct lode_device_stats {
 /* Starts the workers; each opens its device and self-tests before taking
  * work. Returns NULL with a message in err if nothing could be started. */
 lode_miner *lode_miner_start(const lode_miner_config *config, char *err, size_t err_len);
-/* Blocks until every worker has passed or failed its self-test; returns
- * how many passed. */
-unsigned lode_miner_wait_ready(lode_miner *m);
+/* Waits until every worker has passed or failed its self-test (timeout_ms
+ * < 0: for as long as that takes); returns how many passed, or -1 if the
+ * timeout came first. */
+int lode_miner_wait_ready(lode_miner *m, int timeout_ms);
 /* Installs a job over indices [begin, end) and aborts the current scans.
  * Returns the job's sequence number (also written to the work's seq). */
 uint64_t lode_miner_set_job(lode_miner *m, const lode_work *work, uint64_t begin, uint64_t end);

@@ -142,7 +142,7 @@ static void test_faulty_devices(void)
     char err[256];
     lode_miner *m = lode_miner_start(&cfg, err, sizeof err);
     CHECK(m != NULL, "miner starts: %s", err);
-    CHECK(lode_miner_wait_ready(m) == FAKE_MODES - 1, "all but the broken device pass");
+    CHECK(lode_miner_wait_ready(m, -1) == FAKE_MODES - 1, "all but the broken device pass");
 
     lode_work w = {.algo = LODE_ALGO_SHA256D};
     test_rand_bytes(w.header.header, 80);
@@ -201,7 +201,7 @@ static void test_job_switch_latency(void)
     };
     lode_miner *m = lode_miner_start(&cfg, err, sizeof err);
     free(devices);
-    unsigned workers = m ? lode_miner_wait_ready(m) : 0;
+    int workers = m ? lode_miner_wait_ready(m, -1) : 0;
     CHECK(workers > 0, "CPU miner starts");
     lode_work w = {.algo = LODE_ALGO_SHA256D};
     test_rand_bytes(w.header.header, 80);
@@ -212,13 +212,13 @@ static void test_job_switch_latency(void)
         w.header.header[0]++;
         double t0 = now_seconds();
         uint64_t seq = lode_miner_set_job(m, &w, 0, UINT64_C(1) << 32);
-        while (lode_miner_workers_on_job(m, seq) < workers && now_seconds() - t0 < 10)
+        while ((int)lode_miner_workers_on_job(m, seq) < workers && now_seconds() - t0 < 10)
             nanosleep(&(struct timespec){0, 100 * 1000}, NULL);
         double ms = (now_seconds() - t0) * 1e3;
         worst_ms = ms > worst_ms ? ms : worst_ms;
         nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
     }
-    printf("job switch: all %u workers on the new job within %.2f ms (worst of 5)\n", workers,
+    printf("job switch: all %d workers on the new job within %.2f ms (worst of 5)\n", workers,
            worst_ms);
     CHECK(worst_ms < 100, "new job within milliseconds (worst %.2f ms)", worst_ms);
     lode_miner_free(m);

@@ -103,10 +103,12 @@ int cmd_benchmark(const cli_options *o)
         return EXIT_RUNTIME;
     }
     source.miner = m;
-    if (lode_miner_wait_ready(m) == 0) {
-        lode_log(LODE_LOG_ERROR, "no device passed its self-test");
+    int ready = cli_wait_ready(m);
+    if (ready <= 0) {
+        if (ready == 0)
+            lode_log(LODE_LOG_ERROR, "no device passed its self-test");
         lode_miner_free(m);
-        return EXIT_RUNTIME;
+        return ready == 0 ? EXIT_RUNTIME : EXIT_INTERRUPTED;
     }
     size_t n = lode_miner_device_count(m);
     for (size_t d = 0; d < n; d++) {

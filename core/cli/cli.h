@@ -28,6 +28,10 @@ typedef struct cli_options {
 /* Set by SIGINT/SIGTERM; commands poll it. */
 bool cli_interrupted(void);
 void cli_install_signal_handlers(void);
+struct lode_miner;
+/* Waits for the miner's self-tests like lode_miner_wait_ready, but gives up
+ * (-1) as soon as the user presses Ctrl-C. */
+int cli_wait_ready(struct lode_miner *m);
 /* Prints "lode: error: ..." on stderr; returns EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

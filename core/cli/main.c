@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/cli/cli.h"
+#include "core/dispatch.h"
 #include "core/log.h"
 
 static volatile sig_atomic_t interrupted;
@@ -28,6 +29,15 @@ void cli_install_signal_handlers(void)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+}
+
+int cli_wait_ready(lode_miner *m)
+{
+    int ready;
+    while ((ready = lode_miner_wait_ready(m, 100)) < 0)
+        if (cli_interrupted())
+            return -1;
+    return ready;
 }
 
 int cli_usage_error(const char *fmt, ...)

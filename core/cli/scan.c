@@ -79,8 +79,11 @@ int cmd_scan(const cli_options *o)
         fprintf(stderr, "lode: error: %s\n", err);
         return EXIT_RUNTIME;
     }
-    int status = 0;
-    if (lode_miner_wait_ready(m) == 0) {
+    int status = 0, ready = cli_wait_ready(m);
+    if (ready < 0) {
+        fprintf(stderr, "lode: interrupted\n");
+        status = EXIT_INTERRUPTED;
+    } else if (ready == 0) {
         fprintf(stderr, "lode: error: no device passed its self-test\n");
         status = EXIT_RUNTIME;
     } else {
