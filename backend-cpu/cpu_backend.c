@@ -188,9 +188,7 @@ static int scan_sha256d(lode_device *d, const lode_range *r, lode_hits *hits, ui
             while (mask != 0) {
                 uint32_t nonce = (uint32_t)n + (uint32_t)__builtin_ctz(mask);
                 mask &= mask - 1;
-                uint8_t digest[32];
-                cpu_sha256d_digest(&d->sha256d_job, nonce, digest);
-                if (lode_hash_meets_target(digest, &d->target) &&
+                if (cpu_sha256d_meets_target(&d->sha256d_job, nonce, &d->target) &&
                     lode_hits_push(hits, (lode_hit){.index = nonce}) != 0)
                     return LODE_ERR_NO_MEMORY;
             }

@@ -6,7 +6,10 @@
 #ifndef LODE_CPU_SHA256_CPU_H
 #define LODE_CPU_SHA256_CPU_H
 
+#include <stdbool.h>
 #include <stdint.h>
+
+#include "core/u256.h"
 
 /* Compresses one 64-byte block into state (FIPS 180-4 words, host order). */
 typedef void (*cpu_sha256_compress_fn)(uint32_t state[8], const uint8_t block[64]);
@@ -53,6 +56,8 @@ void cpu_sha256d_job_init(cpu_sha256d_job *job, const uint8_t header[80], uint32
 /* Exact SHA-256d digest (internal byte order) of the job's header with this
  * nonce, computed from the midstate with the portable block function. */
 void cpu_sha256d_digest(const cpu_sha256d_job *job, uint32_t nonce, uint8_t digest[32]);
+/* The exact check of a prefilter candidate: does that digest meet target? */
+bool cpu_sha256d_meets_target(const cpu_sha256d_job *job, uint32_t nonce, const lode_u256 *target);
 
 extern const cpu_sha256d_path cpu_sha256d_portable;
 #if defined(__x86_64__)

@@ -157,6 +157,13 @@ void cpu_sha256d_digest(const cpu_sha256d_job *job, uint32_t nonce, uint8_t dige
         store_be32(digest + 4 * i, state[i]);
 }
 
+bool cpu_sha256d_meets_target(const cpu_sha256d_job *job, uint32_t nonce, const lode_u256 *target)
+{
+    uint8_t digest[32];
+    cpu_sha256d_digest(job, nonce, digest);
+    return lode_hash_meets_target(digest, target);
+}
+
 /* The SHA-256d scan.
  *
  * First hash, second block: W0..W2 come from the job, W3 is the nonce and

@@ -660,30 +660,25 @@ static int enqueue(lode_device *d, int slot, uint64_t start, uint64_t count)
     return LODE_OK;
 }
 
-/* Appends a finished launch's hits; SHA-256d candidates are re-hashed
- * exactly first (the kernel compared only the top 32 bits). */
+/* SHA-256d candidates passed only the kernel's top-word test: hash them
+ * exactly before they count as hits. */
+static bool sha256d_exact(const void *ctx, uint32_t nonce)
+{
+    const lode_device *d = ctx;
+    return cpu_sha256d_meets_target(&d->host_job, nonce, &d->target);
+}
+
+/* Appends a finished launch's hits. */
 static int collect(lode_device *d, int slot, uint64_t start, uint64_t count, lode_hits *hits)
 {
     const cuda_hits *h = d->hits_host[slot];
     if (h->count > CUDA_HITS_CAP)
         return LODE_ERR_HITS_OVERFLOW;
-    for (uint32_t i = 0; i < h->count; i++) {
-        uint32_t nonce = h->nonce[i];
-        if ((uint32_t)(nonce - (uint32_t)start) >= count) {
-            lode_log(LODE_LOG_ERROR, "cuda:%d (%s): kernel reported nonce %" PRIu32
-                     " outside its range", d->index, d->name, nonce);
-            return LODE_ERR_DEVICE;
-        }
-        if (d->algo == LODE_ALGO_SHA256D) {
-            uint8_t digest[32];
-            cpu_sha256d_digest(&d->host_job, nonce, digest);
-            if (!lode_hash_meets_target(digest, &d->target))
-                continue;
-        }
-        if (lode_hits_push(hits, (lode_hit){.index = nonce}) != 0)
-            return LODE_ERR_NO_MEMORY;
-    }
-    return LODE_OK;
+    int rc = lode_hits_push_nonces(hits, h->nonce, h->count, start, count,
+                                   d->algo == LODE_ALGO_SHA256D ? sha256d_exact : NULL, d);
+    if (rc == LODE_ERR_DEVICE)
+        lode_log(LODE_LOG_ERROR, "cuda:%d (%s): kernel reported a nonce outside its range", d->index, d->name);
+    return rc;
 }
 
 static int cuda_scan(lode_device *d, const lode_range *r, lode_hits *hits, uint64_t *done,

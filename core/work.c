@@ -2,6 +2,8 @@
 
 #include <stdlib.h>
 
+#include "core/status.h"
+
 int lode_hits_push(lode_hits *hits, lode_hit hit)
 {
     if (hits->count == hits->capacity) {
@@ -14,6 +16,22 @@ int lode_hits_push(lode_hits *hits, lode_hit hit)
     }
     hits->items[hits->count++] = hit;
     return 0;
+}
+
+int lode_hits_push_nonces(lode_hits *hits, const uint32_t *nonces, uint32_t n, uint64_t start,
+                          uint64_t count, bool (*keep)(const void *ctx, uint32_t nonce),
+                          const void *ctx)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        /* 32-bit difference: a launch may end at nonce 0xFFFFFFFF. */
+        if ((uint32_t)(nonces[i] - (uint32_t)start) >= count)
+            return LODE_ERR_DEVICE;
+        if (keep != NULL && !keep(ctx, nonces[i]))
+            continue;
+        if (lode_hits_push(hits, (lode_hit){.index = nonces[i]}) != 0)
+            return LODE_ERR_NO_MEMORY;
+    }
+    return LODE_OK;
 }
 
 void lode_hits_clear(lode_hits *hits) { hits->count = 0; }

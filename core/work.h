@@ -58,6 +58,14 @@ typedef struct lode_hits {
 /* Appends a hit. Returns 0, or -1 if memory ran out (the hit is lost, and
  * the caller must treat the whole range as failed rather than incomplete). */
 int lode_hits_push(lode_hits *hits, lode_hit hit);
+/* Appends the nonces a device reported for its launch over nonces
+ * [start, start + count). keep, if given, filters them (a GPU's top-word
+ * prefilter re-hashed exactly, say). Returns LODE_OK, LODE_ERR_DEVICE if a
+ * nonce lies outside the launch (the device is faulty: nothing it said can
+ * be trusted), or LODE_ERR_NO_MEMORY. */
+int lode_hits_push_nonces(lode_hits *hits, const uint32_t *nonces, uint32_t n, uint64_t start,
+                          uint64_t count, bool (*keep)(const void *ctx, uint32_t nonce),
+                          const void *ctx);
 void lode_hits_clear(lode_hits *hits);
 void lode_hits_free(lode_hits *hits);
 

@@ -224,9 +224,38 @@ static void test_job_switch_latency(void)
     lode_miner_free(m);
 }
 
+static bool keep_odd(const void *ctx, uint32_t nonce)
+{
+    (void)ctx;
+    return nonce & 1;
+}
+
+/* How GPU backends hand their hit buffers to the core: range checked with
+ * 32-bit wraparound, filtered, and a nonce outside the launch is a fault. */
+static void test_push_nonces(void)
+{
+    lode_hits hits = {0};
+    const uint32_t at_end[] = {0xFFFFFFFFu, 0xFFFFFFFEu, 0xFFFFFFF0u};
+    CHECK(lode_hits_push_nonces(&hits, at_end, 3, 0xFFFFFFF0u, 16, NULL, NULL) == LODE_OK &&
+              hits.count == 3 && hits.items[0].index == 0xFFFFFFFFu,
+          "nonces up to 0xFFFFFFFF are inside a launch ending there");
+    lode_hits_clear(&hits);
+    CHECK(lode_hits_push_nonces(&hits, at_end, 3, 0xFFFFFFF0u, 16, keep_odd, NULL) == LODE_OK &&
+              hits.count == 1 && hits.items[0].index == 0xFFFFFFFFu,
+          "the filter drops candidates");
+    const uint32_t outside[] = {5, 100};
+    CHECK(lode_hits_push_nonces(&hits, outside, 2, 0, 100, NULL, NULL) == LODE_ERR_DEVICE,
+          "a nonce past the launch is a device fault");
+    const uint32_t wrapped[] = {3};
+    CHECK(lode_hits_push_nonces(&hits, wrapped, 1, 0xFFFFFFF0u, 16, NULL, NULL) == LODE_ERR_DEVICE,
+          "a nonce that wrapped past 2^32 is a device fault");
+    lode_hits_free(&hits);
+}
+
 int main(void)
 {
     test_seed();
+    test_push_nonces();
     test_faulty_devices();
     test_job_switch_latency();
     return test_summary();
