@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs what lode needs to build and test on Debian 12, if it is missing.
 set -euo pipefail
+# litecoind runs the regtest chain that the mining tests and the main job mine
+# on; clang and its runtime build the fuzz targets; openssl makes test certificates.
 packages=(cmake ninja-build gcc pkg-config libhwloc-dev libjansson-dev libssl-dev python3
-          opencl-headers ocl-icd-libopencl1 pocl-opencl-icd)
+          libcurl4-openssl-dev opencl-headers ocl-icd-libopencl1 pocl-opencl-icd
+          litecoind openssl clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
