@@ -1,0 +1,351 @@
+#!/usr/bin/env python3
+"""Two litecoind regtest nodes on loopback, for mining tests and by hand.
+
+As a module:
+
+    from regtest import Regtest
+    with Regtest() as net:
+        net.rpc("getblockcount")          # node A
+        net.url, net.user, net.password, net.cookie, net.addr_bech32, net.addr_legacy
+
+As a command (starts the nodes, runs the command, reports, stops the nodes):
+
+    scripts/regtest.py run -- lode -a scrypt -o {url} -u {user} -p {pass} \
+        --coinbase-addr {addr} -d cpu --time-limit 60
+
+Placeholders: {url} {port} {user} {pass} {cookie} {addr} (bech32) {legacy}.
+`scripts/regtest.py shell` starts the nodes, prints their details and waits for
+Ctrl-C. Every litecoind started here is stopped on exit (normal exit, an
+exception, atexit, SIGINT/SIGTERM/SIGHUP), and the temporary datadirs removed.
+"""
+import atexit
+import base64
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+LITECOIND = os.environ.get("LITECOIND", "litecoind")
+RPC_USER = "lode"
+RPC_PASS = "lodepass"
+
+_live = []  # every Regtest not yet stopped, for atexit / signals
+
+
+class RPCError(Exception):
+    def __init__(self, code, message):
+        super().__init__(f"RPC error {code}: {message}")
+        self.code = code
+        self.message = message
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rpc_call(url, user, password, method, *params, timeout=60):
+    """Minimal JSON-RPC 1.0 over HTTP (urllib). Raises RPCError on an RPC error."""
+    body = json.dumps({"jsonrpc": "1.0", "id": "regtest", "method": method,
+                       "params": list(params)}).encode()
+    req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
+    auth = base64.b64encode(f"{user}:{password}".encode()).decode()
+    req.add_header("Authorization", "Basic " + auth)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            reply = json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        data = e.read()
+        try:
+            reply = json.loads(data)
+        except ValueError:
+            raise RPCError(e.code, f"HTTP {e.code}: {data[:200]!r}") from None
+    if reply.get("error"):
+        raise RPCError(reply["error"].get("code"), reply["error"].get("message"))
+    return reply["result"]
+
+
+class Node:
+    def __init__(self, name, base):
+        self.name = name
+        self.datadir = os.path.join(base, name)
+        os.makedirs(self.datadir)
+        self.rpc_port = free_port()
+        self.p2p_port = free_port()
+        self.proc = None
+        self.log = None
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.rpc_port}"
+
+    @property
+    def cookie(self):
+        return os.path.join(self.datadir, "regtest", ".cookie")
+
+    def start(self, peer_port=None, extra=()):
+        args = [LITECOIND, "-regtest", f"-datadir={self.datadir}", "-server", "-listen",
+                "-bind=127.0.0.1", f"-port={self.p2p_port}", f"-rpcport={self.rpc_port}",
+                "-rpcbind=127.0.0.1", "-rpcallowip=127.0.0.1", f"-rpcuser={RPC_USER}",
+                f"-rpcpassword={RPC_PASS}", "-fallbackfee=0.0001", "-txindex", "-discover=0",
+                "-dnsseed=0", "-listenonion=0", "-upnp=0", "-printtoconsole=0",
+                "-rpcthreads=8", "-rpcworkqueue=64", *extra]
+        if peer_port:
+            args.append(f"-addnode=127.0.0.1:{peer_port}")
+        self.log = open(os.path.join(self.datadir, "stdout.log"), "ab")
+        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, start_new_session=True)
+
+    def rpc(self, method, *params, timeout=60, wallet=None):
+        url = self.url + (f"/wallet/{wallet}" if wallet else "")
+        return rpc_call(url, RPC_USER, RPC_PASS, method, *params, timeout=timeout)
+
+    def wait_ready(self, timeout=60):
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"litecoind {self.name} exited with {self.proc.returncode}: "
+                                   f"{self.tail()}")
+            try:
+                self.rpc("getblockcount", timeout=5)
+                return
+            except (OSError, RPCError, ValueError):
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"litecoind {self.name} RPC not ready: {self.tail()}")
+                time.sleep(0.2)
+
+    def tail(self, n=2000):
+        path = os.path.join(self.datadir, "regtest", "debug.log")
+        try:
+            with open(path, "rb") as f:
+                f.seek(0, 2)
+                f.seek(max(0, f.tell() - n))
+                return f.read().decode(errors="replace")
+        except OSError:
+            return "(no debug.log)"
+
+    def running(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self, timeout=30):
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            try:
+                self.rpc("stop", timeout=5)
+            except Exception:
+                pass
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+        if self.log:
+            self.log.close()
+            self.log = None
+
+
+class Regtest:
+    """Two connected regtest nodes; A has a wallet and one block on top of genesis."""
+
+    def __init__(self, keep=False, mature=False):
+        if shutil.which(LITECOIND) is None:
+            raise RuntimeError(f"{LITECOIND} not found on PATH (install the Debian package "
+                               "litecoind, or set LITECOIND)")
+        self.keep = keep
+        self.mature = mature
+        self.base = tempfile.mkdtemp(prefix="lode-regtest-")
+        self.a = Node("a", self.base)
+        self.b = Node("b", self.base)
+        self.started = False
+
+    # What tests and commands use: node A.
+    @property
+    def url(self):
+        return self.a.url
+
+    @property
+    def port(self):
+        return self.a.rpc_port
+
+    user = RPC_USER
+    password = RPC_PASS
+
+    @property
+    def cookie(self):
+        return self.a.cookie
+
+    def rpc(self, method, *params, **kw):
+        return self.a.rpc(method, *params, **kw)
+
+    def start(self):
+        _live.append(self)
+        self.a.start(peer_port=self.b.p2p_port)
+        self.b.start(peer_port=self.a.p2p_port)
+        self.a.wait_ready()
+        self.b.wait_ready()
+        self.started = True
+        self.connect()
+        self.a.rpc("createwallet", "w")
+        self.addr_bech32 = self.a.rpc("getnewaddress", "", "bech32", wallet="w")
+        self.addr_legacy = self.a.rpc("getnewaddress", "", "legacy", wallet="w")
+        self.addr_p2sh = self.a.rpc("getnewaddress", "", "p2sh-segwit", wallet="w")
+        # A block, so neither node thinks it is in initial block download; with
+        # mature=True, 101 so the wallet can spend (send_txs fills the mempool).
+        self.a.rpc("generatetoaddress", 101 if self.mature else 1, self.addr_legacy, wallet="w")
+        self.wait_sync()
+        return self
+
+    def connect(self, timeout=30):
+        """Make sure A and B are peers (again, e.g. after a restart)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                if self.a.rpc("getconnectioncount") > 0 and self.b.rpc("getconnectioncount") > 0:
+                    return
+                self.a.rpc("addnode", f"127.0.0.1:{self.b.p2p_port}", "onetry")
+            except (OSError, RPCError):
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("regtest nodes did not connect")
+            time.sleep(0.3)
+
+    def wait_sync(self, timeout=60):
+        deadline = time.monotonic() + timeout
+        while True:
+            ha = self.a.rpc("getbestblockhash")
+            if self.b.rpc("getbestblockhash") == ha:
+                return ha
+            if time.monotonic() > deadline:
+                raise RuntimeError("regtest nodes did not sync")
+            time.sleep(0.2)
+
+    def send_txs(self, n):
+        """n wallet transactions into the mempool (needs mature=True); their txids."""
+        return [self.a.rpc("sendtoaddress", self.addr_p2sh if i % 2 else self.addr_bech32,
+                           0.1 + i / 1000, wallet="w") for i in range(n)]
+
+    def restart_a(self, down_seconds=0.0):
+        """Stop node A, optionally wait, start it again on the same ports."""
+        self.a.stop()
+        time.sleep(down_seconds)
+        self.a.start(peer_port=self.b.p2p_port)
+        self.a.wait_ready()
+        self.a.rpc("loadwallet", "w")
+        self.connect()
+
+    def blocks_paid_to(self, start_height, address):
+        """(height, coinbase paid address?) for blocks start_height..tip on node A."""
+        out = []
+        tip = self.a.rpc("getblockcount")
+        for h in range(start_height, tip + 1):
+            block = self.a.rpc("getblock", self.a.rpc("getblockhash", h), 2)
+            cb = block["tx"][0]
+            addrs = []
+            for vout in cb["vout"]:
+                spk = vout["scriptPubKey"]
+                addrs += spk.get("addresses", []) + ([spk["address"]] if "address" in spk else [])
+            out.append((h, address in addrs))
+        return out
+
+    def stop(self):
+        for node in (self.a, self.b):
+            try:
+                node.stop()
+            except Exception as e:  # keep stopping the other one
+                print(f"regtest: stopping {node.name}: {e}", file=sys.stderr)
+        if self in _live:
+            _live.remove(self)
+        if not self.keep:
+            shutil.rmtree(self.base, ignore_errors=True)
+
+    def __enter__(self):
+        try:
+            return self.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def _stop_all():
+    for net in list(_live):
+        net.stop()
+
+
+atexit.register(_stop_all)
+
+
+def install_signal_handlers():
+    """SIGTERM/SIGHUP become SystemExit so context managers and atexit run."""
+    def handler(signum, frame):
+        raise SystemExit(128 + signum)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            signal.signal(sig, handler)
+        except (ValueError, OSError):
+            pass
+
+
+def _format(arg, net):
+    return (arg.replace("{url}", net.url).replace("{port}", str(net.port))
+            .replace("{user}", net.user).replace("{pass}", net.password)
+            .replace("{cookie}", net.cookie).replace("{addr}", net.addr_bech32)
+            .replace("{legacy}", net.addr_legacy))
+
+
+def main(argv):
+    if len(argv) < 1 or argv[0] not in ("run", "shell"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    install_signal_handlers()
+    with Regtest() as net:
+        start = net.rpc("getblockcount")
+        print(f"regtest: node A rpc {net.url} user {net.user} pass {net.password} "
+              f"cookie {net.cookie}", flush=True)
+        print(f"regtest: bech32 {net.addr_bech32} legacy {net.addr_legacy} "
+              f"height {start}", flush=True)
+        rc = 0
+        if argv[0] == "shell":
+            try:
+                while True:
+                    time.sleep(3600)
+            except KeyboardInterrupt:
+                pass
+        else:
+            cmd = argv[1:]
+            if cmd and cmd[0] == "--":
+                cmd = cmd[1:]
+            if not cmd:
+                print("regtest: run needs a command after --", file=sys.stderr)
+                return 2
+            cmd = [_format(a, net) for a in cmd]
+            proc = subprocess.Popen(cmd)
+            try:
+                rc = proc.wait()
+            except KeyboardInterrupt:
+                proc.send_signal(signal.SIGINT)
+                rc = proc.wait()
+        tip = net.rpc("getblockcount")
+        paid = net.blocks_paid_to(start + 1, net.addr_bech32)
+        print(f"regtest: block count {tip} ({tip - start} new); "
+              f"{sum(1 for _, p in paid if p)} of them paid {net.addr_bech32}", flush=True)
+        balance = net.a.rpc("getbalances", wallet="w")["mine"]
+        print(f"regtest: wallet balance trusted {balance['trusted']} "
+              f"immature {balance['immature']}", flush=True)
+        return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
