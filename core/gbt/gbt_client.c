@@ -1,0 +1,745 @@
+/* The getblocktemplate job source: JSON-RPC over libcurl, three threads
+ * (poller, longpoller, submitter); see gbt_client.h for the behaviour. */
+#include "core/gbt/gbt_client.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/gbt/address.h"
+#include "core/gbt/block.h"
+#include "core/gbt/template.h"
+#include "core/hex.h"
+#include "core/log.h"
+#include "core/sha256_ref.h"
+
+#define KEPT_TEMPLATES 8
+#define SHARE_QUEUE_LEN 64
+#define MAX_REPLY_BYTES (64u << 20)     /* a template with an MWEB block stays far below */
+#define LONGPOLL_TIMEOUT_S 600.0        /* the node answers sooner when anything changes */
+#define MAX_BACKOFF_S 30.0
+#define RPC_INVALID_PARAMETER (-8)
+
+typedef struct kept_template {
+    uint64_t number;        /* 0 = empty slot */
+    lode_gbt_template tpl;
+    lode_job job;
+} kept_template;
+
+typedef struct queued_share {
+    char job_id[LODE_JOB_ID_MAX];
+    uint8_t extranonce2[LODE_EXTRANONCE_MAX];
+    uint8_t header[80];
+} queued_share;
+
+struct lode_gbt {
+    lode_algo algo;
+    char *url, *user, *pass, *cookie_file, *tag;
+    lode_address payout;
+    double poll_s, timeout_s;
+    lode_mining *mining;
+
+    atomic_bool stopping;
+    pthread_mutex_t lock;          /* everything below */
+    pthread_cond_t wake;           /* stop, refresh request, new longpollid, shares */
+    bool refresh_requested;
+    bool segwit_rules_only;        /* the node refused "mweb" (Bitcoin Core) */
+    kept_template kept[KEPT_TEMPLATES];
+    uint64_t template_count;
+    bool has_current;
+    uint8_t current_prevhash[32];
+    char current_longpollid[LODE_GBT_LONGPOLLID_MAX];
+    queued_share queue[SHARE_QUEUE_LEN];
+    size_t queue_head, queue_len;
+    lode_gbt_stats stats;
+
+    pthread_mutex_t install_lock;  /* one template installation at a time */
+    pthread_t poller, longpoller, submitter;
+    bool started, joined;
+};
+
+/* ---------- small helpers ---------- */
+
+static char *dup_or_null(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+static void sleep_or_wake(lode_gbt *g, double seconds, bool *flag)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += (time_t)seconds;
+    until.tv_nsec += (long)((seconds - (double)(time_t)seconds) * 1e9);
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&g->lock);
+    while (!atomic_load(&g->stopping) && !(flag && *flag))
+        if (pthread_cond_timedwait(&g->wake, &g->lock, &until) == ETIMEDOUT)
+            break;
+    if (flag)
+        *flag = false;
+    pthread_mutex_unlock(&g->lock);
+}
+
+/* ---------- JSON-RPC over HTTP ---------- */
+
+typedef struct reply_buffer {
+    char *data;
+    size_t len;
+    bool too_large;
+} reply_buffer;
+
+static size_t on_body(char *chunk, size_t size, size_t count, void *user)
+{
+    reply_buffer *r = user;
+    size_t n = size * count;
+    if (n > MAX_REPLY_BYTES - r->len) {
+        r->too_large = true;
+        return 0; /* aborts the transfer */
+    }
+    char *grown = realloc(r->data, r->len + n + 1);
+    if (!grown)
+        return 0;
+    memcpy(grown + r->len, chunk, n);
+    r->data = grown;
+    r->len += n;
+    r->data[r->len] = '\0';
+    return n;
+}
+
+static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
+{
+    (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+    lode_gbt *g = user;
+    return atomic_load(&g->stopping) ? 1 : 0;
+}
+
+/* "user:pass" from the configuration or the cookie file. */
+static int credentials(lode_gbt *g, char *out, size_t out_len, char *err, size_t err_len)
+{
+    if (g->user) {
+        snprintf(out, out_len, "%s:%s", g->user, g->pass ? g->pass : "");
+        return 0;
+    }
+    FILE *f = fopen(g->cookie_file, "r");
+    if (!f) {
+        snprintf(err, err_len, "cannot read the cookie file %s: %s", g->cookie_file, strerror(errno));
+        return -1;
+    }
+    size_t n = fread(out, 1, out_len - 1, f);
+    fclose(f);
+    out[n] = '\0';
+    while (n && (out[n - 1] == '\n' || out[n - 1] == '\r'))
+        out[--n] = '\0';
+    if (!strchr(out, ':')) {
+        snprintf(err, err_len, "the cookie file %s does not hold user:password", g->cookie_file);
+        return -1;
+    }
+    return 0;
+}
+
+typedef enum rpc_status { RPC_OK, RPC_TRANSPORT_ERROR, RPC_NODE_ERROR } rpc_status;
+
+/* Calls method(params) and returns its result (a new reference; JSON null
+ * for a null result) or NULL with err filled; *node_code gets the JSON-RPC
+ * error code when the node answered with an error. params is stolen. */
+static json_t *rpc_call(lode_gbt *g, CURL *curl, const char *method, json_t *params,
+                        double timeout_s, rpc_status *status, int *node_code, char *err,
+                        size_t err_len)
+{
+    *status = RPC_TRANSPORT_ERROR;
+    *node_code = 0;
+    json_t *request = json_pack("{s:s, s:s, s:o}", "jsonrpc", "1.0", "method", method, "params",
+                                params ? params : json_array());
+    char *body = request ? json_dumps(request, JSON_COMPACT) : NULL;
+    json_decref(request);
+    if (!body) {
+        snprintf(err, err_len, "out of memory building the %s request", method);
+        return NULL;
+    }
+    char userpwd[512];
+    if (credentials(g, userpwd, sizeof userpwd, err, err_len) != 0) {
+        free(body);
+        return NULL;
+    }
+
+    reply_buffer reply = {0};
+    struct curl_slist *headers = curl_slist_append(NULL, "Content-Type: application/json");
+    curl_easy_reset(curl);
+    curl_easy_setopt(curl, CURLOPT_URL, g->url);
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(curl, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+    curl_easy_setopt(curl, CURLOPT_USERPWD, userpwd);
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &reply);
+    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, g);
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)(timeout_s * 1000));
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
+                     (long)((timeout_s < 10 ? timeout_s : 10) * 1000));
+    CURLcode rc = curl_easy_perform(curl);
+    long http_code = 0;
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &http_code);
+    curl_slist_free_all(headers);
+    memset(userpwd, 0, sizeof userpwd);
+    free(body);
+
+    json_t *result = NULL;
+    if (rc != CURLE_OK) {
+        if (reply.too_large)
+            snprintf(err, err_len, "%s: the reply is larger than %u bytes", method, MAX_REPLY_BYTES);
+        else if (rc == CURLE_ABORTED_BY_CALLBACK)
+            snprintf(err, err_len, "%s: stopped", method);
+        else
+            snprintf(err, err_len, "%s: %s", method, curl_easy_strerror(rc));
+        goto done;
+    }
+    json_error_t jerr;
+    json_t *root = reply.data ? json_loadb(reply.data, reply.len, 0, &jerr) : NULL;
+    const json_t *error = root ? json_object_get(root, "error") : NULL;
+    if (error && !json_is_null(error)) {
+        const json_t *code = json_object_get(error, "code");
+        const json_t *message = json_object_get(error, "message");
+        *node_code = json_is_integer(code) ? (int)json_integer_value(code) : 0;
+        snprintf(err, err_len, "%s: node error %d: %.200s", method, *node_code,
+                 json_is_string(message) ? json_string_value(message) : "(no message)");
+        *status = RPC_NODE_ERROR;
+    } else if (http_code == 401) {
+        snprintf(err, err_len, "%s: HTTP 401: the node refused the RPC user/password or cookie",
+                 method);
+    } else if (http_code != 200) {
+        snprintf(err, err_len, "%s: HTTP %ld from the node", method, http_code);
+    } else if (!root || !json_is_object(root) || !json_object_get(root, "result")) {
+        snprintf(err, err_len, "%s: the node's reply is not a JSON-RPC response", method);
+    } else {
+        result = json_incref(json_object_get(root, "result"));
+        *status = RPC_OK;
+    }
+    json_decref(root);
+done:
+    free(reply.data);
+    return result;
+}
+
+/* ---------- templates -> jobs ---------- */
+
+static int fetch_template(lode_gbt *g, CURL *curl, const char *longpollid, double timeout_s,
+                          lode_gbt_template *tpl, char *err, size_t err_len)
+{
+    for (int attempt = 0; attempt < 2; attempt++) {
+        pthread_mutex_lock(&g->lock);
+        bool segwit_only = g->segwit_rules_only;
+        pthread_mutex_unlock(&g->lock);
+        json_t *request = segwit_only
+                              ? json_pack("{s:[s]}", "rules", "segwit")
+                              : json_pack("{s:[s,s]}", "rules", "mweb", "segwit");
+        json_object_set_new(request, "capabilities",
+                            json_pack("[s,s,s,s]", "longpoll", "coinbasetxn", "coinbasevalue",
+                                      "workid"));
+        if (longpollid && *longpollid)
+            json_object_set_new(request, "longpollid", json_string(longpollid));
+        rpc_status status;
+        int node_code;
+        json_t *result = rpc_call(g, curl, "getblocktemplate", json_pack("[o]", request),
+                                  timeout_s, &status, &node_code, err, err_len);
+        if (result) {
+            int rc = lode_gbt_template_parse(result, tpl, err, err_len);
+            json_decref(result);
+            return rc;
+        }
+        bool rules_refused = status == RPC_NODE_ERROR && node_code == RPC_INVALID_PARAMETER &&
+                             strstr(err, "rule") != NULL;
+        if (!rules_refused || segwit_only)
+            return -1;
+        lode_log(LODE_LOG_INFO, "getblocktemplate: the node refused the mweb rule (%s); "
+                                "asking with the segwit rule only", err);
+        pthread_mutex_lock(&g->lock);
+        g->segwit_rules_only = true;
+        pthread_mutex_unlock(&g->lock);
+    }
+    return -1;
+}
+
+static void display_hash(const uint8_t internal[32], char out[65])
+{
+    lode_hex_encode_reversed(internal, 32, out);
+}
+
+/* Makes tpl the current template unless it is the one already mined
+ * (same previous block and longpollid). Takes ownership of tpl. */
+static void install_template(lode_gbt *g, lode_gbt_template *tpl)
+{
+    pthread_mutex_lock(&g->install_lock);
+    pthread_mutex_lock(&g->lock);
+    bool same_block = g->has_current && memcmp(g->current_prevhash, tpl->prevhash, 32) == 0;
+    bool unchanged = same_block && tpl->longpollid[0] &&
+                     strcmp(g->current_longpollid, tpl->longpollid) == 0;
+    pthread_mutex_unlock(&g->lock);
+    if (unchanged) {
+        lode_gbt_template_free(tpl);
+        pthread_mutex_unlock(&g->install_lock);
+        return;
+    }
+
+    uint64_t number = g->template_count + 1; /* written under install_lock only */
+    char job_id[LODE_JOB_ID_MAX];
+    snprintf(job_id, sizeof job_id, "t%" PRIu64, number);
+    lode_gbt_job_params params = {
+        .algo = g->algo,
+        .payout_script = g->payout.script,
+        .payout_script_len = g->payout.script_len,
+        .tag = g->tag,
+        .job_id = job_id,
+        .clean = !same_block,
+    };
+    lode_job job, copy;
+    char err[256];
+    if (lode_gbt_build_job(tpl, &params, &job, err, sizeof err) != 0) {
+        lode_log(LODE_LOG_ERROR, "getblocktemplate: cannot use the template for height %" PRIu32
+                                 ": %s", tpl->height, err);
+        lode_gbt_template_free(tpl);
+        pthread_mutex_unlock(&g->install_lock);
+        return;
+    }
+    if (lode_job_copy(&copy, &job) != 0) {
+        lode_log(LODE_LOG_ERROR, "getblocktemplate: out of memory");
+        lode_job_free(&job);
+        lode_gbt_template_free(tpl);
+        pthread_mutex_unlock(&g->install_lock);
+        return;
+    }
+
+    pthread_mutex_lock(&g->lock);
+    kept_template *slot = &g->kept[number % KEPT_TEMPLATES];
+    if (slot->number) {
+        lode_gbt_template_free(&slot->tpl);
+        lode_job_free(&slot->job);
+    }
+    slot->number = number;
+    slot->tpl = *tpl;
+    slot->job = job;
+    g->template_count = number;
+    g->has_current = true;
+    memcpy(g->current_prevhash, tpl->prevhash, 32);
+    snprintf(g->current_longpollid, sizeof g->current_longpollid, "%s", tpl->longpollid);
+    g->stats.height = tpl->height;
+    uint32_t height = tpl->height;
+    size_t tx_count = tpl->tx_count;
+    uint64_t value = tpl->coinbasevalue;
+    pthread_cond_broadcast(&g->wake); /* the longpoller waits for a longpollid */
+    pthread_mutex_unlock(&g->lock);
+
+    if (params.clean) {
+        char prev[65];
+        display_hash(copy.prevhash, prev);
+        lode_log(LODE_LOG_INFO, "getblocktemplate: mining height %" PRIu32 " on %s, %zu transactions, "
+                                "reward %" PRIu64, height, prev, tx_count, value);
+    } else {
+        lode_log(LODE_LOG_DEBUG, "getblocktemplate: template updated, %zu transactions", tx_count);
+    }
+    if (g->mining && lode_mining_set_job(g->mining, &copy) != 0)
+        lode_log(LODE_LOG_ERROR, "getblocktemplate: the mining session refused job %s", copy.id);
+    lode_job_free(&copy);
+    pthread_mutex_unlock(&g->install_lock);
+}
+
+/* A failed request: the first one after success says the node is lost and
+ * pauses mining. */
+static void note_failure(lode_gbt *g, const char *err)
+{
+    if (atomic_load(&g->stopping))
+        return;
+    pthread_mutex_lock(&g->lock);
+    bool was_connected = g->stats.connected;
+    g->stats.connected = false;
+    g->has_current = false; /* the next template starts clean */
+    g->current_longpollid[0] = '\0';
+    pthread_mutex_unlock(&g->lock);
+    if (was_connected) {
+        lode_log(LODE_LOG_ERROR, "getblocktemplate: lost the node at %s: %s; mining paused", g->url, err);
+        if (g->mining)
+            lode_mining_clear_job(g->mining);
+    } else {
+        lode_log(LODE_LOG_WARN, "getblocktemplate: %s (%s); retrying", err, g->url);
+    }
+}
+
+static void note_success(lode_gbt *g)
+{
+    pthread_mutex_lock(&g->lock);
+    bool was_connected = g->stats.connected;
+    g->stats.connected = true;
+    bool segwit_only = g->segwit_rules_only;
+    pthread_mutex_unlock(&g->lock);
+    if (!was_connected)
+        lode_log(LODE_LOG_INFO, "getblocktemplate: connected to %s (rules: %s)", g->url,
+                 segwit_only ? "segwit" : "mweb, segwit");
+}
+
+static void *poller_main(void *arg)
+{
+    lode_gbt *g = arg;
+    CURL *curl = curl_easy_init();
+    double backoff = 1;
+    while (!atomic_load(&g->stopping)) {
+        lode_gbt_template tpl;
+        char err[256];
+        double wait = g->poll_s;
+        if (!curl) {
+            lode_log(LODE_LOG_ERROR, "getblocktemplate: libcurl could not start");
+            curl = curl_easy_init();
+            wait = MAX_BACKOFF_S;
+        } else if (fetch_template(g, curl, NULL, g->timeout_s, &tpl, err, sizeof err) == 0) {
+            note_success(g);
+            install_template(g, &tpl);
+            backoff = 1;
+        } else {
+            note_failure(g, err);
+            wait = backoff;
+            backoff = backoff * 2 > MAX_BACKOFF_S ? MAX_BACKOFF_S : backoff * 2;
+        }
+        sleep_or_wake(g, wait, &g->refresh_requested);
+    }
+    if (curl)
+        curl_easy_cleanup(curl);
+    return NULL;
+}
+
+static void *longpoller_main(void *arg)
+{
+    lode_gbt *g = arg;
+    CURL *curl = curl_easy_init();
+    while (curl && !atomic_load(&g->stopping)) {
+        char longpollid[LODE_GBT_LONGPOLLID_MAX];
+        pthread_mutex_lock(&g->lock);
+        while (!atomic_load(&g->stopping) && !g->current_longpollid[0])
+            pthread_cond_wait(&g->wake, &g->lock);
+        snprintf(longpollid, sizeof longpollid, "%s", g->current_longpollid);
+        pthread_mutex_unlock(&g->lock);
+        if (atomic_load(&g->stopping))
+            break;
+        lode_gbt_template tpl;
+        char err[256];
+        if (fetch_template(g, curl, longpollid, LONGPOLL_TIMEOUT_S, &tpl, err, sizeof err) == 0) {
+            install_template(g, &tpl);
+        } else {
+            /* The poller reports a lost node; here just do not spin. */
+            lode_log(LODE_LOG_DEBUG, "getblocktemplate long poll: %s", err);
+            sleep_or_wake(g, g->poll_s, NULL);
+        }
+    }
+    if (curl)
+        curl_easy_cleanup(curl);
+    return NULL;
+}
+
+/* ---------- shares -> blocks ---------- */
+
+static void source_submit(void *source, const lode_share *share, bool stale)
+{
+    lode_gbt *g = source;
+    pthread_mutex_lock(&g->lock);
+    if (stale) {
+        g->stats.stale++;
+    } else if (g->queue_len == SHARE_QUEUE_LEN) {
+        g->stats.stale++;
+        lode_log(LODE_LOG_WARN, "getblocktemplate: %d block candidates wait already; one dropped",
+                 SHARE_QUEUE_LEN);
+    } else {
+        queued_share *q = &g->queue[(g->queue_head + g->queue_len) % SHARE_QUEUE_LEN];
+        snprintf(q->job_id, sizeof q->job_id, "%s", share->job->id);
+        memcpy(q->extranonce2, share->extranonce2, sizeof q->extranonce2);
+        memcpy(q->header, share->header, 80);
+        g->queue_len++;
+        pthread_cond_broadcast(&g->wake);
+    }
+    pthread_mutex_unlock(&g->lock);
+}
+
+const lode_job_source_ops lode_gbt_source_ops = {.submit = source_submit};
+
+/* Builds the block for share q, under g->lock. Returns 0 with *block, 1 if
+ * the share is not a block (logged), -1 on an error (logged). */
+static int block_for_share(lode_gbt *g, const queued_share *q, uint8_t **block, size_t *block_len,
+                           uint32_t *height, char *workid, size_t workid_len)
+{
+    const kept_template *k = NULL;
+    for (size_t i = 0; i < KEPT_TEMPLATES; i++)
+        if (g->kept[i].number && strcmp(g->kept[i].job.id, q->job_id) == 0)
+            k = &g->kept[i];
+    if (!k) {
+        lode_log(LODE_LOG_WARN, "getblocktemplate: block candidate on job %s, whose template is "
+                                "gone; not submitted", q->job_id);
+        g->stats.stale++;
+        return 1;
+    }
+    uint8_t hash[32];
+    lode_algo_get(g->algo)->pow_hash_ref(q->header, hash);
+    if (!lode_hash_meets_target(hash, &k->tpl.target)) {
+        lode_log(LODE_LOG_WARN, "getblocktemplate: a share on job %s misses the block target; "
+                                "not submitted", q->job_id);
+        return 1;
+    }
+    char err[256];
+    if (lode_gbt_build_block(&k->tpl, &k->job, q->header, q->extranonce2, block, block_len, err,
+                             sizeof err) != 0) {
+        lode_log(LODE_LOG_ERROR, "getblocktemplate: cannot build the block: %s", err);
+        return -1;
+    }
+    *height = k->tpl.height;
+    snprintf(workid, workid_len, "%s", k->tpl.workid);
+    return 0;
+}
+
+static void submit_block(lode_gbt *g, CURL *curl, const queued_share *q)
+{
+    uint8_t *block = NULL;
+    size_t block_len = 0;
+    uint32_t height = 0;
+    char workid[LODE_GBT_WORKID_MAX];
+    pthread_mutex_lock(&g->lock);
+    int built = block_for_share(g, q, &block, &block_len, &height, workid, sizeof workid);
+    pthread_mutex_unlock(&g->lock);
+    if (built != 0)
+        return;
+
+    char hash_hex[65];
+    uint8_t block_hash[32];
+    lode_ref_sha256d(q->header, 80, block_hash);
+    display_hash(block_hash, hash_hex);
+    char *hex = malloc(2 * block_len + 1);
+    if (!hex) {
+        free(block);
+        lode_log(LODE_LOG_ERROR, "getblocktemplate: out of memory for block %s", hash_hex);
+        return;
+    }
+    lode_hex_encode(block, block_len, hex);
+    free(block);
+    json_t *params = json_pack("[s]", hex);
+    free(hex);
+    if (params && workid[0])
+        json_array_append_new(params, json_pack("{s:s}", "workid", workid));
+
+    pthread_mutex_lock(&g->lock);
+    g->stats.submitted++;
+    pthread_mutex_unlock(&g->lock);
+    rpc_status status;
+    int node_code;
+    char err[256];
+    json_t *result = rpc_call(g, curl, "submitblock", params, g->timeout_s, &status, &node_code,
+                              err, sizeof err);
+    pthread_mutex_lock(&g->lock);
+    if (result && json_is_null(result)) {
+        g->stats.accepted++;
+        pthread_mutex_unlock(&g->lock);
+        lode_log(LODE_LOG_INFO, "block accepted at height %" PRIu32 " (hash %s)", height, hash_hex);
+    } else {
+        const char *reason = result && json_is_string(result) ? json_string_value(result)
+                             : result                          ? "unexpected submitblock result"
+                                                               : err;
+        g->stats.rejected++;
+        snprintf(g->stats.last_reject, sizeof g->stats.last_reject, "%.127s", reason);
+        pthread_mutex_unlock(&g->lock);
+        lode_log(LODE_LOG_ERROR, "block rejected: %s (height %" PRIu32 ", hash %s)", reason, height,
+                 hash_hex);
+    }
+    json_decref(result);
+    /* Whatever happened, the node's tip has probably moved: ask at once. */
+    pthread_mutex_lock(&g->lock);
+    g->refresh_requested = true;
+    pthread_cond_broadcast(&g->wake);
+    pthread_mutex_unlock(&g->lock);
+}
+
+static void *submitter_main(void *arg)
+{
+    lode_gbt *g = arg;
+    CURL *curl = curl_easy_init();
+    for (;;) {
+        pthread_mutex_lock(&g->lock);
+        while (!atomic_load(&g->stopping) && g->queue_len == 0)
+            pthread_cond_wait(&g->wake, &g->lock);
+        if (atomic_load(&g->stopping)) {
+            pthread_mutex_unlock(&g->lock);
+            break;
+        }
+        queued_share q = g->queue[g->queue_head];
+        g->queue_head = (g->queue_head + 1) % SHARE_QUEUE_LEN;
+        g->queue_len--;
+        pthread_mutex_unlock(&g->lock);
+        if (curl)
+            submit_block(g, curl, &q);
+        else
+            lode_log(LODE_LOG_ERROR, "getblocktemplate: libcurl could not start; block lost");
+    }
+    if (curl)
+        curl_easy_cleanup(curl);
+    return NULL;
+}
+
+/* ---------- life cycle ---------- */
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_result;
+static void init_curl(void)
+{
+    curl_init_result = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+lode_gbt *lode_gbt_create(const lode_gbt_config *config, char *err, size_t err_len)
+{
+    if (!config->url || (strncmp(config->url, "http://", 7) != 0 &&
+                         strncmp(config->url, "https://", 8) != 0)) {
+        snprintf(err, err_len, "the node URL must start with http:// or https:// (got \"%s\")",
+                 config->url ? config->url : "");
+        return NULL;
+    }
+    if (strlen(config->url) > 1000 || strpbrk(config->url, " \t\r\n")) {
+        snprintf(err, err_len, "the node URL is malformed");
+        return NULL;
+    }
+    if (config->algo >= LODE_ALGO_COUNT ||
+        lode_algo_get(config->algo)->kind != LODE_WORK_NONCE_SCAN) {
+        snprintf(err, err_len, "getblocktemplate mining needs a nonce-scan algorithm");
+        return NULL;
+    }
+    if (!config->user && !config->cookie_file) {
+        snprintf(err, err_len, "getblocktemplate needs an RPC user/password or the node's cookie file");
+        return NULL;
+    }
+    if (config->coinbase_tag && strlen(config->coinbase_tag) > LODE_GBT_TAG_MAX) {
+        snprintf(err, err_len, "the coinbase tag is longer than %d bytes", LODE_GBT_TAG_MAX);
+        return NULL;
+    }
+    lode_address payout;
+    char why[160];
+    if (lode_address_parse(config->payout_address, &payout, why, sizeof why) != 0) {
+        snprintf(err, err_len, "payout address \"%.100s\": %s",
+                 config->payout_address ? config->payout_address : "", why);
+        return NULL;
+    }
+    if (config->poll_s < 0 || config->timeout_s < 0 || config->poll_s > 3600 ||
+        config->timeout_s > 3600) {
+        snprintf(err, err_len, "poll and timeout must be 0..3600 seconds");
+        return NULL;
+    }
+    pthread_once(&curl_once, init_curl);
+    if (curl_init_result != CURLE_OK) {
+        snprintf(err, err_len, "libcurl: %s", curl_easy_strerror(curl_init_result));
+        return NULL;
+    }
+    lode_gbt *g = calloc(1, sizeof *g);
+    if (!g) {
+        snprintf(err, err_len, "out of memory");
+        return NULL;
+    }
+    g->algo = config->algo;
+    g->payout = payout;
+    g->poll_s = config->poll_s > 0 ? config->poll_s : 5.0;
+    g->timeout_s = config->timeout_s > 0 ? config->timeout_s : 30.0;
+    g->url = strdup(config->url);
+    g->user = dup_or_null(config->user);
+    g->pass = dup_or_null(config->pass);
+    g->cookie_file = dup_or_null(config->cookie_file);
+    g->tag = dup_or_null(config->coinbase_tag);
+    atomic_init(&g->stopping, false);
+    pthread_mutex_init(&g->lock, NULL);
+    pthread_mutex_init(&g->install_lock, NULL);
+    pthread_cond_init(&g->wake, NULL);
+    if (!g->url || (config->user && !g->user) || (config->pass && !g->pass) ||
+        (config->cookie_file && !g->cookie_file) || (config->coinbase_tag && !g->tag)) {
+        lode_gbt_free(g);
+        snprintf(err, err_len, "out of memory");
+        return NULL;
+    }
+    lode_log(LODE_LOG_INFO, "getblocktemplate: paying to a %s %s address", payout.network,
+             payout.kind);
+    return g;
+}
+
+int lode_gbt_start(lode_gbt *g, lode_mining *mining)
+{
+    if (g->started)
+        return -1;
+    g->mining = mining;
+    if (pthread_create(&g->submitter, NULL, submitter_main, g) != 0)
+        return -1;
+    if (pthread_create(&g->longpoller, NULL, longpoller_main, g) != 0) {
+        atomic_store(&g->stopping, true);
+        pthread_mutex_lock(&g->lock);
+        pthread_cond_broadcast(&g->wake);
+        pthread_mutex_unlock(&g->lock);
+        pthread_join(g->submitter, NULL);
+        return -1;
+    }
+    if (pthread_create(&g->poller, NULL, poller_main, g) != 0) {
+        atomic_store(&g->stopping, true);
+        pthread_mutex_lock(&g->lock);
+        pthread_cond_broadcast(&g->wake);
+        pthread_mutex_unlock(&g->lock);
+        pthread_join(g->submitter, NULL);
+        pthread_join(g->longpoller, NULL);
+        return -1;
+    }
+    g->started = true;
+    return 0;
+}
+
+void lode_gbt_stop(lode_gbt *g)
+{
+    if (!g || !g->started || g->joined)
+        return;
+    atomic_store(&g->stopping, true);
+    pthread_mutex_lock(&g->lock);
+    pthread_cond_broadcast(&g->wake);
+    pthread_mutex_unlock(&g->lock);
+    pthread_join(g->poller, NULL);
+    pthread_join(g->longpoller, NULL);
+    pthread_join(g->submitter, NULL);
+    g->joined = true;
+}
+
+void lode_gbt_stats_get(lode_gbt *g, lode_gbt_stats *out)
+{
+    pthread_mutex_lock(&g->lock);
+    *out = g->stats;
+    pthread_mutex_unlock(&g->lock);
+}
+
+void lode_gbt_free(lode_gbt *g)
+{
+    if (!g)
+        return;
+    lode_gbt_stop(g);
+    for (size_t i = 0; i < KEPT_TEMPLATES; i++) {
+        if (g->kept[i].number) {
+            lode_gbt_template_free(&g->kept[i].tpl);
+            lode_job_free(&g->kept[i].job);
+        }
+    }
+    pthread_mutex_destroy(&g->lock);
+    pthread_mutex_destroy(&g->install_lock);
+    pthread_cond_destroy(&g->wake);
+    free(g->url);
+    free(g->user);
+    if (g->pass)
+        memset(g->pass, 0, strlen(g->pass));
+    free(g->pass);
+    free(g->cookie_file);
+    free(g->tag);
+    free(g);
+}

@@ -1,0 +1,71 @@
+/* getblocktemplate (BIP 22/23) solo mining: a job source that talks JSON-RPC
+ * over HTTP to a Litecoin Core or Bitcoin Core node.
+ *
+ * Threads (started by lode_gbt_start):
+ *  - poller: fetches a template at once, then every poll_s seconds (default
+ *    5 s) and whenever a block was submitted; a new job is installed when the
+ *    previous block or the node's longpollid changed (new transactions).
+ *  - longpoller: getblocktemplate with the last longpollid on its own
+ *    connection, so a new block on the network reaches the devices at once;
+ *    the poller is the fallback for nodes without long polling.
+ *  - submitter: turns queued block candidates into blocks (submitblock) so
+ *    the mining session's submit callback never waits on the network.
+ * Request: getblocktemplate {"rules":["mweb","segwit"], "capabilities":
+ * ["longpoll","coinbasetxn","coinbasevalue","workid"]}; if the node rejects
+ * the rules with an invalid-parameter error naming "rule", it is asked again
+ * with ["segwit"] once and from then on. A lost node (refused connection,
+ * HTTP 401, 500, time-out, malformed reply) is logged once, mining pauses
+ * (lode_mining_clear_job) and the poller retries with a back-off of 1 s
+ * doubling to 30 s. Every transfer polls the stop flag, so lode_gbt_stop
+ * returns within about a second.
+ *
+ * Jobs: one per template, id "t<number>", share target = the block target,
+ * ntime = curtime (not rolled), no version rolling, 8-byte extranonce2 (see
+ * core/gbt/block.h for the coinbase). The last 8 templates are kept, so a
+ * block found on a job that was just replaced (same previous block) is still
+ * submitted; a share the session marks stale is only counted. */
+#ifndef LODE_GBT_CLIENT_H
+#define LODE_GBT_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/algo.h"
+#include "core/mining.h"
+
+typedef struct lode_gbt lode_gbt;
+
+typedef struct lode_gbt_config {
+    lode_algo algo;             /* the chain's PoW (scrypt: Litecoin) */
+    const char *url;            /* http://host:port/ (https works where libcurl has TLS) */
+    const char *user, *pass;    /* RPC basic auth; or NULL and ... */
+    const char *cookie_file;    /* ... the node's .cookie, read before every request */
+    const char *payout_address; /* see core/gbt/address.h */
+    const char *coinbase_tag;   /* NULL = "/lode/"; at most 32 bytes */
+    double poll_s;              /* template refresh; 0 = 5 s */
+    double timeout_s;           /* one RPC call; 0 = 30 s */
+} lode_gbt_config;
+
+typedef struct lode_gbt_stats {
+    uint64_t submitted, accepted, rejected, stale;
+    uint64_t height;            /* of the block being mined */
+    char last_reject[128];      /* the node's reason for the last rejection */
+    bool connected;             /* the last template request succeeded */
+} lode_gbt_stats;
+
+/* Validates the configuration (URL, address, tag, credentials present) and
+ * copies it; contacts nothing. Returns NULL with a message in err. */
+lode_gbt *lode_gbt_create(const lode_gbt_config *config, char *err, size_t err_len);
+/* The job source operations for lode_mining_config (source = the lode_gbt*). */
+extern const lode_job_source_ops lode_gbt_source_ops;
+/* Starts the threads; jobs go to mining. Returns 0, or -1 if a thread could
+ * not start (nothing is left running). Call once. */
+int lode_gbt_start(lode_gbt *g, lode_mining *mining);
+/* Stops the threads promptly (in-flight requests are aborted). Idempotent. */
+void lode_gbt_stop(lode_gbt *g);
+void lode_gbt_stats_get(lode_gbt *g, lode_gbt_stats *out);
+/* Stops if needed and frees. NULL is fine. */
+void lode_gbt_free(lode_gbt *g);
+
+#endif
