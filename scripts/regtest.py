@@ -232,7 +232,7 @@ class Regtest:
     def send_txs(self, n):
         """n wallet transactions into the mempool (needs mature=True); their txids."""
         return [self.a.rpc("sendtoaddress", self.addr_p2sh if i % 2 else self.addr_bech32,
-                           0.1 + i / 1000, wallet="w") for i in range(n)]
+                           round(0.1 + i / 1000, 8), wallet="w") for i in range(n)]
 
     def restart_a(self, down_seconds=0.0):
         """Stop node A, optionally wait, start it again on the same ports."""
