@@ -34,6 +34,7 @@ struct lode_mining {
     lode_algo algo;
     const lode_job_source_ops *ops;
     void *source;
+    uint64_t nonces_per_header;
 
     pthread_mutex_t lock;
     kept_job kept[KEPT_JOBS];
@@ -121,7 +122,7 @@ static void install_next_variant(lode_mining *m)
     lode_work work = {.algo = m->algo};
     memcpy(work.header.header, v->header, 80);
     work.header.target = job->share_target;
-    v->seq = lode_miner_set_job(m->miner, &work, 0, UINT64_C(1) << 32);
+    v->seq = lode_miner_set_job(m->miner, &work, 0, m->nonces_per_header);
     m->current_seq = v->seq;
 }
 
@@ -199,6 +200,9 @@ lode_mining *lode_mining_start(const lode_mining_config *config, char *err, size
     m->algo = config->miner.algo;
     m->ops = config->source_ops;
     m->source = config->source;
+    m->nonces_per_header = config->nonces_per_header;
+    if (m->nonces_per_header == 0 || m->nonces_per_header > (UINT64_C(1) << 32))
+        m->nonces_per_header = UINT64_C(1) << 32;
     pthread_mutex_init(&m->lock, NULL);
     lode_miner_config mc = config->miner;
     mc.callbacks = (lode_miner_callbacks){.user = m, .found = on_found, .exhausted = on_exhausted};

@@ -32,6 +32,9 @@ typedef struct lode_mining_config {
     lode_miner_config miner;           /* algo, devices, threads, variant, chunk_ms */
     const lode_job_source_ops *source_ops;
     void *source;
+    /* Nonces scanned per header before rolling to the next; 0 = all 2^32.
+     * Tests use fewer to exercise the rolling. */
+    uint64_t nonces_per_header;
 } lode_mining_config;
 
 /* Starts the devices (the miner's callbacks are the session's own).

@@ -18,13 +18,6 @@ typedef struct bench_job_source {
     uint32_t jobs;
 } bench_job_source;
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* A fresh header for each job, as a pool's new extranonce would give:
  * the merkle root changes, everything else stays plausible. */
 static void next_job(bench_job_source *s)
@@ -45,30 +38,6 @@ static void on_found(void *user, const lode_found *found)
 {
     (void)user;
     lode_log(LODE_LOG_DEBUG, "benchmark share at nonce %llu", (unsigned long long)found->hit.index);
-}
-
-/* "12.34 MH/s" */
-static void format_rate(double rate, char *out, size_t len)
-{
-    static const char *units[] = {"H/s", "kH/s", "MH/s", "GH/s", "TH/s"};
-    int u = 0;
-    while (rate >= 1000.0 && u < 4) {
-        rate /= 1000.0;
-        u++;
-    }
-    snprintf(out, len, "%.2f %s", rate, units[u]);
-}
-
-static uint64_t total_hashes(lode_miner *m, uint64_t *per_device)
-{
-    uint64_t total = 0;
-    for (size_t d = 0; d < lode_miner_device_count(m); d++) {
-        lode_device_stats st;
-        lode_miner_device_stats(m, d, &st);
-        per_device[d] = st.hashes;
-        total += st.hashes;
-    }
-    return total;
 }
 
 int cmd_benchmark(const cli_options *o)
@@ -121,56 +90,26 @@ int cmd_benchmark(const cli_options *o)
     lode_log(LODE_LOG_INFO, "benchmarking %s%s%s; Ctrl-C stops", lode_algo_get(o->algo)->name,
              o->variant ? " with variant " : "", o->variant ? o->variant : "");
 
-    uint64_t *last = calloc(n, sizeof *last), *now = calloc(n, sizeof *now);
-    if (last == NULL || now == NULL) {
-        free(last);
-        free(now);
+    cli_rate_report report;
+    if (cli_rate_report_init(&report, m, REPORT_SECONDS) != 0) {
         lode_miner_free(m);
         lode_log(LODE_LOG_ERROR, "out of memory");
         return EXIT_RUNTIME;
     }
     next_job(&source);
-    double start = now_seconds(), last_report = start;
-    char rate[32];
+    double start = cli_now();
     while (!cli_interrupted()) {
         struct timespec nap = {0, 100 * 1000 * 1000};
         nanosleep(&nap, NULL);
-        double t = now_seconds();
-        if (o->time_limit > 0 && t - start >= o->time_limit)
+        if (o->time_limit > 0 && cli_now() - start >= o->time_limit)
             break;
-        if (t - last_report < REPORT_SECONDS)
-            continue;
-        uint64_t sum = total_hashes(m, now), sum_last = 0;
-        for (size_t d = 0; d < n; d++) {
-            format_rate((double)(now[d] - last[d]) / (t - last_report), rate, sizeof rate);
-            lode_log(LODE_LOG_INFO, "%s: %s", lode_miner_device(m, d)->id, rate);
-            sum_last += last[d];
-            last[d] = now[d];
-        }
-        format_rate((double)(sum - sum_last) / (t - last_report), rate, sizeof rate);
-        lode_log(LODE_LOG_INFO, "total: %s", rate);
-        last_report = t;
+        cli_rate_report_tick(&report);
     }
-    double elapsed = now_seconds() - start;
     lode_miner_request_stop(m);
-    uint64_t sum = total_hashes(m, now);
-    lode_log(LODE_LOG_INFO, "summary over %.1f s:", elapsed);
-    int status = 0;
-    for (size_t d = 0; d < n; d++) {
-        lode_device_stats st;
-        lode_miner_device_stats(m, d, &st);
-        format_rate((double)st.hashes / elapsed, rate, sizeof rate);
-        lode_log(LODE_LOG_INFO, "  %s: %s, %llu hashes, %llu shares, %llu hardware errors",
-                 lode_miner_device(m, d)->id, rate, (unsigned long long)st.hashes,
-                 (unsigned long long)st.hits, (unsigned long long)st.hw_errors);
-        if (st.hw_errors)
-            status = EXIT_RUNTIME;
-    }
-    format_rate((double)sum / elapsed, rate, sizeof rate);
-    lode_log(LODE_LOG_INFO, "  total: %s", rate);
-    printf("%s %s %.0f H/s\n", lode_algo_get(o->algo)->name, "total", (double)sum / elapsed);
-    free(last);
-    free(now);
+    uint64_t hw_errors;
+    double total = cli_rate_report_summary(&report, &hw_errors);
+    printf("%s %s %.0f H/s\n", lode_algo_get(o->algo)->name, "total", total);
+    cli_rate_report_free(&report);
     lode_miner_free(m);
-    return status;
+    return hw_errors ? EXIT_RUNTIME : 0;
 }

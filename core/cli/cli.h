@@ -2,7 +2,9 @@
 #ifndef LODE_CLI_H
 #define LODE_CLI_H
 
+#include <getopt.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/algo.h"
@@ -11,6 +13,13 @@
  * device could work), 2 bad input, 130 interrupted by the user. */
 enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
 
+#define CLI_MAX_POOLS 16
+
+/* One -o URL with the credentials given after it. */
+typedef struct cli_pool {
+    const char *url, *user, *pass, *cert_pin;
+} cli_pool;
+
 typedef struct cli_options {
     bool algo_given;
     lode_algo algo;
@@ -18,12 +27,48 @@ typedef struct cli_options {
     unsigned threads;      /* --threads N, 0 = the devices' defaults */
     double time_limit;     /* --time-limit S, 0 = until Ctrl-C */
     const char *variant;   /* --variant NAME: force an implementation */
+    bool benchmark, list_devices, selftest, quiet, no_color;
     const char *header;    /* scan: --header HEX */
     const char *target;    /* scan: --target HEX */
     bool start_given, count_given;
     uint64_t start, count; /* scan: --start N --count M */
     const char *operand;   /* hash: the header */
+
+    /* Mining: pools in priority order (stratum), or one node (http). */
+    cli_pool pools[CLI_MAX_POOLS];
+    size_t pool_count;
+    cli_pool defaults;         /* -u/-p/--cert-pin given before any -o */
+    const char *coinbase_addr; /* solo: the payout address */
+    const char *cookie;        /* solo: the node's .cookie file */
+    const char *coinbase_tag;  /* solo: text in the coinbase */
+    double suggest_diff;       /* 0 = do not suggest */
+    bool no_version_rolling, no_redirect;
+    unsigned failover_after;   /* 0 = the default */
+    double retry_pause, stall_timeout, log_interval; /* 0 = the defaults */
+
+    /* Strings made while reading config files, freed by cli_options_free. */
+    char **owned;
+    size_t owned_count;
 } cli_options;
+
+extern const char cli_short_options[];
+extern const struct option cli_long_options[];
+/* The table entry of a long option name, or NULL. */
+const struct option *cli_find_option(const char *name);
+
+/* Applies one option by its long name (as on the command line, without
+ * the dashes) to o; value is NULL for options without one. Returns 0, or -1
+ * with the reason in err. The command line and config files both go through
+ * here, so they accept exactly the same things. */
+int cli_apply_option(cli_options *o, const char *name, const char *value, char *err, size_t err_len);
+/* Reads a JSON config file (keys = long option names; "pools": [{"url",
+ * "user", "pass", "cert-pin"}]). Returns 0, or -1 with "FILE:LINE: ..." in
+ * err naming the bad key. */
+int cli_config_load(cli_options *o, const char *path, char *err, size_t err_len);
+/* The same on text already in memory (name is used in messages). */
+int cli_config_parse(cli_options *o, const char *name, const char *text, size_t len, char *err,
+                     size_t err_len);
+void cli_options_free(cli_options *o);
 
 /* Set by SIGINT/SIGTERM; commands poll it. */
 bool cli_interrupted(void);
@@ -35,10 +80,29 @@ int cli_wait_ready(struct lode_miner *m);
 /* Prints "lode: error: ..." on stderr; returns EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Hashrate lines per device and a total, every interval seconds, and the
+ * summary at the end: shared by --benchmark and mining. */
+typedef struct cli_rate_report {
+    struct lode_miner *miner;
+    size_t devices;
+    uint64_t *last;
+    double start, last_time, interval;
+} cli_rate_report;
+int cli_rate_report_init(cli_rate_report *r, struct lode_miner *m, double interval);
+/* Logs the rates if interval seconds have passed since the last lines. */
+void cli_rate_report_tick(cli_rate_report *r);
+/* Logs the summary; returns the total hashrate, and *hw_errors counts. */
+double cli_rate_report_summary(cli_rate_report *r, uint64_t *hw_errors);
+void cli_rate_report_free(cli_rate_report *r);
+/* "12.34 MH/s" */
+void cli_format_rate(double rate, char *out, size_t len);
+double cli_now(void);
+
 int cmd_benchmark(const cli_options *o);
 int cmd_scan(const cli_options *o);
 int cmd_hash(const cli_options *o);
 int cmd_list_devices(void);
 int cmd_selftest(const cli_options *o);
+int cmd_mine(const cli_options *o);
 
 #endif

@@ -1,8 +1,6 @@
 /* lode's command line: parses options (cpuminer/ccminer conventions) and
  * runs one command. */
-#include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -54,13 +52,36 @@ int cli_usage_error(const char *fmt, ...)
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: lode -a ALGO --benchmark [-d LIST] [-t N] [--time-limit S]\n"
+            "usage: lode -a ALGO -o URL [-u USER -p PASS] [-o BACKUP_URL ...] [options]\n"
+            "       lode -a ALGO -o http://NODE:PORT (-u USER -p PASS | --cookie FILE)\n"
+            "            --coinbase-addr ADDRESS [options]\n"
+            "       lode -a ALGO --benchmark [-d LIST] [-t N] [--time-limit S]\n"
             "       lode --list-devices\n"
             "       lode --selftest [-a ALGO] [-d LIST]\n"
             "       lode scan -a ALGO --header HEX --target HEX --start N --count M [-d LIST]\n"
             "       lode hash -a ALGO HEADER_HEX\n"
             "\n"
             "  -a, --algo ALGO      %s\n"
+            "  -o, --url URL        stratum+tcp://HOST:PORT or stratum+ssl://HOST:PORT (a pool;\n"
+            "                       repeat -o for backup pools, in priority order), or\n"
+            "                       http://HOST:PORT (a node: solo mining with getblocktemplate)\n"
+            "  -u, --user USER      pool user / worker, or node RPC user\n"
+            "  -p, --pass PASS      its password (-u, -p and --cert-pin after an -o belong to\n"
+            "                       that pool; before any -o, to every pool)\n"
+            "      --cert-pin HEX   accept exactly the TLS certificate with this SHA-256\n"
+            "                       fingerprint (pools with self-signed certificates)\n"
+            "      --coinbase-addr A  solo: the address the block reward goes to\n"
+            "      --cookie FILE    solo: the node's .cookie file instead of -u/-p\n"
+            "      --coinbase-tag T solo: text put in the coinbase (default /lode/)\n"
+            "      --suggest-diff D ask the pool for this share difficulty\n"
+            "      --no-version-rolling  do not negotiate BIP 310 version rolling (sha256d)\n"
+            "      --no-redirect    ignore the pool's client.reconnect\n"
+            "      --failover-after N  failed connection attempts before the next pool (3)\n"
+            "      --retry-pause S  first pause before reconnecting; doubles up to 60 s (1)\n"
+            "      --stall-timeout S  reconnect when a pool is silent this long (120)\n"
+            "      --log-interval S seconds between hashrate lines (30)\n"
+            "  -c, --config FILE    JSON options: {\"algo\": \"scrypt\", \"pools\": [{\"url\": ...,\n"
+            "                       \"user\": ..., \"pass\": ...}], \"threads\": 2, ...}\n"
             "  -d, --devices LIST   devices to use, e.g. cpu, cpu:0, cuda:1 (default: all)\n"
             "  -t, --threads N      CPU worker threads per device (default: one per core)\n"
             "      --benchmark      hash a synthetic job and report the hashrate\n"
@@ -79,56 +100,9 @@ static void usage(FILE *out)
             lode_algo_names());
 }
 
-/* A decimal integer in [0, max], nothing else. */
-static int parse_u64(const char *text, uint64_t max, uint64_t *out)
-{
-    if (text == NULL || *text < '0' || *text > '9')
-        return -1;
-    errno = 0;
-    char *end;
-    unsigned long long v = strtoull(text, &end, 10);
-    if (errno != 0 || *end != '\0' || v > max)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-enum {
-    OPT_BENCHMARK = 256,
-    OPT_TIME_LIMIT,
-    OPT_VARIANT,
-    OPT_LIST_DEVICES,
-    OPT_SELFTEST,
-    OPT_NO_COLOR,
-    OPT_HEADER,
-    OPT_TARGET,
-    OPT_START,
-    OPT_COUNT,
-};
-
 int main(int argc, char **argv)
 {
-    static const struct option long_options[] = {
-        {"algo", required_argument, NULL, 'a'},
-        {"devices", required_argument, NULL, 'd'},
-        {"threads", required_argument, NULL, 't'},
-        {"benchmark", no_argument, NULL, OPT_BENCHMARK},
-        {"time-limit", required_argument, NULL, OPT_TIME_LIMIT},
-        {"variant", required_argument, NULL, OPT_VARIANT},
-        {"list-devices", no_argument, NULL, OPT_LIST_DEVICES},
-        {"selftest", no_argument, NULL, OPT_SELFTEST},
-        {"quiet", no_argument, NULL, 'q'},
-        {"no-color", no_argument, NULL, OPT_NO_COLOR},
-        {"header", required_argument, NULL, OPT_HEADER},
-        {"target", required_argument, NULL, OPT_TARGET},
-        {"start", required_argument, NULL, OPT_START},
-        {"count", required_argument, NULL, OPT_COUNT},
-        {"version", no_argument, NULL, 'V'},
-        {"help", no_argument, NULL, 'h'},
-        {0},
-    };
     cli_options o = {0};
-    bool benchmark = false, list_devices = false, selftest = false, quiet = false, color = true;
     const char *command = NULL;
     if (argc > 1 && argv[1][0] != '-') {
         command = argv[1];
@@ -139,77 +113,63 @@ int main(int argc, char **argv)
     }
 
     opterr = 0;
-    int c;
-    uint64_t n;
-    while ((c = getopt_long(argc, argv, ":a:d:t:qVh", long_options, NULL)) != -1) {
+    int c, index;
+    char err[512];
+    int status = -1;
+    while (status < 0 && (c = getopt_long(argc, argv, cli_short_options, cli_long_options, &index)) != -1) {
+        const char *name = NULL;
         switch (c) {
-        case 'a':
-            if (lode_algo_parse(optarg, &o.algo) != 0)
-                return cli_usage_error("unknown algorithm '%s' (known: %s)", optarg,
-                                       lode_algo_names());
-            o.algo_given = true;
+        case 'V': printf("lode %s\n", LODE_VERSION); status = 0; break;
+        case 'h': usage(stdout); status = 0; break;
+        case ':': status = cli_usage_error("option '%s' needs a value", argv[optind - 1]); break;
+        case '?': status = cli_usage_error("unknown option '%s' (see lode --help)", argv[optind - 1]); break;
+        case 'c':
+            /* Read where it stands: later options override the file's. */
+            if (cli_config_load(&o, optarg, err, sizeof err) != 0)
+                status = cli_usage_error("%s", err);
             break;
-        case 'd':
-            o.devices = optarg;
-            break;
-        case 't':
-            if (parse_u64(optarg, 4096, &n) != 0 || n == 0)
-                return cli_usage_error("--threads wants a number from 1 to 4096, not '%s'", optarg);
-            o.threads = (unsigned)n;
-            break;
-        case OPT_BENCHMARK: benchmark = true; break;
-        case OPT_TIME_LIMIT: {
-            char *end;
-            errno = 0;
-            o.time_limit = strtod(optarg, &end);
-            if (errno != 0 || *end != '\0' || !(o.time_limit > 0) || !isfinite(o.time_limit))
-                return cli_usage_error("--time-limit wants a number of seconds above 0, not '%s'",
-                                       optarg);
-            break;
+        case 0: name = cli_long_options[index].name; break;
+        default:
+            for (const struct option *opt = cli_long_options; opt->name != NULL; opt++)
+                if (opt->val == c)
+                    name = opt->name;
         }
-        case OPT_VARIANT: o.variant = optarg; break;
-        case OPT_LIST_DEVICES: list_devices = true; break;
-        case OPT_SELFTEST: selftest = true; break;
-        case 'q': quiet = true; break;
-        case OPT_NO_COLOR: color = false; break;
-        case OPT_HEADER: o.header = optarg; break;
-        case OPT_TARGET: o.target = optarg; break;
-        case OPT_START:
-            if (parse_u64(optarg, UINT32_MAX, &o.start) != 0)
-                return cli_usage_error("--start wants a nonce from 0 to 4294967295, not '%s'", optarg);
-            o.start_given = true;
-            break;
-        case OPT_COUNT:
-            if (parse_u64(optarg, UINT64_C(1) << 32, &o.count) != 0 || o.count == 0)
-                return cli_usage_error("--count wants a number from 1 to 4294967296, not '%s'", optarg);
-            o.count_given = true;
-            break;
-        case 'V': printf("lode %s\n", LODE_VERSION); return 0;
-        case 'h': usage(stdout); return 0;
-        case ':': return cli_usage_error("option '%s' needs a value", argv[optind - 1]);
-        default: return cli_usage_error("unknown option '%s' (see lode --help)", argv[optind - 1]);
-        }
+        if (name != NULL && cli_apply_option(&o, name, optarg, err, sizeof err) != 0)
+            status = cli_usage_error("%s", err);
+    }
+    if (status >= 0) {
+        cli_options_free(&o);
+        return status;
     }
     if (command != NULL && strcmp(command, "hash") == 0 && optind == argc - 1)
         o.operand = argv[optind++];
-    if (optind < argc)
+    if (optind < argc) {
+        cli_options_free(&o);
         return cli_usage_error("unexpected argument '%s' (see lode --help)", argv[optind]);
-    lode_log_configure(quiet, color);
+    }
+    lode_log_configure(o.quiet, !o.no_color);
     cli_install_signal_handlers();
 
-    int modes = (command != NULL) + benchmark + list_devices + selftest;
+    bool mining = o.pool_count > 0;
+    int modes = (command != NULL) + o.benchmark + o.list_devices + o.selftest + mining;
     if (modes > 1)
-        return cli_usage_error("choose one of scan, hash, --benchmark, --list-devices, --selftest");
-    if (command != NULL && strcmp(command, "scan") == 0)
-        return cmd_scan(&o);
-    if (command != NULL)
-        return cmd_hash(&o);
-    if (list_devices)
-        return cmd_list_devices();
-    if (selftest)
-        return cmd_selftest(&o);
-    if (benchmark)
-        return cmd_benchmark(&o);
-    usage(stderr);
-    return EXIT_USAGE;
+        status = cli_usage_error("choose one of mining (-o), scan, hash, --benchmark, --list-devices, --selftest");
+    else if (command != NULL && strcmp(command, "scan") == 0)
+        status = cmd_scan(&o);
+    else if (command != NULL)
+        status = cmd_hash(&o);
+    else if (o.list_devices)
+        status = cmd_list_devices();
+    else if (o.selftest)
+        status = cmd_selftest(&o);
+    else if (o.benchmark)
+        status = cmd_benchmark(&o);
+    else if (mining)
+        status = cmd_mine(&o);
+    else {
+        usage(stderr);
+        status = EXIT_USAGE;
+    }
+    cli_options_free(&o);
+    return status;
 }

@@ -1,0 +1,197 @@
+/* Mining for real: `lode -a ALGO -o URL ...`. Stratum pools (stratum+tcp,
+ * stratum+ssl) or a node's getblocktemplate (http) feed the mining session;
+ * the devices are the same as everywhere else. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/cli/cli.h"
+#include "core/gbt/gbt_client.h"
+#include "core/log.h"
+#include "core/mining.h"
+#include "core/registry.h"
+#include "core/stratum/stratum_client.h"
+
+#define DEFAULT_LOG_INTERVAL 30.0
+
+static bool is_node_url(const char *url)
+{
+    return strncmp(url, "http://", 7) == 0 || strncmp(url, "https://", 8) == 0;
+}
+
+/* The job source behind a run: a set of pools or one node. */
+typedef struct mine_source {
+    lode_stratum *stratum;
+    lode_gbt *gbt;
+} mine_source;
+
+static int create_source(const cli_options *o, mine_source *s, char *err, size_t err_len)
+{
+    size_t nodes = 0;
+    for (size_t i = 0; i < o->pool_count; i++)
+        nodes += is_node_url(o->pools[i].url);
+    if (nodes > 0) {
+        if (o->pool_count > 1) {
+            snprintf(err, err_len, "solo mining takes one node URL (-o http://HOST:PORT) and no pools");
+            return -1;
+        }
+        const cli_pool *p = &o->pools[0];
+        lode_gbt_config c = {
+            .algo = o->algo,
+            .url = p->url,
+            .user = p->user ? p->user : o->defaults.user,
+            .pass = p->pass ? p->pass : o->defaults.pass,
+            .cookie_file = o->cookie,
+            .payout_address = o->coinbase_addr,
+            .coinbase_tag = o->coinbase_tag,
+        };
+        if (c.payout_address == NULL) {
+            snprintf(err, err_len, "solo mining needs --coinbase-addr ADDRESS");
+            return -1;
+        }
+        if (c.cookie_file == NULL && (c.user == NULL || c.pass == NULL)) {
+            snprintf(err, err_len, "solo mining needs -u USER -p PASS or --cookie FILE for the node");
+            return -1;
+        }
+        s->gbt = lode_gbt_create(&c, err, err_len);
+        return s->gbt ? 0 : -1;
+    }
+    if (o->coinbase_addr != NULL || o->cookie != NULL) {
+        snprintf(err, err_len, "--coinbase-addr and --cookie are for solo mining (-o http://...)");
+        return -1;
+    }
+    lode_pool_config pools[CLI_MAX_POOLS];
+    for (size_t i = 0; i < o->pool_count; i++) {
+        const cli_pool *p = &o->pools[i];
+        pools[i] = (lode_pool_config){
+            .url = p->url,
+            .user = p->user ? p->user : o->defaults.user ? o->defaults.user : "",
+            .pass = p->pass ? p->pass : o->defaults.pass ? o->defaults.pass : "x",
+            .cert_pin = p->cert_pin ? p->cert_pin : o->defaults.cert_pin,
+        };
+    }
+    lode_stratum_config c;
+    lode_stratum_config_defaults(&c);
+    c.algo = o->algo;
+    c.pools = pools;
+    c.pool_count = o->pool_count;
+    c.agent = "lode/" LODE_VERSION;
+    c.version_rolling = !o->no_version_rolling;
+    c.suggest_difficulty = o->suggest_diff;
+    c.follow_redirect = !o->no_redirect;
+    if (o->failover_after)
+        c.failover_after = o->failover_after;
+    if (o->retry_pause > 0)
+        c.retry_base_s = o->retry_pause;
+    if (o->stall_timeout > 0)
+        c.stall_timeout_s = o->stall_timeout;
+    s->stratum = lode_stratum_create(&c, err, err_len);
+    return s->stratum ? 0 : -1;
+}
+
+static void summarise_source(mine_source *s, const cli_options *o)
+{
+    if (s->gbt != NULL) {
+        lode_gbt_stats st;
+        lode_gbt_stats_get(s->gbt, &st);
+        lode_log(LODE_LOG_INFO, "summary: blocks submitted %llu, accepted %llu, rejected %llu, stale %llu",
+                 (unsigned long long)st.submitted, (unsigned long long)st.accepted,
+                 (unsigned long long)st.rejected, (unsigned long long)st.stale);
+        return;
+    }
+    for (size_t i = 0; i < lode_stratum_pool_count(s->stratum); i++) {
+        lode_pool_stats st;
+        lode_stratum_pool_stats(s->stratum, i, &st);
+        lode_log(LODE_LOG_INFO, "summary: pool %zu %s: accepted %llu, rejected %llu, stale %llu", i,
+                 o->pools[i].url, (unsigned long long)st.accepted, (unsigned long long)st.rejected,
+                 (unsigned long long)st.stale);
+    }
+}
+
+int cmd_mine(const cli_options *o)
+{
+    if (!o->algo_given)
+        return cli_usage_error("mining needs --algo (%s)", lode_algo_names());
+    char err[512];
+    mine_source source = {0};
+    if (create_source(o, &source, err, sizeof err) != 0)
+        return cli_usage_error("%s", err);
+
+    lode_device_ref *devices;
+    size_t count;
+    if (lode_registry_select(o->devices, o->algo, &devices, &count, err, sizeof err) != 0) {
+        lode_stratum_free(source.stratum);
+        lode_gbt_free(source.gbt);
+        return cli_usage_error("%s", err);
+    }
+    lode_mining_config config = {
+        .miner = {.algo = o->algo, .devices = devices, .device_count = count, .threads = o->threads,
+                  .variant = o->variant},
+        .source_ops = source.gbt ? &lode_gbt_source_ops : &lode_stratum_source_ops,
+        .source = source.gbt ? (void *)source.gbt : (void *)source.stratum,
+    };
+    lode_mining *mining = lode_mining_start(&config, err, sizeof err);
+    free(devices);
+    int status = 0;
+    if (mining == NULL) {
+        lode_log(LODE_LOG_ERROR, "%s", err);
+        status = EXIT_RUNTIME;
+        goto out_source;
+    }
+    int ready = cli_wait_ready(lode_mining_miner(mining));
+    if (ready <= 0) {
+        if (ready == 0)
+            lode_log(LODE_LOG_ERROR, "no device passed its self-test");
+        status = ready == 0 ? EXIT_RUNTIME : EXIT_INTERRUPTED;
+        goto out_mining;
+    }
+    cli_rate_report report;
+    if (cli_rate_report_init(&report, lode_mining_miner(mining),
+                             o->log_interval > 0 ? o->log_interval : DEFAULT_LOG_INTERVAL) != 0) {
+        lode_log(LODE_LOG_ERROR, "out of memory");
+        status = EXIT_RUNTIME;
+        goto out_mining;
+    }
+    int started = source.gbt ? lode_gbt_start(source.gbt, mining) : lode_stratum_start(source.stratum, mining);
+    if (started != 0) {
+        lode_log(LODE_LOG_ERROR, "cannot start the job source");
+        status = EXIT_RUNTIME;
+    } else {
+        lode_log(LODE_LOG_INFO, "mining %s on %zu device(s) from %s; Ctrl-C stops",
+                 lode_algo_get(o->algo)->name, lode_miner_device_count(lode_mining_miner(mining)),
+                 o->pools[0].url);
+        double start = cli_now();
+        while (!cli_interrupted()) {
+            struct timespec nap = {0, 100 * 1000 * 1000};
+            nanosleep(&nap, NULL);
+            if (o->time_limit > 0 && cli_now() - start >= o->time_limit)
+                break;
+            cli_rate_report_tick(&report);
+        }
+        status = cli_interrupted() ? EXIT_INTERRUPTED : 0;
+        lode_log(LODE_LOG_INFO, "stopping");
+        if (source.gbt)
+            lode_gbt_stop(source.gbt);
+        else
+            lode_stratum_stop(source.stratum);
+    }
+    lode_miner_request_stop(lode_mining_miner(mining));
+    uint64_t hw_errors;
+    cli_rate_report_summary(&report, &hw_errors);
+    lode_mining_stats ms;
+    lode_mining_stats_get(mining, &ms);
+    lode_log(LODE_LOG_INFO, "summary: jobs %llu, shares found %llu, stale %llu",
+             (unsigned long long)ms.jobs, (unsigned long long)(ms.shares + ms.stale),
+             (unsigned long long)ms.stale);
+    summarise_source(&source, o);
+    cli_rate_report_free(&report);
+    if (hw_errors && status == 0)
+        status = EXIT_RUNTIME;
+out_mining:
+    lode_mining_free(mining);
+out_source:
+    lode_stratum_free(source.stratum);
+    lode_gbt_free(source.gbt);
+    return status;
+}

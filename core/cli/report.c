@@ -1,0 +1,87 @@
+/* Hashrate lines and the end-of-run summary, cpuminer style: one line per
+ * device and a total. Used by --benchmark and by mining. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "core/cli/cli.h"
+#include "core/dispatch.h"
+#include "core/log.h"
+
+double cli_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void cli_format_rate(double rate, char *out, size_t len)
+{
+    static const char *units[] = {"H/s", "kH/s", "MH/s", "GH/s", "TH/s"};
+    int u = 0;
+    while (rate >= 1000.0 && u < 4) {
+        rate /= 1000.0;
+        u++;
+    }
+    snprintf(out, len, "%.2f %s", rate, units[u]);
+}
+
+int cli_rate_report_init(cli_rate_report *r, lode_miner *m, double interval)
+{
+    *r = (cli_rate_report){.miner = m, .devices = lode_miner_device_count(m), .interval = interval};
+    r->last = calloc(r->devices ? r->devices : 1, sizeof *r->last);
+    if (r->last == NULL)
+        return -1;
+    r->start = r->last_time = cli_now();
+    return 0;
+}
+
+void cli_rate_report_tick(cli_rate_report *r)
+{
+    double t = cli_now();
+    if (t - r->last_time < r->interval)
+        return;
+    char rate[32];
+    uint64_t delta_sum = 0;
+    for (size_t d = 0; d < r->devices; d++) {
+        lode_device_stats st;
+        lode_miner_device_stats(r->miner, d, &st);
+        cli_format_rate((double)(st.hashes - r->last[d]) / (t - r->last_time), rate, sizeof rate);
+        lode_log(LODE_LOG_INFO, "%s: %s", lode_miner_device(r->miner, d)->id, rate);
+        delta_sum += st.hashes - r->last[d];
+        r->last[d] = st.hashes;
+    }
+    cli_format_rate((double)delta_sum / (t - r->last_time), rate, sizeof rate);
+    lode_log(LODE_LOG_INFO, "total: %s", rate);
+    r->last_time = t;
+}
+
+double cli_rate_report_summary(cli_rate_report *r, uint64_t *hw_errors)
+{
+    double elapsed = cli_now() - r->start;
+    if (elapsed <= 0)
+        elapsed = 1e-9;
+    char rate[32];
+    uint64_t sum = 0;
+    *hw_errors = 0;
+    lode_log(LODE_LOG_INFO, "summary over %.1f s:", elapsed);
+    for (size_t d = 0; d < r->devices; d++) {
+        lode_device_stats st;
+        lode_miner_device_stats(r->miner, d, &st);
+        cli_format_rate((double)st.hashes / elapsed, rate, sizeof rate);
+        lode_log(LODE_LOG_INFO, "summary: %s: %s, %llu hashes, %llu hits, %llu hardware errors",
+                 lode_miner_device(r->miner, d)->id, rate, (unsigned long long)st.hashes,
+                 (unsigned long long)st.hits, (unsigned long long)st.hw_errors);
+        sum += st.hashes;
+        *hw_errors += st.hw_errors;
+    }
+    cli_format_rate((double)sum / elapsed, rate, sizeof rate);
+    lode_log(LODE_LOG_INFO, "summary: total: %s", rate);
+    return (double)sum / elapsed;
+}
+
+void cli_rate_report_free(cli_rate_report *r)
+{
+    free(r->last);
+    r->last = NULL;
+}

@@ -1,0 +1,346 @@
+/* The job model and the mining session (core/job.c, core/mining.c), checked
+ * against OpenSSL: merkle branches against whole trees, headers rebuilt
+ * independently, and every share the session reports re-hashed, on the
+ * real CPU backend with extranonce2, version and ntime rolling. */
+#include <openssl/sha.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/job.h"
+#include "core/mining.h"
+#include "core/registry.h"
+#include "tests/test_util.h"
+
+static void ossl_sha256d(const void *data, size_t len, uint8_t out[32])
+{
+    uint8_t first[32];
+    SHA256(data, len, first);
+    SHA256(first, 32, out);
+}
+
+static void random_bytes(uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = (uint8_t)rand();
+}
+
+/* The whole tree, level by level, as Bitcoin builds it. */
+static void full_merkle_root(uint8_t (*leaves)[32], size_t n, uint8_t root[32])
+{
+    uint8_t (*level)[32] = malloc((n + 1) * 32);
+    memcpy(level, leaves, n * 32);
+    while (n > 1) {
+        if (n & 1)
+            memcpy(level[n], level[n - 1], 32);
+        for (size_t i = 0; i < (n + 1) / 2; i++) {
+            uint8_t pair[64];
+            memcpy(pair, level[2 * i], 64);
+            ossl_sha256d(pair, 64, level[i]);
+        }
+        n = (n + 1) / 2;
+    }
+    memcpy(root, level[0], 32);
+    free(level);
+}
+
+static void test_merkle_branch(void)
+{
+    for (size_t n = 1; n <= 40; n++) {
+        uint8_t (*leaves)[32] = malloc(n * 32), branch[LODE_MERKLE_BRANCH_MAX][32], want[32], got[32];
+        random_bytes(&leaves[0][0], n * 32);
+        full_merkle_root(leaves, n, want);
+        int depth = lode_merkle_branch((const uint8_t(*)[32])leaves, n, branch);
+        memcpy(got, leaves[0], 32);
+        for (int d = 0; d < depth; d++) {
+            uint8_t pair[64];
+            memcpy(pair, got, 32);
+            memcpy(pair + 32, branch[d], 32);
+            ossl_sha256d(pair, 64, got);
+        }
+        CHECK(depth >= 0 && memcmp(got, want, 32) == 0, "merkle branch of %zu leaves folds to the tree's root", n);
+        free(leaves);
+    }
+    CHECK(lode_merkle_branch(NULL, 0, NULL) == -1, "no leaves: no branch");
+}
+
+/* A header built by hand: coinbase, txid, fold, fields little-endian. */
+static void independent_header(const lode_job *job, const uint8_t *en2, uint32_t ntime,
+                               uint32_t version, uint32_t nonce, uint8_t header[80])
+{
+    size_t len = job->coinb1_len + job->extranonce1_len + job->extranonce2_len + job->coinb2_len;
+    uint8_t *cb = malloc(len), *p = cb;
+    memcpy(p, job->coinb1, job->coinb1_len), p += job->coinb1_len;
+    memcpy(p, job->extranonce1, job->extranonce1_len), p += job->extranonce1_len;
+    memcpy(p, en2, job->extranonce2_len), p += job->extranonce2_len;
+    memcpy(p, job->coinb2, job->coinb2_len);
+    uint8_t root[32];
+    ossl_sha256d(cb, len, root);
+    free(cb);
+    for (size_t i = 0; i < job->branch_len; i++) {
+        uint8_t pair[64];
+        memcpy(pair, root, 32);
+        memcpy(pair + 32, job->branch[i], 32);
+        ossl_sha256d(pair, 64, root);
+    }
+    uint32_t fields[4] = {version, ntime, job->nbits, nonce};
+    uint8_t le[4][4];
+    for (int f = 0; f < 4; f++)
+        for (int b = 0; b < 4; b++)
+            le[f][b] = (uint8_t)(fields[f] >> (8 * b));
+    memcpy(header, le[0], 4);
+    memcpy(header + 4, job->prevhash, 32);
+    memcpy(header + 36, root, 32);
+    memcpy(header + 68, le[1], 4);
+    memcpy(header + 72, le[2], 4);
+    memcpy(header + 76, le[3], 4);
+}
+
+static void make_job(lode_job *job, const char *id, bool clean)
+{
+    memset(job, 0, sizeof *job);
+    snprintf(job->id, sizeof job->id, "%s", id);
+    job->algo = LODE_ALGO_SHA256D;
+    job->version = 0x20000000;
+    job->version_mask = 0x00006000; /* two bits: four versions, then extranonce2 rolls */
+    random_bytes(job->prevhash, 32);
+    job->nbits = 0x1d00ffff;
+    job->ntime = 0x65000000;
+    job->ntime_roll_max = 600;
+    uint8_t c1[70], c2[90];
+    random_bytes(c1, sizeof c1);
+    random_bytes(c2, sizeof c2);
+    lode_job_set_coinbase(job, c1, sizeof c1, c2, sizeof c2);
+    job->extranonce1_len = 4;
+    random_bytes(job->extranonce1, 4);
+    job->extranonce2_len = 4;
+    job->branch_len = 5;
+    random_bytes(&job->branch[0][0], 5 * 32);
+    /* 1 hash in 65536 is a share. */
+    memset(&job->share_target, 0xff, sizeof job->share_target);
+    job->share_target.w[7] = 0x0000ffff;
+    job->clean = clean;
+}
+
+static void test_job_header(void)
+{
+    for (int trial = 0; trial < 20; trial++) {
+        lode_job job;
+        make_job(&job, "h", true);
+        job.branch_len = (size_t)trial % 7;
+        uint8_t en2[4], got[80], want[80];
+        random_bytes(en2, 4);
+        lode_job_header(&job, en2, job.ntime + 7, job.version | 0x2000, got);
+        independent_header(&job, en2, job.ntime + 7, job.version | 0x2000, 0, want);
+        CHECK(memcmp(got, want, 80) == 0, "lode_job_header matches a hand-built header (branch %zu)", job.branch_len);
+        uint8_t cb[256];
+        size_t len = lode_job_coinbase(&job, en2, cb, sizeof cb);
+        CHECK(len == 70 + 4 + 4 + 90 && memcmp(cb + 70 + 4, en2, 4) == 0, "coinbase assembled");
+        CHECK(lode_job_coinbase(&job, en2, cb, 100) == 0, "coinbase too big for the buffer: 0");
+        lode_job copy;
+        CHECK(lode_job_copy(&copy, &job) == 0 && copy.coinb1 != job.coinb1 &&
+                  memcmp(copy.coinb2, job.coinb2, job.coinb2_len) == 0, "deep copy");
+        lode_job_free(&copy);
+        lode_job_free(&job);
+    }
+}
+
+/* The fake source: records every share. */
+#define MAX_SHARES 20000
+typedef struct recorded_share {
+    lode_share share;
+    lode_job job; /* copy */
+    bool stale;
+    double when;
+} recorded_share;
+
+typedef struct fake_source {
+    pthread_mutex_t lock;
+    recorded_share *shares;
+    size_t count;
+} fake_source;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void fake_submit(void *source, const lode_share *share, bool stale)
+{
+    fake_source *s = source;
+    pthread_mutex_lock(&s->lock);
+    if (s->count < MAX_SHARES) {
+        recorded_share *r = &s->shares[s->count++];
+        r->share = *share;
+        lode_job_copy(&r->job, share->job);
+        r->share.job = NULL;
+        r->stale = stale;
+        r->when = now_s();
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+static const lode_job_source_ops fake_ops = {.submit = fake_submit};
+
+static size_t share_count(fake_source *s)
+{
+    pthread_mutex_lock(&s->lock);
+    size_t n = s->count;
+    pthread_mutex_unlock(&s->lock);
+    return n;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static void test_session(void)
+{
+    lode_device_ref *devices;
+    size_t count;
+    char err[512];
+    if (lode_registry_select("cpu", LODE_ALGO_SHA256D, &devices, &count, err, sizeof err) != 0) {
+        CHECK(false, "cpu device: %s", err);
+        return;
+    }
+    fake_source src = {.shares = calloc(MAX_SHARES, sizeof(recorded_share))};
+    pthread_mutex_init(&src.lock, NULL);
+    lode_mining_config config = {
+        .miner = {.algo = LODE_ALGO_SHA256D, .devices = devices, .device_count = count, .threads = 2,
+                  .chunk_ms = 20},
+        .source_ops = &fake_ops,
+        .source = &src,
+        .nonces_per_header = 1 << 14,
+    };
+    lode_mining *m = lode_mining_start(&config, err, sizeof err);
+    free(devices);
+    CHECK(m != NULL, "session starts: %s", m ? "" : err);
+    if (m == NULL)
+        return;
+    CHECK(lode_miner_wait_ready(lode_mining_miner(m), 60000) > 0, "devices ready");
+
+    lode_job a, b, c;
+    make_job(&a, "A", true);
+    make_job(&b, "B", true);
+    make_job(&c, "C", false);
+    c.extranonce2_len = 2; /* a narrow extranonce2 still rolls */
+    /* A's shares come fast, so scans in flight when B arrives still hold
+     * some: those must come back stale. */
+    a.share_target.w[7] = 0x000fffff;
+    lode_job bad = a;
+    bad.extranonce2_len = 0;
+    CHECK(lode_mining_set_job(m, &bad) == -1, "a job without extranonce2 is refused");
+
+    CHECK(lode_mining_set_job(m, &a) == 0, "job A installed");
+    for (int i = 0; i < 1000 && share_count(&src) < 200; i++)
+        sleep_ms(10);
+    double b_set = now_s();
+    CHECK(lode_mining_set_job(m, &b) == 0, "job B (clean) installed");
+    sleep_ms(400);
+    double c_set = now_s();
+    CHECK(lode_mining_set_job(m, &c) == 0, "job C (not clean) installed");
+    sleep_ms(400);
+    /* A storm of clean jobs with easy targets: hits in flight at each
+     * switch must come back stale. */
+    enum { STORM = 40 };
+    double storm_set[STORM + 1];
+    for (int k = 0; k < STORM; k++) {
+        lode_job s;
+        make_job(&s, "S", true);
+        snprintf(s.id, sizeof s.id, "S%d", k);
+        s.share_target.w[7] = 0x000fffff;
+        storm_set[k] = now_s();
+        lode_mining_set_job(m, &s);
+        lode_job_free(&s);
+        sleep_ms(5);
+    }
+    storm_set[STORM] = now_s() + 1e9;
+    lode_mining_clear_job(m);
+    sleep_ms(200);
+    size_t after_clear = share_count(&src);
+    sleep_ms(400);
+    CHECK(share_count(&src) == after_clear, "no shares once the job is cleared (%zu, %zu)",
+          after_clear, share_count(&src));
+    lode_mining_stats stats;
+    lode_mining_stats_get(m, &stats);
+    lode_mining_free(m);
+
+    size_t bad_hash = 0, bad_header = 0, bad_stale = 0, bad_version = 0, bad_ntime = 0;
+    size_t per_job[3] = {0}, stale = 0, a_fresh_after_b = 0, b_stale_after_c = 0;
+    uint32_t versions_seen = 0;
+    uint64_t en2_seen[3] = {0};
+    for (size_t i = 0; i < src.count; i++) {
+        recorded_share *r = &src.shares[i];
+        const lode_job *j = &r->job;
+        int which = j->id[0] - 'A';
+        uint8_t want[80], hash[32];
+        independent_header(j, r->share.extranonce2, r->share.ntime, r->share.version, r->share.nonce, want);
+        ossl_sha256d(want, 80, hash);
+        bad_header += memcmp(want, r->share.header, 80) != 0;
+        bad_hash += memcmp(hash, r->share.hash, 32) != 0 || !lode_hash_meets_target(hash, &j->share_target);
+        bad_version += (r->share.version & ~j->version_mask) != (j->version & ~j->version_mask);
+        bad_ntime += r->share.ntime < j->ntime || r->share.ntime > j->ntime + j->ntime_roll_max;
+        if (j->id[0] == 'S') {
+            int k = atoi(j->id + 1);
+            if (r->when > storm_set[k + 1] + 0.001)
+                a_fresh_after_b += !r->stale;
+            stale += r->stale;
+            lode_job_free(&r->job);
+            continue;
+        }
+        if (which >= 0 && which < 3) {
+            per_job[which]++;
+            uint64_t en2 = 0;
+            for (size_t k = 0; k < j->extranonce2_len; k++)
+                en2 |= (uint64_t)r->share.extranonce2[k] << (8 * k);
+            en2_seen[which] |= UINT64_C(1) << (en2 & 63);
+        }
+        if (which == 0)
+            versions_seen |= 1u << ((r->share.version >> 13) & 3);
+        stale += r->stale;
+        /* A's shares after B (clean) was installed must be stale; B's after
+         * C (not clean) must not be; B and C's never are. */
+        if (which == 0 && r->when > b_set + 0.001)
+            a_fresh_after_b += !r->stale;
+        if (which == 1 && r->when > c_set + 0.001)
+            b_stale_after_c += r->stale;
+        if (which > 0)
+            bad_stale += r->stale;
+        lode_job_free(&r->job);
+    }
+    printf("session: %zu shares (A %zu, B %zu, C %zu), %zu stale; jobs %llu\n", src.count, per_job[0],
+           per_job[1], per_job[2], stale, (unsigned long long)stats.jobs);
+    CHECK(per_job[0] >= 100 && per_job[1] > 10 && per_job[2] > 10, "shares on every job");
+    CHECK(bad_header == 0, "every share's header rebuilds from its job (%zu bad)", bad_header);
+    CHECK(bad_hash == 0, "every share's hash is right and meets the share target (%zu bad)", bad_hash);
+    CHECK(bad_version == 0, "rolled versions stay inside the mask (%zu bad)", bad_version);
+    CHECK(bad_ntime == 0, "ntime stays within the job's roll (%zu bad)", bad_ntime);
+    CHECK(versions_seen == 0xf, "all four versions of the 2-bit mask were mined (%x)", versions_seen);
+    CHECK(__builtin_popcountll(en2_seen[0]) > 1 && __builtin_popcountll(en2_seen[2]) > 1,
+          "extranonce2 rolled on A and on C");
+    CHECK(a_fresh_after_b == 0, "shares of a job after the next clean job are stale (%zu were not)",
+          a_fresh_after_b);
+    CHECK(stale > 0, "some shares were in flight at a clean switch (else the check above is empty)");
+    CHECK(b_stale_after_c == 0 && bad_stale == 0, "a non-clean job leaves older shares valid");
+    CHECK(stats.shares + stats.stale == src.count, "session counts agree with the source");
+    pthread_mutex_destroy(&src.lock);
+    free(src.shares);
+    lode_job_free(&a);
+    lode_job_free(&b);
+    lode_job_free(&c);
+}
+
+int main(void)
+{
+    srand((unsigned)test_seed());
+    test_merkle_branch();
+    test_job_header();
+    test_session();
+    return test_summary();
+}
