@@ -30,7 +30,10 @@ Faults (--faults a,b to repeat them every --fault-interval seconds, or one
 at a time through the control port): drop, garbage, nonjson, oversized,
 truncated, unknown, badhex, diff, storm, reconnect, extranonce, getversion,
 showmessage, ping. The control port takes lines:
-    fault NAME | faults A,B | difficulty D | reconnect HOST PORT | status | quit
+    fault NAME | faults A,B | difficulty D | reconnect HOST PORT | hold [on|off]
+    | status | quit
+("hold": submits are neither answered nor counted, so a test can stop the
+miner with both sides' counts settled.)
 and answers one line ("ok ..." or "error ...").
 """
 import argparse
@@ -236,7 +239,8 @@ class ConnJob:
 
 
 def new_counts():
-    return {"accepted": 0, "rejected": 0, "rejected_by_reason": {}, "invalid": 0,
+    return {"accepted": 0, "rejected": 0, "rejected_by_reason": {}, "rejected_by_code": {},
+            "invalid": 0,
             "stale_race": 0, "stale_violations": 0, "duplicates": 0,
             "blocks_submitted": 0, "blocks_accepted": 0, "block_rejects": [],
             "accepted_easier_than_previous_diff": 0, "accepted_by_diff": {}}
@@ -260,6 +264,7 @@ class Conn:
         self.pending = {}
         self.next_req = 0
         self.closed = False
+        self.dropping = False
         self.counts = new_counts()
         self.info = {"n": self.n, "tls": tls, "agent": None, "user": None, "suggested": None,
                      "client_replies": {}, "client_errors": [], "connected_at": time.time(),
@@ -428,11 +433,17 @@ class Conn:
 
     async def reject(self, rid, code, reason, text):
         self.count_reject(reason)
+        for c in (self.counts, self.pool.totals):
+            c["rejected_by_code"][str(code)] = c["rejected_by_code"].get(str(code), 0) + 1
         self.event(f"reject {reason}: {text}")
         await self.reply(rid, None, [code, text, None])
         self.pool.changed()
 
     async def submit(self, rid, params):
+        if self.dropping or self.pool.hold:
+            # Neither answered nor counted: the miner cannot count it either.
+            self.pool.totals["held"] = self.pool.totals.get("held", 0) + 1
+            return
         if not self.authorized:
             return await self.reject(rid, 24, "unauthorized", "unauthorized worker")
         try:
@@ -516,6 +527,7 @@ class Pool:
         self.last_block = 0.0
         self.en1_base = args.en1_base
         self.errors = []
+        self.hold = False
 
     def changed(self):
         self.dirty = True
@@ -617,6 +629,8 @@ class Pool:
 
     async def fault_one(self, c, name, arg):
         if name == "drop":
+            c.dropping = True  # answers already written get out first
+            await asyncio.sleep(0.05)
             c.closed = True
             try:
                 c.writer.transport.abort()
@@ -731,6 +745,9 @@ class Pool:
         if w[0] == "reconnect":
             await self.fault("reconnect", f"{w[1]}:{w[2]}")
             return "ok"
+        if w[0] == "hold":
+            self.hold = len(w) < 2 or w[1] != "off"
+            return f"ok hold {'on' if self.hold else 'off'}"
         if w[0] == "status":
             return json.dumps(self.status())
         if w[0] == "quit":

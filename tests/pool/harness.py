@@ -1,0 +1,263 @@
+"""Shared pieces of the mining tests: checks, a lode process, a pool process."""
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import regtest  # noqa: E402
+
+SANITIZER = ("runtime error", "AddressSanitizer", "ThreadSanitizer", "LeakSanitizer")
+SUMMARY_POOL = re.compile(r"summary: pool (\d+) (\S+): accepted (\d+), rejected (\d+), stale (\d+)")
+SUMMARY_SOLO = re.compile(r"summary: blocks submitted (\d+), accepted (\d+), rejected (\d+), "
+                          r"stale (\d+)")
+TMP = tempfile.mkdtemp(prefix="lode-mining-test-")
+
+
+def require_litecoind():
+    if shutil.which(regtest.LITECOIND) is None:
+        print(f"FAIL: {regtest.LITECOIND} is not on PATH; the mining tests need litecoind "
+              "(Debian package litecoind, or set LITECOIND=/path/to/litecoind)", file=sys.stderr)
+        sys.exit(1)
+
+
+class Checks:
+    def __init__(self):
+        self.passed = self.failed = 0
+
+    def __call__(self, cond, what):
+        if cond:
+            self.passed += 1
+        else:
+            self.failed += 1
+            print(f"FAIL: {what}", file=sys.stderr, flush=True)
+        return cond
+
+    def done(self):
+        print(f"{self.passed} passed, {self.failed} failed", flush=True)
+        shutil.rmtree(TMP, ignore_errors=True)
+        sys.exit(1 if self.failed else 0)
+
+
+def log(msg):
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def free_port():
+    return regtest.free_port()
+
+
+class Lode:
+    """One lode process; stderr and stdout go to files that can be waited on."""
+    n = 0
+
+    def __init__(self, binary, args, name="lode"):
+        Lode.n += 1
+        self.name = f"{name}-{Lode.n}"
+        self.args = [binary, *args]
+        self.err_path = os.path.join(TMP, self.name + ".stderr")
+        self.out_path = os.path.join(TMP, self.name + ".stdout")
+        self.err_f = open(self.err_path, "w")
+        self.out_f = open(self.out_path, "w")
+        log(f"start {self.name}: {' '.join(self.args[1:])}")
+        self.proc = subprocess.Popen(self.args, stdout=self.out_f, stderr=self.err_f,
+                                     stdin=subprocess.DEVNULL)
+        self.rc = None
+        self.stop_seconds = None
+
+    def stderr(self):
+        with open(self.err_path, errors="replace") as f:
+            return f.read()
+
+    def stdout(self):
+        with open(self.out_path, errors="replace") as f:
+            return f.read()
+
+    def count(self, pattern):
+        return len(re.findall(pattern, self.stderr(), re.M))
+
+    def wait_for(self, pattern, timeout, count=1):
+        """True once pattern matched count times in stderr; False on timeout or exit."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.count(pattern) >= count:
+                return True
+            if self.proc.poll() is not None:
+                return self.count(pattern) >= count
+            time.sleep(0.2)
+        return False
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def stop(self, sig=signal.SIGINT, timeout=10):
+        if self.proc.poll() is None:
+            t0 = time.monotonic()
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            self.stop_seconds = time.monotonic() - t0
+        self.rc = self.proc.returncode
+        self.err_f.close()
+        self.out_f.close()
+        return self.rc
+
+    def tail(self, n=25):
+        return "\n    ".join(self.stderr().splitlines()[-n:])
+
+    def sanitizer_report(self):
+        err = self.stderr()
+        return [s for s in SANITIZER if s in err]
+
+    def pool_summaries(self):
+        return [(int(m[0]), m[1], int(m[2]), int(m[3]), int(m[4]))
+                for m in SUMMARY_POOL.findall(self.stderr())]
+
+    def solo_summary(self):
+        m = SUMMARY_SOLO.findall(self.stderr())
+        return tuple(int(x) for x in m[-1]) if m else None
+
+
+def check_stopped(check, lode, what, want_rc=130, max_seconds=5.0):
+    """lode stopped by SIGINT: exit status, promptly, no sanitizer report."""
+    rc = lode.stop()
+    check(rc == want_rc, f"{what}: exit status {rc}, want {want_rc}\n    {lode.tail()}")
+    check(lode.stop_seconds is None or lode.stop_seconds < max_seconds,
+          f"{what}: took {lode.stop_seconds:.1f} s to stop after SIGINT")
+    san = lode.sanitizer_report()
+    check(not san, f"{what}: sanitizer report {san} in stderr:\n    {lode.tail(60)}")
+    crash = rc is not None and rc < 0
+    check(not crash, f"{what}: lode died of signal {-rc if crash else 0}")
+    return rc
+
+
+class PoolProc:
+    """A stratum_pool.py process, its status file and its control port."""
+    n = 0
+
+    def __init__(self, net, difficulty=0.05, port=0, extra=(), tls=None, payout=None):
+        PoolProc.n += 1
+        self.name = f"pool-{PoolProc.n}"
+        self.status_path = os.path.join(TMP, self.name + ".json")
+        self.err_path = os.path.join(TMP, self.name + ".stderr")
+        args = [sys.executable, os.path.join(HERE, "stratum_pool.py"), "--rpc", net.url,
+                "--rpc-user", net.user, "--rpc-pass", net.password, "--port", str(port),
+                "--difficulty", str(difficulty), "--status-file", self.status_path,
+                "--en1-base", hex(PoolProc.n << 20), *extra]
+        if payout:
+            args += ["--payout", payout]
+        if tls:
+            args += ["--tls-cert", tls[0], "--tls-key", tls[1]]
+        self.err_f = open(self.err_path, "w")
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self.err_f, text=True)
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"{self.name} did not start: {open(self.err_path).read()[-2000:]}")
+        info = json.loads(line)
+        self.port = info["ports"]["stratum"]
+        self.tls_port = info["ports"].get("tls")
+        self.control_port = info["ports"]["control"]
+        self.fingerprint = info["fingerprint"]
+        self.payout = info["payout"]
+        self.url = f"stratum+tcp://127.0.0.1:{self.port}"
+        log(f"{self.name} on {self.port} (tls {self.tls_port}, control {self.control_port})")
+
+    def ctl(self, line):
+        with socket.create_connection(("127.0.0.1", self.control_port), timeout=30) as s:
+            s.sendall((line + "\n").encode())
+            buf = b""
+            while not buf.endswith(b"\n"):
+                chunk = s.recv(1 << 20)
+                if not chunk:
+                    break
+                buf += chunk
+        reply = buf.decode().strip()
+        if reply.startswith("error"):
+            raise RuntimeError(f"{self.name} control {line!r}: {reply}")
+        return reply
+
+    def status(self):
+        for _ in range(20):
+            try:
+                with open(self.status_path) as f:
+                    return json.load(f)
+            except (OSError, ValueError):
+                time.sleep(0.05)
+        raise RuntimeError(f"{self.name}: no status file")
+
+    def totals(self):
+        return self.status()["totals"]
+
+    def wait_accepted(self, n, timeout):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.totals()["accepted"] >= n:
+                return True
+            if self.proc.poll() is not None:
+                return False
+            time.sleep(0.2)
+        return self.totals()["accepted"] >= n
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.err_f.close()
+
+    def stderr(self):
+        with open(self.err_path, errors="replace") as f:
+            return f.read()
+
+
+def check_pool_clean(check, pool, what):
+    """Nothing invalid, no stale-submit violation, template checks fine."""
+    st = pool.status()
+    t = st["totals"]
+    check(t["invalid"] == 0, f"{what}: {t['invalid']} invalid shares at {pool.name}: "
+          f"{t['rejected_by_reason']}; events {[c['events'][-8:] for c in st['connections']]}")
+    check(t["stale_violations"] == 0,
+          f"{what}: {t['stale_violations']} stale-submit violations at {pool.name}")
+    check(st["commitment_mismatches"] == 0, f"{what}: witness commitment mismatches {st['errors']}")
+    check(not t["block_rejects"], f"{what}: litecoind rejected blocks: {t['block_rejects'][:5]}")
+    pe = pool.stderr()
+    check("Traceback" not in pe, f"{what}: {pool.name} raised: {pe[-1500:]}")
+    return st
+
+
+def check_counts_agree(check, lode_counts, pools, what):
+    """lode's (accepted, rejected, stale) summed over its pools vs the pools' counts.
+
+    lode counts code-21 answers and shares it dropped itself as stale, every other
+    rejection as rejected."""
+    acc = sum(p.totals()["accepted"] for p in pools)
+    codes = [p.totals()["rejected_by_code"] for p in pools]
+    c21 = sum(c.get("21", 0) for c in codes)
+    other = sum(v for c in codes for k, v in c.items() if k != "21")
+    la, lr, ls = lode_counts
+    check(la == acc, f"{what}: lode accepted {la}, the pool(s) accepted {acc}")
+    check(lr == other, f"{what}: lode rejected {lr}, the pool(s) rejected {other} (not stale)")
+    check(ls >= c21, f"{what}: lode stale {ls} < the pool(s)' stale answers {c21}")
+
+
+def make_cert(name="pool"):
+    cert = os.path.join(TMP, name + ".crt")
+    key = os.path.join(TMP, name + ".key")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                    "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", cert,
+                    "-days", "2", "-subj", "/CN=127.0.0.1"], check=True, capture_output=True)
+    return cert, key

@@ -1,0 +1,311 @@
+#!/usr/bin/env python3
+"""lode as a stratum v1 client against tests/pool/stratum_pool.py on litecoind regtest.
+
+usage: test_mining_stratum.py PATH_TO_LODE [SCENARIO ...]
+
+Scenarios (all by default): clean faults1 faults2 reconnect failover tls difficulty.
+Every scenario checks: lode never crashes (exit 130 on SIGINT, promptly, no
+sanitizer report), it mines again within seconds of each fault, the pool saw
+no invalid share and no stale-submit violation, litecoind accepted every block
+the pool submitted, and lode's summary agrees with the pool's counts.
+Needs litecoind on PATH (it fails, not skips, without it).
+"""
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "pool"))
+from harness import (Checks, Lode, PoolProc, check_counts_agree, check_pool_clean,  # noqa: E402
+                     check_stopped, free_port, log, make_cert, regtest, require_litecoind)
+
+LODE = sys.argv[1]
+ONLY = sys.argv[2:]
+check = Checks()
+COMMON = ["-a", "scrypt", "-d", "cpu", "-t", "2", "--no-color", "--log-interval", "5",
+          "--retry-pause", "1"]
+RECOVER_S = 15  # a share accepted again within this long after a fault
+
+
+def lode_pool(pools, extra=(), name="lode"):
+    args = list(COMMON) + list(extra)
+    for p in pools:
+        url, user = (p if isinstance(p, tuple) else (p.url, "worker"))
+        args += ["-o", url, "-u", user, "-p", "x"]
+    return Lode(LODE, args, name)
+
+
+def finish(lode, pools, what, lode_pools=None):
+    """Hold the pools' answers, stop lode, compare both sides' counts."""
+    for p in pools:
+        if p.proc.poll() is None:
+            p.ctl("hold on")
+    time.sleep(0.5)
+    check_stopped(check, lode, what)
+    sums = lode.pool_summaries()
+    check(sums, f"{what}: no 'summary: pool' line in lode's stderr:\n    {lode.tail()}")
+    counts = (sum(s[2] for s in sums), sum(s[3] for s in sums), sum(s[4] for s in sums))
+    live = [p for p in pools if p.proc.poll() is None]
+    for p in live:
+        check_pool_clean(check, p, what)
+    check_counts_agree(check, counts, live, what)
+    return sums
+
+
+def recovered(pool, what, timeout=RECOVER_S, more=2):
+    n = pool.totals()["accepted"]
+    ok = pool.wait_accepted(n + more, timeout)
+    check(ok, f"{what}: lode did not get {more} more shares accepted within {timeout} s "
+          f"(pool accepted {pool.totals()['accepted']})")
+    return ok
+
+
+def scenario_clean(net):
+    what = "clean run"
+    start = net.rpc("getblockcount")
+    pool = PoolProc(net, difficulty=0.05, extra=["--min-block-interval", "0.3"])
+    lode = lode_pool([pool])
+    try:
+        check(pool.wait_accepted(10, 60),
+              f"{what}: fewer than 10 shares accepted in 60 s ({pool.totals()})\n    {lode.tail()}")
+        check(lode.alive(), f"{what}: lode exited early:\n    {lode.tail()}")
+        finish(lode, [pool], what)
+        t = pool.totals()
+        check(t["blocks_accepted"] >= 1 and t["blocks_accepted"] == t["blocks_submitted"],
+              f"{what}: blocks submitted {t['blocks_submitted']} accepted {t['blocks_accepted']}")
+        paid = net.blocks_paid_to(start + 1, pool.payout)
+        check(sum(1 for _, p in paid if p) >= t["blocks_accepted"],
+              f"{what}: {t['blocks_accepted']} blocks accepted but only "
+              f"{sum(1 for _, p in paid if p)} new blocks pay the pool's address")
+        acc_lines = lode.count(r"accepted: \d+/\d+")
+        check(acc_lines == t["accepted"], f"{what}: {acc_lines} 'accepted:' lines, "
+              f"pool accepted {t['accepted']}")
+    finally:
+        lode.stop()
+        pool.stop()
+
+
+def run_faults(net, what, faults, gap=1.5, check_replies=False):
+    pool = PoolProc(net, difficulty=0.05, extra=["--min-block-interval", "0.3"])
+    lode = lode_pool([pool])
+    try:
+        check(pool.wait_accepted(3, 60), f"{what}: no shares before the faults\n    {lode.tail()}")
+        for f in faults:
+            log(f"{what}: fault {f}")
+            pool.ctl(f"fault {f}")
+            time.sleep(gap)
+            if not check(lode.alive(), f"{what}: lode exited after fault {f}:\n    {lode.tail()}"):
+                break
+            recovered(pool, f"{what}: after {f}")
+        if check_replies:
+            st = pool.status()
+            replies = {}
+            for c in st["connections"]:
+                for m, r in c["client_replies"].items():
+                    agg = replies.setdefault(m, {"sent": 0, "result": 0, "error": 0})
+                    for k in agg:
+                        agg[k] += r[k]
+            log(f"{what}: client replies {replies}")
+            u = replies.get("mining.frobnicate", {})
+            check(u.get("error", 0) >= 1 and u.get("result", 0) == 0,
+                  f"{what}: unknown method request: want an error reply, got {u}")
+            for m in ("client.get_version", "client.show_message", "mining.ping"):
+                r = replies.get(m, {})
+                check(r.get("result", 0) + r.get("error", 0) >= 1,
+                      f"{what}: no reply to {m} ({r})")
+            g = replies.get("client.get_version", {})
+            check(g.get("result", 0) >= 1, f"{what}: client.get_version got no result ({g})")
+        finish(lode, [pool], what)
+    finally:
+        lode.stop()
+        pool.stop()
+
+
+def scenario_faults1(net):
+    run_faults(net, "faults (bad lines, requests)",
+               ["garbage", "nonjson", "oversized", "truncated", "unknown", "getversion",
+                "showmessage", "ping"], gap=1.0, check_replies=True)
+
+
+def scenario_faults2(net):
+    run_faults(net, "faults (jobs, connection)",
+               ["badhex", "storm", "diff", "diff", "extranonce", "drop", "drop"], gap=1.5)
+
+
+def scenario_reconnect(net):
+    what = "client.reconnect"
+    second = PoolProc(net, difficulty=0.05, extra=["--min-block-interval", "0.3"])
+    first = PoolProc(net, difficulty=0.05,
+                     extra=["--min-block-interval", "0.3", "--reconnect-to",
+                            f"127.0.0.1:{second.port}"])
+    lode = lode_pool([first])
+    try:
+        check(first.wait_accepted(3, 60), f"{what}: no shares at the first pool\n    {lode.tail()}")
+        first.ctl("fault reconnect")
+        check(second.wait_accepted(3, 30),
+              f"{what}: lode did not mine at the second pool after client.reconnect "
+              f"({second.totals()})\n    {lode.tail()}")
+        finish(lode, [first, second], what)
+    finally:
+        lode.stop()
+        first.stop()
+        second.stop()
+    # With --no-redirect lode stays where it is.
+    what = "client.reconnect with --no-redirect"
+    second = PoolProc(net, difficulty=0.05, extra=["--min-block-interval", "0.3"])
+    first = PoolProc(net, difficulty=0.05,
+                     extra=["--min-block-interval", "0.3", "--reconnect-to",
+                            f"127.0.0.1:{second.port}"])
+    lode = lode_pool([first], extra=["--no-redirect"])
+    try:
+        check(first.wait_accepted(2, 60), f"{what}: no shares\n    {lode.tail()}")
+        first.ctl("fault reconnect")
+        time.sleep(3)
+        check(second.totals()["accepted"] == 0 and not second.status()["connections"],
+              f"{what}: lode followed the redirect anyway")
+        recovered(first, what)
+        finish(lode, [first, second], what)
+    finally:
+        lode.stop()
+        first.stop()
+        second.stop()
+
+
+def scenario_failover(net):
+    what = "failover"
+    primary_port = free_port()  # nothing listens here yet
+    backup = PoolProc(net, difficulty=0.05, extra=["--min-block-interval", "0.3"])
+    lode = lode_pool([(f"stratum+tcp://127.0.0.1:{primary_port}", "first"), backup],
+                     extra=["--failover-after", "2"])
+    primary = None
+    try:
+        check(backup.wait_accepted(3, 40),
+              f"{what}: lode did not fail over to the backup ({backup.totals()})\n    {lode.tail()}")
+        # The primary comes back: lode should return to it.
+        primary = PoolProc(net, difficulty=0.05, port=primary_port,
+                           extra=["--min-block-interval", "0.3"])
+        back = primary.wait_accepted(2, 90)
+        check(back, f"{what}: lode did not go back to the primary within 90 s "
+              f"({primary.totals()})\n    {lode.tail()}")
+        # The primary dies: lode mines on the backup again.
+        n = backup.totals()["accepted"]
+        primary.ctl("hold on")
+        time.sleep(0.3)
+        primary_status = primary.status()
+        primary.stop()
+        check(backup.wait_accepted(n + 2, 40),
+              f"{what}: no shares at the backup after the primary died\n    {lode.tail()}")
+        for p in (backup,):
+            p.ctl("hold on")
+        time.sleep(0.5)
+        check_stopped(check, lode, what)
+        sums = lode.pool_summaries()
+        check(len(sums) == 2, f"{what}: want 2 summary lines, got {sums}")
+        if len(sums) == 2:
+            pt = primary_status["totals"]
+            check(sums[0][2] == pt["accepted"],
+                  f"{what}: lode accepted {sums[0][2]} at the primary, pool says {pt['accepted']}")
+            check(pt["invalid"] == 0 and pt["stale_violations"] == 0,
+                  f"{what}: primary saw invalid/stale-violation shares {pt}")
+            check_pool_clean(check, backup, what)
+            check_counts_agree(check, sums[1][2:], [backup], what + " (backup)")
+    finally:
+        lode.stop()
+        backup.stop()
+        if primary:
+            primary.stop()
+
+
+def scenario_tls(net):
+    cert, key = make_cert()
+    pool = PoolProc(net, difficulty=0.05, tls=(cert, key), extra=["--min-block-interval", "0.3"])
+    url = f"stratum+ssl://127.0.0.1:{pool.tls_port}"
+    try:
+        what = "TLS with the pin"
+        lode = Lode(LODE, COMMON + ["-o", url, "-u", "w", "-p", "x", "--cert-pin", pool.fingerprint])
+        try:
+            check(pool.wait_accepted(5, 60),
+                  f"{what}: fewer than 5 shares ({pool.totals()})\n    {lode.tail()}")
+            check(any(c["tls"] for c in pool.status()["connections"]), f"{what}: not over TLS")
+            finish(lode, [pool], what)
+        finally:
+            lode.stop()
+        pool.ctl("hold off")
+        for what, extra in (("TLS without a pin", []),
+                            ("TLS with a wrong pin", ["--cert-pin", "ab" * 32])):
+            before = pool.status()
+            n_auth = sum(1 for c in before["connections"] if c["user"])
+            acc = before["totals"]["accepted"]
+            lode = Lode(LODE, COMMON + ["-o", url, "-u", "w", "-p", "x", *extra])
+            try:
+                logged = lode.wait_for(r"(?i)certificate|verify|pin|tls", 15)
+                time.sleep(2)
+                check(logged, f"{what}: no certificate error logged:\n    {lode.tail()}")
+                after = pool.status()
+                check(after["totals"]["accepted"] == acc and
+                      sum(1 for c in after["connections"] if c["user"]) == n_auth,
+                      f"{what}: lode authorized or mined at a pool whose certificate it "
+                      f"should refuse")
+                check(lode.alive(), f"{what}: lode exited (want: keep retrying):\n    {lode.tail()}")
+                check_stopped(check, lode, what)
+            finally:
+                lode.stop()
+    finally:
+        pool.stop()
+
+
+def scenario_difficulty(net):
+    what = "difficulty changes"
+    pool = PoolProc(net, difficulty=0.05, extra=["--min-block-interval", "0.3"])
+    lode = lode_pool([pool])
+    try:
+        check(pool.wait_accepted(3, 60), f"{what}: no shares\n    {lode.tail()}")
+        pool.ctl("difficulty 0.15")
+        time.sleep(1)
+        n = pool.totals()["accepted_by_diff"].get("0.15", 0)
+        check(pool.wait_accepted(pool.totals()["accepted"] + 3, 40),
+              f"{what}: no shares at difficulty 0.15")
+        t = pool.totals()
+        check(t["accepted_by_diff"].get("0.15", 0) > n,
+              f"{what}: no share accepted on a difficulty-0.15 job: {t['accepted_by_diff']}")
+        pool.ctl("difficulty 0.01")
+        time.sleep(1)
+        check(pool.wait_accepted(pool.totals()["accepted"] + 15, 40),
+              f"{what}: too few shares at difficulty 0.01")
+        t = pool.totals()
+        check(t["accepted_easier_than_previous_diff"] > 0,
+              f"{what}: no share below the old difficulty after lowering it: lode did not "
+              f"apply the new difficulty ({t['accepted_by_diff']})")
+        finish(lode, [pool], what)
+    finally:
+        lode.stop()
+        pool.stop()
+
+
+SCENARIOS = {"clean": scenario_clean, "faults1": scenario_faults1, "faults2": scenario_faults2,
+             "reconnect": scenario_reconnect, "failover": scenario_failover, "tls": scenario_tls,
+             "difficulty": scenario_difficulty}
+
+
+def main():
+    require_litecoind()
+    regtest.install_signal_handlers()
+    t0 = time.monotonic()
+    with regtest.Regtest(mature=True) as net:
+        net.send_txs(4)  # so templates carry transactions and the branch is not empty
+        for name, fn in SCENARIOS.items():
+            if ONLY and name not in ONLY:
+                continue
+            log(f"scenario {name}")
+            t = time.monotonic()
+            try:
+                fn(net)
+            except Exception as e:
+                import traceback
+                traceback.print_exc()
+                check(False, f"scenario {name} raised {e!r}")
+            log(f"scenario {name} took {time.monotonic() - t:.0f} s")
+    log(f"total {time.monotonic() - t0:.0f} s")
+    check.done()
+
+
+main()
