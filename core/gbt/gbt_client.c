@@ -59,6 +59,9 @@ struct lode_gbt {
     queued_share queue[SHARE_QUEUE_LEN];
     size_t queue_head, queue_len;
     lode_gbt_stats stats;
+    bool queue_full_logged;        /* one warning per overflow burst */
+    bool has_won;                  /* a block of ours was accepted on won_prevhash */
+    uint8_t won_prevhash[32];
 
     pthread_mutex_t install_lock;  /* one template installation at a time */
     pthread_t poller, longpoller, submitter;
@@ -438,7 +441,8 @@ static void *longpoller_main(void *arg)
             install_template(g, &tpl);
         } else {
             /* The poller reports a lost node; here just do not spin. */
-            lode_log(LODE_LOG_DEBUG, "getblocktemplate long poll: %s", err);
+            if (!atomic_load(&g->stopping))
+                lode_log(LODE_LOG_DEBUG, "getblocktemplate long poll: %s", err);
             sleep_or_wake(g, g->poll_s, NULL);
         }
     }
@@ -457,8 +461,10 @@ static void source_submit(void *source, const lode_share *share, bool stale)
         g->stats.stale++;
     } else if (g->queue_len == SHARE_QUEUE_LEN) {
         g->stats.stale++;
-        lode_log(LODE_LOG_WARN, "getblocktemplate: %d block candidates wait already; one dropped",
-                 SHARE_QUEUE_LEN);
+        if (!g->queue_full_logged)
+            lode_log(LODE_LOG_WARN, "getblocktemplate: %d block candidates wait already; "
+                                    "dropping more until they are sent", SHARE_QUEUE_LEN);
+        g->queue_full_logged = true;
     } else {
         queued_share *q = &g->queue[(g->queue_head + g->queue_len) % SHARE_QUEUE_LEN];
         snprintf(q->job_id, sizeof q->job_id, "%s", share->job->id);
@@ -484,6 +490,11 @@ static int block_for_share(lode_gbt *g, const queued_share *q, uint8_t **block, 
     if (!k) {
         lode_log(LODE_LOG_WARN, "getblocktemplate: block candidate on job %s, whose template is "
                                 "gone; not submitted", q->job_id);
+        g->stats.stale++;
+        return 1;
+    }
+    if (g->has_won && memcmp(g->won_prevhash, k->tpl.prevhash, 32) == 0) {
+        /* Our block on this parent is in; another would only compete with it. */
         g->stats.stale++;
         return 1;
     }
@@ -545,6 +556,8 @@ static void submit_block(lode_gbt *g, CURL *curl, const queued_share *q)
     pthread_mutex_lock(&g->lock);
     if (result && json_is_null(result)) {
         g->stats.accepted++;
+        g->has_won = true;
+        memcpy(g->won_prevhash, q->header + 4, 32);
         pthread_mutex_unlock(&g->lock);
         lode_log(LODE_LOG_INFO, "block accepted at height %" PRIu32 " (hash %s)", height, hash_hex);
     } else {
@@ -580,6 +593,8 @@ static void *submitter_main(void *arg)
         queued_share q = g->queue[g->queue_head];
         g->queue_head = (g->queue_head + 1) % SHARE_QUEUE_LEN;
         g->queue_len--;
+        if (g->queue_len == 0)
+            g->queue_full_logged = false;
         pthread_mutex_unlock(&g->lock);
         if (curl)
             submit_block(g, curl, &q);
