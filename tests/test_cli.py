@@ -6,6 +6,7 @@ shares no code with lode): scan and hash outputs, errors and exit codes,
 usage: test_cli.py PATH_TO_LODE   (LODE_TEST_SEED replays a random run)
 """
 import hashlib
+import json
 import os
 import random
 import re
@@ -117,6 +118,19 @@ def test_errors():
         (["--algo", "sha256d", "--benchmark", "--threads", "0"], "zero threads"),
         (["--algo", "sha256d", "--benchmark", "--time-limit", "-3"], "negative time"),
         (["--no-such-option"], "unknown option"),
+        (["-o", "stratum+tcp://127.0.0.1:3333"], "mining without an algorithm"),
+        (["-a", "scrypt", "-o", "ftp://x:1"], "unknown URL scheme"),
+        (["-a", "scrypt", "-o", "stratum+tcp://nohostport"], "URL without a port"),
+        (["-a", "scrypt", "-o", "http://127.0.0.1:1", "-u", "a", "-p", "b"], "solo without address"),
+        (["-a", "scrypt", "-o", "http://127.0.0.1:1", "--coinbase-addr", "rltc1qqqqq"],
+         "solo without credentials"),
+        (["-a", "scrypt", "-o", "http://127.0.0.1:1", "-u", "a", "-p", "b",
+          "--coinbase-addr", "notanaddress"], "bad payout address"),
+        (["-a", "scrypt", "-o", "stratum+tcp://127.0.0.1:1", "--coinbase-addr", "x"],
+         "payout address with a pool"),
+        (["-a", "scrypt", "-o", "stratum+tcp://127.0.0.1:1", "--benchmark"], "two modes"),
+        (["-a", "scrypt", "-o", "stratum+tcp://127.0.0.1:1", "--suggest-diff", "-1"], "bad difficulty"),
+        (["-c", "/nonexistent/lode.json"], "missing config file"),
     ]
     for args, what in cases:
         r = run(*args, timeout=60)
@@ -124,6 +138,45 @@ def test_errors():
         check(r.returncode == 2 and len(lines) == 1 and lines[0].startswith("lode: error: ")
               and r.stdout == "",
               f"{what}: rc {r.returncode}, stderr {r.stderr!r}")
+
+
+def test_config_files():
+    """-c FILE: errors name the file, the line and the key; values go through
+    the same checks as the command line; later options override."""
+    import tempfile
+    cases = [
+        ('{\n  "algo": "scrypt",\n  "threads": 0\n}', ":3: key 'threads'"),
+        ('{\n  "algo": "scrypt",\n  "pools": [\n    {"url": "stratum+tcp://h:1",\n     "usr": "me"}]}',
+         ":5: key 'usr'"),
+        ('{"algo": "md5"}', ":1: key 'algo'"),
+        ('{\n "algo": "scrypt",\n "frobnicate": 1}', ":3: key 'frobnicate'"),
+        ('{"algo": "scrypt", "quiet": "yes"}', "key 'quiet'"),
+        ('{"algo": "scrypt", "config": "other.json"}', "key 'config'"),
+        ('{"algo": "scrypt", "algo": "sha256d"}', "duplicate"),
+        ('{"algo": "scrypt",\n "pools": []}', ":2: key 'pools'"),
+        ('[1, 2]', "JSON object"),
+        ('{"algo": "scr', "not valid JSON"),
+        ('{"algo": "scrypt", "url": ["stratum+tcp://h:1", 5]}', "key 'url'"),
+    ]
+    with tempfile.TemporaryDirectory() as d:
+        for i, (text, want) in enumerate(cases):
+            path = os.path.join(d, f"c{i}.json")
+            with open(path, "w") as f:
+                f.write(text)
+            r = run("-c", path, timeout=60)
+            lines = r.stderr.strip().splitlines()
+            check(r.returncode == 2 and len(lines) == 1 and path in lines[0] and want in lines[0],
+                  f"config {text!r}: want {want!r}, rc {r.returncode}, stderr {r.stderr!r}")
+        # A good file: the config's own settings are used (here, a benchmark).
+        path = os.path.join(d, "good.json")
+        with open(path, "w") as f:
+            json.dump({"algo": "sha256d", "benchmark": True, "time-limit": 1, "threads": 1,
+                       "devices": "cpu"}, f)
+        r = run("-c", path, timeout=120)
+        check(r.returncode == 0 and "sha256d total" in r.stdout, f"config benchmark: {r.stderr[-300:]!r}")
+        # Later command-line options override the file: --threads 0 after -c fails.
+        r = run("-c", path, "--threads", "0", timeout=60)
+        check(r.returncode == 2 and "--threads" in r.stderr, f"override after -c: {r.stderr!r}")
 
 
 def test_devices_and_selftest():
@@ -162,6 +215,7 @@ for dev in (m.group(0) for m in map(re.compile(r"^(opencl|cuda):\d+").match, lis
     test_scan("sha256d", 3000, ["--devices", dev])
     test_scan("scrypt", 300, ["--devices", dev])
 test_errors()
+test_config_files()
 test_devices_and_selftest()
 test_benchmark_interrupt()
 print(f"{passed} passed, {failed} failed")

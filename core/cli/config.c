@@ -80,6 +80,18 @@ static const char *keep(config_reader *r, const char *s)
     return copy;
 }
 
+/* Options whose value is a number; the others want JSON strings. */
+static bool takes_number(const char *key)
+{
+    static const char *const numeric[] = {"threads", "time-limit", "start", "count", "suggest-diff",
+                                          "failover-after", "retry-pause", "stall-timeout",
+                                          "log-interval"};
+    for (size_t i = 0; i < sizeof numeric / sizeof numeric[0]; i++)
+        if (strcmp(key, numeric[i]) == 0)
+            return true;
+    return false;
+}
+
 /* Moves to key in the text: later errors name its line. */
 static void visit_key(config_reader *r, const char *key)
 {
@@ -102,6 +114,8 @@ static int apply_value(config_reader *r, const char *key, const struct option *o
         arg = json_string_value(value);
         if (strlen(arg) != json_string_length(value))
             return key_error(r, key, "the text holds a NUL character");
+    } else if (json_is_number(value) && !takes_number(key)) {
+        return key_error(r, key, "wants a string");
     } else if (json_is_integer(value)) {
         snprintf(text, sizeof text, "%" JSON_INTEGER_FORMAT, json_integer_value(value));
         arg = text;
