@@ -11,6 +11,8 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,6 +155,39 @@ void lode_wake_destroy(lode_wake *w)
     w->fds[0] = w->fds[1] = -1;
 }
 
+/* OpenSSL writes with write(2), which raises SIGPIPE on a closed socket and
+ * would kill a program that did not ignore it. A library must not change the
+ * process's handlers, so block SIGPIPE on this thread around TLS writes and
+ * swallow the one a failed write left pending (as libpq and curl do). */
+typedef struct sigpipe_guard {
+    sigset_t old;
+    bool was_pending;
+} sigpipe_guard;
+
+static void sigpipe_block(sigpipe_guard *g)
+{
+    sigset_t pipe_set, pending;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    sigpending(&pending);
+    g->was_pending = sigismember(&pending, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &g->old);
+}
+
+static void sigpipe_restore(sigpipe_guard *g)
+{
+    sigset_t pipe_set, pending;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    sigpending(&pending);
+    if (!g->was_pending && sigismember(&pending, SIGPIPE)) {
+        struct timespec zero = {0, 0};
+        while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR) {
+        }
+    }
+    pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+}
+
 static bool cancelled(const atomic_bool *cancel)
 {
     return cancel != NULL && atomic_load(cancel);
@@ -278,7 +313,10 @@ static int tls_handshake(lode_stratum_conn *c, const lode_stratum_url *url, cons
             SSL_set1_host(c->ssl, url->host);
     }
     for (;;) {
+        sigpipe_guard guard;
+        sigpipe_block(&guard);
         int r = SSL_connect(c->ssl);
+        sigpipe_restore(&guard);
         if (r == 1)
             break;
         int w = ssl_wait(c->ssl, c->fd, r, deadline, c->cancel);
@@ -345,7 +383,10 @@ static int read_some(lode_stratum_conn *c, short *want, char *err, size_t err_le
     size_t room = sizeof c->buf - 1 - c->buf_len;
     *want = POLLIN;
     if (c->ssl != NULL) {
+        sigpipe_guard guard; /* a read may write (key updates, alerts) */
+        sigpipe_block(&guard);
         int r = SSL_read(c->ssl, c->buf + c->buf_len, (int)room);
+        sigpipe_restore(&guard);
         if (r > 0)
             return r;
         int e = SSL_get_error(c->ssl, r);
@@ -430,7 +471,10 @@ int lode_stratum_conn_write(lode_stratum_conn *c, const char *data, size_t len, 
     while (done < len) {
         short want = POLLOUT;
         if (c->ssl != NULL) {
+            sigpipe_guard guard;
+            sigpipe_block(&guard);
             int r = SSL_write(c->ssl, data + done, (int)(len - done));
+            sigpipe_restore(&guard);
             if (r > 0) {
                 done += (size_t)r;
                 continue;
@@ -470,8 +514,12 @@ void lode_stratum_conn_close(lode_stratum_conn *c)
         return;
     if (c->ssl != NULL) {
         /* Best effort close_notify; the socket is non-blocking so this cannot hang. */
-        if (SSL_is_init_finished(c->ssl))
+        if (SSL_is_init_finished(c->ssl)) {
+            sigpipe_guard guard;
+            sigpipe_block(&guard);
             SSL_shutdown(c->ssl);
+            sigpipe_restore(&guard);
+        }
         SSL_free(c->ssl);
     }
     SSL_CTX_free(c->ctx);

@@ -1,0 +1,982 @@
+/* The stratum v1 client: message parsing and building, the stratum vectors
+ * (notify -> lode_job -> header and hash), hostile input, a loopback pool
+ * (subscribe, authorize, notify, submit accounting, reconnect, redirect)
+ * and TLS with a self-signed certificate (pinned: accepted; not: refused). */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <openssl/evp.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/hex.h"
+#include "core/job.h"
+#include "core/log.h"
+#include "core/stratum/stratum_client.h"
+#include "core/stratum/stratum_conn.h"
+#include "core/stratum/stratum_msg.h"
+#include "core/target.h"
+#include "tests/test_util.h"
+
+/* tests/stratum_fake_mining.c */
+lode_mining *fake_mining_get(void);
+size_t fake_mining_wait_jobs(size_t count, double timeout_s);
+unsigned fake_mining_wait_clears(unsigned count, double timeout_s);
+int fake_mining_job(size_t index, lode_job *out);
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int parse(const char *line, lode_stratum_msg *msg, char *err, size_t err_len)
+{
+    return lode_stratum_parse_line(line, strlen(line), msg, err, err_len);
+}
+
+/* A built line: ends in exactly one newline, and is one JSON object. */
+static json_t *built(char *line)
+{
+    CHECK(line != NULL, "builder returned NULL");
+    if (line == NULL)
+        return json_null();
+    size_t n = strlen(line);
+    CHECK(n > 1 && line[n - 1] == '\n' && memchr(line, '\n', n - 1) == NULL, "not one line: %s", line);
+    json_t *v = json_loads(line, 0, NULL);
+    CHECK(json_is_object(v), "not a JSON object: %s", line);
+    free(line);
+    return v ? v : json_null();
+}
+
+static const char *param_str(json_t *req, size_t i)
+{
+    const char *s = json_string_value(json_array_get(json_object_get(req, "params"), i));
+    return s ? s : "(none)";
+}
+
+static void test_builders(void)
+{
+    json_t *v = built(lode_stratum_build_configure(1, 0x1fffe000, 2));
+    CHECK(json_integer_value(json_object_get(v, "id")) == 1, "configure id");
+    CHECK(strcmp(json_string_value(json_object_get(v, "method")), "mining.configure") == 0, "configure method");
+    json_t *ext = json_array_get(json_object_get(v, "params"), 1);
+    CHECK(strcmp(json_string_value(json_object_get(ext, "version-rolling.mask")), "1fffe000") == 0, "mask");
+    CHECK(json_integer_value(json_object_get(ext, "version-rolling.min-bit-count")) == 2, "min bits");
+    json_decref(v);
+
+    v = built(lode_stratum_build_subscribe(2, "lode/0.1.0", NULL));
+    CHECK(json_array_size(json_object_get(v, "params")) == 1 && strcmp(param_str(v, 0), "lode/0.1.0") == 0, "subscribe");
+    json_decref(v);
+    v = built(lode_stratum_build_subscribe(2, "lode/0.1.0", "abc"));
+    CHECK(json_array_size(json_object_get(v, "params")) == 2 && strcmp(param_str(v, 1), "abc") == 0, "resume");
+    json_decref(v);
+    v = built(lode_stratum_build_extranonce_subscribe(3));
+    CHECK(json_array_size(json_object_get(v, "params")) == 0, "extranonce.subscribe");
+    json_decref(v);
+    v = built(lode_stratum_build_authorize(4, "w\"1", "p\\x"));
+    CHECK(strcmp(param_str(v, 0), "w\"1") == 0 && strcmp(param_str(v, 1), "p\\x") == 0, "authorize escapes");
+    json_decref(v);
+    v = built(lode_stratum_build_suggest_difficulty(5, 512.5));
+    CHECK(json_real_value(json_array_get(json_object_get(v, "params"), 0)) == 512.5, "suggest");
+    json_decref(v);
+
+    uint8_t en2[4] = {0xde, 0xad, 0x00, 0x01};
+    v = built(lode_stratum_build_submit(6, "u", "job", en2, 4, 0x647025b5, 0x0a029ed1, false, 0));
+    CHECK(json_array_size(json_object_get(v, "params")) == 5, "submit has 5 params");
+    CHECK(strcmp(param_str(v, 2), "dead0001") == 0, "en2 raw bytes: %s", param_str(v, 2));
+    CHECK(strcmp(param_str(v, 3), "647025b5") == 0, "ntime big-endian: %s", param_str(v, 3));
+    CHECK(strcmp(param_str(v, 4), "0a029ed1") == 0, "nonce big-endian: %s", param_str(v, 4));
+    json_decref(v);
+    v = built(lode_stratum_build_submit(7, "u", "job", en2, 4, 1, 2, true, 0x04d1c000));
+    CHECK(json_array_size(json_object_get(v, "params")) == 6 && strcmp(param_str(v, 5), "04d1c000") == 0, "version bits");
+    json_decref(v);
+
+    json_t *sid = json_string("s1");
+    v = built(lode_stratum_build_reply_string(sid, "lode/0.1.0"));
+    CHECK(json_equal(json_object_get(v, "id"), sid) && json_is_null(json_object_get(v, "error")), "reply id echoed");
+    json_decref(v);
+    v = built(lode_stratum_build_reply_error(sid, 20, "unknown method"));
+    CHECK(json_integer_value(json_array_get(json_object_get(v, "error"), 0)) == 20, "error code");
+    json_decref(v);
+    json_decref(sid);
+    v = built(lode_stratum_build_reply_true(NULL));
+    CHECK(json_is_null(json_object_get(v, "id")) && json_is_true(json_object_get(v, "result")), "true reply");
+    json_decref(v);
+}
+
+static const char *notify_ok =
+    "{\"id\":null,\"method\":\"mining.notify\",\"params\":[\"j1\","
+    "\"0c859545a3498373a57452fac22eb7113df2a465000543520000000000000000\",\"0100\",\"ff\","
+    "[\"2b77d9e413e8121cd7a17ff46029591051d0922bd90b2b2a38811af1cb57a2b2\"],"
+    "\"20000004\",\"1705ae3a\",\"647025b5\",true]}";
+
+static void test_parse(void)
+{
+    lode_stratum_msg m;
+    char err[256];
+    CHECK(parse(notify_ok, &m, err, sizeof err) == 0, "notify: %s", err);
+    CHECK(m.kind == LODE_STRATUM_NOTIFY && strcmp(m.u.notify.job_id, "j1") == 0, "notify kind");
+    CHECK(m.u.notify.version == 0x20000004 && m.u.notify.nbits == 0x1705ae3a && m.u.notify.ntime == 0x647025b5, "fields");
+    CHECK(m.u.notify.coinb1_len == 2 && m.u.notify.coinb2_len == 1 && m.u.notify.branch_len == 1 && m.u.notify.clean_jobs, "parts");
+    lode_stratum_msg_free(&m);
+
+    CHECK(parse("{\"id\":3,\"result\":true,\"error\":null}\r\n", &m, err, sizeof err) == 0, "response");
+    CHECK(m.kind == LODE_STRATUM_RESPONSE && m.id_is_int && m.int_id == 3 && !m.u.response.is_error, "ok reply");
+    lode_stratum_msg_free(&m);
+    CHECK(parse("{\"id\":4,\"result\":null,\"error\":[23,\"Low difficulty share\",null]}", &m, err, sizeof err) == 0, "err reply");
+    CHECK(m.u.response.is_error && m.u.response.error_code == 23 &&
+          strcmp(m.u.response.error_message, "Low difficulty share") == 0, "error parsed");
+    lode_stratum_msg_free(&m);
+    CHECK(parse("{\"id\":5,\"result\":null,\"error\":{\"code\":21,\"message\":\"Stale\"}}", &m, err, sizeof err) == 0 &&
+          m.u.response.error_code == 21, "object error");
+    lode_stratum_msg_free(&m);
+
+    CHECK(parse("{\"id\":null,\"method\":\"mining.set_difficulty\",\"params\":[1024]}", &m, err, sizeof err) == 0 &&
+          m.kind == LODE_STRATUM_SET_DIFFICULTY && m.u.difficulty == 1024, "set_difficulty");
+    lode_stratum_msg_free(&m);
+    CHECK(parse("{\"id\":null,\"method\":\"mining.set_extranonce\",\"params\":[\"08000002\",4]}", &m, err, sizeof err) == 0 &&
+          m.u.set_extranonce.extranonce1_len == 4 && m.u.set_extranonce.extranonce2_size == 4, "set_extranonce");
+    lode_stratum_msg_free(&m);
+    CHECK(parse("{\"id\":null,\"method\":\"mining.set_version_mask\",\"params\":[\"00003000\"]}", &m, err, sizeof err) == 0 &&
+          m.u.version_mask == 0x3000, "set_version_mask");
+    lode_stratum_msg_free(&m);
+    CHECK(parse("{\"id\":null,\"method\":\"client.reconnect\",\"params\":[\"pool.example\",\"3334\",5]}", &m, err, sizeof err) == 0 &&
+          strcmp(m.u.reconnect.host, "pool.example") == 0 && m.u.reconnect.port == 3334 && m.u.reconnect.wait_s == 5, "reconnect");
+    lode_stratum_msg_free(&m);
+    CHECK(parse("{\"id\":null,\"method\":\"client.reconnect\",\"params\":[\"h\",3335]}", &m, err, sizeof err) == 0 &&
+          m.u.reconnect.port == 3335, "reconnect int port");
+    lode_stratum_msg_free(&m);
+    CHECK(parse("{\"id\":9,\"method\":\"client.show_message\",\"params\":[\"hi\\u001b[31m\"]}", &m, err, sizeof err) == 0 &&
+          strcmp(m.u.text, "hi?[31m") == 0, "show_message sanitised: %s", m.u.text);
+    lode_stratum_msg_free(&m);
+    CHECK(parse("{\"id\":\"x\",\"method\":\"client.get_version\",\"params\":[]}", &m, err, sizeof err) == 0 &&
+          m.kind == LODE_STRATUM_GET_VERSION && json_is_string(m.id), "get_version");
+    lode_stratum_msg_free(&m);
+    CHECK(parse("{\"id\":1,\"method\":\"mining.ping\"}", &m, err, sizeof err) == 0 && m.kind == LODE_STRATUM_PING, "ping");
+    lode_stratum_msg_free(&m);
+    CHECK(parse("{\"id\":7,\"method\":\"mining.frobnicate\",\"params\":[]}", &m, err, sizeof err) == 0 &&
+          m.kind == LODE_STRATUM_UNKNOWN_METHOD && strcmp(m.u.method, "mining.frobnicate") == 0, "unknown");
+    lode_stratum_msg_free(&m);
+
+    /* Subscribe and configure results. */
+    json_t *r = json_loads("[[[\"mining.set_difficulty\",\"d\"],[\"mining.notify\",\"sess\"]],\"0a0b\",4]", 0, NULL);
+    char sid[LODE_JOB_ID_MAX];
+    uint8_t en1[LODE_EXTRANONCE_MAX];
+    size_t en1_len = 0, en2_size = 0;
+    CHECK(lode_stratum_parse_subscribe_result(r, sid, en1, &en1_len, &en2_size, err, sizeof err) == 0 &&
+          strcmp(sid, "sess") == 0 && en1_len == 2 && en2_size == 4, "subscribe result");
+    json_decref(r);
+    r = json_loads("[[\"mining.notify\",\"one\"],\"\",8]", 0, NULL);
+    CHECK(lode_stratum_parse_subscribe_result(r, sid, en1, &en1_len, &en2_size, err, sizeof err) == 0 &&
+          strcmp(sid, "one") == 0 && en1_len == 0 && en2_size == 8, "single-pair subscribe result");
+    json_decref(r);
+    const char *bad_subs[] = {"[[],\"0a0b\",0]", "[[],\"0a0b\",33]", "[[],\"0a0\",4]", "[[],\"0a0b\"]", "{}",
+                              "[[],\"0a0b\",\"4\"]"};
+    for (size_t i = 0; i < sizeof bad_subs / sizeof bad_subs[0]; i++) {
+        r = json_loads(bad_subs[i], 0, NULL);
+        CHECK(lode_stratum_parse_subscribe_result(r, sid, en1, &en1_len, &en2_size, err, sizeof err) != 0,
+              "bad subscribe result accepted: %s", bad_subs[i]);
+        json_decref(r);
+    }
+    uint32_t mask = 1;
+    r = json_loads("{\"version-rolling\":true,\"version-rolling.mask\":\"18000000\"}", 0, NULL);
+    CHECK(lode_stratum_parse_configure_result(r, &mask, err, sizeof err) == 0 && mask == 0x18000000, "configure");
+    json_decref(r);
+    r = json_loads("{\"version-rolling\":false}", 0, NULL);
+    CHECK(lode_stratum_parse_configure_result(r, &mask, err, sizeof err) == 0 && mask == 0, "configure refused");
+    json_decref(r);
+}
+
+static void expect_error(const char *line, size_t len, const char *what)
+{
+    lode_stratum_msg m;
+    char err[256] = "";
+    int rc = lode_stratum_parse_line(line, len, &m, err, sizeof err);
+    CHECK(rc != 0, "accepted %s", what);
+    CHECK(rc == 0 || err[0] != '\0', "no reason for %s", what);
+    if (rc == 0)
+        lode_stratum_msg_free(&m);
+}
+
+static char *notify_with(const char *prev, const char *coinb1, const char *branch, const char *version,
+                         const char *clean)
+{
+    char *s = malloc(4096);
+    snprintf(s, 4096,
+             "{\"id\":null,\"method\":\"mining.notify\",\"params\":[\"j\",\"%s\",\"%s\",\"00\",%s,\"%s\",\"1705ae3a\",\"647025b5\",%s]}",
+             prev, coinb1, branch, version, clean);
+    return s;
+}
+
+static void test_hostile(void)
+{
+    const char *p64 = "0c859545a3498373a57452fac22eb7113df2a465000543520000000000000000";
+    const char *lines[] = {
+        "", "   ", "garbage", "{", "{\"id\":1,", "[1,2,3]", "\"str\"", "42", "null",
+        "{\"method\":\"mining.notify\"}", "{\"id\":null,\"method\":\"mining.notify\",\"params\":{}}",
+        "{\"id\":null,\"method\":\"mining.notify\",\"params\":[\"j\"]}",
+        "{\"id\":null,\"method\":5,\"params\":[]}",
+        "{\"id\":null,\"method\":\"mining.set_difficulty\",\"params\":[0]}",
+        "{\"id\":null,\"method\":\"mining.set_difficulty\",\"params\":[-1]}",
+        "{\"id\":null,\"method\":\"mining.set_difficulty\",\"params\":[\"2\"]}",
+        "{\"id\":null,\"method\":\"mining.set_difficulty\",\"params\":[1e999]}",
+        "{\"id\":null,\"method\":\"mining.set_difficulty\"}",
+        "{\"id\":null,\"method\":\"mining.set_extranonce\",\"params\":[\"0800000\",4]}",
+        "{\"id\":null,\"method\":\"mining.set_extranonce\",\"params\":[\"08\",0]}",
+        "{\"id\":null,\"method\":\"mining.set_extranonce\",\"params\":[\"08\",33]}",
+        "{\"id\":null,\"method\":\"mining.set_extranonce\",\"params\":[\"000000000000000000000000000000000000000000000000000000000000000000\",4]}",
+        "{\"id\":null,\"method\":\"mining.set_version_mask\",\"params\":[\"3000\"]}",
+        "{\"id\":null,\"method\":\"client.reconnect\",\"params\":[\"h\",70000]}",
+        "{\"id\":null,\"method\":\"client.reconnect\",\"params\":[\"h\",\"80x\"]}",
+        "{\"id\":null,\"method\":\"client.reconnect\",\"params\":[\"h/../x\",80]}",
+        "{\"id\":null,\"method\":\"client.reconnect\",\"params\":[\"h\",80,-1]}",
+        "{\"id\":null,\"method\":\"client.show_message\",\"params\":[5]}",
+        "{\"id\":1,\"id\":2,\"result\":true}",
+        "{\"result\":true}",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        expect_error(lines[i], strlen(lines[i]), lines[i]);
+
+    struct { const char *prev, *coinb1, *branch, *version, *clean, *what; } notifies[] = {
+        {"0c859545a3498373a57452fac22eb7113df2a4650005435200000000000000000", "01", "[]", "20000004", "true", "65-hex prevhash"},
+        {"0c859545a3498373a57452fac22eb7113df2a46500054352000000000000000", "01", "[]", "20000004", "true", "63-hex prevhash"},
+        {"zc859545a3498373a57452fac22eb7113df2a465000543520000000000000000", "01", "[]", "20000004", "true", "non-hex prevhash"},
+        {p64, "010", "[]", "20000004", "true", "odd-length coinb1"},
+        {p64, "0g", "[]", "20000004", "true", "non-hex coinb1"},
+        {p64, "01", "[\"00\"]", "20000004", "true", "short branch hash"},
+        {p64, "01", "[5]", "20000004", "true", "number in branch"},
+        {p64, "01", "\"ab\"", "20000004", "true", "branch not an array"},
+        {p64, "01", "[]", "2000004", "true", "7-hex version"},
+        {p64, "01", "[]", "020000004", "true", "9-hex version"},
+        {p64, "01", "[]", "20000004", "1", "clean_jobs not a bool"},
+    };
+    for (size_t i = 0; i < sizeof notifies / sizeof notifies[0]; i++) {
+        char *line = notify_with(notifies[i].prev, notifies[i].coinb1, notifies[i].branch, notifies[i].version,
+                                 notifies[i].clean);
+        expect_error(line, strlen(line), notifies[i].what);
+        free(line);
+    }
+    /* 33 branch entries: one too many. */
+    char branch[64 * 70] = "[";
+    for (int i = 0; i < 33; i++)
+        snprintf(branch + strlen(branch), sizeof branch - strlen(branch), "%s\"%064d\"", i ? "," : "", 0);
+    strcat(branch, "]");
+    char *line = notify_with(p64, "01", branch, "20000004", "true");
+    expect_error(line, strlen(line), "33-entry branch");
+    free(line);
+    /* Job ids: 63 characters pass, 64 do not. */
+    char ok_id[400], long_id[400];
+    snprintf(ok_id, sizeof ok_id, "{\"id\":null,\"method\":\"mining.notify\",\"params\":[\"%063d\",\"%s\",\"\",\"\",[],\"20000004\",\"1705ae3a\",\"647025b5\",false]}", 0, p64);
+    snprintf(long_id, sizeof long_id, "{\"id\":null,\"method\":\"mining.notify\",\"params\":[\"%064d\",\"%s\",\"\",\"\",[],\"20000004\",\"1705ae3a\",\"647025b5\",false]}", 0, p64);
+    lode_stratum_msg m;
+    char err[256];
+    CHECK(parse(ok_id, &m, err, sizeof err) == 0, "63-character job id: %s", err);
+    lode_stratum_msg_free(&m);
+    expect_error(long_id, strlen(long_id), "64-character job id");
+
+    /* NUL inside, nested depth, a huge array, an over-long line. */
+    const char with_nul[] = "{\"id\":1,\"result\":true}\0{}";
+    expect_error(with_nul, sizeof with_nul - 1, "NUL byte");
+    const char nul_in_string[] = "{\"id\":null,\"method\":\"mining.notify\\u0000x\",\"params\":[]}";
+    lode_stratum_msg mm;
+    CHECK(lode_stratum_parse_line(nul_in_string, strlen(nul_in_string), &mm, err, sizeof err) != 0, "\\u0000 in method accepted");
+    size_t deep_len = 60000;
+    char *deep = malloc(deep_len + 1);
+    memset(deep, '[', deep_len);
+    deep[deep_len] = '\0';
+    expect_error(deep, deep_len, "deeply nested arrays");
+    free(deep);
+    size_t huge_len = LODE_STRATUM_LINE_MAX - 100;
+    char *huge = malloc(huge_len + 1);
+    size_t n = (size_t)snprintf(huge, huge_len, "{\"id\":null,\"method\":\"mining.notify\",\"params\":[\"j\",\"%s\",\"\",\"\",[", p64);
+    while (n + 8 < huge_len - 64) {
+        memcpy(huge + n, "\"00\",", 5);
+        n += 5;
+    }
+    memcpy(huge + n, "\"00\"]]}", 8);
+    expect_error(huge, strlen(huge), "huge branch array");
+    free(huge);
+    size_t over_len = LODE_STRATUM_LINE_MAX + 10;
+    char *over = malloc(over_len);
+    memset(over, ' ', over_len);
+    memcpy(over, "{\"id\":1,\"result\":true}", 22);
+    expect_error(over, over_len, "over-long line");
+    free(over);
+    expect_error(NULL, 0, "NULL line");
+}
+
+/* A notify line built from a vector's notify_params. */
+static char *notify_line(json_t *params)
+{
+    json_t *obj = json_pack("{s:n,s:s,s:O}", "id", "method", "mining.notify", "params", params);
+    char *s = json_dumps(obj, JSON_COMPACT);
+    json_decref(obj);
+    return s;
+}
+
+static uint32_t be32_hex(const char *hex)
+{
+    uint8_t b[4] = {0};
+    lode_hex_decode(hex, b, 4);
+    return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+}
+
+/* Rebuilds a vector's header through the parser and lode_job, and checks the
+ * submit line lode would send carries the vector's submit params. */
+static void check_stratum_vector(json_t *v, lode_algo algo, const char *notify_text, const uint8_t *en1,
+                                 size_t en1_len, const uint8_t *en2, size_t en2_len, json_t *submit,
+                                 uint32_t mask)
+{
+    const char *name = test_json_str(v, "name");
+    lode_stratum_msg m;
+    char err[256];
+    if (parse(notify_text, &m, err, sizeof err) != 0) {
+        CHECK(false, "%s: notify rejected: %s", name, err);
+        return;
+    }
+    lode_stratum_session session = {.algo = algo, .extranonce1_len = en1_len, .extranonce2_size = en2_len,
+                                    .difficulty = 1, .version_mask = mask, .ntime_roll_max = 300, .generation = 7};
+    memcpy(session.extranonce1, en1, en1_len);
+    lode_job job;
+    CHECK(lode_stratum_notify_to_job(&m.u.notify, &session, false, &job, err, sizeof err) == 0, "%s: %s", name, err);
+    CHECK(job.generation == 7 && job.version_mask == (algo == LODE_ALGO_SHA256D ? mask : 0) && job.clean == m.u.notify.clean_jobs,
+          "%s: job fields", name);
+    lode_u256 want_target;
+    lode_target_from_difficulty(1, algo, &want_target);
+    CHECK(lode_u256_cmp(&job.share_target, &want_target) == 0, "%s: share target", name);
+
+    const char *ntime_hex = json_string_value(json_array_get(submit, 3));
+    const char *nonce_hex = json_string_value(json_array_get(submit, 4));
+    const char *bits_hex = json_string_value(json_array_get(submit, 5));
+    uint32_t version = job.version;
+    if (bits_hex != NULL)
+        version = (job.version & ~mask) | (be32_hex(bits_hex) & mask);
+    uint8_t header[80];
+    lode_job_header(&job, en2, be32_hex(ntime_hex), version, header);
+    uint32_t nonce = be32_hex(nonce_hex);
+    for (int i = 0; i < 4; i++)
+        header[76 + i] = (uint8_t)(nonce >> (8 * i));
+    uint8_t want[80];
+    test_json_hex(v, json_object_get(v, "expected_header_hex") ? "expected_header_hex" : "header_hex", want, 80);
+    CHECK_BYTES(header, want, 80, "%s: header", name);
+    if (json_object_get(v, "merkle_root_internal_hex")) {
+        uint8_t root[32], want_root[32];
+        lode_job_merkle_root(&job, en2, root);
+        test_json_hex(v, "merkle_root_internal_hex", want_root, 32);
+        CHECK_BYTES(root, want_root, 32, "%s: merkle root", name);
+    }
+    uint8_t hash[32];
+    char hash_hex[65];
+    lode_algo_get(algo)->pow_hash_ref(header, hash);
+    lode_hex_encode_reversed(hash, 32, hash_hex);
+    const char *want_hash = json_object_get(v, "expected_pow_hash_scrypt") ? test_json_str(v, "expected_pow_hash_scrypt")
+                            : json_object_get(v, "expected_block_hash") ? test_json_str(v, "expected_block_hash")
+                                                                         : test_json_str(v, "header_hash");
+    CHECK(strcmp(hash_hex, want_hash) == 0, "%s: hash %s, want %s", name, hash_hex, want_hash);
+
+    /* The submit line lode would send for this share. */
+    json_t *line = built(lode_stratum_build_submit(4, json_string_value(json_array_get(submit, 0)), job.id, en2, en2_len,
+                                                   be32_hex(ntime_hex), nonce, bits_hex != NULL, version & mask));
+    CHECK(json_equal(json_object_get(line, "params"), submit), "%s: submit params differ", name);
+    json_decref(line);
+    lode_job_free(&job);
+    lode_stratum_msg_free(&m);
+}
+
+static void test_vectors(void)
+{
+    const char *files[] = {"sha256d.json", "scrypt.json"};
+    lode_algo algos[] = {LODE_ALGO_SHA256D, LODE_ALGO_SCRYPT};
+    int checked = 0;
+    for (int f = 0; f < 2; f++) {
+        json_t *root = test_load_vectors(files[f]);
+        json_t *list = json_object_get(root, "stratum_vectors");
+        CHECK(json_array_size(list) > 0, "%s has no stratum_vectors", files[f]);
+        size_t i;
+        json_t *v;
+        json_array_foreach(list, i, v) {
+            uint8_t en1[LODE_EXTRANONCE_MAX], en2[LODE_EXTRANONCE_MAX];
+            json_t *params = json_object_get(v, "notify_params");
+            if (params != NULL) {
+                size_t en1_len = test_json_hex(v, "extranonce1", en1, sizeof en1);
+                size_t en2_len = test_json_hex(v, "extranonce2", en2, sizeof en2);
+                CHECK(en2_len == test_json_uint(v, "extranonce2_size"), "extranonce2_size");
+                const char *mask_hex = json_string_value(json_object_get(v, "version_rolling_mask"));
+                char *text = notify_line(params);
+                check_stratum_vector(v, algos[f], text, en1, en1_len, en2, en2_len, json_object_get(v, "submit_params"),
+                                     mask_hex ? be32_hex(mask_hex) : 0);
+                free(text);
+                checked++;
+            } else if (json_object_get(v, "coinbase_hex") && json_object_get(v, "notify")) {
+                /* The real share: cut its coinbase anywhere into coinb1|en1(4)|en2(8)|coinb2. */
+                uint8_t coinbase[1024];
+                size_t cb_len = test_json_hex(v, "coinbase_hex", coinbase, sizeof coinbase);
+                json_t *n = json_object_get(v, "notify");
+                char c1[2 * 42 + 1], c2[2 * 1024 + 1];
+                lode_hex_encode(coinbase, 42, c1);
+                lode_hex_encode(coinbase + 54, cb_len - 54, c2);
+                json_t *np = json_pack("[s,O,s,s,O,O,O,O,b]", "share", json_object_get(n, "prevhash"), c1, c2,
+                                       json_object_get(n, "merkle_branch"), json_object_get(n, "version"),
+                                       json_object_get(n, "nbits"), json_object_get(n, "ntime"), 0);
+                char *text = notify_line(np);
+                json_t *submit = json_pack("[s,s,s,O,O]", "w", "share", "", json_object_get(n, "ntime"),
+                                           json_object_get(v, "nonce_submit_hex"));
+                char en2_hex[17];
+                lode_hex_encode(coinbase + 46, 8, en2_hex);
+                json_array_set_new(submit, 2, json_string(en2_hex));
+                check_stratum_vector(v, algos[f], text, coinbase + 42, 4, coinbase + 46, 8, submit, 0);
+                json_decref(submit);
+                json_decref(np);
+                free(text);
+                checked++;
+            }
+        }
+        json_decref(root);
+    }
+    CHECK(checked >= 4, "only %d stratum vectors checked", checked);
+}
+
+/* ---- a loopback pool ---- */
+
+typedef struct test_pool {
+    int listen_fd;
+    int fd;
+    char buf[200000];
+    size_t len;
+    uint16_t port;
+} test_pool;
+
+static int listen_loopback(uint16_t *port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t al = sizeof a;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 8) != 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &al) != 0) {
+        perror("loopback listen");
+        exit(1);
+    }
+    *port = ntohs(a.sin_port);
+    return fd;
+}
+
+static bool pool_accept(test_pool *p, double timeout_s)
+{
+    struct pollfd pfd = {.fd = p->listen_fd, .events = POLLIN};
+    if (poll(&pfd, 1, (int)(timeout_s * 1000)) <= 0)
+        return false;
+    p->fd = accept(p->listen_fd, NULL, NULL);
+    p->len = 0;
+    return p->fd >= 0;
+}
+
+static void pool_close(test_pool *p)
+{
+    if (p->fd >= 0)
+        close(p->fd);
+    p->fd = -1;
+}
+
+/* The next JSON line the client sent, or NULL after timeout_s. */
+static json_t *pool_read(test_pool *p, double timeout_s)
+{
+    double deadline = now_s() + timeout_s;
+    for (;;) {
+        char *nl = memchr(p->buf, '\n', p->len);
+        if (nl != NULL) {
+            *nl = '\0';
+            json_t *v = json_loads(p->buf, 0, NULL);
+            size_t used = (size_t)(nl - p->buf) + 1;
+            memmove(p->buf, p->buf + used, p->len - used);
+            p->len -= used;
+            return v;
+        }
+        double left = deadline - now_s();
+        struct pollfd pfd = {.fd = p->fd, .events = POLLIN};
+        if (left <= 0 || poll(&pfd, 1, (int)(left * 1000) + 1) <= 0)
+            return NULL;
+        ssize_t r = read(p->fd, p->buf + p->len, sizeof p->buf - p->len);
+        if (r <= 0)
+            return NULL;
+        p->len += (size_t)r;
+    }
+}
+
+/* Reads the next request and checks its method. */
+static json_t *pool_expect(test_pool *p, const char *method)
+{
+    json_t *v = pool_read(p, 5);
+    const char *got = json_string_value(json_object_get(v, "method"));
+    CHECK(got != NULL && strcmp(got, method) == 0, "expected %s, got %s", method, got ? got : "nothing");
+    return v ? v : json_object();
+}
+
+static void pool_send(test_pool *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void pool_send(test_pool *p, const char *fmt, ...)
+{
+    char line[100000];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line - 1, fmt, ap);
+    va_end(ap);
+    line[n++] = '\n';
+    ssize_t w = send(p->fd, line, (size_t)n, MSG_NOSIGNAL);
+    (void)w;
+}
+
+static long long req_id(json_t *req)
+{
+    return (long long)json_integer_value(json_object_get(req, "id"));
+}
+
+static const char *prev1 = "0c859545a3498373a57452fac22eb7113df2a465000543520000000000000000";
+
+static void send_notify(test_pool *p, const char *job_id, const char *prev, bool clean)
+{
+    pool_send(p, "{\"id\":null,\"method\":\"mining.notify\",\"params\":[\"%s\",\"%s\",\"01000000\",\"ffffffff\",[],"
+                 "\"20000000\",\"1705ae3a\",\"647025b5\",%s]}", job_id, prev, clean ? "true" : "false");
+}
+
+static lode_share make_share(const lode_job *job, uint32_t nonce)
+{
+    lode_share share = {.job = job, .ntime = job->ntime + 1, .version = job->version | 0x00002000, .nonce = nonce};
+    for (size_t i = 0; i < job->extranonce2_len; i++)
+        share.extranonce2[i] = (uint8_t)(i + 1);
+    return share;
+}
+
+static void wait_stats(lode_stratum *s, size_t pool, uint64_t accepted, uint64_t rejected, uint64_t stale,
+                       lode_pool_stats *out)
+{
+    double deadline = now_s() + 5;
+    do {
+        lode_stratum_pool_stats(s, pool, out);
+        if (out->accepted == accepted && out->rejected == rejected && out->stale == stale)
+            return;
+        usleep(10000);
+    } while (now_s() < deadline);
+}
+
+static void test_loopback(void)
+{
+    test_pool pool = {.fd = -1};
+    pool.listen_fd = listen_loopback(&pool.port);
+    char url[64];
+    snprintf(url, sizeof url, "stratum+tcp://127.0.0.1:%u", pool.port);
+    lode_pool_config pc = {.url = url, .user = "worker.1", .pass = "pw"};
+    lode_stratum_config cfg;
+    lode_stratum_config_defaults(&cfg);
+    cfg.algo = LODE_ALGO_SHA256D;
+    cfg.pools = &pc;
+    cfg.pool_count = 1;
+    cfg.agent = "lode/test";
+    cfg.retry_base_s = 0.05;
+    cfg.retry_max_s = 0.2;
+    char err[256];
+    lode_stratum *s = lode_stratum_create(&cfg, err, sizeof err);
+    CHECK(s != NULL, "create: %s", err);
+    if (s == NULL)
+        return;
+    CHECK(lode_stratum_pool_count(s) == 1, "pool count");
+    CHECK(lode_stratum_start(s, fake_mining_get()) == 0, "start");
+
+    /* Connection 1: configure, subscribe, extranonce.subscribe, authorize. */
+    CHECK(pool_accept(&pool, 5), "no connection");
+    json_t *r = pool_expect(&pool, "mining.configure");
+    pool_send(&pool, "{\"id\":%lld,\"result\":{\"version-rolling\":true,\"version-rolling.mask\":\"1fffe000\"},\"error\":null}", req_id(r));
+    json_decref(r);
+    r = pool_expect(&pool, "mining.subscribe");
+    CHECK(json_array_size(json_object_get(r, "params")) == 1 && strcmp(param_str(r, 0), "lode/test") == 0, "fresh subscribe");
+    pool_send(&pool, "{\"id\":%lld,\"result\":[[[\"mining.set_difficulty\",\"d1\"],[\"mining.notify\",\"sess42\"]],\"0a0b0c0d\",4],\"error\":null}", req_id(r));
+    json_decref(r);
+    r = pool_expect(&pool, "mining.extranonce.subscribe");
+    pool_send(&pool, "{\"id\":%lld,\"result\":true,\"error\":null}", req_id(r));
+    json_decref(r);
+    r = pool_expect(&pool, "mining.authorize");
+    CHECK(strcmp(param_str(r, 0), "worker.1") == 0 && strcmp(param_str(r, 1), "pw") == 0, "credentials");
+    /* Notifications before the authorize reply. */
+    pool_send(&pool, "{\"id\":null,\"method\":\"mining.set_difficulty\",\"params\":[2]}");
+    send_notify(&pool, "j1", prev1, true);
+    pool_send(&pool, "{\"id\":%lld,\"result\":true,\"error\":null}", req_id(r));
+    json_decref(r);
+
+    CHECK(fake_mining_wait_jobs(1, 5) == 1, "no job installed");
+    lode_job job1 = {0};
+    CHECK(fake_mining_job(0, &job1) == 0, "job copy");
+    lode_u256 want_target;
+    lode_target_from_difficulty(2, LODE_ALGO_SHA256D, &want_target);
+    CHECK(strcmp(job1.id, "j1") == 0 && job1.extranonce1_len == 4 && job1.extranonce1[0] == 0x0a &&
+              job1.extranonce2_len == 4 && job1.clean, "job 1 fields");
+    CHECK(job1.version_mask == 0x1fffe000 && job1.ntime_roll_max == LODE_STRATUM_NTIME_ROLL_MAX, "mask %08x", job1.version_mask);
+    CHECK(lode_u256_cmp(&job1.share_target, &want_target) == 0, "difficulty 2 applied to the next notify");
+    CHECK(job1.prevhash[0] == 0x45 && job1.prevhash[3] == 0x0c, "prevhash word swap");
+
+    /* Shares: accepted, rejected, stale flag, stale by code 21, old generation. */
+    lode_share sh = make_share(&job1, 0x12345678);
+    lode_stratum_source_ops.submit(s, &sh, false);
+    r = pool_expect(&pool, "mining.submit");
+    json_t *params = json_object_get(r, "params");
+    CHECK(json_array_size(params) == 6 && strcmp(param_str(r, 1), "j1") == 0 && strcmp(param_str(r, 2), "01020304") == 0 &&
+              strcmp(param_str(r, 3), "647025b6") == 0 && strcmp(param_str(r, 4), "12345678") == 0 &&
+              strcmp(param_str(r, 5), "00002000") == 0, "submit params");
+    pool_send(&pool, "{\"id\":%lld,\"result\":true,\"error\":null}", req_id(r));
+    json_decref(r);
+    lode_stratum_source_ops.submit(s, &sh, false);
+    r = pool_expect(&pool, "mining.submit");
+    pool_send(&pool, "{\"id\":%lld,\"result\":null,\"error\":[23,\"Low difficulty share\",null]}", req_id(r));
+    json_decref(r);
+    lode_stratum_source_ops.submit(s, &sh, true); /* the session says stale: never sent */
+    lode_stratum_source_ops.submit(s, &sh, false);
+    r = pool_expect(&pool, "mining.submit");
+    pool_send(&pool, "{\"id\":%lld,\"result\":null,\"error\":[21,\"Job not found\",null]}", req_id(r));
+    json_decref(r);
+    lode_job old = job1;
+    old.generation = job1.generation + 100;
+    lode_share old_share = make_share(&old, 1);
+    lode_stratum_source_ops.submit(s, &old_share, false);
+
+    /* Junk the client must skip, and requests it must answer. */
+    pool_send(&pool, "hello world");
+    pool_send(&pool, "{\"id\":1,");
+    pool_send(&pool, "{\"id\":null,\"method\":\"mining.notify\",\"params\":[\"bad\",\"%s0\",\"\",\"\",[],\"20000000\",\"1705ae3a\",\"647025b5\",true]}", prev1);
+    pool_send(&pool, "{\"id\":7,\"method\":\"mining.frobnicate\",\"params\":[]}");
+    r = pool_read(&pool, 5);
+    CHECK(json_integer_value(json_object_get(r, "id")) == 7 && json_is_array(json_object_get(r, "error")), "unknown method answered with an error");
+    json_decref(r);
+    pool_send(&pool, "{\"id\":\"v\",\"method\":\"client.get_version\",\"params\":[]}");
+    r = pool_read(&pool, 5);
+    const char *echoed = json_string_value(json_object_get(r, "id"));
+    CHECK(echoed != NULL && strcmp(echoed, "v") == 0, "get_version id");
+    CHECK(json_is_string(json_object_get(r, "result")) && strcmp(json_string_value(json_object_get(r, "result")), "lode/test") == 0, "agent");
+    json_decref(r);
+    pool_send(&pool, "{\"id\":9,\"method\":\"mining.ping\"}");
+    r = pool_read(&pool, 5);
+    CHECK(json_integer_value(json_object_get(r, "id")) == 9 && json_is_string(json_object_get(r, "result")), "pong");
+    json_decref(r);
+    pool_send(&pool, "{\"id\":10,\"method\":\"client.show_message\",\"params\":[\"maintenance at noon\"]}");
+    r = pool_read(&pool, 5);
+    CHECK(json_integer_value(json_object_get(r, "id")) == 10 && json_is_true(json_object_get(r, "result")), "show_message");
+    json_decref(r);
+
+    lode_pool_stats st;
+    wait_stats(s, 0, 1, 1, 3, &st);
+    CHECK(st.accepted == 1 && st.rejected == 1 && st.stale == 3, "accepted %llu rejected %llu stale %llu",
+          (unsigned long long)st.accepted, (unsigned long long)st.rejected, (unsigned long long)st.stale);
+    CHECK(strcmp(st.last_reject, "Low difficulty share") == 0, "reason: %s", st.last_reject);
+    CHECK(st.bad_lines == 3 && st.connected && st.difficulty == 2, "bad lines %llu", (unsigned long long)st.bad_lines);
+
+    /* set_extranonce applies at the next notify, which is then clean. */
+    pool_send(&pool, "{\"id\":null,\"method\":\"mining.set_extranonce\",\"params\":[\"01020304\",2]}");
+    send_notify(&pool, "j2", prev1, false);
+    CHECK(fake_mining_wait_jobs(2, 5) == 2, "no second job");
+    lode_job job2 = {0};
+    fake_mining_job(1, &job2);
+    CHECK(job2.extranonce1[0] == 1 && job2.extranonce2_len == 2 && job2.clean && job2.generation == job1.generation,
+          "extranonce change");
+    lode_job_free(&job2);
+    send_notify(&pool, "j3", prev1, false);
+    CHECK(fake_mining_wait_jobs(3, 5) == 3, "no third job");
+    fake_mining_job(2, &job2);
+    CHECK(!job2.clean, "same prevhash, clean_jobs false: not clean");
+    lode_job_free(&job2);
+
+    /* Drop the connection: the job is cleared, the client reconnects and
+     * tries to resume; the pool refuses, a plain subscribe follows. */
+    pool_close(&pool);
+    CHECK(fake_mining_wait_clears(1, 5) >= 1, "job not cleared on disconnect");
+    CHECK(pool_accept(&pool, 5), "no reconnection");
+    r = pool_expect(&pool, "mining.configure");
+    pool_send(&pool, "{\"id\":%lld,\"result\":{\"version-rolling\":false},\"error\":null}", req_id(r));
+    json_decref(r);
+    r = pool_expect(&pool, "mining.subscribe");
+    CHECK(strcmp(param_str(r, 1), "sess42") == 0, "resume with the notify subscription id");
+    pool_send(&pool, "{\"id\":%lld,\"result\":null,\"error\":[20,\"unknown session\",null]}", req_id(r));
+    json_decref(r);
+    r = pool_expect(&pool, "mining.subscribe");
+    CHECK(json_array_size(json_object_get(r, "params")) == 1, "plain subscribe after a refused resume");
+    pool_send(&pool, "{\"id\":%lld,\"result\":[[[\"mining.notify\",\"sess43\"]],\"aabbccdd\",4],\"error\":null}", req_id(r));
+    json_decref(r);
+    r = pool_expect(&pool, "mining.extranonce.subscribe"); /* left unanswered */
+    json_decref(r);
+    r = pool_expect(&pool, "mining.authorize");
+    pool_send(&pool, "{\"id\":%lld,\"result\":true,\"error\":null}", req_id(r));
+    json_decref(r);
+    send_notify(&pool, "k1", "1111111111111111111111111111111111111111111111111111111111111111", false);
+    CHECK(fake_mining_wait_jobs(4, 5) == 4, "no job after reconnecting");
+    lode_job job4 = {0};
+    fake_mining_job(3, &job4);
+    CHECK(job4.generation == job1.generation + 1 && job4.version_mask == 0 && job4.clean, "new generation, no mask, new prevhash is clean");
+    lode_target_from_difficulty(1, LODE_ALGO_SHA256D, &want_target);
+    CHECK(lode_u256_cmp(&job4.share_target, &want_target) == 0, "difficulty back to 1 on a new connection");
+    sh = make_share(&job4, 42);
+    lode_stratum_source_ops.submit(s, &sh, false);
+    r = pool_expect(&pool, "mining.submit");
+    CHECK(json_array_size(json_object_get(r, "params")) == 5, "no version bits without rolling");
+    pool_send(&pool, "{\"id\":%lld,\"result\":true,\"error\":null}", req_id(r));
+    json_decref(r);
+    lode_stratum_source_ops.submit(s, &(lode_share){.job = &job1}, false); /* the old connection's job */
+    wait_stats(s, 0, 2, 1, 4, &st);
+    CHECK(st.accepted == 2 && st.stale == 4, "after reconnect: accepted %llu stale %llu", (unsigned long long)st.accepted,
+          (unsigned long long)st.stale);
+
+    /* An over-long line ends the connection; the client comes back. */
+    char *longline = malloc(LODE_STRATUM_LINE_MAX + 100);
+    memset(longline, 'a', LODE_STRATUM_LINE_MAX + 99);
+    longline[LODE_STRATUM_LINE_MAX + 99] = '\0';
+    pool_send(&pool, "%s", longline);
+    free(longline);
+    CHECK(fake_mining_wait_clears(2, 5) >= 2, "over-long line did not end the connection");
+    pool_close(&pool);
+    CHECK(pool_accept(&pool, 5), "no reconnection after an over-long line");
+    r = pool_expect(&pool, "mining.configure"); /* sent after the connection is counted */
+    json_decref(r);
+    lode_stratum_pool_stats(s, 0, &st);
+    CHECK(st.bad_lines == 4 && st.connects == 3, "bad lines %llu connects %llu", (unsigned long long)st.bad_lines,
+          (unsigned long long)st.connects);
+
+    /* Stop while the client waits for replies: prompt. */
+    double t0 = now_s();
+    lode_stratum_stop(s);
+    CHECK(now_s() - t0 < 1.0, "stop took %.2f s", now_s() - t0);
+    pool_close(&pool);
+    lode_stratum_free(s);
+    lode_job_free(&job1);
+    lode_job_free(&job4);
+    close(pool.listen_fd);
+}
+
+/* Failover from a dead pool to the next, then a client.reconnect redirect. */
+static void test_failover_redirect(void)
+{
+    uint16_t dead_port;
+    int dead = listen_loopback(&dead_port);
+    close(dead); /* nothing listens there now: connection refused */
+    test_pool a = {.fd = -1}, b = {.fd = -1};
+    a.listen_fd = listen_loopback(&a.port);
+    b.listen_fd = listen_loopback(&b.port);
+    char url0[64], url1[64];
+    snprintf(url0, sizeof url0, "stratum+tcp://127.0.0.1:%u", dead_port);
+    snprintf(url1, sizeof url1, "stratum+tcp://127.0.0.1:%u", a.port);
+    lode_pool_config pcs[2] = {{.url = url0, .user = "u"}, {.url = url1, .user = "u"}};
+    lode_stratum_config cfg;
+    lode_stratum_config_defaults(&cfg);
+    cfg.algo = LODE_ALGO_SCRYPT;
+    cfg.pools = pcs;
+    cfg.pool_count = 2;
+    cfg.failover_after = 2;
+    cfg.retry_base_s = 0.02;
+    cfg.retry_max_s = 0.05;
+    cfg.primary_check_s = 1000;
+    char err[256];
+    lode_stratum *s = lode_stratum_create(&cfg, err, sizeof err);
+    CHECK(s != NULL, "create: %s", err);
+    if (s == NULL)
+        return;
+    lode_stratum_start(s, fake_mining_get());
+    CHECK(pool_accept(&a, 5), "no failover to the second pool");
+    json_t *r = pool_expect(&a, "mining.subscribe"); /* scrypt: no configure */
+    json_decref(r);
+    pool_send(&a, "{\"id\":null,\"method\":\"client.reconnect\",\"params\":[\"127.0.0.1\",\"%u\",0]}", b.port);
+    CHECK(pool_accept(&b, 5), "redirect not followed");
+    r = pool_expect(&b, "mining.subscribe");
+    json_decref(r);
+    double t0 = now_s();
+    lode_stratum_stop(s);
+    CHECK(now_s() - t0 < 1.0, "stop took %.2f s", now_s() - t0);
+    lode_stratum_free(s);
+    pool_close(&a);
+    pool_close(&b);
+    close(a.listen_fd);
+    close(b.listen_fd);
+}
+
+static void test_create_errors(void)
+{
+    const char *bad_urls[] = {"http://pool:3333", "stratum+tcp://pool", "stratum+tcp://:3333", "stratum+tcp://pool:0",
+                              "stratum+tcp://pool:70000", "stratum+tcp://pool:33x", "stratum+tcp://[::1:3333"};
+    char err[256];
+    for (size_t i = 0; i < sizeof bad_urls / sizeof bad_urls[0]; i++) {
+        lode_pool_config pc = {.url = bad_urls[i], .user = "u"};
+        lode_stratum_config cfg;
+        lode_stratum_config_defaults(&cfg);
+        cfg.pools = &pc;
+        cfg.pool_count = 1;
+        err[0] = '\0';
+        lode_stratum *s = lode_stratum_create(&cfg, err, sizeof err);
+        CHECK(s == NULL && err[0] != '\0', "URL %s accepted", bad_urls[i]);
+        lode_stratum_free(s);
+    }
+    lode_pool_config pc = {.url = "stratum+ssl://pool:3333", .user = "u", .cert_pin = "abcd"};
+    lode_stratum_config cfg;
+    lode_stratum_config_defaults(&cfg);
+    cfg.pools = &pc;
+    cfg.pool_count = 1;
+    CHECK(lode_stratum_create(&cfg, err, sizeof err) == NULL, "short pin accepted");
+    pc.url = "stratum+tcp://pool:3333";
+    pc.cert_pin = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+    CHECK(lode_stratum_create(&cfg, err, sizeof err) == NULL, "pin on plain TCP accepted");
+    cfg.pool_count = 0;
+    CHECK(lode_stratum_create(&cfg, err, sizeof err) == NULL, "no pools accepted");
+
+    lode_stratum_url u;
+    CHECK(lode_stratum_url_parse("stratum+tls://[::1]:443", &u, err, sizeof err) == 0 && u.tls &&
+          strcmp(u.host, "::1") == 0 && strcmp(u.port, "443") == 0, "IPv6 URL");
+    CHECK(lode_stratum_url_parse("stratum+tcp://pool.example:3333/", &u, err, sizeof err) == 0 && !u.tls, "trailing slash");
+    uint8_t pin[32];
+    CHECK(lode_stratum_pin_parse("00:11:22:33:44:55:66:77:88:99:aa:bb:cc:dd:ee:ff:00:11:22:33:44:55:66:77:88:99:aa:bb:cc:dd:ee:ff", pin) == 0 &&
+          pin[1] == 0x11, "pin with colons");
+}
+
+/* ---- TLS ---- */
+
+typedef struct tls_server {
+    SSL_CTX *ctx;
+    int listen_fd;
+    int connections; /* how many to serve */
+} tls_server;
+
+static void *tls_server_thread(void *arg)
+{
+    tls_server *t = arg;
+    sigset_t pipe_set; /* the client may hang up first: no SIGPIPE for the test server */
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, NULL);
+    for (int i = 0; i < t->connections; i++) {
+        struct pollfd pfd = {.fd = t->listen_fd, .events = POLLIN};
+        if (poll(&pfd, 1, 10000) <= 0)
+            break;
+        int fd = accept(t->listen_fd, NULL, NULL);
+        if (fd < 0)
+            continue;
+        struct timeval tv = {.tv_sec = 5};
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+        SSL *ssl = SSL_new(t->ctx);
+        SSL_set_fd(ssl, fd);
+        if (SSL_accept(ssl) == 1) {
+            char buf[256];
+            int n = SSL_read(ssl, buf, sizeof buf); /* echo one line back */
+            if (n > 0)
+                SSL_write(ssl, buf, n);
+            SSL_shutdown(ssl);
+        }
+        SSL_free(ssl);
+        close(fd);
+    }
+    return NULL;
+}
+
+static void test_tls(void)
+{
+    EVP_PKEY *key = EVP_EC_gen("P-256");
+    X509 *cert = X509_new();
+    X509_set_version(cert, 2);
+    ASN1_INTEGER_set(X509_get_serialNumber(cert), 1);
+    X509_gmtime_adj(X509_getm_notBefore(cert), -60);
+    X509_gmtime_adj(X509_getm_notAfter(cert), 3600);
+    X509_set_pubkey(cert, key);
+    X509_NAME *name = X509_get_subject_name(cert);
+    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)"localhost", -1, -1, 0);
+    X509_set_issuer_name(cert, name);
+    CHECK(key != NULL && X509_sign(cert, key, EVP_sha256()) > 0, "self-signed certificate");
+    uint8_t fp[32];
+    unsigned fp_len = 0;
+    X509_digest(cert, EVP_sha256(), fp, &fp_len);
+    char fp_hex[65], fp_colons[100] = "";
+    lode_hex_encode(fp, 32, fp_hex);
+    for (int i = 0; i < 32; i++)
+        snprintf(fp_colons + strlen(fp_colons), sizeof fp_colons - strlen(fp_colons), "%s%02X", i ? ":" : "", fp[i]);
+
+    tls_server t = {.ctx = SSL_CTX_new(TLS_server_method()), .connections = 3};
+    SSL_CTX_use_certificate(t.ctx, cert);
+    SSL_CTX_use_PrivateKey(t.ctx, key);
+    uint16_t port;
+    t.listen_fd = listen_loopback(&port);
+    pthread_t thread;
+    pthread_create(&thread, NULL, tls_server_thread, &t);
+
+    lode_stratum_url url;
+    char text[64], err[512];
+    snprintf(text, sizeof text, "stratum+ssl://127.0.0.1:%u", port);
+    lode_stratum_url_parse(text, &url, err, sizeof err);
+
+    /* Pinned (upper case, colons): accepted, and lines flow both ways. */
+    lode_stratum_conn *c = lode_stratum_conn_open(&url, fp_colons, 5, NULL, err, sizeof err);
+    CHECK(c != NULL, "pinned TLS refused: %s", err);
+    if (c != NULL) {
+        CHECK(lode_stratum_conn_write(c, "ping over tls\n", 14, 5, err, sizeof err) == 0, "TLS write: %s", err);
+        const char *line = NULL;
+        size_t len = 0;
+        lode_conn_status st = lode_stratum_conn_read_line(c, NULL, 5, &line, &len, err, sizeof err);
+        CHECK(st == LODE_CONN_LINE && len == 13 && strcmp(line, "ping over tls") == 0, "TLS echo (status %d): %s", st, err);
+        lode_stratum_conn_close(c);
+    }
+    /* No pin: the self-signed certificate is not trusted; the error shows its fingerprint. */
+    c = lode_stratum_conn_open(&url, NULL, 5, NULL, err, sizeof err);
+    CHECK(c == NULL && strstr(err, fp_hex) != NULL, "unpinned self-signed accepted or no fingerprint: %s", err);
+    lode_stratum_conn_close(c);
+    /* A different pin: refused. */
+    c = lode_stratum_conn_open(&url, "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff", 5, NULL, err, sizeof err);
+    CHECK(c == NULL && strstr(err, "not the pinned") != NULL && strstr(err, fp_hex) != NULL, "wrong pin: %s", err);
+    lode_stratum_conn_close(c);
+
+    pthread_join(thread, NULL);
+    close(t.listen_fd);
+    SSL_CTX_free(t.ctx);
+    X509_free(cert);
+    EVP_PKEY_free(key);
+}
+
+/* A wake-up interrupts a read at once. */
+static void test_wake(void)
+{
+    uint16_t port;
+    int lfd = listen_loopback(&port);
+    lode_stratum_url url;
+    char text[64], err[256];
+    snprintf(text, sizeof text, "stratum+tcp://127.0.0.1:%u", port);
+    lode_stratum_url_parse(text, &url, err, sizeof err);
+    lode_stratum_conn *c = lode_stratum_conn_open(&url, NULL, 5, NULL, err, sizeof err);
+    CHECK(c != NULL, "connect: %s", err);
+    if (c == NULL)
+        return;
+    lode_wake w;
+    lode_wake_init(&w);
+    lode_wake_signal(&w);
+    const char *line;
+    size_t len;
+    double t0 = now_s();
+    CHECK(lode_stratum_conn_read_line(c, &w, 10, &line, &len, err, sizeof err) == LODE_CONN_WOKEN, "not woken");
+    CHECK(now_s() - t0 < 0.5, "wake took %.2f s", now_s() - t0);
+    lode_wake_drain(&w);
+    CHECK(lode_stratum_conn_read_line(c, &w, 0.05, &line, &len, err, sizeof err) == LODE_CONN_TIMEOUT, "timeout");
+    lode_wake_destroy(&w);
+    lode_stratum_conn_close(c);
+    close(lfd);
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    lode_log_configure(getenv("LODE_TEST_VERBOSE") == NULL, false);
+    test_builders();
+    test_parse();
+    test_hostile();
+    test_vectors();
+    test_create_errors();
+    test_wake();
+    test_tls();
+    test_loopback();
+    test_failover_redirect();
+    return test_summary();
+}
