@@ -775,6 +775,7 @@ static void test_failover_redirect(void)
     cfg.retry_base_s = 0.02;
     cfg.retry_max_s = 0.05;
     cfg.primary_check_s = 1000;
+    cfg.stall_timeout_s = 1.0;
     char err[256];
     lode_stratum *s = lode_stratum_create(&cfg, err, sizeof err);
     CHECK(s != NULL, "create: %s", err);
@@ -787,6 +788,14 @@ static void test_failover_redirect(void)
     pool_send(&a, "{\"id\":null,\"method\":\"client.reconnect\",\"params\":[\"127.0.0.1\",\"%u\",0]}", b.port);
     CHECK(pool_accept(&b, 5), "redirect not followed");
     r = pool_expect(&b, "mining.subscribe");
+    json_decref(r);
+    /* b never answers: after the stall timeout the client gives up on the
+     * redirect and goes back to its pool list (the second pool, a). */
+    double stall_t0 = now_s();
+    pool_close(&a);
+    CHECK(pool_accept(&a, 5), "no reconnection after a stall");
+    CHECK(now_s() - stall_t0 >= 0.5, "reconnected before the stall timeout (%.2f s)", now_s() - stall_t0);
+    r = pool_expect(&a, "mining.subscribe");
     json_decref(r);
     double t0 = now_s();
     lode_stratum_stop(s);
