@@ -34,7 +34,7 @@ def lode_pool(pools, extra=(), name="lode"):
     return Lode(LODE, args, name)
 
 
-def finish(lode, pools, what, lode_pools=None):
+def finish(lode, pools, what, allow_orphans=False):
     """Hold the pools' answers, stop lode, compare both sides' counts."""
     for p in pools:
         if p.proc.poll() is None:
@@ -46,7 +46,7 @@ def finish(lode, pools, what, lode_pools=None):
     counts = (sum(s[2] for s in sums), sum(s[3] for s in sums), sum(s[4] for s in sums))
     live = [p for p in pools if p.proc.poll() is None]
     for p in live:
-        check_pool_clean(check, p, what)
+        check_pool_clean(check, p, what, allow_orphans)
     check_counts_agree(check, counts, live, what)
     return sums
 
@@ -144,7 +144,7 @@ def scenario_reconnect(net):
         check(second.wait_accepted(3, 30),
               f"{what}: lode did not mine at the second pool after client.reconnect "
               f"({second.totals()})\n    {lode.tail()}")
-        finish(lode, [first, second], what)
+        finish(lode, [first, second], what, allow_orphans=True)
     finally:
         lode.stop()
         first.stop()
@@ -163,7 +163,7 @@ def scenario_reconnect(net):
         check(second.totals()["accepted"] == 0 and not second.status()["connections"],
               f"{what}: lode followed the redirect anyway")
         recovered(first, what)
-        finish(lode, [first, second], what)
+        finish(lode, [first, second], what, allow_orphans=True)
     finally:
         lode.stop()
         first.stop()
@@ -206,8 +206,10 @@ def scenario_failover(net):
                   f"{what}: lode accepted {sums[0][2]} at the primary, pool says {pt['accepted']}")
             check(pt["invalid"] == 0 and pt["stale_violations"] == 0,
                   f"{what}: primary saw invalid/stale-violation shares {pt}")
-            check_pool_clean(check, backup, what)
-            check_counts_agree(check, sums[1][2:], [backup], what + " (backup)")
+            check_pool_clean(check, backup, what, allow_orphans=True)
+            # lode left the backup for the primary on purpose: a submit in flight then
+            # is answered by the pool but never read by lode.
+            check_counts_agree(check, sums[1][2:], [backup], what + " (backup)", slack=2)
     finally:
         lode.stop()
         backup.stop()

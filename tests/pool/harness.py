@@ -43,7 +43,10 @@ class Checks:
 
     def done(self):
         print(f"{self.passed} passed, {self.failed} failed", flush=True)
-        shutil.rmtree(TMP, ignore_errors=True)
+        if os.environ.get("LODE_TEST_KEEP"):
+            print(f"logs kept in {TMP}")
+        else:
+            shutil.rmtree(TMP, ignore_errors=True)
         sys.exit(1 if self.failed else 0)
 
 
@@ -224,8 +227,12 @@ class PoolProc:
             return f.read()
 
 
-def check_pool_clean(check, pool, what):
-    """Nothing invalid, no stale-submit violation, template checks fine."""
+def check_pool_clean(check, pool, what, allow_orphans=False):
+    """Nothing invalid, no stale-submit violation, template checks fine.
+
+    allow_orphans: with two pools on one node, a pool's block can lose the race
+    to the other pool's block at the same height ("inconclusive": valid, not on
+    the best chain)."""
     st = pool.status()
     t = st["totals"]
     check(t["invalid"] == 0, f"{what}: {t['invalid']} invalid shares at {pool.name}: "
@@ -233,13 +240,18 @@ def check_pool_clean(check, pool, what):
     check(t["stale_violations"] == 0,
           f"{what}: {t['stale_violations']} stale-submit violations at {pool.name}")
     check(st["commitment_mismatches"] == 0, f"{what}: witness commitment mismatches {st['errors']}")
-    check(not t["block_rejects"], f"{what}: litecoind rejected blocks: {t['block_rejects'][:5]}")
+    rejects = [r for r in t["block_rejects"]
+               if not (allow_orphans and r.endswith(": inconclusive"))]
+    check(not rejects, f"{what}: litecoind rejected blocks: {rejects[:5]}")
+    if t["duplicates"]:
+        print(f"NOTE: {what}: lode submitted {t['duplicates']} duplicate share(s) "
+              f"(the pool repeats a job's content under a new job id in some faults)", flush=True)
     pe = pool.stderr()
     check("Traceback" not in pe, f"{what}: {pool.name} raised: {pe[-1500:]}")
     return st
 
 
-def check_counts_agree(check, lode_counts, pools, what):
+def check_counts_agree(check, lode_counts, pools, what, slack=0):
     """lode's (accepted, rejected, stale) summed over its pools vs the pools' counts.
 
     lode counts code-21 answers and shares it dropped itself as stale, every other
@@ -249,7 +261,11 @@ def check_counts_agree(check, lode_counts, pools, what):
     c21 = sum(c.get("21", 0) for c in codes)
     other = sum(v for c in codes for k, v in c.items() if k != "21")
     la, lr, ls = lode_counts
-    check(la == acc, f"{what}: lode accepted {la}, the pool(s) accepted {acc}")
+    check(acc - slack <= la <= acc, f"{what}: lode accepted {la}, the pool(s) accepted {acc}")
+    if la != acc:
+        print(f"NOTE: {what}: lode counted {acc - la} fewer accepted shares than the pool "
+              f"(answers lode never read: it left the connection with submits in flight)",
+              flush=True)
     check(lr == other, f"{what}: lode rejected {lr}, the pool(s) rejected {other} (not stale)")
     check(ls >= c21, f"{what}: lode stale {ls} < the pool(s)' stale answers {c21}")
 

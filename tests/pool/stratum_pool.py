@@ -265,15 +265,19 @@ class Conn:
         self.next_req = 0
         self.closed = False
         self.dropping = False
+        self.wlock = asyncio.Lock()  # one line at a time, never interleaved
         self.counts = new_counts()
         self.info = {"n": self.n, "tls": tls, "agent": None, "user": None, "suggested": None,
                      "client_replies": {}, "client_errors": [], "connected_at": time.time(),
                      "closed_at": None, "events": []}
 
     # --- sending ---------------------------------------------------------
-    async def send_raw(self, data):
+    async def send_raw(self, data, locked=False):
         if self.closed:
             return False
+        if not locked:
+            async with self.wlock:
+                return await self.send_raw(data, locked=True)
         try:
             self.writer.write(data)
             await self.writer.drain()
@@ -645,9 +649,11 @@ class Pool:
             await c.send_raw(b"{\"id\":null,\"method\":\"client.show_message\",\"params\":[\"" +
                              b"x" * 200_000 + b"\"]}\n")
         elif name == "truncated":
-            await c.send_raw(b"{\"id\":null,\"method\":\"mining.set_difficulty\",\"par")
-            await asyncio.sleep(0.3)
-            await c.send_raw(b"\n")
+            async with c.wlock:  # nothing else may land inside the broken line
+                await c.send_raw(b"{\"id\":null,\"method\":\"mining.set_difficulty\",\"par",
+                                 locked=True)
+                await asyncio.sleep(0.3)
+                await c.send_raw(b"\n", locked=True)
         elif name == "unknown":
             await c.request("mining.frobnicate", ["x", 1])
         elif name == "badhex":
