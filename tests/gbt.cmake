@@ -16,9 +16,13 @@ if(TARGET lode_gbt)
     target_compile_options(fuzz_gbt PRIVATE -fsanitize=fuzzer,address,undefined)
     target_link_options(fuzz_gbt PRIVATE -fsanitize=fuzzer,address,undefined)
     target_link_libraries(fuzz_gbt PRIVATE lode_gbt lode_warnings)
+    # New inputs go to a scratch folder in the build tree (libFuzzer writes
+    # into the first folder); the seeds are read from the source tree.
+    set(fuzz_gbt_scratch "${CMAKE_CURRENT_BINARY_DIR}/fuzz_gbt_corpus")
+    file(MAKE_DIRECTORY "${fuzz_gbt_scratch}")
     add_test(NAME fuzz_gbt
-             COMMAND fuzz_gbt -max_total_time=30 -timeout=10 -rss_limit_mb=2048
-                     "${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus/gbt")
+             COMMAND fuzz_gbt -max_total_time=30 -timeout=10 -rss_limit_mb=2048 -max_len=16384
+                     "${fuzz_gbt_scratch}" "${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus/gbt")
     set_tests_properties(fuzz_gbt PROPERTIES TIMEOUT 120)
   endif()
 endif()
