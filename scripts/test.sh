@@ -16,3 +16,8 @@ ctest --preset tsan
 cmake --preset portable >/dev/null
 cmake --build --preset portable
 ctest --preset portable
+# And the libFuzzer targets (stratum lines, getblocktemplate results, config
+# files), each for LODE_FUZZ_SECONDS (30) under ASan and UBSan.
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz
+ctest --preset fuzz
