@@ -26,6 +26,7 @@
 #define LONGPOLL_TIMEOUT_S 600.0        /* the node answers sooner when anything changes */
 #define MAX_BACKOFF_S 30.0
 #define RPC_INVALID_PARAMETER (-8)
+#define SUBMIT_ATTEMPTS 3
 
 typedef struct kept_template {
     uint64_t number;        /* 0 = empty slot */
@@ -377,7 +378,7 @@ static void note_failure(lode_gbt *g, const char *err)
         if (g->mining)
             lode_mining_clear_job(g->mining);
     } else {
-        lode_log(LODE_LOG_WARN, "getblocktemplate: %s (%s); retrying", err, g->url);
+        lode_log(LODE_LOG_WARN, "%s (node %s); retrying", err, g->url);
     }
 }
 
@@ -545,14 +546,30 @@ static void submit_block(lode_gbt *g, CURL *curl, const queued_share *q)
     if (params && workid[0])
         json_array_append_new(params, json_pack("{s:s}", "workid", workid));
 
+    if (!params) {
+        lode_log(LODE_LOG_ERROR, "getblocktemplate: out of memory for block %s", hash_hex);
+        return;
+    }
     pthread_mutex_lock(&g->lock);
     g->stats.submitted++;
     pthread_mutex_unlock(&g->lock);
-    rpc_status status;
+    rpc_status status = RPC_TRANSPORT_ERROR;
     int node_code;
-    char err[256];
-    json_t *result = rpc_call(g, curl, "submitblock", params, g->timeout_s, &status, &node_code,
-                              err, sizeof err);
+    char err[256] = "stopped";
+    /* A block is worth a few tries when the node does not answer; a node
+     * that answers with an error has decided. */
+    json_t *result = NULL;
+    for (int attempt = 0; attempt < SUBMIT_ATTEMPTS && !atomic_load(&g->stopping); attempt++) {
+        if (attempt > 0) {
+            lode_log(LODE_LOG_WARN, "block %s not submitted yet: %s; trying again", hash_hex, err);
+            sleep_or_wake(g, 1.0, NULL);
+        }
+        result = rpc_call(g, curl, "submitblock", json_incref(params), g->timeout_s, &status,
+                          &node_code, err, sizeof err);
+        if (result || status == RPC_NODE_ERROR)
+            break;
+    }
+    json_decref(params);
     pthread_mutex_lock(&g->lock);
     if (result && json_is_null(result)) {
         g->stats.accepted++;
