@@ -20,6 +20,8 @@ exception, atexit, SIGINT/SIGTERM/SIGHUP), and the temporary datadirs removed.
 """
 import atexit
 import base64
+import hashlib
+import hmac
 import json
 import os
 import shutil
@@ -91,11 +93,18 @@ class Node:
     def cookie(self):
         return os.path.join(self.datadir, "regtest", ".cookie")
 
+    @staticmethod
+    def rpcauth():
+        # -rpcauth rather than -rpcuser/-rpcpassword: the node then writes its
+        # cookie file as well, so both ways of logging in work.
+        salt = os.urandom(16).hex()
+        digest = hmac.new(salt.encode(), RPC_PASS.encode(), hashlib.sha256).hexdigest()
+        return f"-rpcauth={RPC_USER}:{salt}${digest}"
+
     def start(self, peer_port=None, extra=()):
         args = [LITECOIND, "-regtest", f"-datadir={self.datadir}", "-server", "-listen",
                 "-bind=127.0.0.1", f"-port={self.p2p_port}", f"-rpcport={self.rpc_port}",
-                "-rpcbind=127.0.0.1", "-rpcallowip=127.0.0.1", f"-rpcuser={RPC_USER}",
-                f"-rpcpassword={RPC_PASS}", "-fallbackfee=0.0001", "-txindex", "-discover=0",
+                "-rpcbind=127.0.0.1", "-rpcallowip=127.0.0.1", self.rpcauth(), "-fallbackfee=0.0001", "-txindex", "-discover=0",
                 "-dnsseed=0", "-listenonion=0", "-upnp=0", "-printtoconsole=0",
                 "-rpcthreads=8", "-rpcworkqueue=64", *extra]
         if peer_port:
