@@ -1,5 +1,5 @@
 /* By-hand end-to-end check of the getblocktemplate source (not a ctest):
- *   gbt_driver URL USER PASS ADDRESS ALGO BLOCKS [SECONDS]
+ *   gbt_driver URL USER PASS ADDRESS ALGO BLOCKS [SECONDS [POLL_S]]
  * mines on the CPU backend through the mining session until BLOCKS blocks
  * were accepted or SECONDS (default 120) passed; exit 0 if enough were
  * accepted. USER "-" means PASS is the node's cookie file. */
@@ -18,7 +18,7 @@
 int main(int argc, char **argv)
 {
     if (argc < 7) {
-        fprintf(stderr, "usage: %s URL USER PASS ADDRESS ALGO BLOCKS [SECONDS]\n", argv[0]);
+        fprintf(stderr, "usage: %s URL USER PASS ADDRESS ALGO BLOCKS [SECONDS [POLL_S]]\n", argv[0]);
         return 2;
     }
     lode_log_configure(false, false);
@@ -33,6 +33,8 @@ int main(int argc, char **argv)
     }
     long want = atol(argv[6]);
     long seconds = argc > 7 ? atol(argv[7]) : 120;
+    if (argc > 8)
+        config.poll_s = atof(argv[8]);
 
     char err[256];
     lode_gbt *g = lode_gbt_create(&config, err, sizeof err);

@@ -27,6 +27,7 @@
 #define MAX_BACKOFF_S 30.0
 #define RPC_INVALID_PARAMETER (-8)
 #define SUBMIT_ATTEMPTS 3
+#define JOB_TIME_REFRESH_S 60u          /* a new job when the template's time moved this much */
 
 typedef struct kept_template {
     uint64_t number;        /* 0 = empty slot */
@@ -57,6 +58,7 @@ struct lode_gbt {
     bool has_current;
     uint8_t current_prevhash[32];
     char current_longpollid[LODE_GBT_LONGPOLLID_MAX];
+    uint32_t current_curtime;
     queued_share queue[SHARE_QUEUE_LEN];
     size_t queue_head, queue_len;
     lode_gbt_stats stats;
@@ -285,13 +287,16 @@ static void display_hash(const uint8_t internal[32], char out[65])
 
 /* Makes tpl the current template unless it is the one already mined
  * (same previous block and longpollid). Takes ownership of tpl. */
-static void install_template(lode_gbt *g, lode_gbt_template *tpl)
+static void install_template(lode_gbt *g, lode_gbt_template *tpl, const char *origin)
 {
     pthread_mutex_lock(&g->install_lock);
     pthread_mutex_lock(&g->lock);
     bool same_block = g->has_current && memcmp(g->current_prevhash, tpl->prevhash, 32) == 0;
+    /* Same block and transactions: keep the job, unless its time has aged
+     * (the devices never roll ntime, so a fresh curtime comes from here). */
     bool unchanged = same_block && tpl->longpollid[0] &&
-                     strcmp(g->current_longpollid, tpl->longpollid) == 0;
+                     strcmp(g->current_longpollid, tpl->longpollid) == 0 &&
+                     tpl->curtime < g->current_curtime + JOB_TIME_REFRESH_S;
     pthread_mutex_unlock(&g->lock);
     if (unchanged) {
         lode_gbt_template_free(tpl);
@@ -340,6 +345,7 @@ static void install_template(lode_gbt *g, lode_gbt_template *tpl)
     g->has_current = true;
     memcpy(g->current_prevhash, tpl->prevhash, 32);
     snprintf(g->current_longpollid, sizeof g->current_longpollid, "%s", tpl->longpollid);
+    g->current_curtime = tpl->curtime;
     g->stats.height = tpl->height;
     uint32_t height = tpl->height;
     size_t tx_count = tpl->tx_count;
@@ -351,9 +357,10 @@ static void install_template(lode_gbt *g, lode_gbt_template *tpl)
         char prev[65];
         display_hash(copy.prevhash, prev);
         lode_log(LODE_LOG_INFO, "getblocktemplate: mining height %" PRIu32 " on %s, %zu transactions, "
-                                "reward %" PRIu64, height, prev, tx_count, value);
+                                "reward %" PRIu64 " (%s)", height, prev, tx_count, value, origin);
     } else {
-        lode_log(LODE_LOG_DEBUG, "getblocktemplate: template updated, %zu transactions", tx_count);
+        lode_log(LODE_LOG_DEBUG, "getblocktemplate: template updated, %zu transactions (%s)", tx_count,
+                 origin);
     }
     if (g->mining && lode_mining_set_job(g->mining, &copy) != 0)
         lode_log(LODE_LOG_ERROR, "getblocktemplate: the mining session refused job %s", copy.id);
@@ -409,7 +416,7 @@ static void *poller_main(void *arg)
             wait = MAX_BACKOFF_S;
         } else if (fetch_template(g, curl, NULL, g->timeout_s, &tpl, err, sizeof err) == 0) {
             note_success(g);
-            install_template(g, &tpl);
+            install_template(g, &tpl, "poll");
             backoff = 1;
         } else {
             note_failure(g, err);
@@ -439,7 +446,7 @@ static void *longpoller_main(void *arg)
         lode_gbt_template tpl;
         char err[256];
         if (fetch_template(g, curl, longpollid, LONGPOLL_TIMEOUT_S, &tpl, err, sizeof err) == 0) {
-            install_template(g, &tpl);
+            install_template(g, &tpl, "long poll");
         } else {
             /* The poller reports a lost node; here just do not spin. */
             if (!atomic_load(&g->stopping))
@@ -458,7 +465,7 @@ static void source_submit(void *source, const lode_share *share, bool stale)
 {
     lode_gbt *g = source;
     pthread_mutex_lock(&g->lock);
-    if (stale) {
+    if (stale || atomic_load(&g->stopping)) {
         g->stats.stale++;
     } else if (g->queue_len == SHARE_QUEUE_LEN) {
         g->stats.stale++;

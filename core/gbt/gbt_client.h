@@ -4,7 +4,8 @@
  * Threads (started by lode_gbt_start):
  *  - poller: fetches a template at once, then every poll_s seconds (default
  *    5 s) and whenever a block was submitted; a new job is installed when the
- *    previous block or the node's longpollid changed (new transactions).
+ *    previous block or the node's longpollid changed (new transactions), or
+ *    when the template's curtime is 60 s past the job's (ntime is not rolled).
  *  - longpoller: getblocktemplate with the last longpollid on its own
  *    connection, so a new block on the network reaches the devices at once;
  *    the poller is the fallback for nodes without long polling.
