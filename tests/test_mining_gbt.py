@@ -129,7 +129,8 @@ def scenario_nodedown(net):
         # Blocks the node itself refused must be none; submissions that could not
         # reach the stopped node are counted apart.
         reasons = re.findall(r"block rejected: (.*)", lode.stderr())
-        unreachable = [r for r in reasons if "connect" in r.lower() or "HTTP 503" in r]
+        unreachable = [r for r in reasons if "connect" in r.lower() or "HTTP 503" in r
+                       or "error -28" in r]
         refused = [r for r in reasons if r not in unreachable]
         check(not refused, f"{what}: the node rejected blocks: {refused[:5]}")
         if unreachable:
