@@ -160,6 +160,8 @@ static void confirm_hits(lode_miner *m, size_t device, const lode_work *work,
     if (hits->count > 1)
         qsort(hits->items, hits->count, sizeof *hits->items, by_hit);
     for (size_t i = 0; i < hits->count; i++) {
+        if (m->config.callbacks.wanted && !m->config.callbacks.wanted(m->config.callbacks.user, work->seq))
+            break;
         lode_found f = {.job_seq = work->seq, .device = device, .hit = hits->items[i]};
         bool in_range = f.hit.index >= scanned->start && f.hit.index - scanned->start < scanned->count;
         bool repeated = i > 0 && by_hit(&hits->items[i - 1], &hits->items[i]) == 0;

@@ -28,6 +28,11 @@ typedef struct lode_miner_callbacks {
     /* Every index of job job_seq has been scanned. A job source installs
      * the next job here (lode_miner_set_job may be called from it). */
     void (*exhausted)(void *user, uint64_t job_seq);
+    /* Whether hits of job job_seq still matter, asked before each re-check
+     * (NULL: always). Unwanted hits are dropped unchecked, so a replaced
+     * job's hits cost no reference hashing (at a regtest target every other
+     * scrypt hash is a hit) and a stopping miner does not drain a backlog. */
+    bool (*wanted)(void *user, uint64_t job_seq);
 } lode_miner_callbacks;
 
 typedef struct lode_miner_config {

@@ -42,7 +42,10 @@ struct lode_mining {
     uint64_t clean_epoch; /* jobs older than this one are stale */
     bool has_job;
     double job_received;  /* monotonic seconds */
-    uint64_t rolls;       /* header variants made of the current job so far */
+    /* Header variants made so far. Never reset: a pool that sends the same
+     * job again under a new id must not get the same shares twice. */
+    uint64_t rolls;
+    bool stopping;        /* hits found now are worth nothing */
     uint64_t current_seq; /* the variant being scanned */
     header_variant variants[KEPT_VARIANTS];
     size_t variant_next;
@@ -135,6 +138,26 @@ static void on_exhausted(void *user, uint64_t seq)
     pthread_mutex_unlock(&m->lock);
 }
 
+/* Hits of a job a clean job replaced, or of a session that is stopping,
+ * are dropped before the reference re-checks them (counted stale). */
+static bool on_wanted(void *user, uint64_t seq)
+{
+    lode_mining *m = user;
+    bool wanted = false;
+    pthread_mutex_lock(&m->lock);
+    for (size_t i = 0; i < KEPT_VARIANTS; i++) {
+        const header_variant *v = &m->variants[i];
+        if (v->seq == seq && seq != 0) {
+            wanted = !m->stopping && v->epoch >= m->clean_epoch && find_kept(m, v->epoch) != NULL;
+            break;
+        }
+    }
+    if (!wanted)
+        m->stats.stale++;
+    pthread_mutex_unlock(&m->lock);
+    return wanted;
+}
+
 static void on_found(void *user, const lode_found *found)
 {
     lode_mining *m = user;
@@ -205,7 +228,8 @@ lode_mining *lode_mining_start(const lode_mining_config *config, char *err, size
         m->nonces_per_header = UINT64_C(1) << 32;
     pthread_mutex_init(&m->lock, NULL);
     lode_miner_config mc = config->miner;
-    mc.callbacks = (lode_miner_callbacks){.user = m, .found = on_found, .exhausted = on_exhausted};
+    mc.callbacks = (lode_miner_callbacks){
+        .user = m, .found = on_found, .exhausted = on_exhausted, .wanted = on_wanted};
     m->miner = lode_miner_start(&mc, err, err_len);
     if (m->miner == NULL) {
         pthread_mutex_destroy(&m->lock);
@@ -254,7 +278,6 @@ int lode_mining_set_job(lode_mining *m, const lode_job *job)
         m->clean_epoch = m->epoch;
     m->has_job = true;
     m->job_received = now_seconds();
-    m->rolls = 0;
     m->stats.jobs++;
     install_next_variant(m);
     pthread_mutex_unlock(&m->lock);
@@ -281,6 +304,9 @@ void lode_mining_free(lode_mining *m)
 {
     if (m == NULL)
         return;
+    pthread_mutex_lock(&m->lock);
+    m->stopping = true;
+    pthread_mutex_unlock(&m->lock);
     lode_miner_free(m->miner);
     for (size_t i = 0; i < KEPT_JOBS; i++)
         lode_job_free(&m->kept[i].job);
