@@ -27,6 +27,7 @@
 #define MAX_BACKOFF_S 30.0
 #define RPC_INVALID_PARAMETER (-8)
 #define SUBMIT_ATTEMPTS 3
+#define RPC_IN_WARMUP (-28)
 #define JOB_TIME_REFRESH_S 60u          /* a new job when the template's time moved this much */
 
 typedef struct kept_template {
@@ -63,6 +64,7 @@ struct lode_gbt {
     size_t queue_head, queue_len;
     lode_gbt_stats stats;
     bool queue_full_logged;        /* one warning per overflow burst */
+    bool unsent_logged;            /* one error per outage for blocks the node missed */
     bool has_won;                  /* a block of ours was accepted on won_prevhash */
     uint8_t won_prevhash[32];
 
@@ -394,6 +396,7 @@ static void note_success(lode_gbt *g)
     pthread_mutex_lock(&g->lock);
     bool was_connected = g->stats.connected;
     g->stats.connected = true;
+    g->unsent_logged = false;
     bool segwit_only = g->segwit_rules_only;
     pthread_mutex_unlock(&g->lock);
     if (!was_connected)
@@ -573,7 +576,14 @@ static void submit_block(lode_gbt *g, CURL *curl, const queued_share *q)
         }
         result = rpc_call(g, curl, "submitblock", json_incref(params), g->timeout_s, &status,
                           &node_code, err, sizeof err);
-        if (result || status == RPC_NODE_ERROR)
+        if (status == RPC_NODE_ERROR && node_code == RPC_IN_WARMUP)
+            status = RPC_TRANSPORT_ERROR; /* restarting: not a verdict on the block */
+        else if (result || status == RPC_NODE_ERROR)
+            break;
+        pthread_mutex_lock(&g->lock);
+        bool node_lost = !g->stats.connected; /* the poller knows it is down: do not wait */
+        pthread_mutex_unlock(&g->lock);
+        if (node_lost)
             break;
     }
     json_decref(params);
@@ -584,6 +594,15 @@ static void submit_block(lode_gbt *g, CURL *curl, const queued_share *q)
         memcpy(g->won_prevhash, q->header + 4, 32);
         pthread_mutex_unlock(&g->lock);
         lode_log(LODE_LOG_INFO, "block accepted at height %" PRIu32 " (hash %s)", height, hash_hex);
+    } else if (status == RPC_TRANSPORT_ERROR) {
+        g->stats.unsent++;
+        bool first = !g->unsent_logged; /* one line per outage, the count in the stats */
+        g->unsent_logged = true;
+        pthread_mutex_unlock(&g->lock);
+        if (first)
+            lode_log(LODE_LOG_ERROR, "block not submitted, the node is unreachable: %s (height %" PRIu32
+                                     ", hash %s); more are counted, not logged, until it is back",
+                     err, height, hash_hex);
     } else {
         const char *reason = result && json_is_string(result) ? json_string_value(result)
                              : result                          ? "unexpected submitblock result"

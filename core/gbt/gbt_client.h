@@ -50,6 +50,7 @@ typedef struct lode_gbt_config {
 
 typedef struct lode_gbt_stats {
     uint64_t submitted, accepted, rejected, stale;
+    uint64_t unsent;            /* submitted but the node could not be reached (not in rejected) */
     uint64_t height;            /* of the block being mined */
     char last_reject[128];      /* the node's reason for the last rejection */
     bool connected;             /* the last template request succeeded */
