@@ -448,8 +448,15 @@ static void *longpoller_main(void *arg)
             break;
         lode_gbt_template tpl;
         char err[256];
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         if (fetch_template(g, curl, longpollid, LONGPOLL_TIMEOUT_S, &tpl, err, sizeof err) == 0) {
             install_template(g, &tpl, "long poll");
+            /* A node that ignores longpollid answers at once: do not hammer it. */
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            double elapsed = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+            if (elapsed < 1.0)
+                sleep_or_wake(g, 1.0, NULL);
         } else {
             /* The poller reports a lost node; here just do not spin. */
             if (!atomic_load(&g->stopping))
