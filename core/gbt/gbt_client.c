@@ -606,7 +606,7 @@ static void submit_block(lode_gbt *g, CURL *curl, const queued_share *q)
         bool first = !g->unsent_logged; /* one line per outage, the count in the stats */
         g->unsent_logged = true;
         pthread_mutex_unlock(&g->lock);
-        if (first)
+        if (first && !atomic_load(&g->stopping))
             lode_log(LODE_LOG_ERROR, "block not submitted, the node is unreachable: %s (height %" PRIu32
                                      ", hash %s); more are counted, not logged, until it is back",
                      err, height, hash_hex);

@@ -9,8 +9,16 @@
  *  - longpoller: getblocktemplate with the last longpollid on its own
  *    connection, so a new block on the network reaches the devices at once;
  *    the poller is the fallback for nodes without long polling.
- *  - submitter: turns queued block candidates into blocks (submitblock) so
- *    the mining session's submit callback never waits on the network.
+ *  - submitter: turns queued block candidates (at most 64 waiting) into
+ *    blocks so the mining session's submit callback never waits on the
+ *    network: it finds the template by job id, re-checks the PoW against
+ *    the block target and the header's merkle root against the template,
+ *    calls submitblock (with the template's workid if any), logs
+ *    "block accepted at height H (hash ...)" or "block rejected: REASON",
+ *    and asks the poller for a fresh template at once. A node that does not
+ *    answer gets 3 tries a second apart (none while the poller knows it is
+ *    down); such blocks count as unsent, not rejected. Once a block of ours
+ *    was accepted, later candidates on the same parent are dropped (stale). */
  * Request: getblocktemplate {"rules":["mweb","segwit"], "capabilities":
  * ["longpoll","coinbasetxn","coinbasevalue","workid"]}; if the node rejects
  * the rules with an invalid-parameter error naming "rule", it is asked again
