@@ -18,7 +18,7 @@
  *    and asks the poller for a fresh template at once. A node that does not
  *    answer gets 3 tries a second apart (none while the poller knows it is
  *    down); such blocks count as unsent, not rejected. Once a block of ours
- *    was accepted, later candidates on the same parent are dropped (stale). */
+ *    was accepted, later candidates on the same parent are dropped (stale).
  * Request: getblocktemplate {"rules":["mweb","segwit"], "capabilities":
  * ["longpoll","coinbasetxn","coinbasevalue","workid"]}; if the node rejects
  * the rules with an invalid-parameter error naming "rule", it is asked again
