@@ -11,6 +11,7 @@
 
 #include "backend-cpu/cpu_features.h"
 #include "backend-cpu/cpu_topology.h"
+#include "backend-cpu/momentum_cpu.h"
 #include "backend-cpu/scrypt_cpu.h"
 #include "backend-cpu/sha256_cpu.h"
 #include "core/backend.h"
@@ -49,6 +50,9 @@ struct lode_device {
     lode_u256 target;
     void *scratch;
     size_t scratch_bytes;
+    cpu_momentum *momentum; /* Momentum: one sweep's buckets */
+    momentum_pairs pairs;
+    uint8_t header[80];
 };
 
 static int cpu_probe(char why[LODE_WHY_LEN])
@@ -68,7 +72,7 @@ static int cpu_device_info(int index, lode_device_info *out)
     out->workers = cpu_topology_core_count(index);
     out->max_workers = cpu_topology_pu_count(index);
     out->memory_bytes = cpu_topology_memory(index);
-    out->algo_mask = 1u << LODE_ALGO_SHA256D | 1u << LODE_ALGO_SCRYPT;
+    out->algo_mask = 1u << LODE_ALGO_SHA256D | 1u << LODE_ALGO_SCRYPT | 1u << LODE_ALGO_MOMENTUM;
     out->on_host_cpu = true;
     return LODE_OK;
 }
@@ -85,6 +89,8 @@ static int cpu_variants(int index, lode_algo algo, const char **names, int max)
         for (size_t i = 0; i < COUNT(scrypt_paths) && n < max; i++)
             if (usable(scrypt_paths[i]->features))
                 names[n++] = scrypt_paths[i]->name;
+    } else if (algo == LODE_ALGO_MOMENTUM && max > 0) {
+        names[n++] = "portable"; /* scalar 64-bit SHA-512, bucketed search */
     }
     return n;
 }
@@ -123,12 +129,18 @@ static int cpu_open(int index, const lode_open_params *params, lode_device **out
         d->sha256d = pick_sha256d(params->variant);
     else if (params->algo == LODE_ALGO_SCRYPT)
         d->scrypt = pick_scrypt(params->variant);
-    if (d->sha256d == NULL && d->scrypt == NULL) {
+    bool momentum = params->algo == LODE_ALGO_MOMENTUM &&
+                    (params->variant == NULL || strcmp(params->variant, "portable") == 0);
+    if (d->sha256d == NULL && d->scrypt == NULL && !momentum) {
         free(d);
         return LODE_ERR_UNSUPPORTED;
     }
     /* Bind before allocating so the scratchpads land on this core's node. */
     cpu_topology_bind_thread(index, params->worker);
+    if (momentum && (d->momentum = cpu_momentum_new(0)) == NULL) {
+        free(d);
+        return LODE_ERR_NO_MEMORY;
+    }
     if (d->scrypt != NULL) {
         d->scratch_bytes = d->scrypt->scratch_bytes;
         d->scratch = cpu_topology_alloc_local(d->scratch_bytes);
@@ -148,6 +160,8 @@ static int cpu_open(int index, const lode_open_params *params, lode_device **out
 static void cpu_close(lode_device *d)
 {
     cpu_topology_free_local(d->scratch, d->scratch_bytes);
+    cpu_momentum_free(d->momentum);
+    momentum_pairs_free(&d->pairs);
     free(d);
 }
 
@@ -157,6 +171,9 @@ static int cpu_set_work(lode_device *d, const lode_work *work)
         return LODE_ERR_INVALID;
     const uint8_t *header = work->header.header;
     d->target = work->header.target;
+    memcpy(d->header, header, 80);
+    if (d->momentum != NULL)
+        return LODE_OK;
     if (d->sha256d != NULL) {
         cpu_sha256d_job_init(&d->sha256d_job, header, d->target.w[7]);
         if (d->sha256d->prepare != NULL)
@@ -221,12 +238,36 @@ static int scan_scrypt(lode_device *d, const lode_range *r, lode_hits *hits, uin
     return LODE_OK;
 }
 
+/* Momentum: each index is a header nonce, one full 2^26 sweep. */
+static int scan_momentum(lode_device *d, const lode_range *r, lode_hits *hits, uint64_t *done,
+                         const atomic_int *abort)
+{
+    for (uint64_t n = r->start; n < r->start + r->count; n++) {
+        uint8_t mid[32];
+        momentum_midhash(d->header, (uint32_t)n, mid);
+        d->pairs.count = 0;
+        int rc = cpu_momentum_sweep(d->momentum, mid, &d->pairs, abort);
+        if (rc == 1)
+            break; /* aborted: this index is not done */
+        if (rc == LODE_OK)
+            rc = momentum_push_hits(d->header, (uint32_t)n, &d->target, &d->pairs, hits);
+        if (rc != LODE_OK)
+            return rc;
+        *done = n + 1 - r->start;
+        if (atomic_load_explicit(abort, memory_order_relaxed))
+            break;
+    }
+    return LODE_OK;
+}
+
 static int cpu_scan(lode_device *d, const lode_range *r, lode_hits *hits, uint64_t *done,
                     const atomic_int *abort)
 {
     *done = 0;
     if (r->start > UINT32_MAX || r->count > (UINT64_C(1) << 32) - r->start)
         return LODE_ERR_INVALID; /* nonces are 32 bits */
+    if (d->momentum != NULL)
+        return scan_momentum(d, r, hits, done, abort);
     return d->sha256d != NULL ? scan_sha256d(d, r, hits, done, abort)
                               : scan_scrypt(d, r, hits, done, abort);
 }
@@ -234,6 +275,8 @@ static int cpu_scan(lode_device *d, const lode_range *r, lode_hits *hits, uint64
 static uint64_t cpu_preferred_chunk(lode_device *d, double target_ms)
 {
     /* A first guess only; the dispatcher measures and adjusts. */
+    if (d->momentum != NULL)
+        return 1; /* one sweep takes seconds */
     double per_ms = d->sha256d != NULL ? 5000.0 : 10.0;
     double n = per_ms * target_ms;
     return n < 1 ? 1 : (uint64_t)n;

@@ -23,7 +23,9 @@
 
 #include "backend-cpu/sha256_cpu.h"
 #include "backend-cpu/sha256d_lanes.h"
+#include "backend-cpu/momentum_cpu.h"
 #include "backend-cuda/cuda_kernels.h"
+#include "backend-cuda/momentum_cuda.h"
 #include "core/backend.h"
 #include "core/log.h"
 #include "core/status.h"
@@ -53,6 +55,9 @@ typedef struct variant_desc {
 static const variant_desc sha256d_variants[] = {{"imad", 1, 1}, {"iadd3", 0, 1}};
 static const variant_desc scrypt_variants[] = {
     {"lg1", 1, 2}, {"lg2", 2, 2}, {"lg4", 4, 2}};
+/* Momentum: value is the cuda_momentum_method. */
+static const variant_desc momentum_variants[] = {
+    {"filter", CUDA_MOMENTUM_FILTER, 1}, {"radix", CUDA_MOMENTUM_RADIX, 1}};
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -90,6 +95,10 @@ struct lode_device {
     cuda_scrypt_params scrypt;
     void *scrypt_state, *scrypt_pad;
     unsigned scrypt_slots; /* hash slots allocated (all lanes together) */
+    cuda_momentum *momentum;
+    momentum_pairs pairs;
+    momentum_entry *cands; /* a sweep's candidates, copied off the pinned buffer */
+    size_t cand_cap;
 };
 
 /* ---- errors ---------------------------------------------------------- */
@@ -166,7 +175,7 @@ static int cuda_device_info(int index, lode_device_info *out)
     out->workers = 1;
     out->max_workers = 1;
     out->memory_bytes = prop.totalGlobalMem;
-    out->algo_mask = 1u << LODE_ALGO_SHA256D | 1u << LODE_ALGO_SCRYPT;
+    out->algo_mask = 1u << LODE_ALGO_SHA256D | 1u << LODE_ALGO_SCRYPT | 1u << LODE_ALGO_MOMENTUM;
     return LODE_OK;
 }
 
@@ -179,6 +188,10 @@ static const variant_desc *variant_table(lode_algo algo, size_t *n)
     if (algo == LODE_ALGO_SCRYPT) {
         *n = COUNT(scrypt_variants);
         return scrypt_variants;
+    }
+    if (algo == LODE_ALGO_MOMENTUM) {
+        *n = COUNT(momentum_variants);
+        return momentum_variants;
     }
     *n = 0;
     return NULL;
@@ -197,7 +210,7 @@ static int cuda_variants(int index, lode_algo algo, const char **names, int max)
 
 /* ---- tuning ----------------------------------------------------------- */
 
-static const char *algo_name(lode_algo algo) { return algo == LODE_ALGO_SHA256D ? "sha256d" : "scrypt"; }
+static const char *algo_name(lode_algo algo) { return lode_algo_get(algo)->name; }
 
 static cuda_tune_params default_params(lode_algo algo)
 {
@@ -341,6 +354,8 @@ static double time_launch(lode_device *d, uint64_t count, int *rc)
 static int cuda_tune(lode_device *d, double target_ms)
 {
     (void)target_ms; /* launches aim at LAUNCH_MS; the dispatcher sizes scans */
+    if (d->algo == LODE_ALGO_MOMENTUM)
+        return LODE_OK; /* one launch shape; the table size follows memory */
     /* Cached or given by the user: nothing to measure (LODE_CUDA_TUNE=retune
      * forces a new measurement). */
     if (d->tuned || d->mode == LODE_TUNE_OFF)
@@ -469,6 +484,9 @@ static void cuda_close(lode_device *d)
     }
     cudaFree(d->scrypt_state);
     cudaFree(d->scrypt_pad);
+    cuda_momentum_free(d->momentum);
+    momentum_pairs_free(&d->pairs);
+    free(d->cands);
     if (d->stream != NULL)
         cudaStreamDestroy(d->stream);
     if (d->stream2 != NULL)
@@ -511,6 +529,29 @@ static int alloc_scrypt(lode_device *d)
     return LODE_OK;
 }
 
+/* Momentum's first-round table: 2^30 counters (256 MiB, the seed's
+ * design) by default, fewer where memory is short; LODE_MOMENTUM_TABLE_BITS
+ * (24..34) overrides for measurements. */
+static int alloc_momentum(lode_device *d)
+{
+    cuda_momentum_method method = (cuda_momentum_method)d->variant->value;
+    unsigned bits = 30;
+    const char *env = getenv("LODE_MOMENTUM_TABLE_BITS");
+    if (env != NULL && atoi(env) >= 24 && atoi(env) <= 34)
+        bits = (unsigned)atoi(env);
+    size_t free_bytes = 0, total = 0;
+    TRY(d, cudaMemGetInfo(&free_bytes, &total));
+    while (bits > 26 && cuda_momentum_bytes(method, bits) > free_bytes * 0.9)
+        bits--;
+    if (cuda_momentum_bytes(method, bits) > free_bytes) {
+        lode_log(LODE_LOG_ERROR, "cuda:%d (%s): %zu MiB free, Momentum needs %zu MiB", d->index,
+                 d->name, free_bytes >> 20, cuda_momentum_bytes(method, bits) >> 20);
+        return LODE_ERR_NO_MEMORY;
+    }
+    TRY(d, cuda_momentum_new(method, bits, d->stream, &d->momentum));
+    return LODE_OK;
+}
+
 static int open_on_thread(lode_device *d)
 {
     TRY(d, cudaSetDevice(d->index));
@@ -527,6 +568,8 @@ static int open_on_thread(lode_device *d)
         TRY(d, cudaMalloc((void **)&d->hits_dev[i], sizeof(cuda_hits)));
         TRY(d, cudaMallocHost((void **)&d->hits_host[i], sizeof(cuda_hits)));
     }
+    if (d->algo == LODE_ALGO_MOMENTUM)
+        return alloc_momentum(d);
     load_params(d);
     if (d->algo == LODE_ALGO_SCRYPT) {
         int rc = alloc_scrypt(d);
@@ -616,7 +659,7 @@ static int cuda_set_work(lode_device *d, const lode_work *work)
     d->target = work->header.target;
     if (d->algo == LODE_ALGO_SHA256D)
         prepare_sha256d(d);
-    else
+    else if (d->algo == LODE_ALGO_SCRYPT)
         prepare_scrypt(d);
     return LODE_OK;
 }
@@ -681,12 +724,66 @@ static int collect(lode_device *d, int slot, uint64_t start, uint64_t count, lod
     return rc;
 }
 
+/* Momentum: one sweep per header nonce. The next sweep is queued before
+ * the host recovers the pairs of the last one, so the GPU does not wait. */
+static int scan_momentum(lode_device *d, const lode_range *r, lode_hits *hits, uint64_t *done,
+                         const atomic_int *abort)
+{
+    const uint64_t end = r->start + r->count;
+    uint8_t mid[32];
+    momentum_consts c;
+    if (atomic_load_explicit(abort, memory_order_relaxed))
+        return LODE_OK;
+    momentum_midhash(d->header, (uint32_t)r->start, mid);
+    momentum_consts_init(&c, mid);
+    cudaError_t err = cuda_momentum_enqueue(d->momentum, &c);
+    for (uint64_t index = r->start; err == cudaSuccess; index++) {
+        momentum_entry *list;
+        size_t n;
+        err = cuda_momentum_finish(d->momentum, &list, &n);
+        if (err != cudaSuccess)
+            break;
+        /* Keep the candidates (the next sweep's copy overwrites them),
+         * queue the next sweep, then pair them up while the GPU runs. */
+        if (n > d->cand_cap) {
+            momentum_entry *grown = realloc(d->cands, n * sizeof *grown);
+            if (grown == NULL)
+                return LODE_ERR_NO_MEMORY;
+            d->cands = grown;
+            d->cand_cap = n;
+        }
+        if (n > 0)
+            memcpy(d->cands, list, n * sizeof *list);
+        bool last = index + 1 >= end || atomic_load_explicit(abort, memory_order_relaxed);
+        if (!last) {
+            momentum_midhash(d->header, (uint32_t)(index + 1), mid);
+            momentum_consts_init(&c, mid);
+            err = cuda_momentum_enqueue(d->momentum, &c);
+        }
+        d->pairs.count = 0;
+        int rc = momentum_pairs_from_entries(d->cands, n, &d->pairs);
+        if (rc == LODE_OK)
+            rc = momentum_push_hits(d->header, (uint32_t)index, &d->target, &d->pairs, hits);
+        if (rc != LODE_OK) {
+            cudaStreamSynchronize(d->stream);
+            return rc;
+        }
+        *done = index + 1 - r->start;
+        if (last)
+            return LODE_OK;
+    }
+    cudaStreamSynchronize(d->stream);
+    return fail(d, d->index, "a Momentum sweep", err);
+}
+
 static int cuda_scan(lode_device *d, const lode_range *r, lode_hits *hits, uint64_t *done,
                      const atomic_int *abort)
 {
     *done = 0;
     if (r->start > UINT32_MAX || r->count > (UINT64_C(1) << 32) - r->start)
         return LODE_ERR_INVALID; /* nonces are 32 bits; 64-bit arithmetic here */
+    if (d->algo == LODE_ALGO_MOMENTUM)
+        return scan_momentum(d, r, hits, done, abort);
     const uint64_t end = r->start + r->count;
     uint64_t next = r->start;
     struct { uint64_t start, count; } queued[IN_FLIGHT];
@@ -737,6 +834,8 @@ static int cuda_scan(lode_device *d, const lode_range *r, lode_hits *hits, uint6
 
 static uint64_t cuda_preferred_chunk(lode_device *d, double target_ms)
 {
+    if (d->algo == LODE_ALGO_MOMENTUM) /* about 300 sweeps/s on an H100 */
+        return target_ms * 0.3 < 1 ? 1 : (uint64_t)(target_ms * 0.3);
     double rate = d->tune.rate > 0 ? d->tune.rate
                                    : (double)d->launch_count * 1000.0 / LAUNCH_MS;
     double n = rate * target_ms / 1000.0;

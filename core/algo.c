@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "core/momentum_ref.h"
 #include "core/scrypt_ref.h"
 #include "core/sha256_ref.h"
 #include "core/work.h"
@@ -25,6 +26,25 @@ static bool check_nonce_hit(const lode_work *work, const lode_hit *hit, uint8_t 
     return lode_hash_meets_target(hash, &work->header.target);
 }
 
+/* A collision-search hit is genuine if the pair (a < b, both inside the
+ * 2^26 space) collides by the reference for the header whose nonce is the
+ * hit's index, and the 88-byte header's block hash meets the target. */
+static bool check_collision_hit(const lode_work *work, const lode_hit *hit, uint8_t hash[32])
+{
+    memset(hash, 0xff, 32);
+    if (hit->index > UINT32_MAX || hit->pair[0] >= hit->pair[1] ||
+        hit->pair[1] >= LODE_MOMENTUM_NONCES)
+        return false;
+    uint8_t header[80], header88[88];
+    memcpy(header, work->header.header, 80);
+    for (int i = 0; i < 4; i++)
+        header[76 + i] = (uint8_t)(hit->index >> (8 * i));
+    lode_ref_momentum_header88(header, hit->pair[0], hit->pair[1], header88);
+    if (!lode_ref_momentum_block_hash(header88, hash))
+        return false;
+    return lode_hash_meets_target(hash, &work->header.target);
+}
+
 static const lode_algo_info algos[LODE_ALGO_COUNT] = {
     [LODE_ALGO_SHA256D] = {
         .name = "sha256d",
@@ -39,6 +59,13 @@ static const lode_algo_info algos[LODE_ALGO_COUNT] = {
         .pow_hash_ref = lode_ref_scrypt_pow,
         .check_hit = check_nonce_hit,
         .pool_diff1_shift = 16,
+    },
+    [LODE_ALGO_MOMENTUM] = {
+        .name = "momentum",
+        .kind = LODE_WORK_COLLISION_SEARCH,
+        .pow_hash_ref = NULL,
+        .check_hit = check_collision_hit,
+        .pool_diff1_shift = 0,
     },
 };
 
@@ -57,4 +84,4 @@ int lode_algo_parse(const char *name, lode_algo *out)
     return -1;
 }
 
-const char *lode_algo_names(void) { return "sha256d, scrypt"; }
+const char *lode_algo_names(void) { return "sha256d, scrypt, momentum"; }

@@ -15,6 +15,7 @@ struct lode_hit;
 typedef enum lode_algo {
     LODE_ALGO_SHA256D,
     LODE_ALGO_SCRYPT,
+    LODE_ALGO_MOMENTUM,
     LODE_ALGO_COUNT
 } lode_algo;
 
@@ -34,7 +35,8 @@ typedef enum lode_work_kind {
 typedef struct lode_algo_info {
     const char *name;          /* as on the command line: "sha256d" */
     lode_work_kind kind;
-    /* Reference PoW hash of an 80-byte header (nonce-scan algorithms). */
+    /* Reference PoW hash of an 80-byte header (nonce-scan algorithms; NULL
+     * for the others). */
     void (*pow_hash_ref)(const uint8_t header[80], uint8_t hash[32]);
     /* Re-checks a backend's hit against the job with the reference code:
      * true if it is genuine; hash receives the reference PoW hash. */
@@ -47,7 +49,7 @@ typedef struct lode_algo_info {
 const lode_algo_info *lode_algo_get(lode_algo algo);
 /* Returns 0 and sets *out, or -1 for an unknown name. */
 int lode_algo_parse(const char *name, lode_algo *out);
-/* "sha256d, scrypt": for error messages and --help. */
+/* "sha256d, scrypt, momentum": for error messages and --help. */
 const char *lode_algo_names(void);
 
 #endif

@@ -10,11 +10,11 @@
 
 typedef struct lode_pow_vector {
     const char *name;
-    const char *header_hex;   /* 80 bytes */
+    const char *header_hex;   /* 80 bytes (Momentum: the 88-byte header with its pair) */
     const char *pow_hash_hex; /* display order (digest bytes reversed) */
 } lode_pow_vector;
 
-/* The PoW vectors of a nonce-scan algorithm (count 0 for others). */
+/* The PoW vectors of an algorithm (count 0 if it has none). */
 const lode_pow_vector *lode_pow_vectors(lode_algo algo, size_t *count);
 
 #endif

@@ -7,8 +7,10 @@
  * With --variant, only that variant runs, and the test exits 77 (ctest's
  * skip code) if no device offers it, e.g. AVX-512 on a CPU without it. */
 #include "core/hex.h"
+#include "core/momentum_ref.h"
 #include "core/registry.h"
 #include "core/status.h"
+#include "tests/momentum_oracle.h"
 #include "tests/test_util.h"
 
 #define MAX_VARIANTS 16
@@ -165,6 +167,125 @@ static void test_abort(lode_handle *h)
     lode_hits_free(&hits);
 }
 
+/* ---- collision search (Momentum) ---- */
+
+static int by_hit_pair(const void *a, const void *b)
+{
+    const lode_hit *x = a, *y = b;
+    if (x->pair[0] != y->pair[0])
+        return x->pair[0] < y->pair[0] ? -1 : 1;
+    return x->pair[1] < y->pair[1] ? -1 : x->pair[1] > y->pair[1];
+}
+
+/* Sweeps header nonce `index` of w through the vtable; the hits must be
+ * exactly want[0..n) (sorted by a, b), each re-checked by the reference. */
+static void check_sweep(lode_handle *h, const lode_work *w, uint32_t index, const oracle_pair *want,
+                        size_t n, const char *what)
+{
+    lode_hits hits = {0};
+    lode_range r = {.start = index, .count = 1};
+    uint64_t done = 0;
+    int rc = lode_handle_set_work(h, w);
+    if (rc == LODE_OK)
+        rc = lode_handle_scan(h, &r, &hits, &done, &never_abort);
+    CHECK(rc == LODE_OK && done == 1, "%s: momentum %s: rc %d done %llu", h->ref->id, what, rc,
+          (unsigned long long)done);
+    if (hits.count > 1)
+        qsort(hits.items, hits.count, sizeof *hits.items, by_hit_pair);
+    bool same = hits.count == n;
+    for (size_t i = 0; same && i < n; i++) {
+        uint8_t hash[32];
+        same = hits.items[i].index == index && hits.items[i].pair[0] == want[i].a &&
+               hits.items[i].pair[1] == want[i].b &&
+               lode_algo_get(w->algo)->check_hit(w, &hits.items[i], hash);
+    }
+    CHECK(same, "%s: momentum %s: exactly the %zu expected pair(s), got %zu", h->ref->id, what, n,
+          hits.count);
+    for (size_t i = 0; !same && i < hits.count; i++)
+        fprintf(stderr, "  got %u %u\n", hits.items[i].pair[0], hits.items[i].pair[1]);
+    lode_hits_free(&hits);
+}
+
+static int by_hit_pair_oracle(const void *a, const void *b)
+{
+    const oracle_pair *x = a, *y = b;
+    if (x->a != y->a)
+        return x->a < y->a ? -1 : 1;
+    return x->b < y->b ? -1 : x->b > y->b;
+}
+
+static void header_with_nonce(const lode_work *w, uint32_t nonce, uint8_t header[80])
+{
+    memcpy(header, w->header.header, 80);
+    for (int i = 0; i < 4; i++)
+        header[76 + i] = (uint8_t)(nonce >> (8 * i));
+}
+
+/* The genesis vectors (every collision, then the target on the genesis
+ * pair's hash), a random header against the OpenSSL oracle, and an abort. */
+static void test_momentum(lode_handle *h)
+{
+    json_t *root = test_load_vectors("momentum.json");
+    json_t *v;
+    size_t i;
+    json_array_foreach(json_object_get(root, "vectors"), i, v) {
+        lode_work w = {.algo = h->algo};
+        uint8_t h88[88], hash_be[32], hash_le[32];
+        test_json_hex(v, "header88_hex", h88, 88);
+        memcpy(w.header.header, h88, 80);
+        uint32_t nonce = (uint32_t)h88[76] | (uint32_t)h88[77] << 8 | (uint32_t)h88[78] << 16 |
+                         (uint32_t)h88[79] << 24;
+        oracle_pair want[16];
+        size_t n = 0, k;
+        json_t *it;
+        json_array_foreach(json_object_get(json_object_get(v, "all_collisions_in_nonce_space"), "items"), k, it) {
+            uint32_t a = (uint32_t)test_json_uint(it, "nBirthdayA"), b = (uint32_t)test_json_uint(it, "nBirthdayB");
+            if (n < 16)
+                want[n++] = (oracle_pair){a < b ? a : b, a < b ? b : a, 0};
+        }
+        qsort(want, n, sizeof *want, by_hit_pair_oracle);
+        memset(w.header.target.w, 0xff, sizeof w.header.target.w);
+        char what[160];
+        snprintf(what, sizeof what, "%s, every collision", test_json_str(v, "name"));
+        check_sweep(h, &w, nonce, want, n, what);
+        if (i > 0)
+            continue; /* one sweep per vector is enough on slow devices */
+        test_json_hex(v, "block_hash", hash_be, 32);
+        for (int b = 0; b < 32; b++)
+            hash_le[b] = hash_be[31 - b];
+        w.header.target = lode_u256_from_le_bytes(hash_le);
+        oracle_pair genesis = {(uint32_t)test_json_uint(v, "nBirthdayA"), (uint32_t)test_json_uint(v, "nBirthdayB"), 0};
+        snprintf(what, sizeof what, "%s, target on its block hash", test_json_str(v, "name"));
+        check_sweep(h, &w, nonce, &genesis, 1, what);
+    }
+    json_decref(root);
+
+    /* A random header: the backend against the independent full search. */
+    lode_work w = {.algo = h->algo};
+    test_rand_bytes(w.header.header, 80);
+    memset(w.header.target.w, 0xff, sizeof w.header.target.w);
+    uint32_t index = (uint32_t)test_rand();
+    uint8_t header[80], mid[32];
+    header_with_nonce(&w, index, header);
+    lode_ref_momentum_midhash(header, mid);
+    oracle_pair *want = NULL;
+    size_t n = oracle_momentum_pairs(mid, &want);
+    CHECK(n != (size_t)-1, "the oracle ran");
+    if (n != (size_t)-1)
+        check_sweep(h, &w, index, want, n, "random header against the OpenSSL oracle");
+    free(want);
+
+    /* An abort raised before the scan: nothing done, nothing reported. */
+    atomic_int abort_now = 1;
+    lode_hits hits = {0};
+    uint64_t done = 0;
+    lode_range r = {.start = index, .count = 3};
+    int rc = lode_handle_scan(h, &r, &hits, &done, &abort_now);
+    CHECK(rc == LODE_OK && done < 3 && (done > 0 || hits.count == 0),
+          "%s: an aborted momentum scan stops early (done %llu)", h->ref->id, (unsigned long long)done);
+    lode_hits_free(&hits);
+}
+
 int main(int argc, char **argv)
 {
     const char *only_variant = NULL, *only_backend = NULL;
@@ -201,6 +322,12 @@ int main(int argc, char **argv)
                 CHECK(rc == LODE_OK, "%s opens (%s)", devices[d].id, lode_status_str(rc));
                 if (rc != LODE_OK)
                     continue;
+                if (lode_algo_get((lode_algo)a)->kind == LODE_WORK_COLLISION_SEARCH) {
+                    test_momentum(&h);
+                    lode_handle_close(&h);
+                    runs++;
+                    continue;
+                }
                 bool cheap = a == LODE_ALGO_SHA256D;
                 test_vectors(&h);
                 test_boundaries(&h);

@@ -8,6 +8,7 @@
 #include "core/cli/cli.h"
 #include "core/dispatch.h"
 #include "core/hex.h"
+#include "core/momentum_ref.h"
 #include "core/target.h"
 
 typedef struct scan_results {
@@ -38,8 +39,52 @@ static void collect(void *user, const lode_found *found)
 
 static int by_index(const void *a, const void *b)
 {
-    uint64_t x = ((const lode_found *)a)->hit.index, y = ((const lode_found *)b)->hit.index;
-    return x < y ? -1 : x > y;
+    const lode_hit *x = &((const lode_found *)a)->hit, *y = &((const lode_found *)b)->hit;
+    if (x->index != y->index)
+        return x->index < y->index ? -1 : 1;
+    if (x->pair[0] != y->pair[0])
+        return x->pair[0] < y->pair[0] ? -1 : 1;
+    return x->pair[1] < y->pair[1] ? -1 : x->pair[1] > y->pair[1];
+}
+
+static int cmp_hash(const uint8_t x[32], const uint8_t y[32])
+{
+    for (int i = 31; i >= 0; i--)
+        if (x[i] != y[i])
+            return x[i] < y[i] ? -1 : 1;
+    return 0;
+}
+
+/* Momentum's results (sorted by header nonce, then pair). Without a target,
+ * every colliding pair: "<a> <b> <birthday as 13 hex digits>". With one, the
+ * job-source answer per header nonce: the pair with the smallest block hash
+ * among those meeting the target, "<nonce> <a> <b> <block hash>". */
+static void print_collisions(const cli_options *o, const lode_work *work, const scan_results *r)
+{
+    for (size_t i = 0; i < r->count;) {
+        size_t j = i, best = i;
+        while (j < r->count && r->items[j].hit.index == r->items[i].hit.index) {
+            if (cmp_hash(r->items[j].hash, r->items[best].hash) < 0)
+                best = j;
+            j++;
+        }
+        if (o->target != NULL) {
+            char hex[65];
+            lode_hex_encode_reversed(r->items[best].hash, 32, hex);
+            printf("%llu %u %u %s\n", (unsigned long long)r->items[best].hit.index,
+                   r->items[best].hit.pair[0], r->items[best].hit.pair[1], hex);
+        } else {
+            uint8_t header[80], mid[32];
+            memcpy(header, work->header.header, 80);
+            for (int b = 0; b < 4; b++)
+                header[76 + b] = (uint8_t)(r->items[i].hit.index >> (8 * b));
+            lode_ref_momentum_midhash(header, mid);
+            for (size_t k = i; k < j; k++)
+                printf("%u %u %013llx\n", r->items[k].hit.pair[0], r->items[k].hit.pair[1],
+                       (unsigned long long)lode_ref_momentum_birthday(mid, r->items[k].hit.pair[0]));
+        }
+        i = j;
+    }
 }
 
 int cmd_scan(const cli_options *o)
@@ -49,14 +94,25 @@ int cmd_scan(const cli_options *o)
         return cli_usage_error("scan needs --algo (%s)", lode_algo_names());
     if (o->header == NULL || lode_hex_decode(o->header, work.header.header, 80) != 0)
         return cli_usage_error("--header wants an 80-byte header as 160 hex digits");
-    if (o->target == NULL || lode_target_parse_hex(o->target, &work.header.target) != 0)
+    /* Momentum: the target is optional (every pair), and the header nonces
+     * to search default to the header's own. */
+    const bool collisions = lode_algo_get(o->algo)->kind == LODE_WORK_COLLISION_SEARCH;
+    uint64_t start = o->start, count = o->count;
+    if (collisions && o->target == NULL)
+        memset(work.header.target.w, 0xff, sizeof work.header.target.w);
+    else if (o->target == NULL || lode_target_parse_hex(o->target, &work.header.target) != 0)
         return cli_usage_error("--target wants 64 hex digits, most significant first");
-    if (!o->start_given || !o->count_given)
+    if (collisions && !o->start_given && !o->count_given) {
+        const uint8_t *n = work.header.header + 76;
+        start = (uint32_t)n[0] | (uint32_t)n[1] << 8 | (uint32_t)n[2] << 16 | (uint32_t)n[3] << 24;
+        count = 1;
+    } else if (!o->start_given || !o->count_given) {
         return cli_usage_error("scan needs --start N and --count M");
-    if (o->start + o->count > (UINT64_C(1) << 32))
+    }
+    if (start + count > (UINT64_C(1) << 32))
         return cli_usage_error("nonces %llu..%llu run past 4294967295",
-                               (unsigned long long)o->start,
-                               (unsigned long long)(o->start + o->count - 1));
+                               (unsigned long long)start,
+                               (unsigned long long)(start + count - 1));
 
     lode_device_ref *devices;
     size_t device_count;
@@ -87,7 +143,7 @@ int cmd_scan(const cli_options *o)
         fprintf(stderr, "lode: error: no device passed its self-test\n");
         status = EXIT_RUNTIME;
     } else {
-        uint64_t seq = lode_miner_set_job(m, &work, o->start, o->start + o->count);
+        uint64_t seq = lode_miner_set_job(m, &work, start, start + count);
         int done;
         while ((done = lode_miner_wait_job(m, seq, 100)) == 0 && !cli_interrupted())
             ;
@@ -107,7 +163,9 @@ int cmd_scan(const cli_options *o)
     if (status == 0) {
         if (results.count > 1)
             qsort(results.items, results.count, sizeof *results.items, by_index);
-        for (size_t i = 0; i < results.count; i++) {
+        if (collisions)
+            print_collisions(o, &work, &results);
+        for (size_t i = 0; i < results.count && !collisions; i++) {
             char hex[65];
             lode_hex_encode_reversed(results.items[i].hash, 32, hex);
             printf("%llu %s\n", (unsigned long long)results.items[i].hit.index, hex);
@@ -119,11 +177,32 @@ int cmd_scan(const cli_options *o)
 
 int cmd_hash(const cli_options *o)
 {
-    uint8_t header[80], hash[32];
+    uint8_t header[88], hash[32];
     char hex[65];
     if (!o->algo_given)
         return cli_usage_error("hash needs --algo (%s)", lode_algo_names());
-    if (o->operand == NULL || lode_hex_decode(o->operand, header, sizeof header) != 0)
+    if (lode_algo_get(o->algo)->kind == LODE_WORK_COLLISION_SEARCH) {
+        /* Momentum: the 88-byte header; whether its pair collides (the
+         * protocol's momentum_verify), then GetHash() (all ones if not). */
+        if (o->operand == NULL || lode_hex_decode(o->operand, header, 88) != 0)
+            return cli_usage_error("hash wants one 88-byte header as 176 hex digits");
+        uint8_t mid[32];
+        lode_ref_momentum_midhash(header, mid);
+        uint32_t a = 0, b = 0;
+        for (int i = 3; i >= 0; i--) {
+            a = a << 8 | header[80 + i];
+            b = b << 8 | header[84 + i];
+        }
+        if (lode_ref_momentum_block_hash(header, hash))
+            printf("collision %u %u birthday %013llx\n", a, b,
+                   (unsigned long long)lode_ref_momentum_birthday(mid, a));
+        else
+            printf("no collision %u %u\n", a, b);
+        lode_hex_encode_reversed(hash, sizeof hash, hex);
+        printf("%s\n", hex);
+        return 0;
+    }
+    if (o->operand == NULL || lode_hex_decode(o->operand, header, 80) != 0)
         return cli_usage_error("hash wants one 80-byte header as 160 hex digits");
     lode_algo_get(o->algo)->pow_hash_ref(header, hash);
     lode_hex_encode_reversed(hash, sizeof hash, hex);

@@ -1,0 +1,50 @@
+/* Momentum on an NVIDIA GPU: the C interface between cuda_backend.c and
+ * momentum_kernel.cu. One engine per worker handle holds the device memory
+ * of one sweep; a sweep returns a short list of (birthday, nonce)
+ * candidates that contains every colliding nonce, and the host recovers the
+ * exact pairs from it (backend-cpu/momentum_cpu.h). */
+#ifndef LODE_CUDA_MOMENTUM_CUDA_H
+#define LODE_CUDA_MOMENTUM_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#include "backend-cpu/momentum_cpu.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum cuda_momentum_method {
+    /* Seed 002: 2-bit saturating counters set with atomicOr in a table of
+     * 2^table_bits counters, then filter rounds over the survivors in a
+     * smaller table until few remain. */
+    CUDA_MOMENTUM_FILTER,
+    /* Baseline: CUB radix sort of all 2^26 (birthday, nonce) pairs, then
+     * equal neighbours. */
+    CUDA_MOMENTUM_RADIX,
+} cuda_momentum_method;
+
+typedef struct cuda_momentum cuda_momentum;
+
+/* table_bits: log2 of the first round's counters (2 bits each: 30 = the
+ * seed's 256 MB); ignored by the radix method. */
+cudaError_t cuda_momentum_new(cuda_momentum_method method, unsigned table_bits, cudaStream_t stream,
+                              cuda_momentum **out);
+void cuda_momentum_free(cuda_momentum *m);
+/* Device bytes an engine of this method and table size allocates. */
+size_t cuda_momentum_bytes(cuda_momentum_method method, unsigned table_bits);
+
+/* Queues one sweep of the 2^26 nonces of the job c (no host wait). */
+cudaError_t cuda_momentum_enqueue(cuda_momentum *m, const momentum_consts *c);
+/* Waits for the queued sweep and returns its candidates (valid until the
+ * next enqueue). */
+cudaError_t cuda_momentum_finish(cuda_momentum *m, momentum_entry **list, size_t *count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,389 @@
+/* Momentum on an NVIDIA GPU (see momentum_cuda.h and docs/ARCHITECTURE.md).
+ *
+ * One thread computes the SHA-512 of one nonce base, i.e. eight birthdays.
+ * SHA-512 is 64-bit arithmetic on 32-bit lanes: rotations are two funnel
+ * shifts (SHF), three-way XORs one LOP3 per half, additions IADD3 pairs.
+ *
+ * Filter method (seed 002): birthdays are written to B (2^26 x 8 bytes,
+ * plane j holds word j of every hash, so every later pass reads B
+ * coalesced) and each is counted in a table of 2-bit counters with
+ * atomicOr: the first arrival sets the low bit, a later one finding it set
+ * sets the high bit. A counter's high bit set means two or more birthdays
+ * share its index. Round 1 keeps every nonce whose counter has the high bit
+ * (a superset of the colliding nonces: a filter only errs towards keeping).
+ * Rounds 2.. repeat the count-and-keep over the survivors with a fresh,
+ * independent hash into a small L2-resident table until few survive; the
+ * host sorts those few and pairs equal birthdays exactly.
+ *
+ * Radix method (the baseline the seed compares with): CUB sorts all 2^26
+ * (birthday, nonce) pairs on the 50 birthday bits; equal neighbours are
+ * kept. */
+#include <cub/cub.cuh>
+
+#include "backend-cuda/momentum_cuda.h"
+
+#define NBASES (1u << 23)
+#define NONCES (1u << 26)
+#define TPB 256
+/* Later rounds: table of 2^LIST_TABLE_BITS counters (16 MiB), kept in L2. */
+#define LIST_TABLE_BITS 26
+#define LIST_ROUNDS 4
+#define LIST_BLOCKS 2048
+/* Candidates copied back with every sweep; more come in a second copy. */
+#define HOST_CAP 4096u
+
+static const unsigned long long mixers[1 + LIST_ROUNDS] = {
+    0x9E3779B97F4A7C15ull, 0xC2B2AE3D27D4EB4Full, 0x165667B19E3779F9ull, 0xD6E8FEB86659FD93ull,
+    0xFF51AFD7ED558CCDull};
+
+__constant__ uint64_t mom_k[80] = {
+    0x428a2f98d728ae22ull, 0x7137449123ef65cdull, 0xb5c0fbcfec4d3b2full, 0xe9b5dba58189dbbcull,
+    0x3956c25bf348b538ull, 0x59f111f1b605d019ull, 0x923f82a4af194f9bull, 0xab1c5ed5da6d8118ull,
+    0xd807aa98a3030242ull, 0x12835b0145706fbeull, 0x243185be4ee4b28cull, 0x550c7dc3d5ffb4e2ull,
+    0x72be5d74f27b896full, 0x80deb1fe3b1696b1ull, 0x9bdc06a725c71235ull, 0xc19bf174cf692694ull,
+    0xe49b69c19ef14ad2ull, 0xefbe4786384f25e3ull, 0x0fc19dc68b8cd5b5ull, 0x240ca1cc77ac9c65ull,
+    0x2de92c6f592b0275ull, 0x4a7484aa6ea6e483ull, 0x5cb0a9dcbd41fbd4ull, 0x76f988da831153b5ull,
+    0x983e5152ee66dfabull, 0xa831c66d2db43210ull, 0xb00327c898fb213full, 0xbf597fc7beef0ee4ull,
+    0xc6e00bf33da88fc2ull, 0xd5a79147930aa725ull, 0x06ca6351e003826full, 0x142929670a0e6e70ull,
+    0x27b70a8546d22ffcull, 0x2e1b21385c26c926ull, 0x4d2c6dfc5ac42aedull, 0x53380d139d95b3dfull,
+    0x650a73548baf63deull, 0x766a0abb3c77b2a8ull, 0x81c2c92e47edaee6ull, 0x92722c851482353bull,
+    0xa2bfe8a14cf10364ull, 0xa81a664bbc423001ull, 0xc24b8b70d0f89791ull, 0xc76c51a30654be30ull,
+    0xd192e819d6ef5218ull, 0xd69906245565a910ull, 0xf40e35855771202aull, 0x106aa07032bbd1b8ull,
+    0x19a4c116b8d2d0c8ull, 0x1e376c085141ab53ull, 0x2748774cdf8eeb99ull, 0x34b0bcb5e19b48a8ull,
+    0x391c0cb3c5c95a63ull, 0x4ed8aa4ae3418acbull, 0x5b9cca4f7763e373ull, 0x682e6ff3d6b2b8a3ull,
+    0x748f82ee5defb2fcull, 0x78a5636f43172f60ull, 0x84c87814a1f0ab72ull, 0x8cc702081a6439ecull,
+    0x90befffa23631e28ull, 0xa4506cebde82bde9ull, 0xbef9a3f7b2c67915ull, 0xc67178f2e372532bull,
+    0xca273eceea26619cull, 0xd186b8c721c0c207ull, 0xeada7dd6cde0eb1eull, 0xf57d4f7fee6ed178ull,
+    0x06f067aa72176fbaull, 0x0a637dc5a2c898a6ull, 0x113f9804bef90daeull, 0x1b710b35131c471bull,
+    0x28db77f523047d84ull, 0x32caab7b40c72493ull, 0x3c9ebe0a15c9bebcull, 0x431d67c49c100d4cull,
+    0x4cc5d4becb3e42b6ull, 0x597f299cfc657e2aull, 0x5fcb6fab3ad6faecull, 0x6c44198c4a475817ull,
+};
+
+/* Rotate right by a constant: two funnel shifts on the 32-bit halves. */
+template <unsigned N> __device__ __forceinline__ uint64_t rotr(uint64_t x)
+{
+    const uint32_t lo = (uint32_t)x, hi = (uint32_t)(x >> 32);
+    if (N < 32)
+        return (uint64_t)__funnelshift_r(hi, lo, N) << 32 | __funnelshift_r(lo, hi, N);
+    return (uint64_t)__funnelshift_r(lo, hi, N & 31) << 32 | __funnelshift_r(hi, lo, N & 31);
+}
+
+__device__ __forceinline__ uint64_t bswap64(uint64_t x)
+{
+    const uint32_t lo = (uint32_t)x, hi = (uint32_t)(x >> 32);
+    return (uint64_t)__byte_perm(lo, 0, 0x0123) << 32 | __byte_perm(hi, 0, 0x0123);
+}
+
+/* The eight birthdays of nonce base `base`. */
+__device__ __forceinline__ void birthdays8(const momentum_consts &c, uint32_t base, uint64_t out[8])
+{
+    uint64_t w[16];
+    w[0] = (uint64_t)__byte_perm(base, 0, 0x0123) << 32 | c.w0_low;
+    w[1] = c.w1;
+    w[2] = c.w2;
+    w[3] = c.w3;
+    w[4] = c.w4;
+#pragma unroll
+    for (int t = 5; t < 15; t++)
+        w[t] = 0;
+    w[15] = 288;
+    const uint64_t iv[8] = {0x6a09e667f3bcc908ull, 0xbb67ae8584caa73bull, 0x3c6ef372fe94f82bull,
+                            0xa54ff53a5f1d36f1ull, 0x510e527fade682d1ull, 0x9b05688c2b3e6c1full,
+                            0x1f83d9abfb41bd6bull, 0x5be0cd19137e2179ull};
+    uint64_t a = iv[0], b = iv[1], cc = iv[2], d = iv[3], e = iv[4], f = iv[5], g = iv[6], h = iv[7];
+#pragma unroll
+    for (int t = 0; t < 80; t++) {
+        if (t >= 16) {
+            const uint64_t x = w[(t + 1) & 15], y = w[(t + 14) & 15];
+            w[t & 15] += (rotr<1>(x) ^ rotr<8>(x) ^ (x >> 7)) + w[(t + 9) & 15] +
+                         (rotr<19>(y) ^ rotr<61>(y) ^ (y >> 6));
+        }
+        const uint64_t t1 = h + (rotr<14>(e) ^ rotr<18>(e) ^ rotr<41>(e)) + (g ^ (e & (f ^ g))) +
+                            mom_k[t] + w[t & 15];
+        const uint64_t t2 = (rotr<28>(a) ^ rotr<34>(a) ^ rotr<39>(a)) + ((a & b) | (cc & (a | b)));
+        h = g;
+        g = f;
+        f = e;
+        e = d + t1;
+        d = cc;
+        cc = b;
+        b = a;
+        a = t1 + t2;
+    }
+    out[0] = bswap64(a + iv[0]) >> 14;
+    out[1] = bswap64(b + iv[1]) >> 14;
+    out[2] = bswap64(cc + iv[2]) >> 14;
+    out[3] = bswap64(d + iv[3]) >> 14;
+    out[4] = bswap64(e + iv[4]) >> 14;
+    out[5] = bswap64(f + iv[5]) >> 14;
+    out[6] = bswap64(g + iv[6]) >> 14;
+    out[7] = bswap64(h + iv[7]) >> 14;
+}
+
+/* Counts a birthday in a table of 2-bit counters (16 per word). */
+__device__ __forceinline__ void count(uint32_t *table, uint64_t bd, uint64_t mixer, unsigned shift)
+{
+    const uint64_t idx = (bd * mixer) >> shift;
+    const uint32_t bit = 1u << ((uint32_t)(idx & 15) * 2);
+    const uint32_t old = atomicOr(&table[idx >> 4], bit);
+    if ((old & (bit * 3)) == bit) /* seen once before: saturate */
+        atomicOr(&table[idx >> 4], bit << 1);
+}
+
+__device__ __forceinline__ bool counted_twice(const uint32_t *table, uint64_t bd, uint64_t mixer,
+                                              unsigned shift)
+{
+    const uint64_t idx = (bd * mixer) >> shift;
+    return (__ldg(&table[idx >> 4]) >> ((uint32_t)(idx & 15) * 2 + 1)) & 1;
+}
+
+/* Appends (bd, nonce) where keep holds; the whole warp calls it. */
+__device__ __forceinline__ void append(bool keep, uint64_t bd, uint32_t nonce, momentum_entry *out,
+                                       uint32_t *count_out)
+{
+    const unsigned mask = __ballot_sync(0xffffffffu, keep);
+    if (mask == 0)
+        return;
+    const int lane = threadIdx.x & 31, leader = __ffs(mask) - 1;
+    uint32_t base = 0;
+    if (lane == leader)
+        base = atomicAdd(count_out, __popc(mask));
+    base = __shfl_sync(0xffffffffu, base, leader);
+    if (keep) {
+        ulonglong2 v = make_ulonglong2(bd, nonce);
+        *(ulonglong2 *)&out[base + __popc(mask & ((1u << lane) - 1))] = v;
+    }
+}
+
+/* SHA-512 of every nonce base: birthdays into B (plane j = word j); the
+ * filter counts them in table, the radix method writes the nonces to V. */
+__global__ void __launch_bounds__(TPB) mom_hash(momentum_consts c, uint64_t *__restrict__ B,
+                                                uint32_t *__restrict__ table, uint64_t mixer,
+                                                unsigned shift, uint32_t *__restrict__ V)
+{
+    const uint32_t t = blockIdx.x * TPB + threadIdx.x;
+    uint64_t bd[8];
+    birthdays8(c, t * 8, bd);
+#pragma unroll
+    for (int j = 0; j < 8; j++)
+        B[(size_t)j * NBASES + t] = bd[j];
+    if (table != nullptr) {
+#pragma unroll
+        for (int j = 0; j < 8; j++)
+            count(table, bd[j], mixer, shift);
+    } else {
+#pragma unroll
+        for (int j = 0; j < 8; j++)
+            V[(size_t)j * NBASES + t] = t * 8 + j;
+    }
+}
+
+/* Round 1's keep pass over all of B. */
+__global__ void __launch_bounds__(TPB) mom_keep_all(const uint64_t *__restrict__ B,
+                                                    const uint32_t *__restrict__ table, uint64_t mixer,
+                                                    unsigned shift, momentum_entry *out, uint32_t *count_out)
+{
+    const uint32_t i = blockIdx.x * TPB + threadIdx.x;
+    const uint64_t bd = B[i];
+    append(counted_twice(table, bd, mixer, shift), bd, (i & (NBASES - 1)) * 8 + (i >> 23), out, count_out);
+}
+
+/* Rounds 2..: count the survivors, then keep those counted twice. */
+__global__ void __launch_bounds__(TPB) mom_count_list(const momentum_entry *__restrict__ in,
+                                                      const uint32_t *__restrict__ count_in,
+                                                      uint32_t *__restrict__ table, uint64_t mixer,
+                                                      unsigned shift)
+{
+    const uint32_t n = *count_in;
+    for (uint32_t i = blockIdx.x * TPB + threadIdx.x; i < n; i += gridDim.x * TPB)
+        count(table, in[i].birthday, mixer, shift);
+}
+
+__global__ void __launch_bounds__(TPB) mom_keep_list(const momentum_entry *__restrict__ in,
+                                                     const uint32_t *__restrict__ count_in,
+                                                     const uint32_t *__restrict__ table, uint64_t mixer,
+                                                     unsigned shift, momentum_entry *out,
+                                                     uint32_t *count_out)
+{
+    const uint32_t n = *count_in;
+    /* Warp-uniform trips: append() needs the whole warp. */
+    for (uint32_t i0 = blockIdx.x * TPB; i0 < n; i0 += gridDim.x * TPB) {
+        const uint32_t i = i0 + threadIdx.x;
+        const bool in_range = i < n;
+        const ulonglong2 v = in_range ? *(const ulonglong2 *)&in[i] : make_ulonglong2(0, 0);
+        const bool keep = in_range && counted_twice(table, v.x, mixer, shift);
+        append(keep, v.x, (uint32_t)v.y, out, count_out);
+    }
+}
+
+/* Radix method: keep every sorted entry equal to a neighbour. */
+__global__ void __launch_bounds__(TPB) mom_keep_sorted(const uint64_t *__restrict__ K,
+                                                       const uint32_t *__restrict__ V, momentum_entry *out,
+                                                       uint32_t *count_out)
+{
+    const uint32_t i = blockIdx.x * TPB + threadIdx.x;
+    const uint64_t k = K[i];
+    const bool keep = (i > 0 && K[i - 1] == k) || (i + 1 < NONCES && K[i + 1] == k);
+    append(keep, k, V[i], out, count_out);
+}
+
+struct cuda_momentum {
+    cuda_momentum_method method;
+    unsigned table_bits;
+    cudaStream_t stream;
+    uint64_t *B, *B_sorted;
+    uint32_t *V, *V_sorted;
+    void *cub_temp;
+    size_t cub_temp_bytes;
+    uint32_t *table, *list_table;
+    momentum_entry *list[2];
+    uint32_t *counts; /* device: one per round */
+    int final_list, final_count;
+    momentum_entry *host; /* pinned: HOST_CAP entries */
+    uint32_t *host_count; /* pinned */
+    momentum_entry *more; /* malloc'd: the rest when more than HOST_CAP */
+    size_t more_cap;
+    cudaEvent_t done;
+};
+
+#define CHECK_CUDA(call)                                                                           \
+    do {                                                                                           \
+        cudaError_t err_ = (call);                                                                 \
+        if (err_ != cudaSuccess)                                                                   \
+            return err_;                                                                           \
+    } while (0)
+
+extern "C" size_t cuda_momentum_bytes(cuda_momentum_method method, unsigned table_bits)
+{
+    size_t lists = 2 * (size_t)NONCES * sizeof(momentum_entry);
+    if (method == CUDA_MOMENTUM_RADIX)
+        return (size_t)NONCES * (8 + 8 + 4 + 4) + (size_t)NONCES * sizeof(momentum_entry) + (64u << 20);
+    return (size_t)NONCES * 8 + ((size_t)1 << table_bits) / 4 + ((size_t)1 << LIST_TABLE_BITS) / 4 + lists;
+}
+
+extern "C" void cuda_momentum_free(cuda_momentum *m)
+{
+    if (m == nullptr)
+        return;
+    if (m->stream != nullptr)
+        cudaStreamSynchronize(m->stream);
+    cudaFree(m->B);
+    cudaFree(m->B_sorted);
+    cudaFree(m->V);
+    cudaFree(m->V_sorted);
+    cudaFree(m->cub_temp);
+    cudaFree(m->table);
+    cudaFree(m->list_table);
+    cudaFree(m->list[0]);
+    cudaFree(m->list[1]);
+    cudaFree(m->counts);
+    cudaFreeHost(m->host);
+    cudaFreeHost(m->host_count);
+    if (m->done != nullptr)
+        cudaEventDestroy(m->done);
+    free(m->more);
+    delete m;
+}
+
+static cudaError_t setup(cuda_momentum *m)
+{
+    CHECK_CUDA(cudaMalloc(&m->B, (size_t)NONCES * 8));
+    CHECK_CUDA(cudaMalloc(&m->list[0], (size_t)NONCES * sizeof(momentum_entry)));
+    CHECK_CUDA(cudaMalloc(&m->counts, (1 + LIST_ROUNDS) * sizeof(uint32_t)));
+    CHECK_CUDA(cudaMallocHost(&m->host, HOST_CAP * sizeof(momentum_entry)));
+    CHECK_CUDA(cudaMallocHost(&m->host_count, sizeof(uint32_t)));
+    CHECK_CUDA(cudaEventCreateWithFlags(&m->done, cudaEventBlockingSync | cudaEventDisableTiming));
+    if (m->method == CUDA_MOMENTUM_RADIX) {
+        CHECK_CUDA(cudaMalloc(&m->B_sorted, (size_t)NONCES * 8));
+        CHECK_CUDA(cudaMalloc(&m->V, (size_t)NONCES * 4));
+        CHECK_CUDA(cudaMalloc(&m->V_sorted, (size_t)NONCES * 4));
+        CHECK_CUDA(cub::DeviceRadixSort::SortPairs(nullptr, m->cub_temp_bytes, m->B, m->B_sorted, m->V,
+                                                   m->V_sorted, (int)NONCES, 0, 50, m->stream));
+        CHECK_CUDA(cudaMalloc(&m->cub_temp, m->cub_temp_bytes));
+    } else {
+        CHECK_CUDA(cudaMalloc(&m->table, ((size_t)1 << m->table_bits) / 4));
+        CHECK_CUDA(cudaMalloc(&m->list_table, ((size_t)1 << LIST_TABLE_BITS) / 4));
+        CHECK_CUDA(cudaMalloc(&m->list[1], (size_t)NONCES * sizeof(momentum_entry)));
+    }
+    return cudaSuccess;
+}
+
+extern "C" cudaError_t cuda_momentum_new(cuda_momentum_method method, unsigned table_bits,
+                                         cudaStream_t stream, cuda_momentum **out)
+{
+    cuda_momentum *m = new (std::nothrow) cuda_momentum();
+    if (m == nullptr)
+        return cudaErrorMemoryAllocation;
+    m->method = method;
+    m->table_bits = table_bits < 24 ? 24 : table_bits > 34 ? 34 : table_bits;
+    m->stream = stream;
+    cudaError_t err = setup(m);
+    if (err != cudaSuccess) {
+        cuda_momentum_free(m);
+        return err;
+    }
+    *out = m;
+    return cudaSuccess;
+}
+
+extern "C" cudaError_t cuda_momentum_enqueue(cuda_momentum *m, const momentum_consts *c)
+{
+    cudaStream_t s = m->stream;
+    CHECK_CUDA(cudaMemsetAsync(m->counts, 0, (1 + LIST_ROUNDS) * sizeof(uint32_t), s));
+    if (m->method == CUDA_MOMENTUM_RADIX) {
+        mom_hash<<<NBASES / TPB, TPB, 0, s>>>(*c, m->B, nullptr, 0, 0, m->V);
+        CHECK_CUDA(cub::DeviceRadixSort::SortPairs(m->cub_temp, m->cub_temp_bytes, m->B, m->B_sorted, m->V,
+                                                   m->V_sorted, (int)NONCES, 0, 50, s));
+        mom_keep_sorted<<<NONCES / TPB, TPB, 0, s>>>(m->B_sorted, m->V_sorted, m->list[0], &m->counts[0]);
+        m->final_list = 0;
+        m->final_count = 0;
+    } else {
+        const unsigned shift = 64 - m->table_bits, list_shift = 64 - LIST_TABLE_BITS;
+        CHECK_CUDA(cudaMemsetAsync(m->table, 0, ((size_t)1 << m->table_bits) / 4, s));
+        mom_hash<<<NBASES / TPB, TPB, 0, s>>>(*c, m->B, m->table, mixers[0], shift, nullptr);
+        mom_keep_all<<<NONCES / TPB, TPB, 0, s>>>(m->B, m->table, mixers[0], shift, m->list[0], &m->counts[0]);
+        for (int r = 1; r <= LIST_ROUNDS; r++) {
+            const momentum_entry *in = m->list[(r - 1) & 1];
+            momentum_entry *out = m->list[r & 1];
+            CHECK_CUDA(cudaMemsetAsync(m->list_table, 0, ((size_t)1 << LIST_TABLE_BITS) / 4, s));
+            mom_count_list<<<LIST_BLOCKS, TPB, 0, s>>>(in, &m->counts[r - 1], m->list_table, mixers[r],
+                                                      list_shift);
+            mom_keep_list<<<LIST_BLOCKS, TPB, 0, s>>>(in, &m->counts[r - 1], m->list_table, mixers[r],
+                                                     list_shift, out, &m->counts[r]);
+        }
+        m->final_list = LIST_ROUNDS & 1;
+        m->final_count = LIST_ROUNDS;
+    }
+    CHECK_CUDA(cudaGetLastError());
+    CHECK_CUDA(cudaMemcpyAsync(m->host_count, &m->counts[m->final_count], sizeof(uint32_t),
+                               cudaMemcpyDeviceToHost, s));
+    CHECK_CUDA(cudaMemcpyAsync(m->host, m->list[m->final_list], HOST_CAP * sizeof(momentum_entry),
+                               cudaMemcpyDeviceToHost, s));
+    CHECK_CUDA(cudaEventRecord(m->done, s));
+    return cudaSuccess;
+}
+
+extern "C" cudaError_t cuda_momentum_finish(cuda_momentum *m, momentum_entry **list, size_t *count)
+{
+    CHECK_CUDA(cudaEventSynchronize(m->done));
+    const size_t n = *m->host_count;
+    if (n <= HOST_CAP) {
+        *list = m->host;
+        *count = n;
+        return cudaSuccess;
+    }
+    /* More candidates than the first copy held (not expected): copy all. */
+    if (n > m->more_cap) {
+        momentum_entry *grown = (momentum_entry *)realloc(m->more, n * sizeof *grown);
+        if (grown == nullptr)
+            return cudaErrorMemoryAllocation;
+        m->more = grown;
+        m->more_cap = n;
+    }
+    CHECK_CUDA(cudaMemcpyAsync(m->more, m->list[m->final_list], n * sizeof(momentum_entry),
+                               cudaMemcpyDeviceToHost, m->stream));
+    CHECK_CUDA(cudaStreamSynchronize(m->stream));
+    *list = m->more;
+    *count = n;
+    return cudaSuccess;
+}
