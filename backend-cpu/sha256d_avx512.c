@@ -19,10 +19,6 @@ typedef __m512i vec; /* one 32-bit word in each lane */
 
 
 static inline vec broadcast(uint32_t x) { return _mm512_set1_epi32((int)x); }
-static inline uint32_t lane0(vec x)
-{
-    return (uint32_t)_mm_cvtsi128_si32(_mm512_castsi512_si128(x));
-}
 static inline vec add(vec x, vec y) { return _mm512_add_epi32(x, y); }
 /* vpternlogd immediates: the truth table of f(x, y, z) indexed by x:y:z. */
 static inline vec xor3(vec x, vec y, vec z) { return _mm512_ternarylogic_epi32(x, y, z, 0x96); }
