@@ -194,6 +194,17 @@ static size_t share_count(fake_source *s)
     return n;
 }
 
+/* Shares recorded so far whose job id starts with prefix. */
+static size_t shares_of(fake_source *s, const char *prefix)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < s->count; i++)
+        n += strncmp(s->shares[i].job.id, prefix, strlen(prefix)) == 0;
+    pthread_mutex_unlock(&s->lock);
+    return n;
+}
+
 static void sleep_ms(int ms)
 {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
@@ -242,14 +253,18 @@ static void test_session(void)
         sleep_ms(10);
     double b_set = now_s();
     CHECK(lode_mining_set_job(m, &b) == 0, "job B (clean) installed");
-    sleep_ms(400);
+    /* Waits scale with the machine (sanitizers slow hashing tenfold). */
+    for (int i = 0; i < 3000 && shares_of(&src, "B") < 50; i++)
+        sleep_ms(10);
     double c_set = now_s();
     CHECK(lode_mining_set_job(m, &c) == 0, "job C (not clean) installed");
-    sleep_ms(400);
+    for (int i = 0; i < 3000 && shares_of(&src, "C") < 50; i++)
+        sleep_ms(10);
     /* The same job again under a new id (pools do this): no share twice. */
     snprintf(c.id, sizeof c.id, "C2");
     CHECK(lode_mining_set_job(m, &c) == 0, "job C again as C2");
-    sleep_ms(300);
+    for (int i = 0; i < 3000 && shares_of(&src, "C2") < 30; i++)
+        sleep_ms(10);
     /* A storm of clean jobs with easy targets: hits in flight at each
      * switch must come back stale. */
     enum { STORM = 40 };
