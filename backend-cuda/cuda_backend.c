@@ -529,13 +529,14 @@ static int alloc_scrypt(lode_device *d)
     return LODE_OK;
 }
 
-/* Momentum's first-round table: 2^30 counters (256 MiB, the seed's
- * design) by default, fewer where memory is short; LODE_MOMENTUM_TABLE_BITS
+/* Momentum's first-round table: 2^27 counters (32 MiB, so the atomics stay
+ * in an H100's L2: measured fastest, docs/PERFORMANCE.md; the seed's design
+ * is 2^30, 256 MiB), fewer where memory is short; LODE_MOMENTUM_TABLE_BITS
  * (24..34) overrides for measurements. */
 static int alloc_momentum(lode_device *d)
 {
     cuda_momentum_method method = (cuda_momentum_method)d->variant->value;
-    unsigned bits = 30;
+    unsigned bits = 27;
     const char *env = getenv("LODE_MOMENTUM_TABLE_BITS");
     if (env != NULL && atoi(env) >= 24 && atoi(env) <= 34)
         bits = (unsigned)atoi(env);

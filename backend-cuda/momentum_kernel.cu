@@ -20,6 +20,9 @@
  * kept. */
 #include <cub/cub.cuh>
 
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "backend-cuda/momentum_cuda.h"
 
 #define NBASES (1u << 23)
@@ -137,22 +140,34 @@ __device__ __forceinline__ bool counted_twice(const uint32_t *table, uint64_t bd
     return (__ldg(&table[idx >> 4]) >> ((uint32_t)(idx & 15) * 2 + 1)) & 1;
 }
 
-/* Appends (bd, nonce) where keep holds; the whole warp calls it. */
+/* Appends (bd, nonce) where keep holds, with one atomicAdd per block (a
+ * single counter takes every block's atomic, so per-warp atomics would
+ * serialise at one L2 slice). The whole block calls it. */
 __device__ __forceinline__ void append(bool keep, uint64_t bd, uint32_t nonce, momentum_entry *out,
                                        uint32_t *count_out)
 {
+    __shared__ uint32_t warp_base[TPB / 32];
+    __shared__ uint32_t block_base;
     const unsigned mask = __ballot_sync(0xffffffffu, keep);
-    if (mask == 0)
-        return;
-    const int lane = threadIdx.x & 31, leader = __ffs(mask) - 1;
-    uint32_t base = 0;
-    if (lane == leader)
-        base = atomicAdd(count_out, __popc(mask));
-    base = __shfl_sync(0xffffffffu, base, leader);
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (lane == 0)
+        warp_base[warp] = __popc(mask);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        uint32_t sum = 0;
+        for (unsigned w = 0; w < TPB / 32; w++) {
+            const uint32_t c = warp_base[w];
+            warp_base[w] = sum;
+            sum += c;
+        }
+        block_base = sum != 0 ? atomicAdd(count_out, sum) : 0;
+    }
+    __syncthreads();
     if (keep) {
         ulonglong2 v = make_ulonglong2(bd, nonce);
-        *(ulonglong2 *)&out[base + __popc(mask & ((1u << lane) - 1))] = v;
+        *(ulonglong2 *)&out[block_base + warp_base[warp] + __popc(mask & ((1u << lane) - 1))] = v;
     }
+    __syncthreads(); /* the shared words are reused by the next call */
 }
 
 /* SHA-512 of every nonce base: birthdays into B (plane j = word j); the
@@ -206,7 +221,7 @@ __global__ void __launch_bounds__(TPB) mom_keep_list(const momentum_entry *__res
                                                      uint32_t *count_out)
 {
     const uint32_t n = *count_in;
-    /* Warp-uniform trips: append() needs the whole warp. */
+    /* Block-uniform trips: append() needs the whole block. */
     for (uint32_t i0 = blockIdx.x * TPB; i0 < n; i0 += gridDim.x * TPB) {
         const uint32_t i = i0 + threadIdx.x;
         const bool in_range = i < n;
@@ -244,6 +259,12 @@ struct cuda_momentum {
     momentum_entry *more; /* malloc'd: the rest when more than HOST_CAP */
     size_t more_cap;
     cudaEvent_t done;
+    /* LODE_MOMENTUM_PROFILE=1: events between the stages of each sweep,
+     * summed and printed when the engine is freed (for measurements). */
+    bool profile;
+    cudaEvent_t ev[4];
+    double stage_ms[3];
+    unsigned sweeps;
 };
 
 #define CHECK_CUDA(call)                                                                           \
@@ -267,6 +288,13 @@ extern "C" void cuda_momentum_free(cuda_momentum *m)
         return;
     if (m->stream != nullptr)
         cudaStreamSynchronize(m->stream);
+    if (m->profile && m->sweeps > 0)
+        fprintf(stderr, "momentum %s: %u sweeps, ms per sweep: hash+count %.3f, keep/sort %.3f, rest %.3f\n",
+                m->method == CUDA_MOMENTUM_RADIX ? "radix" : "filter", m->sweeps,
+                m->stage_ms[0] / m->sweeps, m->stage_ms[1] / m->sweeps, m->stage_ms[2] / m->sweeps);
+    for (int i = 0; i < 4; i++)
+        if (m->ev[i] != nullptr)
+            cudaEventDestroy(m->ev[i]);
     cudaFree(m->B);
     cudaFree(m->B_sorted);
     cudaFree(m->V);
@@ -293,6 +321,10 @@ static cudaError_t setup(cuda_momentum *m)
     CHECK_CUDA(cudaMallocHost(&m->host, HOST_CAP * sizeof(momentum_entry)));
     CHECK_CUDA(cudaMallocHost(&m->host_count, sizeof(uint32_t)));
     CHECK_CUDA(cudaEventCreateWithFlags(&m->done, cudaEventBlockingSync | cudaEventDisableTiming));
+    const char *env = getenv("LODE_MOMENTUM_PROFILE");
+    m->profile = env != nullptr && env[0] == '1';
+    for (int i = 0; i < 4 && m->profile; i++)
+        CHECK_CUDA(cudaEventCreate(&m->ev[i]));
     if (m->method == CUDA_MOMENTUM_RADIX) {
         CHECK_CUDA(cudaMalloc(&m->B_sorted, (size_t)NONCES * 8));
         CHECK_CUDA(cudaMalloc(&m->V, (size_t)NONCES * 4));
@@ -326,22 +358,33 @@ extern "C" cudaError_t cuda_momentum_new(cuda_momentum_method method, unsigned t
     return cudaSuccess;
 }
 
+#define MARK(i)                                                                                    \
+    do {                                                                                           \
+        if (m->profile)                                                                            \
+            CHECK_CUDA(cudaEventRecord(m->ev[i], s));                                              \
+    } while (0)
+
 extern "C" cudaError_t cuda_momentum_enqueue(cuda_momentum *m, const momentum_consts *c)
 {
     cudaStream_t s = m->stream;
+    MARK(0);
     CHECK_CUDA(cudaMemsetAsync(m->counts, 0, (1 + LIST_ROUNDS) * sizeof(uint32_t), s));
     if (m->method == CUDA_MOMENTUM_RADIX) {
         mom_hash<<<NBASES / TPB, TPB, 0, s>>>(*c, m->B, nullptr, 0, 0, m->V);
+        MARK(1);
         CHECK_CUDA(cub::DeviceRadixSort::SortPairs(m->cub_temp, m->cub_temp_bytes, m->B, m->B_sorted, m->V,
                                                    m->V_sorted, (int)NONCES, 0, 50, s));
         mom_keep_sorted<<<NONCES / TPB, TPB, 0, s>>>(m->B_sorted, m->V_sorted, m->list[0], &m->counts[0]);
+        MARK(2);
         m->final_list = 0;
         m->final_count = 0;
     } else {
         const unsigned shift = 64 - m->table_bits, list_shift = 64 - LIST_TABLE_BITS;
         CHECK_CUDA(cudaMemsetAsync(m->table, 0, ((size_t)1 << m->table_bits) / 4, s));
         mom_hash<<<NBASES / TPB, TPB, 0, s>>>(*c, m->B, m->table, mixers[0], shift, nullptr);
+        MARK(1);
         mom_keep_all<<<NONCES / TPB, TPB, 0, s>>>(m->B, m->table, mixers[0], shift, m->list[0], &m->counts[0]);
+        MARK(2);
         for (int r = 1; r <= LIST_ROUNDS; r++) {
             const momentum_entry *in = m->list[(r - 1) & 1];
             momentum_entry *out = m->list[r & 1];
@@ -359,6 +402,7 @@ extern "C" cudaError_t cuda_momentum_enqueue(cuda_momentum *m, const momentum_co
                                cudaMemcpyDeviceToHost, s));
     CHECK_CUDA(cudaMemcpyAsync(m->host, m->list[m->final_list], HOST_CAP * sizeof(momentum_entry),
                                cudaMemcpyDeviceToHost, s));
+    MARK(3);
     CHECK_CUDA(cudaEventRecord(m->done, s));
     return cudaSuccess;
 }
@@ -366,6 +410,14 @@ extern "C" cudaError_t cuda_momentum_enqueue(cuda_momentum *m, const momentum_co
 extern "C" cudaError_t cuda_momentum_finish(cuda_momentum *m, momentum_entry **list, size_t *count)
 {
     CHECK_CUDA(cudaEventSynchronize(m->done));
+    if (m->profile) {
+        float ms[3];
+        for (int i = 0; i < 3; i++)
+            CHECK_CUDA(cudaEventElapsedTime(&ms[i], m->ev[i], m->ev[i + 1]));
+        for (int i = 0; i < 3; i++)
+            m->stage_ms[i] += ms[i];
+        m->sweeps++;
+    }
     const size_t n = *m->host_count;
     if (n <= HOST_CAP) {
         *list = m->host;

@@ -23,6 +23,7 @@
 #include "backend-cpu/sha256d_lanes.h"
 #include "backend-opencl/ocl_api.h"
 #include "backend-opencl/ocl_devices.h"
+#include "backend-opencl/ocl_momentum.h"
 #include "backend-opencl/ocl_program.h"
 #include "core/backend.h"
 #include "core/log.h"
@@ -93,6 +94,8 @@ struct lode_device {
     uint8_t header[80];
     lode_u256 target;
     uint32_t param_words[PARAM_WORDS];
+    ocl_momentum *momentum;
+    momentum_pairs pairs;
 };
 
 /* ---- errors ---------------------------------------------------------- */
@@ -133,7 +136,7 @@ static int opencl_device_info(int index, lode_device_info *out)
     out->workers = 1;
     out->max_workers = 1;
     out->memory_bytes = d->global_mem;
-    out->algo_mask = 1u << LODE_ALGO_SHA256D | 1u << LODE_ALGO_SCRYPT;
+    out->algo_mask = 1u << LODE_ALGO_SHA256D | 1u << LODE_ALGO_SCRYPT | 1u << LODE_ALGO_MOMENTUM;
     out->on_host_cpu = (d->type & CL_DEVICE_TYPE_CPU) != 0;
     return LODE_OK;
 }
@@ -157,6 +160,8 @@ static int variant_list(const ocl_dev_desc *d, lode_algo algo, const char **name
         list[n++] = "local";
         if (!is_cpu(d))
             list[n++] = "single";
+    } else if (algo == LODE_ALGO_MOMENTUM) {
+        list[n++] = "filter";
     }
     int k = 0;
     for (int i = 0; i < n && k < max; i++)
@@ -172,7 +177,7 @@ static int opencl_variants(int index, lode_algo algo, const char **names, int ma
 
 /* ---- programs ---------------------------------------------------------- */
 
-static const char *algo_name(lode_algo algo) { return algo == LODE_ALGO_SHA256D ? "sha256d" : "scrypt"; }
+static const char *algo_name(lode_algo algo) { return lode_algo_get(algo)->name; }
 
 static void release_program(lode_device *d)
 {
@@ -380,6 +385,8 @@ static void opencl_close(lode_device *d)
     /* Nothing may still write into buffers about to be freed. */
     if (d->queue != NULL)
         ocl.clFinish(d->queue);
+    ocl_momentum_free(d->momentum);
+    momentum_pairs_free(&d->pairs);
     for (int i = 0; i < IN_FLIGHT; i++) {
         if (d->finished[i] != NULL)
             ocl.clReleaseEvent(d->finished[i]);
@@ -472,6 +479,8 @@ static int open_variant(lode_device *d)
     d->queue = ocl.clCreateCommandQueue(d->ctx, x->id, 0, &err);
     if (d->queue == NULL || err != CL_SUCCESS)
         return fail(d, "clCreateCommandQueue", err);
+    if (d->algo == LODE_ALGO_MOMENTUM)
+        return ocl_momentum_new(x, d->ctx, d->queue, d->label, &d->momentum);
     int rc = create_buffer(d, CL_MEM_READ_ONLY, PARAM_WORDS * sizeof(uint32_t), &d->params);
     for (int i = 0; i < IN_FLIGHT && rc == LODE_OK; i++)
         rc = create_buffer(d, CL_MEM_READ_WRITE, HITS_WORDS * sizeof(uint32_t), &d->hits[i]);
@@ -575,6 +584,8 @@ static int opencl_set_work(lode_device *d, const lode_work *work)
         return LODE_ERR_INVALID;
     memcpy(d->header, work->header.header, 80);
     d->target = work->header.target;
+    if (d->algo == LODE_ALGO_MOMENTUM)
+        return LODE_OK;
     memset(d->param_words, 0, sizeof d->param_words);
     if (d->algo == LODE_ALGO_SHA256D)
         prepare_sha256d(d);
@@ -718,12 +729,40 @@ static int collect(lode_device *d, int slot, uint64_t start, uint64_t count, lod
     return rc;
 }
 
+/* Momentum: one sweep per header nonce; exact pairs on the host. */
+static int scan_momentum(lode_device *d, const lode_range *r, lode_hits *hits, uint64_t *done,
+                         const atomic_int *abort)
+{
+    for (uint64_t index = r->start; index < r->start + r->count; index++) {
+        if (atomic_load_explicit(abort, memory_order_relaxed))
+            break;
+        uint8_t mid[32];
+        momentum_consts c;
+        momentum_midhash(d->header, (uint32_t)index, mid);
+        momentum_consts_init(&c, mid);
+        momentum_entry *list;
+        size_t n;
+        int rc = ocl_momentum_sweep(d->momentum, &c, &list, &n);
+        d->pairs.count = 0;
+        if (rc == LODE_OK)
+            rc = momentum_pairs_from_entries(list, n, &d->pairs);
+        if (rc == LODE_OK)
+            rc = momentum_push_hits(d->header, (uint32_t)index, &d->target, &d->pairs, hits);
+        if (rc != LODE_OK)
+            return rc;
+        *done = index + 1 - r->start;
+    }
+    return LODE_OK;
+}
+
 static int opencl_scan(lode_device *d, const lode_range *r, lode_hits *hits, uint64_t *done,
                        const atomic_int *abort)
 {
     *done = 0;
     if (r->start > UINT32_MAX || r->count > (UINT64_C(1) << 32) - r->start)
         return LODE_ERR_INVALID; /* nonces are 32 bits; 64-bit arithmetic here */
+    if (d->algo == LODE_ALGO_MOMENTUM)
+        return scan_momentum(d, r, hits, done, abort);
     const uint64_t end = r->start + r->count;
     uint64_t next = r->start;
     struct { uint64_t start, count; double end; } queued[IN_FLIGHT];
@@ -815,6 +854,8 @@ static void try_shape(lode_device *d, uint64_t count, bool warm_up, ocl_tune_par
 static int opencl_tune(lode_device *d, double target_ms)
 {
     (void)target_ms; /* launches aim at LAUNCH_MS; the dispatcher sizes scans */
+    if (d->algo == LODE_ALGO_MOMENTUM)
+        return LODE_OK;
     /* The core calls this once after the self-test. Cached or given by the
      * user: nothing to measure (LODE_OPENCL_TUNE=retune measures again). */
     if (d->tuned || d->mode == LODE_TUNE_OFF)
@@ -900,6 +941,8 @@ static int opencl_tune(lode_device *d, double target_ms)
 
 static uint64_t opencl_preferred_chunk(lode_device *d, double target_ms)
 {
+    if (d->algo == LODE_ALGO_MOMENTUM)
+        return d->cpu || target_ms * 0.25 < 1 ? 1 : (uint64_t)(target_ms * 0.25);
     double rate = d->tune.rate > 0 ? d->tune.rate : (double)d->launch_count * 1000.0 / LAUNCH_MS;
     double n = rate * target_ms / 1000.0;
     return n < (double)d->launch_count ? d->launch_count : (uint64_t)n;

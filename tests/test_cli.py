@@ -205,7 +205,47 @@ def test_benchmark_interrupt():
     check(r.returncode == 0 and "total" in r.stderr, f"timed scrypt benchmark: {r.stderr[-400:]!r}")
 
 
+def test_momentum(devices_args, with_target):
+    """Momentum on the genesis header: every colliding pair (the vectors'
+    complete list), and the job-source answer with a target; the block
+    hashes come from hashlib."""
+    vectors = json.load(open(os.path.join(os.path.dirname(__file__), "vectors", "momentum.json")))
+    v = vectors["vectors"][0]
+    h80 = v["header80_hex"]
+    items = sorted(v["all_collisions_in_nonce_space"]["items"], key=lambda i: i["nBirthdayA"])
+    want = [f'{i["nBirthdayA"]} {i["nBirthdayB"]} {i["birthday_hex"]}' for i in items]
+    r = run("scan", "--algo", "momentum", "--header", h80, *devices_args)
+    got = r.stdout.splitlines()
+    check(r.returncode == 0 and got == want,
+          f"scan momentum {devices_args}: rc {r.returncode}, got {got}, want {want} {r.stderr[-300:]!r}")
+    if not with_target:
+        return
+    nonce = int.from_bytes(bytes.fromhex(h80)[76:80], "little")
+    best = None
+    for i in items:
+        h88 = bytes.fromhex(h80) + i["nBirthdayA"].to_bytes(4, "little") + i["nBirthdayB"].to_bytes(4, "little")
+        digest = hashlib.sha256(hashlib.sha256(h88).digest()).digest()
+        if best is None or digest[::-1] < best[2][::-1]:
+            best = (i["nBirthdayA"], i["nBirthdayB"], digest)
+    r = run("scan", "--algo", "momentum", "--header", h80, "--target", v["target_hex"], *devices_args)
+    want = [f"{nonce} {best[0]} {best[1]} {display(best[2])}"]
+    check(r.returncode == 0 and r.stdout.splitlines() == want and want[0].endswith(v["block_hash"]),
+          f"scan momentum with a target: got {r.stdout!r}, want {want}")
+    # hash: the 88-byte header, a colliding pair and a broken one.
+    r = run("hash", "--algo", "momentum", v["header88_hex"])
+    check(r.returncode == 0 and r.stdout.splitlines() ==
+          [f'collision {v["nBirthdayA"]} {v["nBirthdayB"]} birthday {v["birthday_value_hex"]}', v["block_hash"]],
+          f"hash momentum: {r.stdout!r}")
+    bad = v["header88_hex"][:-8] + (v["nBirthdayB"] + 1).to_bytes(4, "little").hex()
+    r = run("hash", "--algo", "momentum", bad)
+    check(r.returncode == 0 and r.stdout.splitlines()[1] == "f" * 64 and "no collision" in r.stdout,
+          f"hash momentum of a broken pair: {r.stdout!r}")
+    r = run("hash", "--algo", "momentum", h80)
+    check(r.returncode == 2 and "88-byte" in r.stderr, f"hash momentum wants 88 bytes: {r.stderr!r}")
+
+
 test_hash()
+test_momentum(["--devices", "cpu"], True)
 test_scan("sha256d", 4000, [])
 test_scan("sha256d", 777, ["--devices", "cpu", "--threads", "2"])
 test_scan("scrypt", 150, ["--devices", "cpu:0"])
@@ -214,6 +254,7 @@ listed = run("--list-devices", timeout=60).stdout.splitlines()
 for dev in (m.group(0) for m in map(re.compile(r"^(opencl|cuda):\d+").match, listed) if m):
     test_scan("sha256d", 3000, ["--devices", dev])
     test_scan("scrypt", 300, ["--devices", dev])
+    test_momentum(["--devices", dev], False)
 test_errors()
 test_config_files()
 test_devices_and_selftest()

@@ -1,0 +1,224 @@
+#include "backend-opencl/ocl_momentum.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend-opencl/ocl_program.h"
+#include "core/log.h"
+#include "core/status.h"
+
+#define NBASES (UINT32_C(1) << 23)
+#define NONCES (UINT32_C(1) << 26)
+#define LOCAL 256u
+#define LIST_TABLE_BITS 26
+#define LIST_ROUNDS 4
+#define LIST_GROUPS 1024u
+#define ENTRY 16u /* ulong2: birthday, nonce */
+
+static const uint64_t mixers[1 + LIST_ROUNDS] = {
+    0x9E3779B97F4A7C15ull, 0xC2B2AE3D27D4EB4Full, 0x165667B19E3779F9ull, 0xD6E8FEB86659FD93ull,
+    0xFF51AFD7ED558CCDull};
+
+struct ocl_momentum {
+    const char *label;
+    cl_command_queue queue;
+    cl_program prog;
+    cl_kernel k_clear, k_hash, k_keep_all, k_count_list, k_keep_list;
+    cl_mem B, table, list_table, list[2], counts;
+    unsigned table_bits;
+    momentum_entry *host;
+    size_t host_cap;
+};
+
+static int fail(const ocl_momentum *m, const char *what, cl_int err)
+{
+    char buf[32];
+    lode_log(LODE_LOG_ERROR, "%s: momentum: %s failed: %s", m->label, what, ocl_error_name(err, buf));
+    return err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_HOST_MEMORY ||
+                   err == CL_INVALID_BUFFER_SIZE
+               ? LODE_ERR_NO_MEMORY
+               : LODE_ERR_DEVICE;
+}
+
+#define TRY(what, call)                                                                            \
+    do {                                                                                           \
+        cl_int err_ = (call);                                                                      \
+        if (err_ != CL_SUCCESS)                                                                    \
+            return fail(m, (what), err_);                                                          \
+    } while (0)
+
+void ocl_momentum_free(ocl_momentum *m)
+{
+    if (m == NULL)
+        return;
+    if (m->queue != NULL)
+        ocl.clFinish(m->queue);
+    cl_kernel ks[] = {m->k_clear, m->k_hash, m->k_keep_all, m->k_count_list, m->k_keep_list};
+    for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
+        if (ks[i] != NULL)
+            ocl.clReleaseKernel(ks[i]);
+    cl_mem mems[] = {m->B, m->table, m->list_table, m->list[0], m->list[1], m->counts};
+    for (size_t i = 0; i < sizeof mems / sizeof mems[0]; i++)
+        if (mems[i] != NULL)
+            ocl.clReleaseMemObject(mems[i]);
+    if (m->prog != NULL)
+        ocl.clReleaseProgram(m->prog);
+    free(m->host);
+    free(m);
+}
+
+static int buffer(ocl_momentum *m, cl_context ctx, size_t size, cl_mem *out)
+{
+    cl_int err = CL_SUCCESS;
+    *out = ocl.clCreateBuffer(ctx, CL_MEM_READ_WRITE, size, NULL, &err);
+    if (*out == NULL || err != CL_SUCCESS) {
+        *out = NULL;
+        return fail(m, "allocating a buffer", err);
+    }
+    return LODE_OK;
+}
+
+static int kernel(ocl_momentum *m, const char *name, cl_kernel *out)
+{
+    cl_int err = CL_SUCCESS;
+    *out = ocl.clCreateKernel(m->prog, name, &err);
+    if (*out == NULL || err != CL_SUCCESS) {
+        *out = NULL;
+        return fail(m, name, err);
+    }
+    return LODE_OK;
+}
+
+static int setup(ocl_momentum *m, const ocl_dev_desc *desc, cl_context ctx)
+{
+    const char *sources[1] = {lode_ocl_src_momentum};
+    int rc = ocl_program_build(desc, ctx, m->label, sources, 1, "-cl-std=CL1.2", &m->prog);
+    const char *names[] = {"mom_clear", "mom_hash", "mom_keep_all", "mom_count_list", "mom_keep_list"};
+    cl_kernel *ks[] = {&m->k_clear, &m->k_hash, &m->k_keep_all, &m->k_count_list, &m->k_keep_list};
+    for (size_t i = 0; i < 5 && rc == LODE_OK; i++)
+        rc = kernel(m, names[i], ks[i]);
+    /* Table size: the seed's 2^30 counters (256 MiB) by default; smaller
+     * where the device's memory (B, two lists of 2^26 entries) is short. */
+    unsigned bits = 30;
+    const char *env = getenv("LODE_MOMENTUM_TABLE_BITS");
+    if (env != NULL && atoi(env) >= 26 && atoi(env) <= 34)
+        bits = (unsigned)atoi(env);
+    const uint64_t fixed = (uint64_t)NONCES * 8 + 2 * (uint64_t)NONCES * ENTRY + (UINT64_C(1) << LIST_TABLE_BITS) / 4;
+    while (bits > 26 && (fixed + (UINT64_C(1) << bits) / 4 > desc->global_mem * 0.8 ||
+                         (UINT64_C(1) << bits) / 4 > desc->max_alloc))
+        bits--;
+    m->table_bits = bits;
+    if (rc == LODE_OK)
+        rc = buffer(m, ctx, (size_t)NONCES * 8, &m->B);
+    if (rc == LODE_OK)
+        rc = buffer(m, ctx, ((size_t)1 << bits) / 4, &m->table);
+    if (rc == LODE_OK)
+        rc = buffer(m, ctx, ((size_t)1 << LIST_TABLE_BITS) / 4, &m->list_table);
+    for (int i = 0; i < 2 && rc == LODE_OK; i++)
+        rc = buffer(m, ctx, (size_t)NONCES * ENTRY, &m->list[i]);
+    if (rc == LODE_OK)
+        rc = buffer(m, ctx, 64, &m->counts);
+    return rc;
+}
+
+int ocl_momentum_new(const ocl_dev_desc *desc, cl_context ctx, cl_command_queue queue,
+                     const char *label, ocl_momentum **out)
+{
+    ocl_momentum *m = calloc(1, sizeof *m);
+    if (m == NULL)
+        return LODE_ERR_NO_MEMORY;
+    m->label = label;
+    m->queue = queue;
+    int rc = setup(m, desc, ctx);
+    if (rc != LODE_OK) {
+        ocl_momentum_free(m);
+        return rc;
+    }
+    *out = m;
+    return LODE_OK;
+}
+
+static int clear(ocl_momentum *m, cl_mem buf, size_t bytes)
+{
+    TRY("clSetKernelArg", ocl.clSetKernelArg(m->k_clear, 0, sizeof buf, &buf));
+    size_t global = bytes / 16, local = 64;
+    if (global < local)
+        local = global;
+    TRY("mom_clear", ocl.clEnqueueNDRangeKernel(m->queue, m->k_clear, 1, NULL, &global, &local, 0, NULL, NULL));
+    return LODE_OK;
+}
+
+#define ARG(k, i, v) TRY("clSetKernelArg", ocl.clSetKernelArg((k), (i), sizeof(v), &(v)))
+
+int ocl_momentum_sweep(ocl_momentum *m, const momentum_consts *c, momentum_entry **list, size_t *count)
+{
+    static const uint32_t zeros[1 + LIST_ROUNDS];
+    TRY("clearing the counts", ocl.clEnqueueWriteBuffer(m->queue, m->counts, CL_FALSE, 0, sizeof zeros,
+                                                        zeros, 0, NULL, NULL));
+    int rc = clear(m, m->table, ((size_t)1 << m->table_bits) / 4);
+    if (rc != LODE_OK)
+        return rc;
+    cl_uint shift = 64 - m->table_bits, list_shift = 64 - LIST_TABLE_BITS;
+    cl_ulong mixer = mixers[0];
+    cl_ulong w[5] = {c->w0_low, c->w1, c->w2, c->w3, c->w4};
+    for (cl_uint i = 0; i < 5; i++)
+        ARG(m->k_hash, i, w[i]);
+    ARG(m->k_hash, 5, m->B);
+    ARG(m->k_hash, 6, m->table);
+    ARG(m->k_hash, 7, mixer);
+    ARG(m->k_hash, 8, shift);
+    size_t global = NBASES, local = LOCAL;
+    TRY("mom_hash", ocl.clEnqueueNDRangeKernel(m->queue, m->k_hash, 1, NULL, &global, &local, 0, NULL, NULL));
+    ARG(m->k_keep_all, 0, m->B);
+    ARG(m->k_keep_all, 1, m->table);
+    ARG(m->k_keep_all, 2, mixer);
+    ARG(m->k_keep_all, 3, shift);
+    ARG(m->k_keep_all, 4, m->list[0]);
+    ARG(m->k_keep_all, 5, m->counts);
+    global = NONCES;
+    TRY("mom_keep_all", ocl.clEnqueueNDRangeKernel(m->queue, m->k_keep_all, 1, NULL, &global, &local, 0, NULL, NULL));
+    for (unsigned r = 1; r <= LIST_ROUNDS; r++) {
+        rc = clear(m, m->list_table, ((size_t)1 << LIST_TABLE_BITS) / 4);
+        if (rc != LODE_OK)
+            return rc;
+        cl_mem in = m->list[(r - 1) & 1], out = m->list[r & 1];
+        cl_ulong mx = mixers[r];
+        cl_uint round = r;
+        size_t g = (size_t)LIST_GROUPS * LOCAL;
+        ARG(m->k_count_list, 0, in);
+        ARG(m->k_count_list, 1, m->counts);
+        ARG(m->k_count_list, 2, round);
+        ARG(m->k_count_list, 3, m->list_table);
+        ARG(m->k_count_list, 4, mx);
+        ARG(m->k_count_list, 5, list_shift);
+        TRY("mom_count_list", ocl.clEnqueueNDRangeKernel(m->queue, m->k_count_list, 1, NULL, &g, &local, 0, NULL, NULL));
+        ARG(m->k_keep_list, 0, in);
+        ARG(m->k_keep_list, 1, m->counts);
+        ARG(m->k_keep_list, 2, round);
+        ARG(m->k_keep_list, 3, m->list_table);
+        ARG(m->k_keep_list, 4, mx);
+        ARG(m->k_keep_list, 5, list_shift);
+        ARG(m->k_keep_list, 6, out);
+        TRY("mom_keep_list", ocl.clEnqueueNDRangeKernel(m->queue, m->k_keep_list, 1, NULL, &g, &local, 0, NULL, NULL));
+    }
+    /* The last round's survivors: the count, then the entries. */
+    uint32_t counts[1 + LIST_ROUNDS];
+    TRY("reading the counts", ocl.clEnqueueReadBuffer(m->queue, m->counts, CL_TRUE, 0, sizeof counts,
+                                                      counts, 0, NULL, NULL));
+    size_t n = counts[LIST_ROUNDS];
+    if (n > m->host_cap) {
+        momentum_entry *grown = realloc(m->host, n * sizeof *grown);
+        if (grown == NULL)
+            return LODE_ERR_NO_MEMORY;
+        m->host = grown;
+        m->host_cap = n;
+    }
+    if (n > 0)
+        TRY("reading the survivors",
+            ocl.clEnqueueReadBuffer(m->queue, m->list[LIST_ROUNDS & 1], CL_TRUE, 0, n * ENTRY, m->host, 0,
+                                    NULL, NULL));
+    *list = m->host;
+    *count = n;
+    return LODE_OK;
+}
