@@ -207,9 +207,9 @@ def scenario_failover(net):
             check(pt["invalid"] == 0 and pt["stale_violations"] == 0,
                   f"{what}: primary saw invalid/stale-violation shares {pt}")
             check_pool_clean(check, backup, what, allow_orphans=True)
-            # lode left the backup for the primary on purpose: a submit in flight then
-            # is answered by the pool but never read by lode.
-            check_counts_agree(check, sums[1][2:], [backup], what + " (backup)", slack=2)
+            # lode waits for the answers to its submits before it leaves the
+            # backup for the primary, so the counts agree exactly here too.
+            check_counts_agree(check, sums[1][2:], [backup], what + " (backup)")
     finally:
         lode.stop()
         backup.stop()

@@ -18,6 +18,7 @@
 #define PENDING_MAX 1024         /* requests awaiting a reply */
 #define WRITE_TIMEOUT_S 10.0
 #define PROBE_TIMEOUT_S 5.0
+#define DRAIN_TIMEOUT_S 5.0      /* leaving a working pool: wait this long for submit answers */
 
 typedef struct queued_share {
     char job_id[LODE_JOB_ID_MAX];
@@ -596,6 +597,49 @@ static bool probe_primary(lode_stratum *s)
     return ok;
 }
 
+static bool has_pending_submit(const session *ss)
+{
+    for (size_t i = 0; i < ss->pending_len; i++)
+        if (ss->pending[i].kind == REQ_SUBMIT)
+            return true;
+    return false;
+}
+
+/* Before leaving a pool that still works (to go back to the first pool),
+ * stop mining its jobs and wait a little for the answers to the shares
+ * already sent, so that lode's counts agree with the pool's. Only replies
+ * are handled; new jobs are ignored. */
+static void drain_submits(lode_stratum *s, session *ss)
+{
+    pthread_mutex_lock(&s->lock);
+    s->accepting = false; /* shares found from now on are stale */
+    pthread_mutex_unlock(&s->lock);
+    if (ss->job_installed)
+        lode_mining_clear_job(s->mining);
+    double deadline = now_s() + DRAIN_TIMEOUT_S;
+    char err[256];
+    while (!stopping(s) && has_pending_submit(ss) && now_s() < deadline) {
+        const char *line;
+        size_t len;
+        lode_conn_status st =
+            lode_stratum_conn_read_line(ss->conn, &s->wake, deadline - now_s(), &line, &len, err, sizeof err);
+        if (st == LODE_CONN_WOKEN) {
+            lode_wake_drain(&s->wake);
+            continue;
+        }
+        if (st != LODE_CONN_LINE)
+            break;
+        lode_stratum_msg msg;
+        if (len == 0 || lode_stratum_parse_line(line, len, &msg, err, sizeof err) != 0)
+            continue;
+        if (msg.kind == LODE_STRATUM_RESPONSE) {
+            session_end ignored = END_GOOD;
+            handle_message(ss, &msg, &ignored);
+        }
+        lode_stratum_msg_free(&msg);
+    }
+}
+
 static session_end run_session(lode_stratum *s, size_t pool, const lode_stratum_url *url, session *ss)
 {
     pool_state *p = &s->pools[pool];
@@ -650,6 +694,7 @@ static session_end run_session(lode_stratum *s, size_t pool, const lode_stratum_
             ss->last_probe = now;
             if (probe_primary(s)) {
                 lode_log(LODE_LOG_INFO, "stratum: %s answers again, switching back", s->pools[0].url_text);
+                drain_submits(s, ss);
                 end = END_PRIMARY_BACK;
                 break;
             }
