@@ -131,6 +131,7 @@ def test_errors():
         (["-a", "scrypt", "-o", "stratum+tcp://127.0.0.1:1", "--benchmark"], "two modes"),
         (["-a", "scrypt", "-o", "stratum+tcp://127.0.0.1:1", "--suggest-diff", "-1"], "bad difficulty"),
         (["-c", "/nonexistent/lode.json"], "missing config file"),
+        (["-a", "momentum", "-o", "stratum+tcp://127.0.0.1:1"], "momentum on a pool"),
     ]
     for args, what in cases:
         r = run(*args, timeout=60)

@@ -91,7 +91,7 @@ int cmd_benchmark(const cli_options *o)
              o->variant ? " with variant " : "", o->variant ? o->variant : "");
 
     cli_rate_report report;
-    if (cli_rate_report_init(&report, m, REPORT_SECONDS) != 0) {
+    if (cli_rate_report_init(&report, m, cli_rate_unit(o->algo), REPORT_SECONDS) != 0) {
         lode_miner_free(m);
         lode_log(LODE_LOG_ERROR, "out of memory");
         return EXIT_RUNTIME;
@@ -108,7 +108,7 @@ int cmd_benchmark(const cli_options *o)
     lode_miner_request_stop(m);
     uint64_t hw_errors;
     double total = cli_rate_report_summary(&report, &hw_errors);
-    printf("%s %s %.0f H/s\n", lode_algo_get(o->algo)->name, "total", total);
+    printf("%s total %.0f %s\n", lode_algo_get(o->algo)->name, total, cli_rate_unit(o->algo));
     cli_rate_report_free(&report);
     lode_miner_free(m);
     return hw_errors ? EXIT_RUNTIME : 0;

@@ -86,16 +86,19 @@ typedef struct cli_rate_report {
     struct lode_miner *miner;
     size_t devices;
     uint64_t *last;
+    const char *unit; /* cli_rate_unit */
     double start, last_time, interval;
 } cli_rate_report;
-int cli_rate_report_init(cli_rate_report *r, struct lode_miner *m, double interval);
+int cli_rate_report_init(cli_rate_report *r, struct lode_miner *m, const char *unit, double interval);
 /* Logs the rates if interval seconds have passed since the last lines. */
 void cli_rate_report_tick(cli_rate_report *r);
 /* Logs the summary; returns the total hashrate, and *hw_errors counts. */
 double cli_rate_report_summary(cli_rate_report *r, uint64_t *hw_errors);
 void cli_rate_report_free(cli_rate_report *r);
+/* "H/s", or "sweeps/s" for Momentum (one index = one 2^26 search). */
+const char *cli_rate_unit(lode_algo algo);
 /* "12.34 MH/s" */
-void cli_format_rate(double rate, char *out, size_t len);
+void cli_format_rate(double rate, const char *unit, char *out, size_t len);
 double cli_now(void);
 
 int cmd_benchmark(const cli_options *o);

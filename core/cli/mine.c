@@ -115,6 +115,10 @@ int cmd_mine(const cli_options *o)
 {
     if (!o->algo_given)
         return cli_usage_error("mining needs --algo (%s)", lode_algo_names());
+    /* Pools and getblocktemplate speak of 80-byte headers and 32-bit nonces. */
+    if (lode_algo_get(o->algo)->kind != LODE_WORK_NONCE_SCAN)
+        return cli_usage_error("mining on pools and nodes is for sha256d and scrypt, not %s",
+                               lode_algo_get(o->algo)->name);
     char err[512];
     mine_source source = {0};
     if (create_source(o, &source, err, sizeof err) != 0)
@@ -149,7 +153,7 @@ int cmd_mine(const cli_options *o)
         goto out_mining;
     }
     cli_rate_report report;
-    if (cli_rate_report_init(&report, lode_mining_miner(mining),
+    if (cli_rate_report_init(&report, lode_mining_miner(mining), cli_rate_unit(o->algo),
                              o->log_interval > 0 ? o->log_interval : DEFAULT_LOG_INTERVAL) != 0) {
         lode_log(LODE_LOG_ERROR, "out of memory");
         status = EXIT_RUNTIME;

@@ -15,20 +15,30 @@ double cli_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-void cli_format_rate(double rate, char *out, size_t len)
+const char *cli_rate_unit(lode_algo algo)
 {
-    static const char *units[] = {"H/s", "kH/s", "MH/s", "GH/s", "TH/s"};
+    /* A Momentum index is a whole 2^26-nonce birthday search. */
+    return lode_algo_get(algo)->kind == LODE_WORK_COLLISION_SEARCH ? "sweeps/s" : "H/s";
+}
+
+void cli_format_rate(double rate, const char *unit, char *out, size_t len)
+{
+    static const char prefixes[] = " kMGT";
     int u = 0;
     while (rate >= 1000.0 && u < 4) {
         rate /= 1000.0;
         u++;
     }
-    snprintf(out, len, "%.2f %s", rate, units[u]);
+    if (u == 0)
+        snprintf(out, len, "%.2f %s", rate, unit);
+    else
+        snprintf(out, len, "%.2f %c%s", rate, prefixes[u], unit);
 }
 
-int cli_rate_report_init(cli_rate_report *r, lode_miner *m, double interval)
+int cli_rate_report_init(cli_rate_report *r, lode_miner *m, const char *unit, double interval)
 {
-    *r = (cli_rate_report){.miner = m, .devices = lode_miner_device_count(m), .interval = interval};
+    *r = (cli_rate_report){
+        .miner = m, .devices = lode_miner_device_count(m), .unit = unit, .interval = interval};
     r->last = calloc(r->devices ? r->devices : 1, sizeof *r->last);
     if (r->last == NULL)
         return -1;
@@ -46,12 +56,12 @@ void cli_rate_report_tick(cli_rate_report *r)
     for (size_t d = 0; d < r->devices; d++) {
         lode_device_stats st;
         lode_miner_device_stats(r->miner, d, &st);
-        cli_format_rate((double)(st.hashes - r->last[d]) / (t - r->last_time), rate, sizeof rate);
+        cli_format_rate((double)(st.hashes - r->last[d]) / (t - r->last_time), r->unit, rate, sizeof rate);
         lode_log(LODE_LOG_INFO, "%s: %s", lode_miner_device(r->miner, d)->id, rate);
         delta_sum += st.hashes - r->last[d];
         r->last[d] = st.hashes;
     }
-    cli_format_rate((double)delta_sum / (t - r->last_time), rate, sizeof rate);
+    cli_format_rate((double)delta_sum / (t - r->last_time), r->unit, rate, sizeof rate);
     lode_log(LODE_LOG_INFO, "total: %s", rate);
     r->last_time = t;
 }
@@ -68,14 +78,14 @@ double cli_rate_report_summary(cli_rate_report *r, uint64_t *hw_errors)
     for (size_t d = 0; d < r->devices; d++) {
         lode_device_stats st;
         lode_miner_device_stats(r->miner, d, &st);
-        cli_format_rate((double)st.hashes / elapsed, rate, sizeof rate);
+        cli_format_rate((double)st.hashes / elapsed, r->unit, rate, sizeof rate);
         lode_log(LODE_LOG_INFO, "summary: %s: %s, %llu hashes, %llu hits, %llu hardware errors",
                  lode_miner_device(r->miner, d)->id, rate, (unsigned long long)st.hashes,
                  (unsigned long long)st.hits, (unsigned long long)st.hw_errors);
         sum += st.hashes;
         *hw_errors += st.hw_errors;
     }
-    cli_format_rate((double)sum / elapsed, rate, sizeof rate);
+    cli_format_rate((double)sum / elapsed, r->unit, rate, sizeof rate);
     lode_log(LODE_LOG_INFO, "summary: total: %s", rate);
     return (double)sum / elapsed;
 }
