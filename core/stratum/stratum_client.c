@@ -142,8 +142,8 @@ lode_stratum *lode_stratum_create(const lode_stratum_config *config, char *err, 
         snprintf(err, err_len, "no pool configured");
         return NULL;
     }
-    if (config->algo >= LODE_ALGO_COUNT) {
-        snprintf(err, err_len, "unknown algorithm");
+    if (config->algo >= LODE_ALGO_COUNT || lode_algo_get(config->algo)->kind != LODE_WORK_NONCE_SCAN) {
+        snprintf(err, err_len, "stratum mining needs a nonce-scan algorithm (sha256d, scrypt)");
         return NULL;
     }
     if (config->suggest_difficulty < 0 || !isfinite(config->suggest_difficulty)) {
