@@ -14,6 +14,7 @@
 #include "backend-cpu/momentum_cpu.h"
 #include "backend-cpu/scrypt_cpu.h"
 #include "backend-cpu/sha256_cpu.h"
+#include "backend-cpu/tf_cpu.h"
 #include "core/backend.h"
 #include "core/status.h"
 
@@ -51,6 +52,7 @@ struct lode_device {
     void *scratch;
     size_t scratch_bytes;
     cpu_momentum *momentum; /* Momentum: one sweep's buckets */
+    cpu_tf *tf;             /* Mersenne trial factoring: sieve and primes */
     momentum_pairs pairs;
     uint8_t header[80];
 };
@@ -72,7 +74,8 @@ static int cpu_device_info(int index, lode_device_info *out)
     out->workers = cpu_topology_core_count(index);
     out->max_workers = cpu_topology_pu_count(index);
     out->memory_bytes = cpu_topology_memory(index);
-    out->algo_mask = 1u << LODE_ALGO_SHA256D | 1u << LODE_ALGO_SCRYPT | 1u << LODE_ALGO_MOMENTUM;
+    out->algo_mask = 1u << LODE_ALGO_SHA256D | 1u << LODE_ALGO_SCRYPT | 1u << LODE_ALGO_MOMENTUM |
+                     1u << LODE_ALGO_TF;
     out->on_host_cpu = true;
     return LODE_OK;
 }
@@ -91,6 +94,8 @@ static int cpu_variants(int index, lode_algo algo, const char **names, int max)
                 names[n++] = scrypt_paths[i]->name;
     } else if (algo == LODE_ALGO_MOMENTUM && max > 0) {
         names[n++] = "portable"; /* scalar 64-bit SHA-512, bucketed search */
+    } else if (algo == LODE_ALGO_TF && max > 0) {
+        names[n++] = "montgomery"; /* bit sieve + 128-bit Montgomery exponentiation */
     }
     return n;
 }
@@ -131,13 +136,16 @@ static int cpu_open(int index, const lode_open_params *params, lode_device **out
         d->scrypt = pick_scrypt(params->variant);
     bool momentum = params->algo == LODE_ALGO_MOMENTUM &&
                     (params->variant == NULL || strcmp(params->variant, "portable") == 0);
-    if (d->sha256d == NULL && d->scrypt == NULL && !momentum) {
+    bool tf = params->algo == LODE_ALGO_TF &&
+              (params->variant == NULL || strcmp(params->variant, "montgomery") == 0);
+    if (d->sha256d == NULL && d->scrypt == NULL && !momentum && !tf) {
         free(d);
         return LODE_ERR_UNSUPPORTED;
     }
     /* Bind before allocating so the scratchpads land on this core's node. */
     cpu_topology_bind_thread(index, params->worker);
-    if (momentum && (d->momentum = cpu_momentum_new(0)) == NULL) {
+    if ((momentum && (d->momentum = cpu_momentum_new(0)) == NULL) ||
+        (tf && (d->tf = cpu_tf_new(0)) == NULL)) {
         free(d);
         return LODE_ERR_NO_MEMORY;
     }
@@ -161,6 +169,7 @@ static void cpu_close(lode_device *d)
 {
     cpu_topology_free_local(d->scratch, d->scratch_bytes);
     cpu_momentum_free(d->momentum);
+    cpu_tf_free(d->tf);
     momentum_pairs_free(&d->pairs);
     free(d);
 }
@@ -169,6 +178,8 @@ static int cpu_set_work(lode_device *d, const lode_work *work)
 {
     if (work->algo != d->algo)
         return LODE_ERR_INVALID;
+    if (d->tf != NULL)
+        return cpu_tf_set_work(d->tf, &work->factor);
     const uint8_t *header = work->header.header;
     d->target = work->header.target;
     memcpy(d->header, header, 80);
@@ -264,6 +275,8 @@ static int cpu_scan(lode_device *d, const lode_range *r, lode_hits *hits, uint64
                     const atomic_int *abort)
 {
     *done = 0;
+    if (d->tf != NULL)
+        return cpu_tf_scan(d->tf, r->start, r->count, hits, done, abort);
     if (r->start > UINT32_MAX || r->count > (UINT64_C(1) << 32) - r->start)
         return LODE_ERR_INVALID; /* nonces are 32 bits */
     if (d->momentum != NULL)
@@ -277,6 +290,8 @@ static uint64_t cpu_preferred_chunk(lode_device *d, double target_ms)
     /* A first guess only; the dispatcher measures and adjusts. */
     if (d->momentum != NULL)
         return 1; /* one sweep takes seconds */
+    if (d->tf != NULL)
+        return (uint64_t)(200.0 * target_ms) + 1; /* indices (k) per ms, about */
     double per_ms = d->sha256d != NULL ? 5000.0 : 10.0;
     double n = per_ms * target_ms;
     return n < 1 ? 1 : (uint64_t)n;

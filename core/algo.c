@@ -5,6 +5,7 @@
 #include "core/momentum_ref.h"
 #include "core/scrypt_ref.h"
 #include "core/sha256_ref.h"
+#include "core/tf_ref.h"
 #include "core/work.h"
 
 static void sha256d_pow(const uint8_t header[80], uint8_t hash[32])
@@ -45,6 +46,22 @@ static bool check_collision_hit(const lode_work *work, const lode_hit *hit, uint
     return lode_hash_meets_target(hash, &work->header.target);
 }
 
+/* A trial-factoring hit is genuine if index n of the job's class gives a
+ * q = 2kp + 1 inside [2^bit_min, 2^bit_max) that divides 2^p - 1 by the
+ * reference. */
+static bool check_factor_hit(const lode_work *work, const lode_hit *hit, uint8_t hash[32])
+{
+    const lode_factor_job *f = &work->factor;
+    memset(hash, 0, 32);
+    if (f->num_classes != LODE_TF_CLASSES || f->class_index >= LODE_TF_CLASSES ||
+        f->bit_max > LODE_TF_MAX_BITS || hit->index > (UINT64_MAX - f->class_index) / LODE_TF_CLASSES)
+        return false;
+    lode_u128 q = lode_tf_q(f->exponent, lode_tf_k(f->class_index, hit->index));
+    if (q >> f->bit_max != 0 || q >> f->bit_min == 0)
+        return false;
+    return lode_tf_divides(f->exponent, q);
+}
+
 static const lode_algo_info algos[LODE_ALGO_COUNT] = {
     [LODE_ALGO_SHA256D] = {
         .name = "sha256d",
@@ -67,6 +84,13 @@ static const lode_algo_info algos[LODE_ALGO_COUNT] = {
         .check_hit = check_collision_hit,
         .pool_diff1_shift = 0,
     },
+    [LODE_ALGO_TF] = {
+        .name = "tf",
+        .kind = LODE_WORK_TRIAL_FACTOR,
+        .pow_hash_ref = NULL,
+        .check_hit = check_factor_hit,
+        .pool_diff1_shift = 0,
+    },
 };
 
 const lode_algo_info *lode_algo_get(lode_algo algo)
@@ -84,4 +108,4 @@ int lode_algo_parse(const char *name, lode_algo *out)
     return -1;
 }
 
-const char *lode_algo_names(void) { return "sha256d, scrypt, momentum"; }
+const char *lode_algo_names(void) { return "sha256d, scrypt, momentum, tf"; }

@@ -5,6 +5,7 @@
 
 #include "core/hex.h"
 #include "core/status.h"
+#include "core/tf_selftest.h"
 #include "core/vectors.h"
 
 /* Scans [start, start+count) and returns the hits in *hits. */
@@ -118,6 +119,8 @@ static int check_collision_vector(lode_handle *h, const lode_pow_vector *v, lode
 
 int lode_selftest_handle(lode_handle *h, char *why, size_t why_len)
 {
+    if (lode_algo_get(h->algo)->kind == LODE_WORK_TRIAL_FACTOR)
+        return lode_tf_selftest_handle(h, true, why, why_len); /* mfaktc's short set */
     size_t count;
     const lode_pow_vector *vectors = lode_pow_vectors(h->algo, &count);
     if (count == 0) {

@@ -20,12 +20,14 @@ typedef struct lode_header_job {
     lode_u256 target;   /* a hit's PoW hash is at or below this */
 } lode_header_job;
 
-/* One trial-factoring assignment: factors of 2^exponent - 1 in
- * [2^bit_min, 2^bit_max), split into classes of k mod num_classes. */
+/* One class of a trial-factoring assignment: factors of 2^exponent - 1 in
+ * [2^bit_min, 2^bit_max), split into classes of k mod num_classes; one job
+ * covers one class (core/tf_ref.h). */
 typedef struct lode_factor_job {
     uint32_t exponent;
     uint32_t bit_min, bit_max;
     uint32_t num_classes;
+    uint32_t class_index; /* the class of k this job covers: k = class_index + num_classes * index */
 } lode_factor_job;
 
 typedef struct lode_work {

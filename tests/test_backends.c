@@ -10,6 +10,7 @@
 #include "core/momentum_ref.h"
 #include "core/registry.h"
 #include "core/status.h"
+#include "core/tf_selftest.h"
 #include "tests/momentum_oracle.h"
 #include "tests/test_util.h"
 
@@ -322,6 +323,16 @@ int main(int argc, char **argv)
                 CHECK(rc == LODE_OK, "%s opens (%s)", devices[d].id, lode_status_str(rc));
                 if (rc != LODE_OK)
                     continue;
+                if (lode_algo_get((lode_algo)a)->kind == LODE_WORK_TRIAL_FACTOR) {
+                    /* Every known factor (tests/vectors/mersenne-factors.json);
+                     * tests/test_tf.c has the rest. */
+                    char why[512];
+                    CHECK(lode_tf_selftest_handle(&h, false, why, sizeof why) == 0, "%s tf: %s",
+                          devices[d].id, why);
+                    lode_handle_close(&h);
+                    runs++;
+                    continue;
+                }
                 if (lode_algo_get((lode_algo)a)->kind == LODE_WORK_COLLISION_SEARCH) {
                     test_momentum(&h);
                     lode_handle_close(&h);

@@ -1,0 +1,243 @@
+/* Mersenne trial factoring: the reference (core/tf_ref.c) and every
+ * backend that offers "tf", against the known factors of
+ * tests/vectors/mersenne-factors.json (each verified there with Python's
+ * pow(2, p, q) == 1; tests/test_tf.py checks lode's CLI against Python).
+ *
+ *   test_tf [--backend NAME]   exit 77 if no device of that backend runs tf */
+#include <math.h>
+#include <pthread.h>
+
+#include "backend-cpu/tf_cpu.h"
+#include "core/dispatch.h"
+#include "core/registry.h"
+#include "core/status.h"
+#include "core/tf_ref.h"
+#include "core/tf_selftest.h"
+#include "tests/test_util.h"
+
+static const atomic_int never_abort = 0;
+
+static lode_u128 parse_u128(const char *s)
+{
+    lode_u128 v = 0;
+    for (; *s; s++)
+        v = v * 10 + (unsigned)(*s - '0');
+    return v;
+}
+
+static void test_reference(void)
+{
+    json_t *root = test_load_vectors("mersenne-factors.json");
+    json_t *vectors = json_object_get(root, "vectors");
+    CHECK(json_array_size(vectors) == lode_tf_vector_count, "embedded %zu vectors, file %zu",
+          lode_tf_vector_count, json_array_size(vectors));
+    size_t i;
+    json_t *v;
+    json_array_foreach(vectors, i, v) {
+        uint32_t p = (uint32_t)test_json_uint(v, "exponent");
+        uint64_t k = test_json_uint(v, "k");
+        unsigned lo = (unsigned)test_json_uint(v, "bit_min"), hi = (unsigned)test_json_uint(v, "bit_max");
+        lode_u128 q = parse_u128(test_json_str(v, "factor"));
+        char err[128], dec[48];
+        CHECK(lode_tf_validate_job(p, lo, hi, err, sizeof err) == 0, "M%u %u..%u valid: %s", p, lo, hi, err);
+        CHECK(lode_tf_q(p, k) == q, "M%u: q = 2kp + 1", p);
+        lode_tf_u128_str(q, dec);
+        CHECK(strcmp(dec, test_json_str(v, "factor")) == 0, "decimal %s", dec);
+        CHECK(lode_tf_divides(p, q), "reference: %s divides M%u", dec, p);
+        CHECK(cpu_tf_montgomery_divides(p, q), "montgomery: %s divides M%u", dec, p);
+        CHECK(lode_tf_class_needed(p, (uint32_t)(k % LODE_TF_CLASSES)), "M%u: class of k needed", p);
+        CHECK(k % LODE_TF_CLASSES == test_json_uint(v, "class_4620"), "class_4620");
+        uint64_t nb, ne, n = k / LODE_TF_CLASSES;
+        lode_tf_class_range(p, lo, hi, (uint32_t)(k % LODE_TF_CLASSES), &nb, &ne);
+        CHECK(n >= nb && n < ne, "M%u: k inside the class range", p);
+        /* calculate_k: the largest k with 2kp + 1 < 2^bits. */
+        uint64_t kmax = lode_tf_calculate_k(p, hi);
+        CHECK(lode_tf_q(p, kmax) >> hi == 0 && (kmax == UINT64_MAX || lode_tf_q(p, kmax + 1) >> hi != 0),
+              "calculate_k M%u %u", p, hi);
+        CHECK(lode_tf_q(p, lode_tf_k((uint32_t)(k % LODE_TF_CLASSES), nb)) >> lo != 0, "range starts at 2^%u", lo);
+    }
+    json_t *counts = json_object_get(root, "needed_class_counts");
+    json_array_foreach(counts, i, v) {
+        uint32_t p = (uint32_t)test_json_uint(v, "exponent");
+        unsigned needed = 0;
+        for (uint32_t c = 0; c < LODE_TF_CLASSES; c++)
+            needed += lode_tf_class_needed(p, c);
+        CHECK(needed == test_json_uint(v, "needed_classes_of_4620"), "M%u: %u classes needed", p, needed);
+    }
+    json_decref(root);
+
+    /* The two exponentiations agree on random odd q of every size. */
+    for (int t = 0; t < 3000; t++) {
+        uint32_t p = (uint32_t)(test_rand() | 1);
+        unsigned bits = 2 + (unsigned)(test_rand() % 94);
+        lode_u128 q = ((lode_u128)test_rand() << 64 | test_rand()) >> (128 - bits);
+        q |= 1;
+        if (q < 3)
+            q = 3;
+        CHECK(lode_tf_divides(p, q) == (bool)cpu_tf_montgomery_divides(p, q), "p %u, %u-bit q", p, bits);
+    }
+    /* Bounds. */
+    char err[128];
+    CHECK(lode_tf_validate(99991, 60, 61, err, sizeof err) != 0, "below 100000");
+    CHECK(lode_tf_validate(100001, 60, 61, err, sizeof err) != 0, "composite");
+    CHECK(lode_tf_validate(4294967291u, 94, 95, err, sizeof err) == 0, "largest 32-bit prime: %s", err);
+    CHECK(lode_tf_validate(100003, 0, 61, err, sizeof err) != 0, "bit_min 0");
+    CHECK(lode_tf_validate(100003, 61, 61, err, sizeof err) != 0, "empty range");
+    CHECK(lode_tf_validate(100003, 94, 96, err, sizeof err) != 0, "above 2^95");
+    CHECK(lode_tf_validate(100003, 80, 82, err, sizeof err) != 0, "k beyond 2^63.9");
+    /* mfaktc's documented example: M50,000,000 from 2^69 to 2^70. */
+    CHECK(fabs(lode_tf_ghz_days(50000000, 69, 70) - 2.3912767291392) < 1e-9, "GHz-days %.10f",
+          lode_tf_ghz_days(50000000, 69, 70));
+}
+
+/* The backend's hits over [start, start + count) of one class equal the
+ * reference's verdict on every single index. */
+static void check_exact(lode_handle *h, uint32_t p, unsigned lo, unsigned hi, uint32_t c,
+                        uint64_t start, uint64_t count)
+{
+    lode_work w = {.algo = LODE_ALGO_TF, .factor = {p, lo, hi, LODE_TF_CLASSES, c}};
+    lode_range r = {.start = start, .count = count, .class_index = c};
+    lode_hits hits = {0};
+    uint64_t done = 0;
+    int rc = lode_handle_set_work(h, &w);
+    if (rc == LODE_OK)
+        rc = lode_handle_scan(h, &r, &hits, &done, &never_abort);
+    CHECK(rc == LODE_OK && done == count, "%s: scan M%u class %u: rc %d", h->ref->id, p, c, rc);
+    size_t expected = 0, matched = 0;
+    for (uint64_t n = start; n < start + count; n++) {
+        if (!lode_tf_divides(p, lode_tf_q(p, lode_tf_k(c, n))))
+            continue;
+        expected++;
+        for (size_t i = 0; i < hits.count; i++)
+            matched += hits.items[i].index == n;
+    }
+    CHECK(hits.count == expected && matched == expected,
+          "%s: M%u class %u n %llu+%llu: %zu hits, reference %zu", h->ref->id, p, c,
+          (unsigned long long)start, (unsigned long long)count, hits.count, expected);
+    lode_hits_free(&hits);
+}
+
+static void test_handle(lode_handle *h)
+{
+    /* Every known factor, in a window of 50 000 indices of its class. */
+    for (size_t i = 0; i < lode_tf_vector_count; i++) {
+        char why[512];
+        CHECK(lode_tf_selftest_vector(h, &lode_tf_vectors[i], 50000, why, sizeof why) == 0, "%s: %s",
+              h->ref->id, why);
+    }
+    /* Exactly the reference's factors, index by index: around known
+     * factors (block edges straddled) and in random windows. */
+    for (size_t i = 0; i < lode_tf_vector_count; i += 7) {
+        const lode_tf_vector *v = &lode_tf_vectors[i];
+        uint32_t c = (uint32_t)(v->k % LODE_TF_CLASSES);
+        uint64_t n = v->k / LODE_TF_CLASSES, nb, ne;
+        lode_tf_class_range(v->exponent, v->bit_min, v->bit_max, c, &nb, &ne);
+        uint64_t start = n - nb > TF_CPU_BLOCK_BITS + 7 ? n - TF_CPU_BLOCK_BITS - 7 : nb;
+        uint64_t count = ne - start < 3000 + (n - start) ? ne - start : 3000 + (n - start);
+        if (count > TF_CPU_BLOCK_BITS + 3000)
+            start = n - 1500, count = 3000; /* keep the reference's work small */
+        check_exact(h, v->exponent, v->bit_min, v->bit_max, c, start, count);
+    }
+    /* Small exponents and tiny q: many factors, sieve primes near q. */
+    check_exact(h, 100003, 17, 40, 0, 0, 2000); /* n = 0 of class 0 is k = 0: q = 1, no factor */
+    for (uint32_t c = 0; c < 40; c++)
+        if (lode_tf_class_needed(100043, c))
+            check_exact(h, 100043, 1, 50, c, 0, 1500);
+    /* An aborted scan reports a prefix. */
+    atomic_int stop = 1;
+    lode_work w = {.algo = LODE_ALGO_TF, .factor = {66362159, 70, 71, LODE_TF_CLASSES, 1}};
+    lode_range r = {.start = 1000000, .count = 10000000, .class_index = 1};
+    lode_hits hits = {0};
+    uint64_t done = 0;
+    int rc = lode_handle_set_work(h, &w);
+    if (rc == LODE_OK)
+        rc = lode_handle_scan(h, &r, &hits, &done, &stop);
+    CHECK(rc == LODE_OK && done < r.count, "%s: an aborted scan stops early", h->ref->id);
+    lode_hits_free(&hits);
+    /* A job outside the bounds is refused. */
+    w.factor.exponent = 100001;
+    CHECK(lode_handle_set_work(h, &w) != LODE_OK, "%s: composite exponent refused", h->ref->id);
+}
+
+typedef struct found_log {
+    pthread_mutex_t lock;
+    uint64_t n[16];
+    int count;
+} found_log;
+
+static void on_found(void *user, const lode_found *f)
+{
+    found_log *log = user;
+    pthread_mutex_lock(&log->lock);
+    if (log->count < 16)
+        log->n[log->count++] = f->hit.index;
+    pthread_mutex_unlock(&log->lock);
+}
+
+/* Through the dispatcher (several workers, re-checked hits): a class of a
+ * known factor, split in chunks, yields exactly that factor. */
+static void test_dispatch(const lode_device_ref *dev)
+{
+    const lode_tf_vector *v = &lode_tf_vectors[3];
+    uint32_t c = (uint32_t)(v->k % LODE_TF_CLASSES);
+    uint64_t n = v->k / LODE_TF_CLASSES;
+    found_log log = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    lode_miner_config cfg = {.algo = LODE_ALGO_TF, .devices = dev, .device_count = 1,
+                             .chunk_ms = 20, .callbacks = {.user = &log, .found = on_found}};
+    char err[256];
+    lode_miner *m = lode_miner_start(&cfg, err, sizeof err);
+    CHECK(m != NULL, "miner: %s", err);
+    if (m == NULL)
+        return;
+    CHECK(lode_miner_wait_ready(m, 60000) > 0, "workers ready");
+    lode_work w = {.factor = {v->exponent, v->bit_min, v->bit_max, LODE_TF_CLASSES, c}};
+    uint64_t seq = lode_miner_set_job(m, &w, n - 300000, n + 300000);
+    CHECK(lode_miner_wait_job(m, seq, 120000) == 1, "class scanned");
+    lode_device_stats st;
+    lode_miner_device_stats(m, 0, &st);
+    lode_miner_free(m);
+    CHECK(log.count == 1 && log.n[0] == n, "dispatcher: %d factors (want n %llu)", log.count,
+          (unsigned long long)n);
+    CHECK(st.hashes == 600000 && st.hw_errors == 0, "dispatcher: %llu indices, %llu hw errors",
+          (unsigned long long)st.hashes, (unsigned long long)st.hw_errors);
+}
+
+int main(int argc, char **argv)
+{
+    const char *only_backend = argc == 3 && strcmp(argv[1], "--backend") == 0 ? argv[2] : NULL;
+    test_seed();
+    if (only_backend == NULL)
+        test_reference();
+    lode_device_ref *devices;
+    size_t count;
+    int runs = 0;
+    if (lode_registry_enumerate(&devices, &count) != 0)
+        return 1;
+    for (size_t d = 0; d < count; d++) {
+        if (!((devices[d].info.algo_mask >> LODE_ALGO_TF) & 1u) ||
+            (only_backend ? strcmp(devices[d].backend->name, only_backend) != 0
+                          : strcmp(devices[d].backend->name, "cpu") != 0))
+            continue;
+        const char *names[8];
+        int k = lode_device_variants(&devices[d], LODE_ALGO_TF, names, 8);
+        for (int i = 0; i < k; i++) {
+            lode_open_params params = {.algo = LODE_ALGO_TF, .variant = names[i]};
+            lode_handle h;
+            int rc = lode_handle_open(&h, &devices[d], &params);
+            CHECK(rc == LODE_OK, "%s opens tf %s", devices[d].id, names[i] ? names[i] : "");
+            if (rc != LODE_OK)
+                continue;
+            printf("%s tf %s\n", devices[d].id, names[i] ? names[i] : "default");
+            test_handle(&h);
+            lode_handle_close(&h);
+            runs++;
+        }
+        test_dispatch(&devices[d]);
+    }
+    free(devices);
+    if (only_backend != NULL && runs == 0) {
+        printf("no %s device runs tf: skipped\n", only_backend);
+        return 77;
+    }
+    return test_summary();
+}
