@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/cli/cli.h"
+#include "core/cli/tf.h"
 #include "core/dispatch.h"
 #include "core/log.h"
 
@@ -60,6 +61,8 @@ static void usage(FILE *out)
             "       lode --selftest [-a ALGO] [-d LIST]\n"
             "       lode scan -a ALGO --header HEX --target HEX --start N --count M [-d LIST]\n"
             "       lode hash -a ALGO HEADER_HEX\n"
+            "       lode tf EXPONENT BIT_MIN BIT_MAX [-d LIST]  (Mersenne trial factoring:\n"
+            "            lode tf --help)\n"
             "\n"
             "  -a, --algo ALGO      %s\n"
             "  -o, --url URL        stratum+tcp://HOST:PORT or stratum+ssl://HOST:PORT (a pool;\n"
@@ -102,6 +105,8 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "tf") == 0) /* its own options: lode tf --help */
+        return cmd_tf(argc - 1, argv + 1);
     cli_options o = {0};
     const char *command = NULL;
     if (argc > 1 && argv[1][0] != '-') {
