@@ -57,7 +57,7 @@ static const variant_desc scrypt_variants[] = {
     {"lg1", 1, 2}, {"lg2", 2, 2}, {"lg4", 4, 2}};
 /* Momentum: value is the cuda_momentum_method. */
 static const variant_desc momentum_variants[] = {
-    {"filter", CUDA_MOMENTUM_FILTER, 1}, {"radix", CUDA_MOMENTUM_RADIX, 1}};
+    {"bucket", CUDA_MOMENTUM_BUCKET, 1}, {"filter", CUDA_MOMENTUM_FILTER, 1}, {"radix", CUDA_MOMENTUM_RADIX, 1}};
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -725,55 +725,69 @@ static int collect(lode_device *d, int slot, uint64_t start, uint64_t count, lod
     return rc;
 }
 
-/* Momentum: one sweep per header nonce. The next sweep is queued before
- * the host recovers the pairs of the last one, so the GPU does not wait. */
+/* Momentum: one sweep per header nonce. Sweeps are queued ahead (as many
+ * as the engine takes: two for the bucket method), so the GPU does not
+ * wait while the host recovers the pairs of the oldest. */
 static int scan_momentum(lode_device *d, const lode_range *r, lode_hits *hits, uint64_t *done,
                          const atomic_int *abort)
 {
     const uint64_t end = r->start + r->count;
+    const unsigned depth = cuda_momentum_depth(d->momentum);
     uint8_t mid[32];
     momentum_consts c;
+    uint64_t next = r->start; /* the next header nonce to queue */
+    cudaError_t err = cudaSuccess;
     if (atomic_load_explicit(abort, memory_order_relaxed))
         return LODE_OK;
-    momentum_midhash(d->header, (uint32_t)r->start, mid);
-    momentum_consts_init(&c, mid);
-    cudaError_t err = cuda_momentum_enqueue(d->momentum, &c);
-    for (uint64_t index = r->start; err == cudaSuccess; index++) {
+    for (uint64_t index = r->start;; index++) {
+        bool stop = atomic_load_explicit(abort, memory_order_relaxed);
+        while (err == cudaSuccess && !stop && next < end && next < index + depth) {
+            momentum_midhash(d->header, (uint32_t)next, mid);
+            momentum_consts_init(&c, mid);
+            err = cuda_momentum_enqueue(d->momentum, &c);
+            next++;
+        }
         momentum_entry *list;
         size_t n;
-        err = cuda_momentum_finish(d->momentum, &list, &n);
+        if (err == cudaSuccess)
+            err = cuda_momentum_finish(d->momentum, &list, &n);
         if (err != cudaSuccess)
             break;
-        /* Keep the candidates (the next sweep's copy overwrites them),
-         * queue the next sweep, then pair them up while the GPU runs. */
+        /* Keep the candidates (a later sweep's copy overwrites them), queue
+         * the next sweep, then pair them up while the GPU runs. */
         if (n > d->cand_cap) {
             momentum_entry *grown = realloc(d->cands, n * sizeof *grown);
-            if (grown == NULL)
+            if (grown == NULL) {
+                cuda_momentum_discard(d->momentum);
                 return LODE_ERR_NO_MEMORY;
+            }
             d->cands = grown;
             d->cand_cap = n;
         }
         if (n > 0)
             memcpy(d->cands, list, n * sizeof *list);
-        bool last = index + 1 >= end || atomic_load_explicit(abort, memory_order_relaxed);
-        if (!last) {
-            momentum_midhash(d->header, (uint32_t)(index + 1), mid);
+        stop = atomic_load_explicit(abort, memory_order_relaxed);
+        if (!stop && next < end && next < index + 1 + depth) {
+            momentum_midhash(d->header, (uint32_t)next, mid);
             momentum_consts_init(&c, mid);
             err = cuda_momentum_enqueue(d->momentum, &c);
+            next++;
         }
         d->pairs.count = 0;
         int rc = momentum_pairs_from_entries(d->cands, n, &d->pairs);
         if (rc == LODE_OK)
             rc = momentum_push_hits(d->header, (uint32_t)index, &d->target, &d->pairs, hits);
         if (rc != LODE_OK) {
-            cudaStreamSynchronize(d->stream);
+            cuda_momentum_discard(d->momentum);
             return rc;
         }
         *done = index + 1 - r->start;
-        if (last)
+        if (index + 1 >= end || stop) { /* sweeps queued ahead are dropped */
+            cuda_momentum_discard(d->momentum);
             return LODE_OK;
+        }
     }
-    cudaStreamSynchronize(d->stream);
+    cuda_momentum_discard(d->momentum);
     return fail(d, d->index, "a Momentum sweep", err);
 }
 

@@ -25,6 +25,11 @@ typedef enum cuda_momentum_method {
     /* Baseline: CUB radix sort of all 2^26 (birthday, nonce) pairs, then
      * equal neighbours. */
     CUDA_MOMENTUM_RADIX,
+    /* The filter with every atomic in shared memory: birthdays bucketed
+     * by their top 14 bits, one block per bucket counts, filters and pairs
+     * its entries exactly (momentum_kernel.cu). A sweep whose bucket
+     * overflows is redone with the filter method (table_bits). */
+    CUDA_MOMENTUM_BUCKET,
 } cuda_momentum_method;
 
 typedef struct cuda_momentum cuda_momentum;
@@ -37,11 +42,16 @@ void cuda_momentum_free(cuda_momentum *m);
 /* Device bytes an engine of this method and table size allocates. */
 size_t cuda_momentum_bytes(cuda_momentum_method method, unsigned table_bits);
 
-/* Queues one sweep of the 2^26 nonces of the job c (no host wait). */
+/* Queues one sweep of the 2^26 nonces of the job c (no host wait); up to
+ * cuda_momentum_depth() sweeps may be queued before finishing the first
+ * (cudaErrorNotReady beyond). */
 cudaError_t cuda_momentum_enqueue(cuda_momentum *m, const momentum_consts *c);
-/* Waits for the queued sweep and returns its candidates (valid until the
- * next enqueue). */
+unsigned cuda_momentum_depth(const cuda_momentum *m);
+/* Waits for the oldest queued sweep and returns its candidates (valid
+ * until the enqueue after next). */
 cudaError_t cuda_momentum_finish(cuda_momentum *m, momentum_entry **list, size_t *count);
+/* Waits for every queued sweep and drops their results. */
+void cuda_momentum_discard(cuda_momentum *m);
 
 #ifdef __cplusplus
 }

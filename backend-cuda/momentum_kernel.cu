@@ -15,6 +15,19 @@
  * independent hash into a small L2-resident table until few survive; the
  * host sorts those few and pairs equal birthdays exactly.
  *
+ * Bucket method (the default): the filter above with its first table
+ * split so that every atomic lands in shared memory. The hash kernel
+ * appends each birthday to one of 2^14 buckets by its top 14 bits, packed
+ * with its nonce into 8 bytes (36 low birthday bits << 26 | nonce), slot
+ * taken with one atomicAdd on the bucket's counter. One block per bucket
+ * then counts its ~4096 entries in a 2^17-counter (32 KiB) shared table of
+ * 2-bit counters (load 1/32: ~3% survive), counts those survivors again on
+ * 17 other bits, and compares each survivor of both rounds with every
+ * first-round survivor of its bucket exactly: only colliding nonces leave
+ * the GPU. A bucket past its capacity (never seen: 12 standard deviations)
+ * or a shared list past its size raises a flag, and the sweep is redone
+ * with the filter method, so the result stays exact.
+ *
  * Radix method (the baseline the seed compares with): CUB sorts all 2^26
  * (birthday, nonce) pairs on the 50 birthday bits; equal neighbours are
  * kept. */
@@ -34,6 +47,17 @@
 #define LIST_BLOCKS 2048
 /* Candidates copied back with every sweep; more come in a second copy. */
 #define HOST_CAP 4096u
+#define SLOTS 2
+/* Bucket method: 2^BK_BITS buckets of BK_CAP slots (mean 4096, sd 64). */
+#define BK_BITS 14
+#define NBUCKETS (1u << BK_BITS)
+#define BK_CAP 4864u
+#define BK_RBITS (50 - BK_BITS) /* birthday bits kept in an entry */
+#define BK_TPB 256
+#define BK_TAB_BITS 17                  /* shared counters per round */
+#define BK_TAB_WORDS (1u << (BK_TAB_BITS - 4))
+#define BK_SURV 1024u                   /* first-round survivors a block keeps */
+#define BK_OUT_CAP (1u << 20)           /* colliding entries per sweep */
 
 static const unsigned long long mixers[1 + LIST_ROUNDS] = {
     0x9E3779B97F4A7C15ull, 0xC2B2AE3D27D4EB4Full, 0x165667B19E3779F9ull, 0xD6E8FEB86659FD93ull,
@@ -242,6 +266,116 @@ __global__ void __launch_bounds__(TPB) mom_keep_sorted(const uint64_t *__restric
     append(keep, k, V[i], out, count_out);
 }
 
+
+/* ---- bucket method ---- */
+
+/* SHA-512 of every nonce base; each birthday goes to its bucket. A bucket
+ * counter past cap still counts (the find kernel sees the overflow). */
+__global__ void __launch_bounds__(TPB) mom_hash_bucket(momentum_consts c, uint64_t *__restrict__ store,
+                                                       uint32_t *__restrict__ bcount, unsigned cap)
+{
+    const uint32_t t = blockIdx.x * TPB + threadIdx.x;
+    uint64_t bd[8];
+    birthdays8(c, t * 8, bd);
+    uint32_t slot[8];
+#pragma unroll
+    for (int j = 0; j < 8; j++)
+        slot[j] = atomicAdd(&bcount[bd[j] >> BK_RBITS], 1u);
+#pragma unroll
+    for (int j = 0; j < 8; j++)
+        if (slot[j] < cap)
+            store[(size_t)(bd[j] >> BK_RBITS) * cap + slot[j]] =
+                (bd[j] & ((1ull << BK_RBITS) - 1)) << 26 | (t * 8 + j);
+}
+
+/* 2-bit saturating counter idx of a shared table. */
+__device__ __forceinline__ void scount(uint32_t *tab, uint32_t idx)
+{
+    const uint32_t bit = 1u << ((idx & 15) * 2);
+    const uint32_t old = atomicOr(&tab[idx >> 4], bit);
+    if ((old & (bit * 3)) == bit)
+        atomicOr(&tab[idx >> 4], bit << 1);
+}
+
+__device__ __forceinline__ bool stwice(const uint32_t *tab, uint32_t idx)
+{
+    return (tab[idx >> 4] >> ((idx & 15) * 2 + 1)) & 1;
+}
+
+__device__ __forceinline__ void sclear(uint32_t *tab)
+{
+    for (uint32_t i = threadIdx.x; i < BK_TAB_WORDS / 4; i += BK_TPB)
+        ((uint4 *)tab)[i] = make_uint4(0, 0, 0, 0);
+}
+
+/* One block per bucket. flags[0]: entries out; flags[1]: nonzero when a
+ * bucket or a shared list overflowed (the sweep must be redone). */
+__global__ void __launch_bounds__(BK_TPB) mom_bucket_find(const uint64_t *__restrict__ store,
+                                                          const uint32_t *__restrict__ bcount, unsigned cap,
+                                                          momentum_entry *__restrict__ out,
+                                                          uint32_t *__restrict__ flags)
+{
+    __shared__ __align__(16) uint32_t tab[BK_TAB_WORDS];
+    __shared__ uint64_t surv[BK_SURV];
+    __shared__ uint32_t nsurv;
+    const uint32_t b = blockIdx.x, n = bcount[b];
+    if (n > cap) {
+        if (threadIdx.x == 0)
+            atomicOr(&flags[1], 1u);
+        return;
+    }
+    const uint64_t *e = store + (size_t)b * cap;
+    sclear(tab);
+    if (threadIdx.x == 0)
+        nsurv = 0;
+    __syncthreads();
+    const uint32_t mask = (1u << BK_TAB_BITS) - 1;
+    for (uint32_t i = threadIdx.x; i < n; i += BK_TPB)
+        scount(tab, (uint32_t)(e[i] >> 26) & mask);
+    __syncthreads();
+    for (uint32_t i = threadIdx.x; i < n; i += BK_TPB) {
+        const uint64_t v = e[i];
+        if (stwice(tab, (uint32_t)(v >> 26) & mask)) {
+            const uint32_t k = atomicAdd(&nsurv, 1u);
+            if (k < BK_SURV)
+                surv[k] = v;
+        }
+    }
+    __syncthreads();
+    const uint32_t k = nsurv;
+    if (k > BK_SURV) {
+        if (threadIdx.x == 0)
+            atomicOr(&flags[1], 2u);
+        return;
+    }
+    sclear(tab);
+    __syncthreads();
+    for (uint32_t i = threadIdx.x; i < k; i += BK_TPB)
+        scount(tab, (uint32_t)(surv[i] >> (26 + BK_TAB_BITS)) & mask);
+    __syncthreads();
+    for (uint32_t i = threadIdx.x; i < k; i += BK_TPB) {
+        const uint64_t v = surv[i];
+        if (!stwice(tab, (uint32_t)(v >> (26 + BK_TAB_BITS)) & mask))
+            continue;
+        const uint64_t r = v >> 26;
+        bool hit = false;
+        for (uint32_t j = 0; j < k && !hit; j++)
+            hit = j != i && (surv[j] >> 26) == r;
+        if (hit) {
+            const uint32_t o = atomicAdd(&flags[0], 1u);
+            if (o < BK_OUT_CAP) {
+                momentum_entry me;
+                me.birthday = (uint64_t)b << BK_RBITS | r;
+                me.nonce = (uint32_t)v & ((1u << 26) - 1);
+                me.pad = 0;
+                out[o] = me;
+            } else {
+                atomicOr(&flags[1], 4u);
+            }
+        }
+    }
+}
+
 struct cuda_momentum {
     cuda_momentum_method method;
     unsigned table_bits;
@@ -251,18 +385,27 @@ struct cuda_momentum {
     void *cub_temp;
     size_t cub_temp_bytes;
     uint32_t *table, *list_table;
+    uint64_t *store;  /* bucket method: NBUCKETS x bucket_cap entries */
+    uint32_t *bcount; /* bucket method: one counter per bucket */
+    unsigned bucket_cap;
+    momentum_consts job[SLOTS]; /* the queued sweeps', for a redo */
+    cuda_momentum *fallback; /* bucket method: the filter engine that redoes an overflowed sweep */
+    unsigned redos;
     momentum_entry *list[2];
-    uint32_t *counts; /* device: one per round */
+    uint32_t *counts; /* device: one per round, and one more (the bucket method's flags) */
     int final_list, final_count;
-    momentum_entry *host; /* pinned: HOST_CAP entries */
-    uint32_t *host_count; /* pinned */
+    /* Up to SLOTS sweeps in flight, each with its own host copies:
+     * sweep k uses slot k % SLOTS. */
+    unsigned queued, finished;
+    momentum_entry *host[SLOTS]; /* pinned: HOST_CAP entries */
+    uint32_t *host_count[SLOTS]; /* pinned: the count, then the bucket method's overflow flags */
     momentum_entry *more; /* malloc'd: the rest when more than HOST_CAP */
     size_t more_cap;
-    cudaEvent_t done;
+    cudaEvent_t done[SLOTS];
     /* LODE_MOMENTUM_PROFILE=1: events between the stages of each sweep,
      * summed and printed when the engine is freed (for measurements). */
     bool profile;
-    cudaEvent_t ev[4];
+    cudaEvent_t ev[SLOTS][4];
     double stage_ms[3];
     unsigned sweeps;
 };
@@ -277,6 +420,8 @@ struct cuda_momentum {
 extern "C" size_t cuda_momentum_bytes(cuda_momentum_method method, unsigned table_bits)
 {
     size_t lists = 2 * (size_t)NONCES * sizeof(momentum_entry);
+    if (method == CUDA_MOMENTUM_BUCKET) /* a redo allocates a filter engine besides */
+        return (size_t)NBUCKETS * BK_CAP * 8 + NBUCKETS * 4 + (size_t)BK_OUT_CAP * sizeof(momentum_entry);
     if (method == CUDA_MOMENTUM_RADIX)
         return (size_t)NONCES * (8 + 8 + 4 + 4) + (size_t)NONCES * sizeof(momentum_entry) + (64u << 20);
     return (size_t)NONCES * 8 + ((size_t)1 << table_bits) / 4 + ((size_t)1 << LIST_TABLE_BITS) / 4 + lists;
@@ -289,12 +434,23 @@ extern "C" void cuda_momentum_free(cuda_momentum *m)
     if (m->stream != nullptr)
         cudaStreamSynchronize(m->stream);
     if (m->profile && m->sweeps > 0)
-        fprintf(stderr, "momentum %s: %u sweeps, ms per sweep: hash+count %.3f, keep/sort %.3f, rest %.3f\n",
-                m->method == CUDA_MOMENTUM_RADIX ? "radix" : "filter", m->sweeps,
-                m->stage_ms[0] / m->sweeps, m->stage_ms[1] / m->sweeps, m->stage_ms[2] / m->sweeps);
-    for (int i = 0; i < 4; i++)
-        if (m->ev[i] != nullptr)
-            cudaEventDestroy(m->ev[i]);
+        fprintf(stderr,
+                "momentum %s: %u sweeps (%u redone), ms per sweep: hash+count %.3f, keep/sort/find %.3f, rest %.3f\n",
+                m->method == CUDA_MOMENTUM_RADIX ? "radix" : m->method == CUDA_MOMENTUM_BUCKET ? "bucket" : "filter",
+                m->sweeps, m->redos, m->stage_ms[0] / m->sweeps, m->stage_ms[1] / m->sweeps,
+                m->stage_ms[2] / m->sweeps);
+    cuda_momentum_free(m->fallback);
+    cudaFree(m->store);
+    cudaFree(m->bcount);
+    for (int k = 0; k < SLOTS; k++) {
+        for (int i = 0; i < 4; i++)
+            if (m->ev[k][i] != nullptr)
+                cudaEventDestroy(m->ev[k][i]);
+        cudaFreeHost(m->host[k]);
+        cudaFreeHost(m->host_count[k]);
+        if (m->done[k] != nullptr)
+            cudaEventDestroy(m->done[k]);
+    }
     cudaFree(m->B);
     cudaFree(m->B_sorted);
     cudaFree(m->V);
@@ -305,26 +461,33 @@ extern "C" void cuda_momentum_free(cuda_momentum *m)
     cudaFree(m->list[0]);
     cudaFree(m->list[1]);
     cudaFree(m->counts);
-    cudaFreeHost(m->host);
-    cudaFreeHost(m->host_count);
-    if (m->done != nullptr)
-        cudaEventDestroy(m->done);
     free(m->more);
     delete m;
 }
 
 static cudaError_t setup(cuda_momentum *m)
 {
-    CHECK_CUDA(cudaMalloc(&m->B, (size_t)NONCES * 8));
-    CHECK_CUDA(cudaMalloc(&m->list[0], (size_t)NONCES * sizeof(momentum_entry)));
-    CHECK_CUDA(cudaMalloc(&m->counts, (1 + LIST_ROUNDS) * sizeof(uint32_t)));
-    CHECK_CUDA(cudaMallocHost(&m->host, HOST_CAP * sizeof(momentum_entry)));
-    CHECK_CUDA(cudaMallocHost(&m->host_count, sizeof(uint32_t)));
-    CHECK_CUDA(cudaEventCreateWithFlags(&m->done, cudaEventBlockingSync | cudaEventDisableTiming));
+    if (m->method == CUDA_MOMENTUM_BUCKET) {
+        /* LODE_MOMENTUM_BUCKET_CAP (tests): fewer slots, to force redos. */
+        const char *cap = getenv("LODE_MOMENTUM_BUCKET_CAP");
+        m->bucket_cap = cap != nullptr && atoi(cap) >= 64 && atoi(cap) <= (int)BK_CAP ? (unsigned)atoi(cap) : BK_CAP;
+        CHECK_CUDA(cudaMalloc(&m->store, (size_t)NBUCKETS * m->bucket_cap * 8));
+        CHECK_CUDA(cudaMalloc(&m->bcount, NBUCKETS * sizeof(uint32_t)));
+        CHECK_CUDA(cudaMalloc(&m->list[0], (size_t)BK_OUT_CAP * sizeof(momentum_entry)));
+    } else {
+        CHECK_CUDA(cudaMalloc(&m->B, (size_t)NONCES * 8));
+        CHECK_CUDA(cudaMalloc(&m->list[0], (size_t)NONCES * sizeof(momentum_entry)));
+    }
+    CHECK_CUDA(cudaMalloc(&m->counts, (2 + LIST_ROUNDS) * sizeof(uint32_t)));
     const char *env = getenv("LODE_MOMENTUM_PROFILE");
     m->profile = env != nullptr && env[0] == '1';
-    for (int i = 0; i < 4 && m->profile; i++)
-        CHECK_CUDA(cudaEventCreate(&m->ev[i]));
+    for (int k = 0; k < SLOTS; k++) {
+        CHECK_CUDA(cudaMallocHost(&m->host[k], HOST_CAP * sizeof(momentum_entry)));
+        CHECK_CUDA(cudaMallocHost(&m->host_count[k], 2 * sizeof(uint32_t)));
+        CHECK_CUDA(cudaEventCreateWithFlags(&m->done[k], cudaEventBlockingSync | cudaEventDisableTiming));
+        for (int i = 0; i < 4 && m->profile; i++)
+            CHECK_CUDA(cudaEventCreate(&m->ev[k][i]));
+    }
     if (m->method == CUDA_MOMENTUM_RADIX) {
         CHECK_CUDA(cudaMalloc(&m->B_sorted, (size_t)NONCES * 8));
         CHECK_CUDA(cudaMalloc(&m->V, (size_t)NONCES * 4));
@@ -332,7 +495,7 @@ static cudaError_t setup(cuda_momentum *m)
         CHECK_CUDA(cub::DeviceRadixSort::SortPairs(nullptr, m->cub_temp_bytes, m->B, m->B_sorted, m->V,
                                                    m->V_sorted, (int)NONCES, 0, 50, m->stream));
         CHECK_CUDA(cudaMalloc(&m->cub_temp, m->cub_temp_bytes));
-    } else {
+    } else if (m->method == CUDA_MOMENTUM_FILTER) {
         CHECK_CUDA(cudaMalloc(&m->table, ((size_t)1 << m->table_bits) / 4));
         CHECK_CUDA(cudaMalloc(&m->list_table, ((size_t)1 << LIST_TABLE_BITS) / 4));
         CHECK_CUDA(cudaMalloc(&m->list[1], (size_t)NONCES * sizeof(momentum_entry)));
@@ -361,15 +524,27 @@ extern "C" cudaError_t cuda_momentum_new(cuda_momentum_method method, unsigned t
 #define MARK(i)                                                                                    \
     do {                                                                                           \
         if (m->profile)                                                                            \
-            CHECK_CUDA(cudaEventRecord(m->ev[i], s));                                              \
+            CHECK_CUDA(cudaEventRecord(m->ev[slot][i], s));                                              \
     } while (0)
 
 extern "C" cudaError_t cuda_momentum_enqueue(cuda_momentum *m, const momentum_consts *c)
 {
     cudaStream_t s = m->stream;
+    if (m->queued - m->finished >= cuda_momentum_depth(m))
+        return cudaErrorNotReady; /* finish one first */
+    const unsigned slot = m->queued % SLOTS;
+    m->job[slot] = *c;
     MARK(0);
-    CHECK_CUDA(cudaMemsetAsync(m->counts, 0, (1 + LIST_ROUNDS) * sizeof(uint32_t), s));
-    if (m->method == CUDA_MOMENTUM_RADIX) {
+    CHECK_CUDA(cudaMemsetAsync(m->counts, 0, (2 + LIST_ROUNDS) * sizeof(uint32_t), s));
+    if (m->method == CUDA_MOMENTUM_BUCKET) {
+        CHECK_CUDA(cudaMemsetAsync(m->bcount, 0, NBUCKETS * sizeof(uint32_t), s));
+        mom_hash_bucket<<<NBASES / TPB, TPB, 0, s>>>(*c, m->store, m->bcount, m->bucket_cap);
+        MARK(1);
+        mom_bucket_find<<<NBUCKETS, BK_TPB, 0, s>>>(m->store, m->bcount, m->bucket_cap, m->list[0], m->counts);
+        MARK(2);
+        m->final_list = 0;
+        m->final_count = 0;
+    } else if (m->method == CUDA_MOMENTUM_RADIX) {
         mom_hash<<<NBASES / TPB, TPB, 0, s>>>(*c, m->B, nullptr, 0, 0, m->V);
         MARK(1);
         CHECK_CUDA(cub::DeviceRadixSort::SortPairs(m->cub_temp, m->cub_temp_bytes, m->B, m->B_sorted, m->V,
@@ -398,33 +573,60 @@ extern "C" cudaError_t cuda_momentum_enqueue(cuda_momentum *m, const momentum_co
         m->final_count = LIST_ROUNDS;
     }
     CHECK_CUDA(cudaGetLastError());
-    CHECK_CUDA(cudaMemcpyAsync(m->host_count, &m->counts[m->final_count], sizeof(uint32_t),
+    CHECK_CUDA(cudaMemcpyAsync(m->host_count[slot], &m->counts[m->final_count], 2 * sizeof(uint32_t),
                                cudaMemcpyDeviceToHost, s));
-    CHECK_CUDA(cudaMemcpyAsync(m->host, m->list[m->final_list], HOST_CAP * sizeof(momentum_entry),
+    CHECK_CUDA(cudaMemcpyAsync(m->host[slot], m->list[m->final_list], HOST_CAP * sizeof(momentum_entry),
                                cudaMemcpyDeviceToHost, s));
     MARK(3);
-    CHECK_CUDA(cudaEventRecord(m->done, s));
+    CHECK_CUDA(cudaEventRecord(m->done[slot], s));
+    m->queued++;
     return cudaSuccess;
+}
+
+extern "C" unsigned cuda_momentum_depth(const cuda_momentum *m)
+{
+    return m->method == CUDA_MOMENTUM_BUCKET ? SLOTS : 1;
+}
+
+extern "C" void cuda_momentum_discard(cuda_momentum *m)
+{
+    cudaStreamSynchronize(m->stream);
+    m->finished = m->queued;
 }
 
 extern "C" cudaError_t cuda_momentum_finish(cuda_momentum *m, momentum_entry **list, size_t *count)
 {
-    CHECK_CUDA(cudaEventSynchronize(m->done));
+    if (m->queued == m->finished)
+        return cudaErrorNotReady; /* nothing queued */
+    const unsigned slot = m->finished++ % SLOTS;
+    CHECK_CUDA(cudaEventSynchronize(m->done[slot]));
     if (m->profile) {
         float ms[3];
         for (int i = 0; i < 3; i++)
-            CHECK_CUDA(cudaEventElapsedTime(&ms[i], m->ev[i], m->ev[i + 1]));
+            CHECK_CUDA(cudaEventElapsedTime(&ms[i], m->ev[slot][i], m->ev[slot][i + 1]));
         for (int i = 0; i < 3; i++)
             m->stage_ms[i] += ms[i];
         m->sweeps++;
     }
-    const size_t n = *m->host_count;
+    const size_t n = m->host_count[slot][0];
+    if (m->method == CUDA_MOMENTUM_BUCKET && (m->host_count[slot][1] != 0 || n > HOST_CAP)) {
+        /* A bucket or a shared list overflowed, or more pairs than the
+         * first copy held (the device list may already be the next
+         * sweep's): redo the sweep exactly with the filter method (its
+         * engine, made on the first redo, runs one sweep at a time). */
+        m->redos++;
+        if (m->fallback == nullptr)
+            CHECK_CUDA(cuda_momentum_new(CUDA_MOMENTUM_FILTER, m->table_bits, m->stream, &m->fallback));
+        CHECK_CUDA(cuda_momentum_enqueue(m->fallback, &m->job[slot]));
+        return cuda_momentum_finish(m->fallback, list, count);
+    }
     if (n <= HOST_CAP) {
-        *list = m->host;
+        *list = m->host[slot];
         *count = n;
         return cudaSuccess;
     }
-    /* More candidates than the first copy held (not expected): copy all. */
+    /* More candidates than the first copy held (not expected): copy all
+     * (one sweep in flight for these methods: the list is this sweep's). */
     if (n > m->more_cap) {
         momentum_entry *grown = (momentum_entry *)realloc(m->more, n * sizeof *grown);
         if (grown == nullptr)

@@ -15,6 +15,14 @@
 #define LIST_ROUNDS 4
 #define LIST_GROUPS 1024u
 #define ENTRY 16u /* ulong2: birthday, nonce */
+/* Bucket method (kernels/momentum.cl): 2^14 buckets of BK_CAP slots. */
+#define NBUCKETS (UINT32_C(1) << 14)
+#define BK_CAP 4864u
+#define BK_OUT_CAP (UINT32_C(1) << 20)
+#define BK_LOCAL 256u
+#define BK_LOCAL_BYTES (32768u + 8192u + 4u) /* table, survivors, their count */
+#define SLOTS 2          /* bucket sweeps in flight */
+#define HOST_CAP 4096u   /* entries read back with every bucket sweep */
 
 static const uint64_t mixers[1 + LIST_ROUNDS] = {
     0x9E3779B97F4A7C15ull, 0xC2B2AE3D27D4EB4Full, 0x165667B19E3779F9ull, 0xD6E8FEB86659FD93ull,
@@ -24,8 +32,19 @@ struct ocl_momentum {
     const char *label;
     cl_command_queue queue;
     cl_program prog;
-    cl_kernel k_clear, k_hash, k_keep_all, k_count_list, k_keep_list;
+    cl_kernel k_clear, k_hash, k_keep_all, k_count_list, k_keep_list, k_hash_bucket, k_bucket_find;
     cl_mem B, table, list_table, list[2], counts;
+    cl_mem store, bcount, out; /* bucket method */
+    bool bucket;               /* the bucket method (else the filter) */
+    unsigned bucket_cap, redos;
+    cl_context ctx;
+    const ocl_dev_desc *desc;
+    /* Sweep k uses slot k % SLOTS (one at a time for the filter). */
+    unsigned queued, finished;
+    momentum_consts job[SLOTS];
+    uint32_t hflags[SLOTS][2];
+    momentum_entry *hlist[SLOTS];
+    cl_event ev[SLOTS];
     unsigned table_bits;
     momentum_entry *host;
     size_t host_cap;
@@ -54,11 +73,20 @@ void ocl_momentum_free(ocl_momentum *m)
         return;
     if (m->queue != NULL)
         ocl.clFinish(m->queue);
-    cl_kernel ks[] = {m->k_clear, m->k_hash, m->k_keep_all, m->k_count_list, m->k_keep_list};
+    for (int k = 0; k < SLOTS; k++) {
+        if (m->ev[k] != NULL)
+            ocl.clReleaseEvent(m->ev[k]);
+        free(m->hlist[k]);
+    }
+    if (m->redos > 0)
+        lode_log(LODE_LOG_INFO, "%s: momentum: %u sweep(s) redone with the filter", m->label, m->redos);
+    cl_kernel ks[] = {m->k_clear,      m->k_hash,        m->k_keep_all,   m->k_count_list,
+                      m->k_keep_list, m->k_hash_bucket, m->k_bucket_find};
     for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
         if (ks[i] != NULL)
             ocl.clReleaseKernel(ks[i]);
-    cl_mem mems[] = {m->B, m->table, m->list_table, m->list[0], m->list[1], m->counts};
+    cl_mem mems[] = {m->B,      m->table,     m->list_table, m->list[0], m->list[1],
+                     m->counts, m->store,     m->bcount,     m->out};
     for (size_t i = 0; i < sizeof mems / sizeof mems[0]; i++)
         if (mems[i] != NULL)
             ocl.clReleaseMemObject(mems[i]);
@@ -90,46 +118,80 @@ static int kernel(ocl_momentum *m, const char *name, cl_kernel *out)
     return LODE_OK;
 }
 
+/* The filter method's buffers (the bucket method makes them on its first
+ * redo). Table: 2^27 counters (32 MiB, L2-sized on an H100, as CUDA's;
+ * the seed's design is 2^30), fewer where memory or the largest buffer is
+ * short; LODE_MOMENTUM_TABLE_BITS overrides. */
+static int setup_filter(ocl_momentum *m)
+{
+    const ocl_dev_desc *desc = m->desc;
+    unsigned bits = 27;
+    const char *env = getenv("LODE_MOMENTUM_TABLE_BITS");
+    if (env != NULL && atoi(env) >= 24 && atoi(env) <= 34)
+        bits = (unsigned)atoi(env);
+    const uint64_t fixed = (uint64_t)NONCES * 8 + 2 * (uint64_t)NONCES * ENTRY + (UINT64_C(1) << LIST_TABLE_BITS) / 4;
+    while (bits > 24 && (fixed + (UINT64_C(1) << bits) / 4 > desc->global_mem * 0.8 ||
+                         (UINT64_C(1) << bits) / 4 > desc->max_alloc))
+        bits--;
+    m->table_bits = bits;
+    int rc = buffer(m, m->ctx, (size_t)NONCES * 8, &m->B);
+    if (rc == LODE_OK)
+        rc = buffer(m, m->ctx, ((size_t)1 << bits) / 4, &m->table);
+    if (rc == LODE_OK)
+        rc = buffer(m, m->ctx, ((size_t)1 << LIST_TABLE_BITS) / 4, &m->list_table);
+    for (int i = 0; i < 2 && rc == LODE_OK; i++)
+        rc = buffer(m, m->ctx, (size_t)NONCES * ENTRY, &m->list[i]);
+    return rc;
+}
+
+bool ocl_momentum_bucket_fits(const ocl_dev_desc *desc)
+{
+    cl_ulong local = 0;
+    if (ocl.clGetDeviceInfo(desc->id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local, &local, NULL) != CL_SUCCESS)
+        return false;
+    return local >= BK_LOCAL_BYTES + 256 && desc->max_work_group >= BK_LOCAL &&
+           (uint64_t)NBUCKETS * BK_CAP * 8 <= desc->max_alloc;
+}
+
 static int setup(ocl_momentum *m, const ocl_dev_desc *desc, cl_context ctx)
 {
     const char *sources[1] = {lode_ocl_src_momentum};
     int rc = ocl_program_build(desc, ctx, m->label, sources, 1, "-cl-std=CL1.2", &m->prog);
-    const char *names[] = {"mom_clear", "mom_hash", "mom_keep_all", "mom_count_list", "mom_keep_list"};
-    cl_kernel *ks[] = {&m->k_clear, &m->k_hash, &m->k_keep_all, &m->k_count_list, &m->k_keep_list};
-    for (size_t i = 0; i < 5 && rc == LODE_OK; i++)
+    const char *names[] = {"mom_clear",     "mom_hash",        "mom_keep_all",   "mom_count_list",
+                           "mom_keep_list", "mom_hash_bucket", "mom_bucket_find"};
+    cl_kernel *ks[] = {&m->k_clear,     &m->k_hash,        &m->k_keep_all,   &m->k_count_list,
+                       &m->k_keep_list, &m->k_hash_bucket, &m->k_bucket_find};
+    for (size_t i = 0; i < 7 && rc == LODE_OK; i++)
         rc = kernel(m, names[i], ks[i]);
-    /* Table size: the seed's 2^30 counters (256 MiB) by default; smaller
-     * where the device's memory (B, two lists of 2^26 entries) is short. */
-    unsigned bits = 30;
-    const char *env = getenv("LODE_MOMENTUM_TABLE_BITS");
-    if (env != NULL && atoi(env) >= 26 && atoi(env) <= 34)
-        bits = (unsigned)atoi(env);
-    const uint64_t fixed = (uint64_t)NONCES * 8 + 2 * (uint64_t)NONCES * ENTRY + (UINT64_C(1) << LIST_TABLE_BITS) / 4;
-    while (bits > 26 && (fixed + (UINT64_C(1) << bits) / 4 > desc->global_mem * 0.8 ||
-                         (UINT64_C(1) << bits) / 4 > desc->max_alloc))
-        bits--;
-    m->table_bits = bits;
-    if (rc == LODE_OK)
-        rc = buffer(m, ctx, (size_t)NONCES * 8, &m->B);
-    if (rc == LODE_OK)
-        rc = buffer(m, ctx, ((size_t)1 << bits) / 4, &m->table);
-    if (rc == LODE_OK)
-        rc = buffer(m, ctx, ((size_t)1 << LIST_TABLE_BITS) / 4, &m->list_table);
-    for (int i = 0; i < 2 && rc == LODE_OK; i++)
-        rc = buffer(m, ctx, (size_t)NONCES * ENTRY, &m->list[i]);
     if (rc == LODE_OK)
         rc = buffer(m, ctx, 64, &m->counts);
+    if (rc != LODE_OK || !m->bucket)
+        return rc == LODE_OK ? setup_filter(m) : rc;
+    for (int k = 0; k < SLOTS; k++)
+        if ((m->hlist[k] = malloc(HOST_CAP * sizeof(momentum_entry))) == NULL)
+            return LODE_ERR_NO_MEMORY;
+    /* LODE_MOMENTUM_BUCKET_CAP (tests): fewer slots, to force redos. */
+    const char *cap = getenv("LODE_MOMENTUM_BUCKET_CAP");
+    m->bucket_cap = cap != NULL && atoi(cap) >= 64 && atoi(cap) <= (int)BK_CAP ? (unsigned)atoi(cap) : BK_CAP;
+    rc = buffer(m, ctx, (size_t)NBUCKETS * m->bucket_cap * 8, &m->store);
+    if (rc == LODE_OK)
+        rc = buffer(m, ctx, (size_t)NBUCKETS * 4, &m->bcount);
+    if (rc == LODE_OK)
+        rc = buffer(m, ctx, (size_t)BK_OUT_CAP * ENTRY, &m->out);
     return rc;
 }
 
 int ocl_momentum_new(const ocl_dev_desc *desc, cl_context ctx, cl_command_queue queue,
-                     const char *label, ocl_momentum **out)
+                     const char *label, bool bucket, ocl_momentum **out)
 {
     ocl_momentum *m = calloc(1, sizeof *m);
     if (m == NULL)
         return LODE_ERR_NO_MEMORY;
     m->label = label;
     m->queue = queue;
+    m->ctx = ctx;
+    m->desc = desc;
+    m->bucket = bucket && ocl_momentum_bucket_fits(desc);
     int rc = setup(m, desc, ctx);
     if (rc != LODE_OK) {
         ocl_momentum_free(m);
@@ -151,7 +213,118 @@ static int clear(ocl_momentum *m, cl_mem buf, size_t bytes)
 
 #define ARG(k, i, v) TRY("clSetKernelArg", ocl.clSetKernelArg((k), (i), sizeof(v), &(v)))
 
-int ocl_momentum_sweep(ocl_momentum *m, const momentum_consts *c, momentum_entry **list, size_t *count)
+static int read_list(ocl_momentum *m, cl_mem buf, size_t n, momentum_entry **list, size_t *count)
+{
+    if (n > m->host_cap) {
+        momentum_entry *grown = realloc(m->host, n * sizeof *grown);
+        if (grown == NULL)
+            return LODE_ERR_NO_MEMORY;
+        m->host = grown;
+        m->host_cap = n;
+    }
+    if (n > 0)
+        TRY("reading the survivors",
+            ocl.clEnqueueReadBuffer(m->queue, buf, CL_TRUE, 0, n * ENTRY, m->host, 0, NULL, NULL));
+    *list = m->host;
+    *count = n;
+    return LODE_OK;
+}
+
+static int sweep_filter(ocl_momentum *m, const momentum_consts *c, momentum_entry **list, size_t *count);
+
+/* Queues a bucket sweep: its counts and the first HOST_CAP entries come
+ * back into slot's host buffers, ev[slot] marking the end. */
+static int enqueue_bucket(ocl_momentum *m, const momentum_consts *c, unsigned slot)
+{
+    static const uint32_t zeros[2];
+    TRY("clearing the counts", ocl.clEnqueueWriteBuffer(m->queue, m->counts, CL_FALSE, 0, sizeof zeros,
+                                                        zeros, 0, NULL, NULL));
+    int rc = clear(m, m->bcount, (size_t)NBUCKETS * 4);
+    if (rc != LODE_OK)
+        return rc;
+    cl_ulong w[5] = {c->w0_low, c->w1, c->w2, c->w3, c->w4};
+    cl_uint cap = m->bucket_cap;
+    for (cl_uint i = 0; i < 5; i++)
+        ARG(m->k_hash_bucket, i, w[i]);
+    ARG(m->k_hash_bucket, 5, m->store);
+    ARG(m->k_hash_bucket, 6, m->bcount);
+    ARG(m->k_hash_bucket, 7, cap);
+    size_t global = NBASES, local = LOCAL;
+    TRY("mom_hash_bucket",
+        ocl.clEnqueueNDRangeKernel(m->queue, m->k_hash_bucket, 1, NULL, &global, &local, 0, NULL, NULL));
+    ARG(m->k_bucket_find, 0, m->store);
+    ARG(m->k_bucket_find, 1, m->bcount);
+    ARG(m->k_bucket_find, 2, cap);
+    ARG(m->k_bucket_find, 3, m->out);
+    ARG(m->k_bucket_find, 4, m->counts);
+    global = (size_t)NBUCKETS * BK_LOCAL;
+    local = BK_LOCAL;
+    TRY("mom_bucket_find",
+        ocl.clEnqueueNDRangeKernel(m->queue, m->k_bucket_find, 1, NULL, &global, &local, 0, NULL, NULL));
+    TRY("reading the counts", ocl.clEnqueueReadBuffer(m->queue, m->counts, CL_FALSE, 0, sizeof m->hflags[slot],
+                                                      m->hflags[slot], 0, NULL, NULL));
+    TRY("reading the pairs", ocl.clEnqueueReadBuffer(m->queue, m->out, CL_FALSE, 0, HOST_CAP * ENTRY,
+                                                     m->hlist[slot], 0, NULL, &m->ev[slot]));
+    TRY("clFlush", ocl.clFlush(m->queue));
+    return LODE_OK;
+}
+
+unsigned ocl_momentum_depth(const ocl_momentum *m)
+{
+    return m->bucket ? SLOTS : 1;
+}
+
+int ocl_momentum_enqueue(ocl_momentum *m, const momentum_consts *c)
+{
+    if (m->queued - m->finished >= ocl_momentum_depth(m))
+        return LODE_ERR_INVALID;
+    const unsigned slot = m->queued % SLOTS;
+    m->job[slot] = *c;
+    int rc = m->bucket ? enqueue_bucket(m, c, slot) : LODE_OK; /* the filter runs in finish */
+    if (rc == LODE_OK)
+        m->queued++;
+    return rc;
+}
+
+int ocl_momentum_finish(ocl_momentum *m, momentum_entry **list, size_t *count)
+{
+    if (m->queued == m->finished)
+        return LODE_ERR_INVALID;
+    const unsigned slot = m->finished++ % SLOTS;
+    if (!m->bucket)
+        return sweep_filter(m, &m->job[slot], list, count);
+    cl_int err = ocl.clWaitForEvents(1, &m->ev[slot]);
+    ocl.clReleaseEvent(m->ev[slot]);
+    m->ev[slot] = NULL;
+    if (err != CL_SUCCESS)
+        return fail(m, "waiting for a sweep", err);
+    if (m->hflags[slot][1] != 0 || m->hflags[slot][0] > HOST_CAP) {
+        /* A bucket or a local list overflowed, or more pairs than were read
+         * back (the device list may be the next sweep's already): redo the
+         * sweep exactly with the filter (its buffers made on the first). */
+        m->redos++;
+        int rc;
+        if (m->B == NULL && (rc = setup_filter(m)) != LODE_OK)
+            return rc;
+        return sweep_filter(m, &m->job[slot], list, count);
+    }
+    *list = m->hlist[slot];
+    *count = m->hflags[slot][0];
+    return LODE_OK;
+}
+
+void ocl_momentum_discard(ocl_momentum *m)
+{
+    ocl.clFinish(m->queue);
+    for (int k = 0; k < SLOTS; k++)
+        if (m->ev[k] != NULL) {
+            ocl.clReleaseEvent(m->ev[k]);
+            m->ev[k] = NULL;
+        }
+    m->finished = m->queued;
+}
+
+static int sweep_filter(ocl_momentum *m, const momentum_consts *c, momentum_entry **list, size_t *count)
 {
     static const uint32_t zeros[1 + LIST_ROUNDS];
     TRY("clearing the counts", ocl.clEnqueueWriteBuffer(m->queue, m->counts, CL_FALSE, 0, sizeof zeros,
@@ -206,19 +379,5 @@ int ocl_momentum_sweep(ocl_momentum *m, const momentum_consts *c, momentum_entry
     uint32_t counts[1 + LIST_ROUNDS];
     TRY("reading the counts", ocl.clEnqueueReadBuffer(m->queue, m->counts, CL_TRUE, 0, sizeof counts,
                                                       counts, 0, NULL, NULL));
-    size_t n = counts[LIST_ROUNDS];
-    if (n > m->host_cap) {
-        momentum_entry *grown = realloc(m->host, n * sizeof *grown);
-        if (grown == NULL)
-            return LODE_ERR_NO_MEMORY;
-        m->host = grown;
-        m->host_cap = n;
-    }
-    if (n > 0)
-        TRY("reading the survivors",
-            ocl.clEnqueueReadBuffer(m->queue, m->list[LIST_ROUNDS & 1], CL_TRUE, 0, n * ENTRY, m->host, 0,
-                                    NULL, NULL));
-    *list = m->host;
-    *count = n;
-    return LODE_OK;
+    return read_list(m, m->list[LIST_ROUNDS & 1], counts[LIST_ROUNDS], list, count);
 }

@@ -1,7 +1,10 @@
-/* Momentum on an OpenCL device (kernels/momentum.cl): the same atomic
- * filter as CUDA's "filter" variant. One engine per worker handle. */
+/* Momentum on an OpenCL device (kernels/momentum.cl): the same methods as
+ * CUDA's "bucket" (the default) and "filter" variants. One engine per
+ * worker handle. */
 #ifndef LODE_OCL_MOMENTUM_H
 #define LODE_OCL_MOMENTUM_H
+
+#include <stdbool.h>
 
 #include "backend-cpu/momentum_cpu.h"
 #include "backend-opencl/ocl_api.h"
@@ -9,14 +12,26 @@
 
 typedef struct ocl_momentum ocl_momentum;
 
-/* Builds the program and allocates the buffers in ctx (the first table:
- * 2^30 counters, fewer where memory or the largest buffer is short;
+/* Builds the program and allocates the buffers in ctx: the bucket method
+ * where bucket is set and the device has the local memory for it
+ * (ocl_momentum_bucket_fits), else the filter (first table: 2^27 counters,
+ * fewer where memory or the largest buffer is short;
  * LODE_MOMENTUM_TABLE_BITS overrides). Returns a lode status. */
 int ocl_momentum_new(const ocl_dev_desc *desc, cl_context ctx, cl_command_queue queue,
-                     const char *label, ocl_momentum **out);
+                     const char *label, bool bucket, ocl_momentum **out);
+/* Whether the bucket method runs on this device (41 KB of local memory). */
+bool ocl_momentum_bucket_fits(const ocl_dev_desc *desc);
 void ocl_momentum_free(ocl_momentum *m);
-/* One sweep of job c; *list (valid until the next sweep) holds every
- * colliding nonce among its candidates. */
-int ocl_momentum_sweep(ocl_momentum *m, const momentum_consts *c, momentum_entry **list, size_t *count);
+/* Queues one sweep of job c; up to ocl_momentum_depth() sweeps may be
+ * queued before the first is finished (2 for the bucket method, whose
+ * sweeps run while the host pairs the last one's; the filter runs in
+ * finish). */
+int ocl_momentum_enqueue(ocl_momentum *m, const momentum_consts *c);
+unsigned ocl_momentum_depth(const ocl_momentum *m);
+/* Waits for the oldest queued sweep: *list (valid until the enqueue after
+ * next) holds every colliding nonce among its candidates. */
+int ocl_momentum_finish(ocl_momentum *m, momentum_entry **list, size_t *count);
+/* Waits for every queued sweep and drops their results. */
+void ocl_momentum_discard(ocl_momentum *m);
 
 #endif

@@ -161,6 +161,8 @@ static int variant_list(const ocl_dev_desc *d, lode_algo algo, const char **name
         if (!is_cpu(d))
             list[n++] = "single";
     } else if (algo == LODE_ALGO_MOMENTUM) {
+        if (ocl_momentum_bucket_fits(d))
+            list[n++] = "bucket";
         list[n++] = "filter";
     }
     int k = 0;
@@ -480,7 +482,8 @@ static int open_variant(lode_device *d)
     if (d->queue == NULL || err != CL_SUCCESS)
         return fail(d, "clCreateCommandQueue", err);
     if (d->algo == LODE_ALGO_MOMENTUM)
-        return ocl_momentum_new(x, d->ctx, d->queue, d->label, &d->momentum);
+        return ocl_momentum_new(x, d->ctx, d->queue, d->label, strcmp(d->variant, "bucket") == 0,
+                                &d->momentum);
     int rc = create_buffer(d, CL_MEM_READ_ONLY, PARAM_WORDS * sizeof(uint32_t), &d->params);
     for (int i = 0; i < IN_FLIGHT && rc == LODE_OK; i++)
         rc = create_buffer(d, CL_MEM_READ_WRITE, HITS_WORDS * sizeof(uint32_t), &d->hits[i]);
@@ -729,30 +732,52 @@ static int collect(lode_device *d, int slot, uint64_t start, uint64_t count, lod
     return rc;
 }
 
-/* Momentum: one sweep per header nonce; exact pairs on the host. */
+/* Momentum: one sweep per header nonce; exact pairs on the host. Sweeps
+ * are queued ahead as deep as the engine takes, so the device does not
+ * wait while the host pairs the oldest. */
 static int scan_momentum(lode_device *d, const lode_range *r, lode_hits *hits, uint64_t *done,
                          const atomic_int *abort)
 {
-    for (uint64_t index = r->start; index < r->start + r->count; index++) {
+    const uint64_t end = r->start + r->count;
+    const unsigned depth = ocl_momentum_depth(d->momentum);
+    uint64_t next = r->start;
+    int rc = LODE_OK;
+    for (uint64_t index = r->start; index < end && rc == LODE_OK; index++) {
         if (atomic_load_explicit(abort, memory_order_relaxed))
             break;
-        uint8_t mid[32];
-        momentum_consts c;
-        momentum_midhash(d->header, (uint32_t)index, mid);
-        momentum_consts_init(&c, mid);
+        while (rc == LODE_OK && next < end && next < index + depth) {
+            uint8_t mid[32];
+            momentum_consts c;
+            momentum_midhash(d->header, (uint32_t)next, mid);
+            momentum_consts_init(&c, mid);
+            rc = ocl_momentum_enqueue(d->momentum, &c);
+            next++;
+        }
         momentum_entry *list;
         size_t n;
-        int rc = ocl_momentum_sweep(d->momentum, &c, &list, &n);
+        if (rc == LODE_OK)
+            rc = ocl_momentum_finish(d->momentum, &list, &n);
+        if (rc == LODE_OK && next < end && next < index + 1 + depth &&
+            !atomic_load_explicit(abort, memory_order_relaxed)) {
+            /* The next sweep runs while this one's pairs are recovered (its
+             * list stays valid until the enqueue after). */
+            uint8_t mid[32];
+            momentum_consts c;
+            momentum_midhash(d->header, (uint32_t)next, mid);
+            momentum_consts_init(&c, mid);
+            rc = ocl_momentum_enqueue(d->momentum, &c);
+            next++;
+        }
         d->pairs.count = 0;
         if (rc == LODE_OK)
             rc = momentum_pairs_from_entries(list, n, &d->pairs);
         if (rc == LODE_OK)
             rc = momentum_push_hits(d->header, (uint32_t)index, &d->target, &d->pairs, hits);
-        if (rc != LODE_OK)
-            return rc;
-        *done = index + 1 - r->start;
+        if (rc == LODE_OK)
+            *done = index + 1 - r->start;
     }
-    return LODE_OK;
+    ocl_momentum_discard(d->momentum); /* sweeps queued ahead of a stop */
+    return rc;
 }
 
 static int opencl_scan(lode_device *d, const lode_range *r, lode_hits *hits, uint64_t *done,

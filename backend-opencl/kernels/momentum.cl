@@ -162,3 +162,112 @@ __kernel void mom_keep_list(__global const ulong2 *in, __global uint *counts, ui
                &l_count, &l_base);
     }
 }
+
+/* ---- bucket method (the default; see momentum_kernel.cu): birthdays
+ * appended to 2^14 buckets by their top 14 bits as (36 low bits << 26 |
+ * nonce); one work-group per bucket filters them in local memory and
+ * pairs the survivors exactly. */
+#define BK_RBITS 36
+#define BK_TAB_BITS 17
+#define BK_TAB_WORDS (1u << (BK_TAB_BITS - 4))
+#define BK_SURV 1024u
+#define BK_OUT_CAP (1u << 20)
+
+__kernel void mom_hash_bucket(ulong w0_low, ulong w1, ulong w2, ulong w3, ulong w4, __global ulong *store,
+                              __global uint *bcount, uint cap)
+{
+    const uint t = (uint)get_global_id(0);
+    ulong bd[8];
+    birthdays8(w0_low, w1, w2, w3, w4, t * 8, bd);
+    uint slot[8];
+#pragma unroll
+    for (int j = 0; j < 8; j++)
+        slot[j] = atomic_inc(&bcount[bd[j] >> BK_RBITS]);
+#pragma unroll
+    for (int j = 0; j < 8; j++)
+        if (slot[j] < cap)
+            store[(size_t)(bd[j] >> BK_RBITS) * cap + slot[j]] =
+                (bd[j] & ((1UL << BK_RBITS) - 1)) << 26 | (ulong)(t * 8 + j);
+}
+
+static inline void lcount(__local uint *tab, uint idx)
+{
+    const uint bit = 1u << ((idx & 15) * 2);
+    const uint old = atomic_or(&tab[idx >> 4], bit);
+    if ((old & (bit * 3)) == bit)
+        atomic_or(&tab[idx >> 4], bit << 1);
+}
+
+static inline bool ltwice(__local const uint *tab, uint idx)
+{
+    return (tab[idx >> 4] >> ((idx & 15) * 2 + 1)) & 1;
+}
+
+static inline void lclear(__local uint4 *tab)
+{
+    for (uint i = (uint)get_local_id(0); i < BK_TAB_WORDS / 4; i += (uint)get_local_size(0))
+        tab[i] = (uint4)(0, 0, 0, 0);
+}
+
+/* One work-group per bucket. flags[0]: entries out; flags[1]: nonzero when
+ * a bucket or a local list overflowed (the sweep must be redone). */
+__kernel void mom_bucket_find(__global const ulong *store, __global const uint *bcount, uint cap,
+                              __global ulong2 *out, __global uint *flags)
+{
+    __local uint4 tab4[BK_TAB_WORDS / 4];
+    __local ulong surv[BK_SURV];
+    __local uint nsurv;
+    __local uint *tab = (__local uint *)tab4;
+    const uint b = (uint)get_group_id(0), n = bcount[b];
+    const uint lid = (uint)get_local_id(0), ls = (uint)get_local_size(0);
+    if (n > cap) {
+        if (lid == 0)
+            atomic_or(&flags[1], 1u);
+        return;
+    }
+    __global const ulong *e = store + (size_t)b * cap;
+    lclear(tab4);
+    if (lid == 0)
+        nsurv = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint mask = (1u << BK_TAB_BITS) - 1;
+    for (uint i = lid; i < n; i += ls)
+        lcount(tab, (uint)(e[i] >> 26) & mask);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint i = lid; i < n; i += ls) {
+        const ulong v = e[i];
+        if (ltwice(tab, (uint)(v >> 26) & mask)) {
+            const uint k = atomic_inc(&nsurv);
+            if (k < BK_SURV)
+                surv[k] = v;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint k = nsurv;
+    if (k > BK_SURV) {
+        if (lid == 0)
+            atomic_or(&flags[1], 2u);
+        return;
+    }
+    lclear(tab4);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint i = lid; i < k; i += ls)
+        lcount(tab, (uint)(surv[i] >> (26 + BK_TAB_BITS)) & mask);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint i = lid; i < k; i += ls) {
+        const ulong v = surv[i];
+        if (!ltwice(tab, (uint)(v >> (26 + BK_TAB_BITS)) & mask))
+            continue;
+        const ulong r = v >> 26;
+        bool hit = false;
+        for (uint j = 0; j < k && !hit; j++)
+            hit = j != i && (surv[j] >> 26) == r;
+        if (hit) {
+            const uint o = atomic_inc(&flags[0]);
+            if (o < BK_OUT_CAP)
+                out[o] = (ulong2)((ulong)b << BK_RBITS | r, v & ((1UL << 26) - 1));
+            else
+                atomic_or(&flags[1], 4u);
+        }
+    }
+}
