@@ -2,7 +2,9 @@
  * header on the calling worker's core (the dispatcher runs one worker per
  * core, each on its own header).
  *
- * Cache-aware in two steps. (1) SHA-512 gives eight birthdays per hash; each
+ * Cache-aware in two steps. (1) SHA-512 gives eight birthdays per hash (4 or
+ * 8 hashes at once in AVX2 or AVX-512 lanes where the CPU has them:
+ * momentum_sha512_simd.c); each
  * (birthday, nonce) pair is packed into 64 bits (the birthday's low 38 bits
  * above the 26-bit nonce) and appended to one of 4096 buckets chosen by the
  * birthday's top 12 bits: 4096 write streams, one cache line each, stay in
@@ -43,6 +45,8 @@ struct cpu_momentum {
     uint64_t *sort_a, *sort_b; /* capacity + spills of one bucket */
     size_t sort_capacity;
     uint32_t hist[3][DIGITS];
+    momentum_sha512_fn sha512; /* lanes x 8 birthdays a call */
+    unsigned lanes;
 };
 
 #define ROTR(x, n) (((x) >> (n)) | ((x) << (64 - (n))))
@@ -90,6 +94,8 @@ cpu_momentum *cpu_momentum_new(uint32_t bucket_capacity)
     if (m == NULL)
         return NULL;
     m->capacity = bucket_capacity ? bucket_capacity : DEFAULT_CAPACITY;
+    const char *name;
+    m->sha512 = momentum_sha512_pick(NULL, &m->lanes, &name);
     m->buckets = malloc((size_t)NBUCKETS * m->capacity * sizeof *m->buckets);
     m->sort_capacity = m->capacity;
     m->sort_a = malloc(m->sort_capacity * sizeof *m->sort_a);
@@ -173,12 +179,13 @@ int cpu_momentum_sweep(cpu_momentum *m, const uint8_t mid[32], momentum_pairs *p
     const uint32_t cap = m->capacity;
 
     /* (1) Hash and partition. */
-    for (uint32_t base = 0; base < MOMENTUM_NONCES; base += 8) {
+    const uint32_t step = 8 * m->lanes;
+    for (uint32_t base = 0; base < MOMENTUM_NONCES; base += step) {
         if ((base & 0xffff) == 0 && atomic_load_explicit(abort, memory_order_relaxed))
             return 1;
-        uint64_t bd[8];
-        momentum_birthdays8(&c, base, bd);
-        for (uint32_t j = 0; j < 8; j++) {
+        uint64_t bd[64];
+        m->sha512(&c, base, bd);
+        for (uint32_t j = 0; j < step; j++) {
             uint32_t bucket = (uint32_t)(bd[j] >> LOW_BITS);
             uint64_t entry = (bd[j] & ((UINT64_C(1) << LOW_BITS) - 1)) << NONCE_BITS | (base + j);
             uint32_t f = m->fill[bucket];

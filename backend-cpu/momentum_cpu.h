@@ -5,6 +5,7 @@
 #ifndef LODE_CPU_MOMENTUM_CPU_H
 #define LODE_CPU_MOMENTUM_CPU_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,14 @@ void momentum_midhash(const uint8_t header80[80], uint32_t index, uint8_t mid[32
 /* The eight birthdays of nonces base .. base+7 (portable C, the CPU path;
  * not the reference). */
 void momentum_birthdays8(const momentum_consts *c, uint32_t base, uint64_t out[8]);
+
+/* The birthdays of `lanes` consecutive groups of 8 nonces (bases base,
+ * base + 8, ...): out[8 l + j] is birthday j of base + 8 l. */
+typedef void (*momentum_sha512_fn)(const momentum_consts *c, uint32_t base, uint64_t *out);
+/* The widest SHA-512 path this CPU runs (momentum_sha512_simd.c: "avx512",
+ * 8 lanes; "avx2", 4; "portable", 1), or the one named by want or by
+ * LODE_MOMENTUM_CPU_SHA when want is NULL (the best below it that runs). */
+momentum_sha512_fn momentum_sha512_pick(const char *want, unsigned *lanes, const char **name);
 
 /* A candidate: a nonce and its full 50-bit birthday. */
 typedef struct momentum_entry {
