@@ -258,6 +258,17 @@ static void test_momentum(lode_handle *h)
         oracle_pair genesis = {(uint32_t)test_json_uint(v, "nBirthdayA"), (uint32_t)test_json_uint(v, "nBirthdayB"), 0};
         snprintf(what, sizeof what, "%s, target on its block hash", test_json_str(v, "name"));
         check_sweep(h, &w, nonce, &genesis, 1, what);
+        /* Three header nonces in one scan (GPU backends queue sweeps ahead):
+         * only the middle one's genesis pair meets that target. */
+        lode_hits hits = {0};
+        lode_range r = {.start = nonce - 1, .count = 3};
+        uint64_t done = 0;
+        int rc = lode_handle_scan(h, &r, &hits, &done, &never_abort);
+        CHECK(rc == LODE_OK && done == 3 && hits.count == 1 && hits.items[0].index == nonce &&
+                  hits.items[0].pair[0] == genesis.a && hits.items[0].pair[1] == genesis.b,
+              "%s: momentum scan of 3 header nonces: rc %d done %llu, %zu hit(s)", h->ref->id, rc,
+              (unsigned long long)done, hits.count);
+        lode_hits_free(&hits);
     }
     json_decref(root);
 
