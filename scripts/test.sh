@@ -8,7 +8,8 @@ cmake --workflow --preset ci
 cmake --preset sanitize >/dev/null
 cmake --build --preset sanitize
 ctest --preset sanitize
-# And under ThreadSanitizer (CPU backend), for the dispatcher's threads.
+# And under ThreadSanitizer, the tests whose threads interact: the dispatcher,
+# the mining session, the stratum and getblocktemplate clients, the CLI.
 cmake --preset tsan >/dev/null
 cmake --build --preset tsan
 ctest --preset tsan
