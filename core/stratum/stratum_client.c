@@ -347,6 +347,10 @@ static void install_held(session *ss, bool clean_extra)
     memcpy(ss->last_prevhash, n->prevhash, 32);
     ss->have_prevhash = true;
     ss->held_installed = true;
+    /* Accept this generation's shares before the devices can find any: a
+     * share found the moment the job lands must not be counted stale.
+     * Shares of older connections are still refused by their generation. */
+    set_accepting(ss, true);
     /* Never call the mining session with our lock held (it calls submit under its own). */
     int rc = lode_mining_set_job(ss->s->mining, &job);
     lode_job_free(&job);
@@ -357,7 +361,6 @@ static void install_held(session *ss, bool clean_extra)
     ss->got_job = true;
     ss->job_installed = true;
     ss->last_progress = now_s();
-    set_accepting(ss, true);
     lode_log(LODE_LOG_DEBUG, "stratum: job %s%s, difficulty %g", n->job_id, clean ? " (clean)" : "",
              ss->job_state.difficulty);
 }
