@@ -48,10 +48,26 @@ class RPCError(Exception):
         self.message = message
 
 
+_ports_given = set()
+
+
 def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port free now, below Linux's ephemeral range (32768-60999): a port
+    the kernel hands out for bind(0) or an outgoing connection may be taken
+    again before litecoind binds it (seen in CI: a node exited at start)."""
+    import random
+    for _ in range(1000):
+        port = random.randrange(20000, 32000)
+        if port in _ports_given:
+            continue
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _ports_given.add(port)
+        return port
+    raise RuntimeError("no free port between 20000 and 32000")
 
 
 def rpc_call(url, user, password, method, *params, timeout=60):
@@ -139,7 +155,12 @@ class Node:
                 f.seek(max(0, f.tell() - n))
                 return f.read().decode(errors="replace")
         except OSError:
-            return "(no debug.log)"
+            pass
+        try:  # exited before its debug.log: the reason is on its console
+            with open(os.path.join(self.datadir, "stdout.log"), "rb") as f:
+                return f.read()[-n:].decode(errors="replace") or "(no output)"
+        except OSError:
+            return "(no debug.log, no output)"
 
     def running(self):
         return self.proc is not None and self.proc.poll() is None
