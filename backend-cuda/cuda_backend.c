@@ -26,9 +26,11 @@
 #include "backend-cpu/momentum_cpu.h"
 #include "backend-cuda/cuda_kernels.h"
 #include "backend-cuda/momentum_cuda.h"
+#include "backend-cuda/tf_cuda.h"
 #include "core/backend.h"
 #include "core/log.h"
 #include "core/status.h"
+#include "core/tf_ref.h"
 #include "core/tune_cache.h"
 
 /* Aimed duration of one launch: long enough that launch overhead vanishes,
@@ -58,6 +60,8 @@ static const variant_desc scrypt_variants[] = {
 /* Momentum: value is the cuda_momentum_method. */
 static const variant_desc momentum_variants[] = {
     {"bucket", CUDA_MOMENTUM_BUCKET, 1}, {"filter", CUDA_MOMENTUM_FILTER, 1}, {"radix", CUDA_MOMENTUM_RADIX, 1}};
+/* Trial factoring: one pipeline, sieved on the GPU (tf_cuda.h). */
+static const variant_desc tf_variants[] = {{"gpusieve", 0, 1}};
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -99,6 +103,8 @@ struct lode_device {
     momentum_pairs pairs;
     momentum_entry *cands; /* a sweep's candidates, copied off the pinned buffer */
     size_t cand_cap;
+    cuda_tf *tf;
+    lode_factor_job factor; /* the installed trial-factoring class */
 };
 
 /* ---- errors ---------------------------------------------------------- */
@@ -175,7 +181,8 @@ static int cuda_device_info(int index, lode_device_info *out)
     out->workers = 1;
     out->max_workers = 1;
     out->memory_bytes = prop.totalGlobalMem;
-    out->algo_mask = 1u << LODE_ALGO_SHA256D | 1u << LODE_ALGO_SCRYPT | 1u << LODE_ALGO_MOMENTUM;
+    out->algo_mask = 1u << LODE_ALGO_SHA256D | 1u << LODE_ALGO_SCRYPT | 1u << LODE_ALGO_MOMENTUM |
+                     1u << LODE_ALGO_TF;
     return LODE_OK;
 }
 
@@ -192,6 +199,10 @@ static const variant_desc *variant_table(lode_algo algo, size_t *n)
     if (algo == LODE_ALGO_MOMENTUM) {
         *n = COUNT(momentum_variants);
         return momentum_variants;
+    }
+    if (algo == LODE_ALGO_TF) {
+        *n = COUNT(tf_variants);
+        return tf_variants;
     }
     *n = 0;
     return NULL;
@@ -354,8 +365,8 @@ static double time_launch(lode_device *d, uint64_t count, int *rc)
 static int cuda_tune(lode_device *d, double target_ms)
 {
     (void)target_ms; /* launches aim at LAUNCH_MS; the dispatcher sizes scans */
-    if (d->algo == LODE_ALGO_MOMENTUM)
-        return LODE_OK; /* one launch shape; the table size follows memory */
+    if (d->algo == LODE_ALGO_MOMENTUM || d->algo == LODE_ALGO_TF)
+        return LODE_OK; /* one launch shape; sizes are fixed or follow memory */
     /* Cached or given by the user: nothing to measure (LODE_CUDA_TUNE=retune
      * forces a new measurement). */
     if (d->tuned || d->mode == LODE_TUNE_OFF)
@@ -485,6 +496,7 @@ static void cuda_close(lode_device *d)
     cudaFree(d->scrypt_state);
     cudaFree(d->scrypt_pad);
     cuda_momentum_free(d->momentum);
+    cuda_tf_free(d->tf);
     momentum_pairs_free(&d->pairs);
     free(d->cands);
     if (d->stream != NULL)
@@ -571,6 +583,10 @@ static int open_on_thread(lode_device *d)
     }
     if (d->algo == LODE_ALGO_MOMENTUM)
         return alloc_momentum(d);
+    if (d->algo == LODE_ALGO_TF) {
+        TRY(d, cuda_tf_new(0, 0, d->stream, &d->tf));
+        return LODE_OK;
+    }
     load_params(d);
     if (d->algo == LODE_ALGO_SCRYPT) {
         int rc = alloc_scrypt(d);
@@ -656,6 +672,16 @@ static int cuda_set_work(lode_device *d, const lode_work *work)
 {
     if (work->algo != d->algo)
         return LODE_ERR_INVALID;
+    if (d->algo == LODE_ALGO_TF) {
+        const lode_factor_job *j = &work->factor;
+        char why[128];
+        if (j->num_classes != LODE_TF_CLASSES || j->class_index >= LODE_TF_CLASSES ||
+            lode_tf_validate_job(j->exponent, j->bit_min, j->bit_max, why, sizeof why) != 0)
+            return LODE_ERR_INVALID;
+        d->factor = *j;
+        TRY(d, cuda_tf_set_job(d->tf, j));
+        return LODE_OK;
+    }
     memcpy(d->header, work->header.header, 80);
     d->target = work->header.target;
     if (d->algo == LODE_ALGO_SHA256D)
@@ -791,10 +817,67 @@ static int scan_momentum(lode_device *d, const lode_range *r, lode_hits *hits, u
     return fail(d, d->index, "a Momentum sweep", err);
 }
 
+/* Trial factoring: launches of up to cuda_tf_launch_size() indices, a few
+ * queued ahead; the dispatcher re-checks every factor with the reference. */
+static int scan_tf(lode_device *d, const lode_range *r, lode_hits *hits, uint64_t *done,
+                   const atomic_int *abort)
+{
+    const uint64_t end = r->start + r->count, launch = cuda_tf_launch_size(d->tf);
+    const unsigned depth = cuda_tf_depth(d->tf);
+    uint64_t next = r->start;
+    unsigned queued = 0;
+    cudaError_t err = cudaSuccess;
+    int rc = LODE_OK;
+    for (;;) {
+        bool stop = atomic_load_explicit(abort, memory_order_relaxed);
+        while (err == cudaSuccess && rc == LODE_OK && !stop && next < end && queued < depth) {
+            uint32_t n = (uint32_t)(end - next < launch ? end - next : launch);
+            err = cuda_tf_enqueue(d->tf, next, n);
+            if (err == cudaSuccess) {
+                next += n;
+                queued++;
+            }
+        }
+        if (queued == 0)
+            break;
+        uint64_t n0;
+        uint32_t count, nfound, candidates;
+        const uint32_t *found;
+        bool overflow;
+        cudaError_t e = cuda_tf_finish(d->tf, &n0, &count, &found, &nfound, &overflow, &candidates);
+        queued--;
+        if (err == cudaSuccess)
+            err = e;
+        if (err != cudaSuccess || rc != LODE_OK)
+            continue; /* draining: results no longer count */
+        if (overflow) {
+            rc = LODE_ERR_HITS_OVERFLOW;
+            continue;
+        }
+        for (uint32_t i = 0; i < nfound && rc == LODE_OK; i++) {
+            if (found[i] >= count) {
+                lode_log(LODE_LOG_ERROR, "cuda:%d (%s): a factor outside its launch", d->index, d->name);
+                rc = LODE_ERR_DEVICE;
+            } else {
+                rc = lode_hits_push(hits, (lode_hit){.index = n0 + found[i]}) == 0 ? LODE_OK : LODE_ERR_NO_MEMORY;
+            }
+        }
+        if (rc == LODE_OK)
+            *done = n0 + count - r->start;
+    }
+    if (err != cudaSuccess) {
+        cuda_tf_discard(d->tf);
+        return fail(d, d->index, "a trial-factoring launch", err);
+    }
+    return rc;
+}
+
 static int cuda_scan(lode_device *d, const lode_range *r, lode_hits *hits, uint64_t *done,
                      const atomic_int *abort)
 {
     *done = 0;
+    if (d->algo == LODE_ALGO_TF)
+        return scan_tf(d, r, hits, done, abort);
     if (r->start > UINT32_MAX || r->count > (UINT64_C(1) << 32) - r->start)
         return LODE_ERR_INVALID; /* nonces are 32 bits; 64-bit arithmetic here */
     if (d->algo == LODE_ALGO_MOMENTUM)
@@ -851,6 +934,8 @@ static uint64_t cuda_preferred_chunk(lode_device *d, double target_ms)
 {
     if (d->algo == LODE_ALGO_MOMENTUM) /* about 300 sweeps/s on an H100 */
         return target_ms * 0.3 < 1 ? 1 : (uint64_t)(target_ms * 0.3);
+    if (d->algo == LODE_ALGO_TF) /* a launch takes about a millisecond on an H100 */
+        return cuda_tf_launch_size(d->tf) * (target_ms < 1 ? 1 : (uint64_t)target_ms);
     double rate = d->tune.rate > 0 ? d->tune.rate
                                    : (double)d->launch_count * 1000.0 / LAUNCH_MS;
     double n = rate * target_ms / 1000.0;

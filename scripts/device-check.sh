@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 if [ "${1:-}" = "--stage" ]; then
   build=${2:-build/ci}
   mkdir -p .devbin .devlibs
-  cp "$build/core/cli/lode" "$build"/tests/test_{backends,dispatch,reference} .devbin/
+  cp "$build/core/cli/lode" "$build"/tests/test_{backends,dispatch,reference,tf} .devbin/
   for lib in libhwloc.so.15 libjansson.so.4 libudev.so.1 libcrypto.so.3 libOpenCL.so.1; do
     cp -L "$(ldconfig -p | awk -v l="$lib" '$1 == l {print $NF; exit}')" .devlibs/
   done

@@ -1,0 +1,76 @@
+/* Mersenne trial factoring on an NVIDIA GPU: the C interface between
+ * cuda_backend.c and tf_kernel.cu (core/tf_ref.h has the math).
+ *
+ * One engine per worker handle. A launch covers up to cuda_tf_launch_size()
+ * consecutive indices n of one class (k = c + 4620 n, q = 2kp + 1) and runs
+ * entirely on the GPU (seed 001):
+ *   1. a memset sets one bit per n;
+ *   2. the large sieve primes (above the segment size) clear their
+ *      multiples with atomicAnd in that global bitmap, one thread a prime;
+ *      the same kernel finds every smaller prime's first multiple;
+ *   3. one block per segment sieves the small primes (13..61) with per-word
+ *      patterns (each thread owns its words, no atomics) and the middle
+ *      primes with shared-memory atomics, ANDs in the global bits, and
+ *      turns the survivors into a list of offsets: a block-wide prefix sum
+ *      and one atomicAdd per block;
+ *   4. the exponentiation kernel reads that list's length on the device (no
+ *      round trip) and tests 2^p mod q == 1 with 3x32-bit Montgomery
+ *      arithmetic; factors go to a small buffer through an atomic counter.
+ * Each of the cuda_tf_depth() launches in flight has its own stream and
+ * buffers, so one launch's sieve (atomics) overlaps the other's
+ * exponentiation (multiplies); the host waits on events (blocking sync).
+ * Tuning knobs, for measurements (docs/PERFORMANCE.md has the figures):
+ * LODE_TF_SIEVE_PRIMES, LODE_TF_LAUNCH_BITS, LODE_TF_SEGMENT_BITS (16..18),
+ * LODE_TF_INTERLEAVE (1, 2, 4), LODE_TF_EXP_BLOCKS_PER_SM, LODE_TF_PROFILE=1
+ * (per-stage times on exit). */
+#ifndef LODE_CUDA_TF_CUDA_H
+#define LODE_CUDA_TF_CUDA_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#include "core/work.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Factors one launch can report; more is an overflow (the dispatcher then
+ * rescans the range in halves). */
+#define CUDA_TF_FOUND_CAP 256u
+#define CUDA_TF_DEFAULT_SIEVE_PRIMES 1000000u
+#define CUDA_TF_MAX_SIEVE_PRIMES 2000000u
+
+typedef struct cuda_tf cuda_tf;
+
+/* sieve_primes: odd primes from 13 on (0 = the default; LODE_TF_SIEVE_PRIMES
+ * overrides); launch_bits: log2 of the indices per launch (0 = the default
+ * 27, measured best on an H100; LODE_TF_LAUNCH_BITS overrides, 20..28). */
+cudaError_t cuda_tf_new(unsigned sieve_primes, unsigned launch_bits, cudaStream_t stream, cuda_tf **out);
+void cuda_tf_free(cuda_tf *tf);
+/* Indices of one full launch. */
+uint64_t cuda_tf_launch_size(const cuda_tf *tf);
+unsigned cuda_tf_sieve_primes(const cuda_tf *tf);
+/* Installs a class (per exponent: the usable primes and their inverses are
+ * computed once on the host and uploaded; per class: nothing but c). */
+cudaError_t cuda_tf_set_job(cuda_tf *tf, const lode_factor_job *job);
+/* Queues the indices [n0, n0 + count), 1 <= count <= the launch size; up to
+ * cuda_tf_depth() launches may be queued (cudaErrorNotReady beyond). */
+cudaError_t cuda_tf_enqueue(cuda_tf *tf, uint64_t n0, uint32_t count);
+unsigned cuda_tf_depth(const cuda_tf *tf);
+/* Waits for the oldest queued launch. found[] are offsets from its n0 (valid
+ * until the next enqueue); *overflow when more than CUDA_TF_FOUND_CAP were
+ * reported (found[] then holds only some); *candidates counts the sieve's
+ * survivors (for tuning). */
+cudaError_t cuda_tf_finish(cuda_tf *tf, uint64_t *n0, uint32_t *count, const uint32_t **found,
+                           uint32_t *found_count, bool *overflow, uint32_t *candidates);
+/* Waits for every queued launch and drops their results. */
+void cuda_tf_discard(cuda_tf *tf);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

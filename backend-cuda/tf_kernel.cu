@@ -1,0 +1,724 @@
+/* Mersenne trial factoring kernels and their engine (tf_cuda.h has the
+ * pipeline; core/tf_ref.h the math).
+ *
+ * Index bits: bit j of a launch stands for n = n0 + j. A sieve prime r
+ * divides q(n) exactly when n = root (mod r), root = -q(0) / q_step mod r;
+ * "start" is the first such bit of the launch, (root - n0) mod r. */
+#include "backend-cuda/tf_cuda.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+namespace {
+
+constexpr unsigned kSieveThreads = 256;
+constexpr unsigned kPatternPrimes = 13; /* 13 .. 61: several per 32-bit word */
+constexpr unsigned kPrepThreads = 256;
+constexpr unsigned kExpThreads = 256;
+constexpr unsigned kDepth = 2;
+constexpr int kInterleave = 1; /* candidates per thread at once (2 and 4 measured slower) */
+
+/* ---- the sieve ---------------------------------------------------------- */
+
+__device__ __forceinline__ uint32_t pattern_prime(int i)
+{
+    switch (i) {
+    case 0: return 13; case 1: return 17; case 2: return 19; case 3: return 23;
+    case 4: return 29; case 5: return 31; case 6: return 37; case 7: return 41;
+    case 8: return 43; case 9: return 47; case 10: return 53; case 11: return 59;
+    default: return 61;
+    }
+}
+
+/* Bits 0, r, 2r, ... below 64. */
+__device__ __forceinline__ uint64_t pattern_bits(uint32_t r)
+{
+    uint64_t m = 0;
+    for (uint32_t b = 0; b < 64; b += r)
+        m |= 1ull << b;
+    return m;
+}
+
+/* Per prime: its first bit in the launch (primes below the segment size,
+ * for tf_sieve_segments), or (larger primes) clear every multiple in the
+ * launch's global bitmap. */
+__global__ void tf_sieve_prepare(const uint32_t *__restrict__ prime, const uint32_t *__restrict__ inv,
+                                 const uint32_t *__restrict__ pmod, unsigned n_small, unsigned n_all,
+                                 uint32_t class_index, uint64_t n0, uint32_t count,
+                                 uint32_t *__restrict__ start, uint32_t *__restrict__ bits)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n_all)
+        return;
+    const uint32_t r = prime[i];
+    /* q(0) = 2 p c + 1, q_step = 2 p 4620 (inv[i] is its inverse mod r). */
+    uint64_t qb = (2ull * pmod[i] * class_index + 1) % r;
+    uint64_t root = (uint64_t)((r - qb) % r) * inv[i] % r;
+    uint32_t n0r = (uint32_t)(n0 % r);
+    uint32_t s = (uint32_t)(root >= n0r ? root - n0r : root + r - n0r);
+    if (i < n_small) {
+        start[i] = s;
+        return;
+    }
+    for (uint32_t o = s; o < count; o += r)
+        atomicAnd(&bits[o >> 5], ~(1u << (o & 31)));
+}
+
+/* One block per segment of SEG_BITS (2^16..2^18): small primes by pattern,
+ * middle primes by shared atomics, AND the global bits, then append the
+ * survivors' offsets to cand (a block-wide prefix sum and one atomicAdd). */
+template <unsigned SEG_BITS>
+__global__ void __launch_bounds__(kSieveThreads)
+tf_sieve_segments(const uint32_t *__restrict__ prime, const uint32_t *__restrict__ start,
+                  const uint32_t *__restrict__ smod, const uint32_t *__restrict__ minv, unsigned n_small,
+                  uint32_t count, const uint32_t *__restrict__ bits, uint32_t *__restrict__ cand,
+                  uint32_t *__restrict__ cand_count)
+{
+    constexpr unsigned kSegmentBits = SEG_BITS, kSegmentWords = SEG_BITS / 32;
+    constexpr unsigned kWordsPerThread = kSegmentWords / kSieveThreads;
+    __shared__ uint32_t sm[kSegmentWords];
+    __shared__ uint32_t warp_total[kSieveThreads / 32];
+    __shared__ uint32_t block_base;
+    const unsigned t = threadIdx.x, b = blockIdx.x;
+    const uint32_t seg0 = b * kSegmentBits;
+    const uint32_t seg_bits = count - seg0 < kSegmentBits ? count - seg0 : kSegmentBits;
+
+    /* Small primes: thread t owns words t, t + T, ...; for each prime the
+     * bit position within the next word moves by a constant. */
+    uint32_t w[kWordsPerThread];
+#pragma unroll
+    for (unsigned j = 0; j < kWordsPerThread; j++)
+        w[j] = 0xFFFFFFFFu;
+#pragma unroll
+    for (int i = 0; i < (int)kPatternPrimes; i++) {
+        const uint32_t r = pattern_prime(i);
+        const uint64_t pat = pattern_bits(r);
+        const uint32_t d = (32u * kSieveThreads) % r;
+        uint32_t o = start[i] + r - (seg0 % r); /* first multiple in the segment, in [0, 2r) */
+        o = o >= r ? o - r : o;
+        uint32_t at = o + r - (32u * t) % r; /* its position relative to word t, in [0, 2r) */
+        at = at >= r ? at - r : at;
+#pragma unroll
+        for (unsigned j = 0; j < kWordsPerThread; j++) {
+            w[j] &= ~(uint32_t)(pat << at);
+            at = at >= d ? at - d : at + r - d;
+        }
+    }
+#pragma unroll
+    for (unsigned j = 0; j < kWordsPerThread; j++)
+        sm[t + j * kSieveThreads] = w[j];
+    __syncthreads();
+
+    /* Middle primes (61 < r < kSegmentBits): a thread per prime. */
+    for (unsigned i = kPatternPrimes + t; i < n_small; i += kSieveThreads) {
+        const uint32_t r = prime[i];
+        uint32_t x = b * smod[i]; /* b * kSegmentBits mod r, reduced below */
+        uint32_t rem = x - __umulhi(x, minv[i]) * r;
+        rem = rem >= r ? rem - r : rem;
+        const uint32_t s = start[i];
+        for (uint32_t o = s >= rem ? s - rem : s + r - rem; o < seg_bits; o += r)
+            atomicAnd(&sm[o >> 5], ~(1u << (o & 31)));
+    }
+    __syncthreads();
+
+    /* Survivors: thread t now owns words t*W .. t*W + W - 1. */
+    const unsigned w0 = t * kWordsPerThread;
+    unsigned n = 0;
+#pragma unroll
+    for (unsigned j = 0; j < kWordsPerThread; j++) {
+        const unsigned wi = w0 + j;
+        uint32_t v = sm[wi] & bits[seg0 / 32 + wi];
+        const uint32_t first = wi * 32;
+        if (first >= seg_bits)
+            v = 0;
+        else if (seg_bits - first < 32)
+            v &= (1u << (seg_bits - first)) - 1;
+        w[j] = v;
+        n += __popc(v);
+    }
+    const unsigned lane = t & 31, warp = t / 32;
+    unsigned incl = n;
+#pragma unroll
+    for (unsigned d = 1; d < 32; d *= 2) {
+        unsigned y = __shfl_up_sync(0xFFFFFFFFu, incl, d);
+        if (lane >= d)
+            incl += y;
+    }
+    if (lane == 31)
+        warp_total[warp] = incl;
+    __syncthreads();
+    if (t == 0) {
+        uint32_t sum = 0;
+        for (unsigned i = 0; i < kSieveThreads / 32; i++) {
+            uint32_t v = warp_total[i];
+            warp_total[i] = sum;
+            sum += v;
+        }
+        block_base = atomicAdd(cand_count, sum);
+    }
+    __syncthreads();
+    uint32_t pos = block_base + warp_total[warp] + incl - n;
+#pragma unroll
+    for (unsigned j = 0; j < kWordsPerThread; j++) {
+        uint32_t v = w[j];
+        while (v != 0) {
+            unsigned bit = __ffs(v) - 1;
+            v &= v - 1;
+            cand[pos++] = seg0 + (w0 + j) * 32 + bit;
+        }
+    }
+}
+
+/* ---- exponentiation: 3x32-bit Montgomery, R = 2^96 ---------------------- */
+
+struct u96 {
+    uint32_t w0, w1, w2;
+};
+
+/* a^2 / R mod q, for a < 2q (LAZY: the result < 2q, valid for q < 2^94) or
+ * a < q (not LAZY: the result < q). */
+template <bool LAZY>
+__device__ __forceinline__ u96 mont_sqr(u96 a, u96 q, uint32_t qinv)
+{
+    u96 r;
+    asm("{\n\t"
+        ".reg .u32 t0, t1, t2, m;\n\t"
+        /* cross products a0a1, a0a2, a1a2 into t1..%2 (t4) */
+        "mul.lo.u32     t1, %3, %4;\n\t"
+        "mul.hi.u32     t2, %3, %4;\n\t"
+        "mad.lo.cc.u32  t2, %3, %5, t2;\n\t"
+        "madc.hi.u32    %0, %3, %5, 0;\n\t"
+        "mad.lo.cc.u32  %0, %4, %5, %0;\n\t"
+        "madc.hi.u32    %1, %4, %5, 0;\n\t"
+        /* doubled: t1..t4 -> t1..t5 (%0 = t3, %1 = t4, %2 = t5) */
+        "add.cc.u32     t1, t1, t1;\n\t"
+        "addc.cc.u32    t2, t2, t2;\n\t"
+        "addc.cc.u32    %0, %0, %0;\n\t"
+        "addc.cc.u32    %1, %1, %1;\n\t"
+        "addc.u32       %2, 0, 0;\n\t"
+        /* the squares on the diagonal */
+        "mul.lo.u32     t0, %3, %3;\n\t"
+        "mad.hi.cc.u32  t1, %3, %3, t1;\n\t"
+        "madc.lo.cc.u32 t2, %4, %4, t2;\n\t"
+        "madc.hi.cc.u32 %0, %4, %4, %0;\n\t"
+        "madc.lo.cc.u32 %1, %5, %5, %1;\n\t"
+        "madc.hi.u32    %2, %5, %5, %2;\n\t"
+        /* reduction, word 0 */
+        "mul.lo.u32     m, t0, %9;\n\t"
+        "mad.lo.cc.u32  t0, m, %6, t0;\n\t"
+        "madc.hi.cc.u32 t1, m, %6, t1;\n\t"
+        "madc.hi.cc.u32 t2, m, %7, t2;\n\t"
+        "madc.hi.cc.u32 %0, m, %8, %0;\n\t"
+        "addc.cc.u32    %1, %1, 0;\n\t"
+        "addc.u32       %2, %2, 0;\n\t"
+        "mad.lo.cc.u32  t1, m, %7, t1;\n\t"
+        "madc.lo.cc.u32 t2, m, %8, t2;\n\t"
+        "addc.cc.u32    %0, %0, 0;\n\t"
+        "addc.cc.u32    %1, %1, 0;\n\t"
+        "addc.u32       %2, %2, 0;\n\t"
+        /* word 1 */
+        "mul.lo.u32     m, t1, %9;\n\t"
+        "mad.lo.cc.u32  t1, m, %6, t1;\n\t"
+        "madc.hi.cc.u32 t2, m, %6, t2;\n\t"
+        "madc.hi.cc.u32 %0, m, %7, %0;\n\t"
+        "madc.hi.cc.u32 %1, m, %8, %1;\n\t"
+        "addc.u32       %2, %2, 0;\n\t"
+        "mad.lo.cc.u32  t2, m, %7, t2;\n\t"
+        "madc.lo.cc.u32 %0, m, %8, %0;\n\t"
+        "addc.cc.u32    %1, %1, 0;\n\t"
+        "addc.u32       %2, %2, 0;\n\t"
+        /* word 2 */
+        "mul.lo.u32     m, t2, %9;\n\t"
+        "mad.lo.cc.u32  t2, m, %6, t2;\n\t"
+        "madc.hi.cc.u32 %0, m, %6, %0;\n\t"
+        "madc.hi.cc.u32 %1, m, %7, %1;\n\t"
+        "madc.hi.u32    %2, m, %8, %2;\n\t"
+        "mad.lo.cc.u32  %0, m, %7, %0;\n\t"
+        "madc.lo.cc.u32 %1, m, %8, %1;\n\t"
+        "addc.u32       %2, %2, 0;\n\t"
+        "}"
+        : "=&r"(r.w0), "=&r"(r.w1), "=&r"(r.w2)
+        : "r"(a.w0), "r"(a.w1), "r"(a.w2), "r"(q.w0), "r"(q.w1), "r"(q.w2), "r"(qinv));
+    if (!LAZY) { /* r < 2q: reduce below q */
+        uint32_t d0, d1, d2, borrow;
+        asm("sub.cc.u32 %0, %4, %7;\n\t"
+            "subc.cc.u32 %1, %5, %8;\n\t"
+            "subc.cc.u32 %2, %6, %9;\n\t"
+            "subc.u32 %3, 0, 0;"
+            : "=r"(d0), "=r"(d1), "=r"(d2), "=r"(borrow)
+            : "r"(r.w0), "r"(r.w1), "r"(r.w2), "r"(q.w0), "r"(q.w1), "r"(q.w2));
+        if (borrow == 0)
+            r = u96{d0, d1, d2};
+    }
+    return r;
+}
+
+/* 2a, reduced below m (m = 2q when LAZY, q otherwise). */
+__device__ __forceinline__ u96 double_mod(u96 a, u96 m)
+{
+    uint32_t s0, s1, s2, d0, d1, d2, borrow;
+    asm("add.cc.u32 %0, %7, %7;\n\t"
+        "addc.cc.u32 %1, %8, %8;\n\t"
+        "addc.u32 %2, %9, %9;\n\t"
+        "sub.cc.u32 %3, %0, %10;\n\t"
+        "subc.cc.u32 %4, %1, %11;\n\t"
+        "subc.cc.u32 %5, %2, %12;\n\t"
+        "subc.u32 %6, 0, 0;"
+        : "=&r"(s0), "=&r"(s1), "=&r"(s2), "=&r"(d0), "=&r"(d1), "=&r"(d2), "=r"(borrow)
+        : "r"(a.w0), "r"(a.w1), "r"(a.w2), "r"(m.w0), "r"(m.w1), "r"(m.w2));
+    return borrow ? u96{s0, s1, s2} : u96{d0, d1, d2};
+}
+
+typedef unsigned __int128 u128;
+
+__device__ __forceinline__ u128 to128(u96 a) { return (u128)a.w2 << 64 | (u128)a.w1 << 32 | a.w0; }
+__device__ __forceinline__ u96 from128(u128 a) { return u96{(uint32_t)a, (uint32_t)(a >> 32), (uint32_t)(a >> 64)}; }
+
+/* x - e q for the estimate e <= floor(x / q), then reduced below q; x - e q
+ * must be below 2^96 (the callers keep it below 3q < 2^96). */
+__device__ __forceinline__ u128 reduce_from_estimate(u128 x, uint64_t e, u128 q)
+{
+    u128 r = (x - (u128)e * q) & (((u128)1 << 96) - 1);
+    while (r >= q)
+        r -= q;
+    return r;
+}
+
+/* one = R mod q and start = 2^y R mod q (y < 32). For 2^64 <= q < 2^94 the
+ * quotients fit 32 bits and a double estimate is off by at most one, so
+ * two multiply-subtracts do; other q take the slow exact division. */
+__device__ void mont_init(u128 q, uint32_t y, u128 *one, u128 *start)
+{
+    if ((q >> 64) != 0 && (q >> 94) == 0) {
+        const double qd = (double)(uint64_t)(q >> 32) * 4294967296.0 + (double)(uint32_t)q;
+        double e = floor(0x1p96 / qd);
+        uint64_t e1 = e >= 1.0 ? (uint64_t)e - 1 : 0; /* never above the true quotient */
+        u128 r = reduce_from_estimate((u128)1 << 96, e1, q);
+        const u128 x = r << y; /* < 2^126 */
+        const double xd = (double)(uint64_t)(x >> 64) * 0x1p64 + (double)(uint64_t)x;
+        e = floor(xd / qd);
+        e1 = e >= 1.0 ? (uint64_t)e - 1 : 0;
+        *one = r;
+        *start = reduce_from_estimate(x, e1, q);
+        return;
+    }
+    const u128 r = (((u128)1 << 96) % q);
+    *one = r;
+    *start = (r << y) % q; /* r < 2^95, y < 32: no overflow */
+}
+
+/* Each thread runs N candidates in lockstep: the Montgomery steps are long
+ * dependent chains, and N independent ones let the scheduler interleave
+ * them. The bits of p are the same for every thread (no divergence). */
+template <bool LAZY, int N>
+__global__ void __launch_bounds__(kExpThreads)
+tf_exponentiate(const uint32_t *__restrict__ cand, const uint32_t *__restrict__ cand_count, uint32_t p,
+                uint32_t class_index, uint64_t n0, uint32_t *__restrict__ found,
+                uint32_t *__restrict__ found_count)
+{
+    const uint32_t total = *cand_count;
+    const unsigned nbits = 32 - __clz(p);
+    const uint32_t y = p >> (nbits - 5); /* the top 5 bits: start at 2^y */
+    const uint32_t stride = gridDim.x * blockDim.x;
+    for (uint32_t base = blockIdx.x * blockDim.x + threadIdx.x; base < total; base += N * stride) {
+        u96 q[N], v[N], m[N];
+        u128 one[N];
+        uint32_t qinv[N], off[N];
+        bool valid[N];
+#pragma unroll
+        for (int j = 0; j < N; j++) {
+            const uint32_t idx = base + j * stride;
+            off[j] = cand[idx < total ? idx : base];
+            const uint64_t k = class_index + 4620ull * (n0 + off[j]);
+            valid[j] = idx < total && k != 0; /* k = 0: q = 1 */
+            const u128 q128 = (u128)k * (2ull * p) + 1;
+            q[j] = from128(q128);
+            uint32_t x = q[j].w0 * 3u ^ 2u; /* q^-1 mod 2^5, Newton to 2^40 */
+            x *= 2u - q[j].w0 * x;
+            x *= 2u - q[j].w0 * x;
+            x *= 2u - q[j].w0 * x;
+            qinv[j] = 0u - x;
+            u128 start;
+            mont_init(q128, y, &one[j], &start);
+            m[j] = LAZY ? from128(q128 << 1) : q[j];
+            v[j] = from128(start);
+        }
+        for (int bit = (int)nbits - 6; bit >= 0; bit--) {
+#pragma unroll
+            for (int j = 0; j < N; j++)
+                v[j] = mont_sqr<LAZY>(v[j], q[j], qinv[j]);
+            if ((p >> bit) & 1u) {
+#pragma unroll
+                for (int j = 0; j < N; j++)
+                    v[j] = double_mod(v[j], m[j]);
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < N; j++) {
+            u128 r = to128(v[j]);
+            const u128 q128 = to128(q[j]);
+            if (LAZY && r >= q128)
+                r -= q128;
+            if (valid[j] && r == one[j]) {
+                uint32_t slot = atomicAdd(found_count, 1u);
+                if (slot < CUDA_TF_FOUND_CAP)
+                    found[slot] = off[j];
+            }
+        }
+    }
+}
+
+/* ---- host: primes and per-exponent tables --------------------------------- */
+
+uint32_t inverse_mod(uint32_t x, uint32_t r)
+{
+    int64_t t = 0, nt = 1, a = r, b = x % r;
+    while (b != 0) {
+        int64_t qt = a / b, tmp = t - qt * nt;
+        t = nt;
+        nt = tmp;
+        tmp = a - qt * b;
+        a = b;
+        b = tmp;
+    }
+    return (uint32_t)(t < 0 ? t + r : t);
+}
+
+/* The first `count` odd primes from 13 (a sieve of Eratosthenes). */
+uint32_t *first_primes(unsigned count)
+{
+    uint32_t *out = (uint32_t *)malloc((size_t)count * sizeof *out);
+    if (out == NULL)
+        return NULL;
+    unsigned got = 0;
+    for (uint64_t limit = (uint64_t)count * 20 + 1000; got < count; limit *= 2) {
+        uint8_t *composite = (uint8_t *)calloc(limit, 1);
+        if (composite == NULL) {
+            free(out);
+            return NULL;
+        }
+        got = 0;
+        for (uint64_t i = 2; i < limit && got < count; i++) {
+            if (composite[i])
+                continue;
+            if (i >= 13)
+                out[got++] = (uint32_t)i;
+            for (uint64_t j = i * i; j < limit; j += i)
+                composite[j] = 1;
+        }
+        free(composite);
+    }
+    return out;
+}
+
+struct slot_buffers {
+    cudaStream_t stream; /* each slot its own: one launch's sieve overlaps the other's exponentiation */
+    uint32_t *start;  /* the middle primes' first bits in the launch */
+    uint32_t *bits;   /* one bit per index of the launch */
+    uint32_t *cand;   /* survivors' offsets */
+    uint32_t *counts; /* [0] survivors, [1] factors */
+    uint32_t *found;
+    uint32_t *host;   /* pinned: counts[2] then found[CUDA_TF_FOUND_CAP] */
+    cudaEvent_t done;
+    uint64_t n0;
+    uint32_t count;
+};
+
+} /* namespace */
+
+struct cuda_tf {
+    cudaStream_t stream;
+    unsigned want_primes;
+    unsigned launch_bits;
+    uint32_t *primes; /* host: the first want_primes odd primes from 13 */
+    /* device, per exponent: usable primes and their constants */
+    uint32_t *d_prime, *d_inv, *d_pmod, *d_smod, *d_minv;
+    unsigned seg_log; /* log2 of the bits one sieve block holds: 16..18 */
+    unsigned n_small, n_all;
+    uint32_t exponent; /* whose tables are loaded (0: none) */
+    lode_factor_job job;
+    int exp_blocks;
+    slot_buffers slot[kDepth];
+    unsigned head, queued;
+    /* LODE_TF_PROFILE=1: events between the stages of each launch, summed
+     * and printed when the engine is freed (for measurements). */
+    bool profile;
+    unsigned interleave; /* candidates per thread at once: 1 (default), 2 or 4 */
+    cudaEvent_t ev[kDepth][4];
+    double stage_ms[3];
+    uint64_t launches, indices, survivors;
+};
+
+static unsigned env_unsigned(const char *name, unsigned dflt, unsigned lo, unsigned hi)
+{
+    const char *v = getenv(name);
+    if (v == NULL || *v == '\0')
+        return dflt;
+    long n = strtol(v, NULL, 10);
+    return n < (long)lo ? lo : n > (long)hi ? hi : (unsigned)n;
+}
+
+extern "C" cudaError_t cuda_tf_new(unsigned sieve_primes, unsigned launch_bits, cudaStream_t stream, cuda_tf **out)
+{
+    *out = NULL;
+    cuda_tf *tf = (cuda_tf *)calloc(1, sizeof *tf);
+    if (tf == NULL)
+        return cudaErrorMemoryAllocation;
+    tf->stream = stream;
+    tf->want_primes = env_unsigned("LODE_TF_SIEVE_PRIMES", sieve_primes ? sieve_primes : CUDA_TF_DEFAULT_SIEVE_PRIMES,
+                                   kPatternPrimes + 1, CUDA_TF_MAX_SIEVE_PRIMES);
+    tf->launch_bits = env_unsigned("LODE_TF_LAUNCH_BITS", launch_bits ? launch_bits : 27, 20, 28);
+    cudaError_t err = cudaErrorMemoryAllocation;
+    const size_t launch = (size_t)1 << tf->launch_bits;
+    int dev = 0, sms = 0;
+    tf->primes = first_primes(tf->want_primes);
+    if (tf->primes == NULL)
+        goto failed;
+    if ((err = cudaGetDevice(&dev)) != cudaSuccess ||
+        (err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess)
+        goto failed;
+    tf->exp_blocks = sms * (int)env_unsigned("LODE_TF_EXP_BLOCKS_PER_SM", 8, 1, 64);
+    tf->seg_log = env_unsigned("LODE_TF_SEGMENT_BITS", 18, 16, 18);
+    {
+        const char *env = getenv("LODE_TF_PROFILE");
+        tf->profile = env != NULL && env[0] == '1';
+    }
+    tf->interleave = env_unsigned("LODE_TF_INTERLEAVE", kInterleave, 1, 4);
+    {
+        const size_t n = tf->want_primes;
+        uint32_t **tables[] = {&tf->d_prime, &tf->d_inv, &tf->d_pmod, &tf->d_smod, &tf->d_minv};
+        for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
+            if ((err = cudaMalloc((void **)tables[i], n * sizeof(uint32_t))) != cudaSuccess)
+                goto failed;
+    }
+    for (unsigned s = 0; s < kDepth; s++) {
+        slot_buffers *b = &tf->slot[s];
+        if ((err = cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking)) != cudaSuccess ||
+            (err = cudaMalloc((void **)&b->start, tf->want_primes * sizeof(uint32_t))) != cudaSuccess ||
+            (err = cudaMalloc((void **)&b->bits, launch / 8)) != cudaSuccess ||
+            (err = cudaMalloc((void **)&b->cand, launch * sizeof(uint32_t))) != cudaSuccess ||
+            (err = cudaMalloc((void **)&b->counts, 2 * sizeof(uint32_t))) != cudaSuccess ||
+            (err = cudaMalloc((void **)&b->found, CUDA_TF_FOUND_CAP * sizeof(uint32_t))) != cudaSuccess ||
+            (err = cudaMallocHost((void **)&b->host, (2 + CUDA_TF_FOUND_CAP) * sizeof(uint32_t))) != cudaSuccess ||
+            (err = cudaEventCreateWithFlags(&b->done, cudaEventBlockingSync | cudaEventDisableTiming)) != cudaSuccess)
+            goto failed;
+        for (int i = 0; i < 4 && tf->profile; i++)
+            if ((err = cudaEventCreate(&tf->ev[s][i])) != cudaSuccess)
+                goto failed;
+    }
+    *out = tf;
+    return cudaSuccess;
+failed:
+    cuda_tf_free(tf);
+    return err;
+}
+
+extern "C" void cuda_tf_free(cuda_tf *tf)
+{
+    if (tf == NULL)
+        return;
+    for (unsigned s = 0; s < kDepth; s++)
+        if (tf->slot[s].stream != NULL)
+            cudaStreamSynchronize(tf->slot[s].stream);
+    if (tf->profile && tf->launches > 0)
+        fprintf(stderr,
+                "tf: %llu launches, %.4g indices each, %.2f%% survive the sieve (%u primes); ms per launch: "
+                "large primes %.3f, segments %.3f, exponentiation %.3f\n",
+                (unsigned long long)tf->launches, (double)tf->indices / tf->launches,
+                100.0 * tf->survivors / tf->indices, tf->n_all, tf->stage_ms[0] / tf->launches,
+                tf->stage_ms[1] / tf->launches, tf->stage_ms[2] / tf->launches);
+    for (unsigned s = 0; s < kDepth; s++)
+        for (int i = 0; i < 4; i++)
+            if (tf->ev[s][i] != NULL)
+                cudaEventDestroy(tf->ev[s][i]);
+    cudaFree(tf->d_prime);
+    cudaFree(tf->d_inv);
+    cudaFree(tf->d_pmod);
+    cudaFree(tf->d_smod);
+    cudaFree(tf->d_minv);
+    for (unsigned s = 0; s < kDepth; s++) {
+        slot_buffers *b = &tf->slot[s];
+        cudaFree(b->start);
+        cudaFree(b->bits);
+        cudaFree(b->cand);
+        cudaFree(b->counts);
+        cudaFree(b->found);
+        cudaFreeHost(b->host);
+        if (b->done != NULL)
+            cudaEventDestroy(b->done);
+        if (b->stream != NULL)
+            cudaStreamDestroy(b->stream);
+    }
+    free(tf->primes);
+    free(tf);
+}
+
+extern "C" uint64_t cuda_tf_launch_size(const cuda_tf *tf) { return (uint64_t)1 << tf->launch_bits; }
+extern "C" unsigned cuda_tf_sieve_primes(const cuda_tf *tf) { return tf->n_all ? tf->n_all : tf->want_primes; }
+extern "C" unsigned cuda_tf_depth(const cuda_tf *tf) { (void)tf; return kDepth; }
+
+/* The usable primes of exponent p (r < 2p + 1, so that no prime can equal a
+ * candidate q = 2kp + 1 >= 2p + 1, and r != p, which never divides q) and
+ * their constants. */
+static cudaError_t load_exponent(cuda_tf *tf, uint32_t p)
+{
+    const size_t cap = tf->want_primes;
+    uint32_t *h = (uint32_t *)malloc(5 * cap * sizeof(uint32_t));
+    if (h == NULL)
+        return cudaErrorMemoryAllocation;
+    uint32_t *prime = h, *inv = h + cap, *pmod = h + 2 * cap, *smod = h + 3 * cap, *minv = h + 4 * cap;
+    unsigned n = 0, n_small = 0;
+    for (size_t i = 0; i < cap; i++) {
+        const uint32_t r = tf->primes[i];
+        if ((uint64_t)r >= 2ull * p + 1)
+            break;
+        if (r == p)
+            continue;
+        prime[n] = r;
+        pmod[n] = p % r;
+        inv[n] = inverse_mod((uint32_t)((2ull * p * 4620u) % r), r);
+        smod[n] = (1u << tf->seg_log) % r;
+        minv[n] = 0xFFFFFFFFu / r;
+        if (r < (1u << tf->seg_log))
+            n_small = n + 1;
+        n++;
+    }
+    cudaError_t err = cudaSuccess;
+    for (unsigned s = 0; s < kDepth && err == cudaSuccess; s++) /* no launch may still read the tables */
+        err = cudaStreamSynchronize(tf->slot[s].stream);
+    const uint32_t *src[] = {prime, inv, pmod, smod, minv};
+    uint32_t *dst[] = {tf->d_prime, tf->d_inv, tf->d_pmod, tf->d_smod, tf->d_minv};
+    for (int i = 0; i < 5 && err == cudaSuccess; i++)
+        err = cudaMemcpyAsync(dst[i], src[i], n * sizeof(uint32_t), cudaMemcpyHostToDevice, tf->stream);
+    if (err == cudaSuccess)
+        err = cudaStreamSynchronize(tf->stream); /* h is freed next */
+    free(h);
+    if (err == cudaSuccess) {
+        tf->n_all = n;
+        tf->n_small = n_small;
+        tf->exponent = p;
+    }
+    return err;
+}
+
+extern "C" cudaError_t cuda_tf_set_job(cuda_tf *tf, const lode_factor_job *job)
+{
+    if (job->exponent != tf->exponent) {
+        tf->exponent = 0;
+        cudaError_t err = load_exponent(tf, job->exponent);
+        if (err != cudaSuccess)
+            return err;
+    }
+    tf->job = *job;
+    return cudaSuccess;
+}
+
+template <int N>
+static void launch_exponentiate_n(cuda_tf *tf, slot_buffers *b, uint64_t n0)
+{
+    const lode_factor_job *j = &tf->job;
+    if (j->bit_max <= 94)
+        tf_exponentiate<true, N><<<tf->exp_blocks, kExpThreads, 0, b->stream>>>(
+            b->cand, b->counts, j->exponent, j->class_index, n0, b->found, b->counts + 1);
+    else
+        tf_exponentiate<false, N><<<tf->exp_blocks, kExpThreads, 0, b->stream>>>(
+            b->cand, b->counts, j->exponent, j->class_index, n0, b->found, b->counts + 1);
+}
+
+static void launch_exponentiate(cuda_tf *tf, slot_buffers *b, uint64_t n0)
+{
+    switch (tf->interleave) {
+    case 4: launch_exponentiate_n<4>(tf, b, n0); break;
+    case 2: launch_exponentiate_n<2>(tf, b, n0); break;
+    default: launch_exponentiate_n<1>(tf, b, n0); break;
+    }
+}
+
+extern "C" cudaError_t cuda_tf_enqueue(cuda_tf *tf, uint64_t n0, uint32_t count)
+{
+    if (tf->queued == kDepth)
+        return cudaErrorNotReady;
+    if (count == 0 || count > cuda_tf_launch_size(tf) || tf->exponent == 0)
+        return cudaErrorInvalidValue;
+    const unsigned si = (tf->head + tf->queued) % kDepth;
+    slot_buffers *b = &tf->slot[si];
+    const lode_factor_job *j = &tf->job;
+    cudaError_t err;
+    const uint32_t seg_bits = 1u << tf->seg_log;
+    const unsigned segments = (count + seg_bits - 1) / seg_bits;
+    cudaStream_t st = b->stream;
+    if ((err = cudaMemsetAsync(b->bits, 0xFF, (size_t)segments * seg_bits / 8, st)) != cudaSuccess ||
+        (err = cudaMemsetAsync(b->counts, 0, 2 * sizeof(uint32_t), st)) != cudaSuccess)
+        return err;
+    if (tf->profile)
+        cudaEventRecord(tf->ev[si][0], st);
+    tf_sieve_prepare<<<(tf->n_all + kPrepThreads - 1) / kPrepThreads, kPrepThreads, 0, st>>>(
+        tf->d_prime, tf->d_inv, tf->d_pmod, tf->n_small, tf->n_all, j->class_index, n0, count, b->start, b->bits);
+    if (tf->profile)
+        cudaEventRecord(tf->ev[si][1], st);
+    switch (tf->seg_log) {
+    case 16: tf_sieve_segments<1u << 16><<<segments, kSieveThreads, 0, st>>>(
+                 tf->d_prime, b->start, tf->d_smod, tf->d_minv, tf->n_small, count, b->bits, b->cand, b->counts);
+             break;
+    case 17: tf_sieve_segments<1u << 17><<<segments, kSieveThreads, 0, st>>>(
+                 tf->d_prime, b->start, tf->d_smod, tf->d_minv, tf->n_small, count, b->bits, b->cand, b->counts);
+             break;
+    default: tf_sieve_segments<1u << 18><<<segments, kSieveThreads, 0, st>>>(
+                 tf->d_prime, b->start, tf->d_smod, tf->d_minv, tf->n_small, count, b->bits, b->cand, b->counts);
+             break;
+    }
+    if (tf->profile)
+        cudaEventRecord(tf->ev[si][2], st);
+    launch_exponentiate(tf, b, n0);
+    if (tf->profile)
+        cudaEventRecord(tf->ev[si][3], st);
+    if ((err = cudaGetLastError()) != cudaSuccess ||
+        (err = cudaMemcpyAsync(b->host, b->counts, 2 * sizeof(uint32_t), cudaMemcpyDeviceToHost, st)) != cudaSuccess ||
+        (err = cudaMemcpyAsync(b->host + 2, b->found, CUDA_TF_FOUND_CAP * sizeof(uint32_t), cudaMemcpyDeviceToHost,
+                               st)) != cudaSuccess ||
+        (err = cudaEventRecord(b->done, st)) != cudaSuccess)
+        return err;
+    b->n0 = n0;
+    b->count = count;
+    tf->queued++;
+    return cudaSuccess;
+}
+
+extern "C" cudaError_t cuda_tf_finish(cuda_tf *tf, uint64_t *n0, uint32_t *count, const uint32_t **found,
+                                      uint32_t *found_count, bool *overflow, uint32_t *candidates)
+{
+    if (tf->queued == 0)
+        return cudaErrorNotReady;
+    const unsigned si = tf->head;
+    slot_buffers *b = &tf->slot[si];
+    tf->head = (tf->head + 1) % kDepth;
+    tf->queued--;
+    cudaError_t err = cudaEventSynchronize(b->done);
+    if (err != cudaSuccess)
+        return err;
+    if (tf->profile) {
+        for (int i = 0; i < 3; i++) {
+            float ms = 0;
+            if (cudaEventElapsedTime(&ms, tf->ev[si][i], tf->ev[si][i + 1]) == cudaSuccess)
+                tf->stage_ms[i] += ms;
+        }
+        tf->launches++;
+        tf->indices += b->count;
+        tf->survivors += b->host[0];
+    }
+    *n0 = b->n0;
+    *count = b->count;
+    *candidates = b->host[0];
+    *overflow = b->host[1] > CUDA_TF_FOUND_CAP;
+    *found_count = *overflow ? CUDA_TF_FOUND_CAP : b->host[1];
+    *found = b->host + 2;
+    return cudaSuccess;
+}
+
+extern "C" void cuda_tf_discard(cuda_tf *tf)
+{
+    for (unsigned s = 0; s < kDepth; s++)
+        cudaStreamSynchronize(tf->slot[s].stream);
+    tf->queued = 0;
+}
