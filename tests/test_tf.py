@@ -167,6 +167,64 @@ def test_worktodo(tmp):
           f"no checkpoint or temporary left: {os.listdir(tmp)}")
 
 
+def test_worktodo_add(tmp):
+    """worktodo.add (mfaktc's drop box) is appended to worktodo.txt and removed;
+    its assignments run after the ones already there."""
+    d = os.path.join(tmp, "add")
+    os.makedirs(d)
+    wt, add = os.path.join(d, "worktodo.txt"), os.path.join(d, "worktodo.add")
+    with open(wt, "w") as f:
+        f.write("Factor=N/A,100003,1,34")  # no final newline: the merge adds one
+    with open(add, "w") as f:
+        f.write("Factor=N/A,100043,20,33\n")
+    res = os.path.join(d, "results.json.txt")
+    r = run("-w", wt, "--results", res, "--no-checkpoints", "-q", cwd=d)
+    check(r.returncode == 0, f"worktodo.add run: {r.returncode} {r.stderr}")
+    check(not os.path.exists(add), "worktodo.add removed after the merge")
+    with open(wt) as f:
+        left = [l for l in f.read().splitlines() if l.strip()]
+    check(left == [], f"both assignments done and removed: {left}")
+    with open(res) as f:
+        got = f.read().splitlines()
+    check(len(got) == 2, f"two results: {got}")
+    for line, (p, lo, hi) in zip(got, [(100003, 1, 34), (100043, 20, 33)]):
+        check_json(line, p, lo, hi, oracle_factors(p, lo, hi), "N/A")
+
+
+def test_report_once(tmp):
+    """A run killed after appending its result but before removing its
+    checkpoint does not report twice; one killed just before appending does."""
+    d = os.path.join(tmp, "once")
+    os.makedirs(d)
+    p, lo, hi = 100043, 20, 33
+    res = os.path.join(d, "results.json.txt")
+    args = [str(p), str(lo), str(hi), "--results", res, "--checkpoint-dir", d, "-q"]
+    r = run(*args, cwd=d)
+    check(r.returncode == 0, f"first run {r.returncode} {r.stderr}")
+    fs = oracle_factors(p, lo, hi)
+    ks = [(q - 1) // (2 * p) for q in fs]
+
+    def checkpoint(offset):
+        text = (f"lode-tf-checkpoint 1\nexponent {p}\nbits {lo} {hi}\nnext_class 4620\n"
+                f"classes_done 960\nclass_log 0\nfactors {len(ks)}" + "".join(f" {k}" for k in ks) +
+                f"\nresults_offset {offset}\n")
+        with open(os.path.join(d, f"M{p}_{lo}_{hi}.ckp"), "w") as f:
+            f.write(text + "crc32 %08X\n" % zlib.crc32(text.encode()))
+
+    checkpoint(0)  # the result after offset 0 is this assignment's: already reported
+    r = run(*args, cwd=d)
+    with open(res) as f:
+        n = len(f.read().splitlines())
+    check(r.returncode == 0 and r.stdout.splitlines() == legacy(p, lo, hi, fs) and n == 1,
+          f"not reported twice: rc {r.returncode}, {n} lines, {r.stdout!r}")
+    checkpoint(os.path.getsize(res))  # killed before the append: report now
+    r = run(*args, cwd=d)
+    with open(res) as f:
+        lines = f.read().splitlines()
+    check(r.returncode == 0 and len(lines) == 2, f"reported after a kill before the append: {len(lines)}")
+    check_json(lines[-1], p, lo, hi, fs)
+
+
 def test_kill_resume(tmp):
     p, lo, hi = 100003, 1, 39
     want = oracle_factors(p, lo, hi)
@@ -234,7 +292,8 @@ def test_selftest():
 
 
 with tempfile.TemporaryDirectory() as tmp:
-    for test in (test_selftest, test_errors, test_ranges, test_worktodo, test_kill_resume):
+    for test in (test_selftest, test_errors, test_ranges, test_worktodo, test_worktodo_add, test_report_once,
+                 test_kill_resume):
         t0 = time.time()
         test(*([tmp] if test is not test_selftest else []))
         print(f"{test.__name__}: {time.time() - t0:.1f} s")

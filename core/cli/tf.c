@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -238,6 +239,92 @@ static int remove_line(const char *path, const char *line)
     return rc;
 }
 
+/* worktodo.add beside the worktodo file (mfaktc's habit: a place to drop
+ * new work while lode runs): appended to the worktodo file by rename, then
+ * removed. Returns how many bytes were merged, or -1 (nothing lost: the
+ * .add file is removed only after the merged file is in place). */
+static long merge_add_file(const char *worktodo)
+{
+    char add[4096];
+    const char *slash = strrchr(worktodo, '/');
+    int dir = slash ? (int)(slash - worktodo + 1) : 0;
+    if (snprintf(add, sizeof add, "%.*sworktodo.add", dir, worktodo) >= (int)sizeof add)
+        return -1;
+    size_t add_len, len = 0;
+    char *extra = read_file(add, &add_len);
+    if (extra == NULL)
+        return errno == ENOENT ? 0 : -1;
+    char *text = read_file(worktodo, &len);
+    if (text == NULL && errno != ENOENT) {
+        free(extra);
+        return -1;
+    }
+    char *both = malloc(len + add_len + 2);
+    long rc = -1;
+    if (both != NULL) {
+        size_t o = 0;
+        if (len > 0) {
+            memcpy(both, text, len);
+            o = len;
+            if (both[o - 1] != '\n')
+                both[o++] = '\n';
+        }
+        memcpy(both + o, extra, add_len);
+        o += add_len;
+        if (write_atomic(worktodo, both, o) == 0 && remove(add) == 0)
+            rc = (long)add_len;
+    }
+    free(both);
+    free(text);
+    free(extra);
+    if (rc > 0)
+        lode_log(LODE_LOG_INFO, "%s: merged into %s", add, worktodo);
+    return rc;
+}
+
+/* Reads the worktodo file's valid assignments into *list (in order);
+ * malformed lines are counted in *bad_lines and, if log, named. */
+static int load_worktodo(const char *path, assignment **list, size_t *count, int *bad_lines, bool log)
+{
+    size_t len;
+    char *text = read_file(path, &len);
+    *list = NULL;
+    *count = 0;
+    *bad_lines = 0;
+    if (text == NULL)
+        return -1;
+    unsigned lineno = 0;
+    for (char *s = text; *s;) {
+        char *nl = strchr(s, '\n');
+        if (nl)
+            *nl = '\0';
+        size_t n = strlen(s);
+        if (n > 0 && s[n - 1] == '\r')
+            s[n - 1] = '\0';
+        lineno++;
+        assignment a;
+        char why[256];
+        int r = parse_line(s, &a, why, sizeof why);
+        if (r < 0) {
+            if (log)
+                lode_log(LODE_LOG_ERROR, "%s:%u: malformed line '%s': %s (line kept, skipped)", path, lineno, s,
+                         why);
+            (*bad_lines)++;
+        } else if (r == 1) {
+            assignment *g = realloc(*list, (*count + 1) * sizeof **list);
+            if (g == NULL) {
+                free(text);
+                return -1;
+            }
+            *list = g;
+            (*list)[(*count)++] = a;
+        }
+        s = nl ? nl + 1 : s + n;
+    }
+    free(text);
+    return 0;
+}
+
 /* ---- checkpoints ---- */
 
 typedef struct progress {
@@ -246,6 +333,10 @@ typedef struct progress {
     uint64_t k[MAX_FACTORS];
     int factors;
     long class_log_offset; /* length of the class log when saved */
+    long results_offset;   /* -1; else the results file's length just before
+                              the result was appended (a SIGKILL between the
+                              append and the checkpoint's removal must not
+                              report it twice) */
 } progress;
 
 static void ckp_path(const tf_options *o, const assignment *a, char *out, size_t len)
@@ -263,6 +354,8 @@ static int ckp_save(const char *path, const assignment *a, const progress *pr)
     for (int i = 0; i < pr->factors; i++)
         n += snprintf(buf + n, sizeof buf - (size_t)n, " %llu", (unsigned long long)pr->k[i]);
     n += snprintf(buf + n, sizeof buf - (size_t)n, "\n");
+    if (pr->results_offset >= 0)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, "results_offset %ld\n", pr->results_offset);
     uint32_t crc = crc32_of(buf, (size_t)n);
     n += snprintf(buf + n, sizeof buf - (size_t)n, "crc32 %08X\n", crc);
     return write_atomic(path, buf, (size_t)n);
@@ -278,7 +371,7 @@ static int ckp_load(const char *path, const assignment *a, progress *pr)
         return 0;
     char *crc_at = strstr(text, "crc32 ");
     unsigned crc = 0, p = 0, lo = 0, hi = 0;
-    progress q = {0};
+    progress q = {.results_offset = -1};
     int rc = -1, used = 0;
     if (crc_at != NULL && sscanf(crc_at, "crc32 %8X", &crc) == 1 &&
         crc32_of(text, (size_t)(crc_at - text)) == crc &&
@@ -296,6 +389,8 @@ static int ckp_load(const char *path, const assignment *a, progress *pr)
                 rc = -1;
             s = end;
         }
+        if (rc == 1 && sscanf(s, " results_offset %ld", &q.results_offset) != 1)
+            q.results_offset = -1;
         if (rc == 1 && (p != a->p || lo != a->bit_min || hi != a->bit_max))
             rc = 0;
     }
@@ -334,8 +429,33 @@ static int append_line(const char *path, const char *line)
     return fclose(f) == 0 && ok ? 0 : -1;
 }
 
+/* Did an earlier run append this assignment's result to the results file
+ * after `offset` (killed before it could remove its checkpoint)? */
+static bool already_reported(const char *results, long offset, const assignment *a)
+{
+    size_t len;
+    char *text = results ? read_file(results, &len) : NULL;
+    if (text == NULL)
+        return false;
+    char want[128];
+    snprintf(want, sizeof want, "{\"exponent\":%u, \"worktype\":\"TF\",", a->p);
+    char range[64];
+    snprintf(range, sizeof range, "\"bitlo\":%u, \"bithi\":%u,", a->bit_min, a->bit_max);
+    bool found = false;
+    for (char *line = (size_t)offset <= len ? text + offset : NULL; line && *line && !found;) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = '\0';
+        found = strncmp(line, want, strlen(want)) == 0 && strstr(line, range) != NULL;
+        line = nl ? nl + 1 : NULL;
+    }
+    free(text);
+    return found;
+}
+
+/* Prints the legacy lines; appends the results to the files when `write`. */
 static void report(const tf_options *o, const assignment *a, progress *pr, const char *kernel,
-                   const char *details)
+                   const char *details, bool write)
 {
     qsort(pr->k, (size_t)pr->factors, sizeof pr->k[0], by_k);
     char factors_csv[MAX_FACTORS * 42] = "", factors_json[MAX_FACTORS * 44] = "";
@@ -362,6 +482,8 @@ static void report(const tf_options *o, const assignment *a, progress *pr, const
                  pr->factors, pr->factors > 1 ? "s" : "", a->p, a->bit_min, a->bit_max, LODE_VERSION, kernel);
     }
     fflush(stdout);
+    if (!write)
+        return;
 
     struct utsname un;
     const char *os = "Linux", *arch = "unknown";
@@ -412,7 +534,7 @@ static int run_assignment(const tf_options *o, lode_miner *m, hit_log *hits, con
 {
     char path[4096];
     ckp_path(o, a, path, sizeof path);
-    progress pr = {0};
+    progress pr = {.results_offset = -1};
     if (ckp_load(path, a, &pr) == 1)
         lode_log(LODE_LOG_INFO, "M%u 2^%u..2^%u: resuming from %s at class %u (%u of %u done)", a->p,
                  a->bit_min, a->bit_max, path, pr.next_class, pr.classes_done, LODE_TF_NEEDED_CLASSES);
@@ -502,7 +624,18 @@ static int run_assignment(const tf_options *o, lode_miner *m, hit_log *hits, con
         fclose(class_log);
     if (status != 0)
         return status;
-    report(o, a, &pr, kernel, details);
+    bool write = true;
+    if (pr.results_offset >= 0 && already_reported(o->results, pr.results_offset, a)) {
+        lode_log(LODE_LOG_INFO, "M%u 2^%u..2^%u: the result is already in %s", a->p, a->bit_min, a->bit_max,
+                 o->results);
+        write = false;
+    } else if (o->ckp_dir != NULL) {
+        struct stat st;
+        pr.results_offset = o->results && stat(o->results, &st) == 0 ? (long)st.st_size : 0;
+        if (ckp_save(path, a, &pr) != 0)
+            lode_log(LODE_LOG_ERROR, "cannot write checkpoint %s: %s", path, strerror(errno));
+    }
+    report(o, a, &pr, kernel, details, write);
     remove(path);
     return 0;
 }
@@ -549,7 +682,9 @@ static void usage(FILE *out)
             "\n"
             "  -d, --devices LIST        devices (cpu, cpu:0, cuda:1, ...; default: all that run tf)\n"
             "  -t, --threads N           CPU worker threads\n"
-            "  -w, --worktodo FILE       assignments: Factor=[AID,]exponent,bit_min,bit_max\n"
+            "  -w, --worktodo FILE       assignments: Factor=[AID,]exponent,bit_min,bit_max;\n"
+            "                            worktodo.add beside it is merged in at start and\n"
+            "                            after each finished assignment\n"
             "      --results FILE        PrimeNet JSON results (results.json.txt)\n"
             "      --legacy-results FILE also append the legacy lines here (e.g. results.txt)\n"
             "      --checkpoint-dir DIR  where M<p>_<a>_<b>.ckp live (.)\n"
@@ -653,36 +788,10 @@ int cmd_tf(int argc, char **argv)
     } else {
         if (o.worktodo == NULL)
             o.worktodo = "worktodo.txt";
-        size_t len;
-        char *text = read_file(o.worktodo, &len);
-        if (text == NULL)
+        if (merge_add_file(o.worktodo) < 0)
+            lode_log(LODE_LOG_ERROR, "cannot merge worktodo.add into %s: %s", o.worktodo, strerror(errno));
+        if (load_worktodo(o.worktodo, &list, &count, &bad_lines, true) != 0)
             return cli_usage_error("cannot read %s: %s", o.worktodo, strerror(errno));
-        unsigned lineno = 0;
-        for (char *s = text; *s;) {
-            char *nl = strchr(s, '\n');
-            if (nl)
-                *nl = '\0';
-            size_t n = strlen(s);
-            if (n > 0 && s[n - 1] == '\r')
-                s[n - 1] = '\0';
-            lineno++;
-            assignment a;
-            char why[256];
-            int r = parse_line(s, &a, why, sizeof why);
-            if (r < 0) {
-                lode_log(LODE_LOG_ERROR, "%s:%u: malformed line '%s': %s (line kept, skipped)", o.worktodo,
-                         lineno, s, why);
-                bad_lines++;
-            } else if (r == 1) {
-                assignment *g = realloc(list, (count + 1) * sizeof *list);
-                if (g == NULL)
-                    break;
-                list = g;
-                list[count++] = a;
-            }
-            s = nl ? nl + 1 : s + n;
-        }
-        free(text);
         if (count == 0) {
             free(list);
             if (bad_lines)
@@ -727,9 +836,29 @@ int cmd_tf(int argc, char **argv)
     }
     for (size_t i = 0; status == 0 && i < count; i++) {
         status = run_assignment(&o, m, &hits, &list[i], kernel, details);
-        if (status == 0 && o.worktodo != NULL && remove_line(o.worktodo, list[i].line) != 0)
+        if (status != 0 || o.worktodo == NULL)
+            continue;
+        if (remove_line(o.worktodo, list[i].line) != 0) {
             lode_log(LODE_LOG_ERROR, "cannot remove the finished line from %s: %s", o.worktodo,
                      strerror(errno));
+            continue;
+        }
+        /* New work dropped into worktodo.add meanwhile: merge it, and go on
+         * with whatever the file now holds (the finished line is gone). */
+        long merged = merge_add_file(o.worktodo);
+        if (merged < 0)
+            lode_log(LODE_LOG_ERROR, "cannot merge worktodo.add into %s: %s", o.worktodo, strerror(errno));
+        if (merged > 0) {
+            assignment *fresh;
+            size_t n;
+            int bad;
+            if (load_worktodo(o.worktodo, &fresh, &n, &bad, false) == 0) {
+                free(list);
+                list = fresh;
+                count = n;
+                i = (size_t)-1; /* from the top of the file again */
+            }
+        }
     }
     lode_miner_free(m);
     free(list);
