@@ -225,6 +225,28 @@ def test_report_once(tmp):
     check_json(lines[-1], p, lo, hi, fs)
 
 
+def test_double_interrupt(tmp):
+    """The first Ctrl-C lets the class finish (minutes on a CPU at 2^73); a
+    second one stops at once, with the class left undone in the checkpoint."""
+    d = os.path.join(tmp, "int2")
+    os.makedirs(d)
+    proc = subprocess.Popen([LODE, "tf", "66362159", "73", "74", "-d", "cpu", "-t", "1", "--checkpoint-dir", d,
+                             "--results", os.path.join(d, "r.json")], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(1.0)
+    check(proc.poll() is None, "one Ctrl-C: still finishing the class")
+    t0 = time.time()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    check(proc.returncode == 130 and time.time() - t0 < 10, f"second Ctrl-C stops: rc {proc.returncode} {err!r}")
+    with open(os.path.join(d, "M66362159_73_74.ckp")) as f:
+        ckp = f.read()
+    check("next_class 0\n" in ckp and "classes_done 0\n" in ckp, f"class 0 not done in the checkpoint: {ckp!r}")
+    check(not os.path.exists(os.path.join(d, "r.json")), "no result for an unfinished assignment")
+
+
 def test_kill_resume(tmp):
     p, lo, hi = 100003, 1, 39
     want = oracle_factors(p, lo, hi)
@@ -293,7 +315,7 @@ def test_selftest():
 
 with tempfile.TemporaryDirectory() as tmp:
     for test in (test_selftest, test_errors, test_ranges, test_worktodo, test_worktodo_add, test_report_once,
-                 test_kill_resume):
+                 test_double_interrupt, test_kill_resume):
         t0 = time.time()
         test(*([tmp] if test is not test_selftest else []))
         print(f"{test.__name__}: {time.time() - t0:.1f} s")

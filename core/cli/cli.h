@@ -72,6 +72,8 @@ void cli_options_free(cli_options *o);
 
 /* Set by SIGINT/SIGTERM; commands poll it. */
 bool cli_interrupted(void);
+/* A second Ctrl-C: stop now, even where the first lets a unit of work finish. */
+bool cli_interrupted_twice(void);
 void cli_install_signal_handlers(void);
 struct lode_miner;
 /* Waits for the miner's self-tests like lode_miner_wait_ready, but gives up

@@ -17,10 +17,12 @@ static volatile sig_atomic_t interrupted;
 static void on_signal(int sig)
 {
     (void)sig;
-    interrupted = 1;
+    if (interrupted < 2)
+        interrupted++;
 }
 
 bool cli_interrupted(void) { return interrupted != 0; }
+bool cli_interrupted_twice(void) { return interrupted >= 2; }
 
 void cli_install_signal_handlers(void)
 {

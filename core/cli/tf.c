@@ -570,8 +570,21 @@ static int run_assignment(const tf_options *o, lode_miner *m, hit_log *hits, con
                            .factor = {a->p, a->bit_min, a->bit_max, LODE_TF_CLASSES, c}};
             uint64_t seq = lode_miner_set_job(m, &w, nb, ne);
             int r;
-            while ((r = lode_miner_wait_job(m, seq, 200)) == 0)
-                ; /* Ctrl-C: the class is finished first */
+            bool told = false;
+            while ((r = lode_miner_wait_job(m, seq, 200)) == 0 && !cli_interrupted_twice()) {
+                if (cli_interrupted() && !told) { /* the class is finished first */
+                    lode_log(LODE_LOG_INFO, "finishing class %u before stopping (Ctrl-C again: stop now, "
+                             "the class runs again next time)", c);
+                    told = true;
+                }
+            }
+            if (r == 0) { /* stopped mid-class: the checkpoint says this class is not done */
+                if (o->ckp_dir != NULL && ckp_save(path, a, &pr) != 0)
+                    lode_log(LODE_LOG_ERROR, "cannot write checkpoint %s: %s", path, strerror(errno));
+                lode_log(LODE_LOG_INFO, "stopped in class %u: progress before it saved", c);
+                status = EXIT_INTERRUPTED;
+                break;
+            }
             if (r < 0) {
                 lode_log(LODE_LOG_ERROR, "M%u class %u: no device could finish it", a->p, c);
                 status = EXIT_RUNTIME;
