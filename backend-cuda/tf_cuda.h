@@ -22,7 +22,7 @@
  * Tuning knobs, for measurements (docs/PERFORMANCE.md has the figures):
  * LODE_TF_SIEVE_PRIMES, LODE_TF_LAUNCH_BITS, LODE_TF_SEGMENT_BITS (16..18),
  * LODE_TF_INTERLEAVE (1, 2, 4), LODE_TF_EXP_BLOCKS_PER_SM, LODE_TF_PROFILE=1
- * (per-stage times on exit). */
+ * (launches one at a time, per-stage times printed on exit). */
 #ifndef LODE_CUDA_TF_CUDA_H
 #define LODE_CUDA_TF_CUDA_H
 

@@ -292,12 +292,13 @@ __device__ void mont_init(u128 q, uint32_t y, u128 *one, u128 *start)
 {
     if ((q >> 64) != 0 && (q >> 94) == 0) {
         const double qd = (double)(uint64_t)(q >> 32) * 4294967296.0 + (double)(uint32_t)q;
-        double e = floor(0x1p96 / qd);
+        const double inv = 1.0 / qd; /* one division; the estimates below stay within one of the truth */
+        double e = floor(0x1p96 * inv);
         uint64_t e1 = e >= 1.0 ? (uint64_t)e - 1 : 0; /* never above the true quotient */
         u128 r = reduce_from_estimate((u128)1 << 96, e1, q);
         const u128 x = r << y; /* < 2^126 */
         const double xd = (double)(uint64_t)(x >> 64) * 0x1p64 + (double)(uint64_t)x;
-        e = floor(xd / qd);
+        e = floor(xd * inv);
         e1 = e >= 1.0 ? (uint64_t)e - 1 : 0;
         *one = r;
         *start = reduce_from_estimate(x, e1, q);
@@ -413,7 +414,13 @@ uint32_t *first_primes(unsigned count)
 }
 
 struct slot_buffers {
-    cudaStream_t stream; /* each slot its own: one launch's sieve overlaps the other's exponentiation */
+    /* Each slot has its own streams, so one launch's sieve (atomics) runs
+     * beside the other's exponentiation (multiplies); the sieve's stream has
+     * the higher priority, so its blocks go first whenever an SM frees up
+     * and the next candidate list is ready before the multiplies run dry. */
+    cudaStream_t stream;     /* sieve kernels, high priority */
+    cudaStream_t exp_stream; /* exponentiation and the copies back, low priority */
+    cudaEvent_t sieved;
     uint32_t *start;  /* the middle primes' first bits in the launch */
     uint32_t *bits;   /* one bit per index of the launch */
     uint32_t *cand;   /* survivors' offsets */
@@ -494,7 +501,11 @@ extern "C" cudaError_t cuda_tf_new(unsigned sieve_primes, unsigned launch_bits, 
     }
     for (unsigned s = 0; s < kDepth; s++) {
         slot_buffers *b = &tf->slot[s];
-        if ((err = cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking)) != cudaSuccess ||
+        int lowest = 0, highest = 0;
+        cudaDeviceGetStreamPriorityRange(&lowest, &highest);
+        if ((err = cudaStreamCreateWithPriority(&b->stream, cudaStreamNonBlocking, highest)) != cudaSuccess ||
+            (err = cudaStreamCreateWithPriority(&b->exp_stream, cudaStreamNonBlocking, lowest)) != cudaSuccess ||
+            (err = cudaEventCreateWithFlags(&b->sieved, cudaEventDisableTiming)) != cudaSuccess ||
             (err = cudaMalloc((void **)&b->start, tf->want_primes * sizeof(uint32_t))) != cudaSuccess ||
             (err = cudaMalloc((void **)&b->bits, launch / 8)) != cudaSuccess ||
             (err = cudaMalloc((void **)&b->cand, launch * sizeof(uint32_t))) != cudaSuccess ||
@@ -519,8 +530,9 @@ extern "C" void cuda_tf_free(cuda_tf *tf)
     if (tf == NULL)
         return;
     for (unsigned s = 0; s < kDepth; s++)
-        if (tf->slot[s].stream != NULL)
-            cudaStreamSynchronize(tf->slot[s].stream);
+        for (cudaStream_t st : {tf->slot[s].stream, tf->slot[s].exp_stream})
+            if (st != NULL)
+                cudaStreamSynchronize(st);
     if (tf->profile && tf->launches > 0)
         fprintf(stderr,
                 "tf: %llu launches, %.4g indices each, %.2f%% survive the sieve (%u primes); ms per launch: "
@@ -547,8 +559,12 @@ extern "C" void cuda_tf_free(cuda_tf *tf)
         cudaFreeHost(b->host);
         if (b->done != NULL)
             cudaEventDestroy(b->done);
+        if (b->sieved != NULL)
+            cudaEventDestroy(b->sieved);
         if (b->stream != NULL)
             cudaStreamDestroy(b->stream);
+        if (b->exp_stream != NULL)
+            cudaStreamDestroy(b->exp_stream);
     }
     free(tf->primes);
     free(tf);
@@ -586,7 +602,8 @@ static cudaError_t load_exponent(cuda_tf *tf, uint32_t p)
     }
     cudaError_t err = cudaSuccess;
     for (unsigned s = 0; s < kDepth && err == cudaSuccess; s++) /* no launch may still read the tables */
-        err = cudaStreamSynchronize(tf->slot[s].stream);
+        if ((err = cudaStreamSynchronize(tf->slot[s].stream)) == cudaSuccess)
+            err = cudaStreamSynchronize(tf->slot[s].exp_stream);
     const uint32_t *src[] = {prime, inv, pmod, smod, minv};
     uint32_t *dst[] = {tf->d_prime, tf->d_inv, tf->d_pmod, tf->d_smod, tf->d_minv};
     for (int i = 0; i < 5 && err == cudaSuccess; i++)
@@ -619,10 +636,10 @@ static void launch_exponentiate_n(cuda_tf *tf, slot_buffers *b, uint64_t n0)
 {
     const lode_factor_job *j = &tf->job;
     if (j->bit_max <= 94)
-        tf_exponentiate<true, N><<<tf->exp_blocks, kExpThreads, 0, b->stream>>>(
+        tf_exponentiate<true, N><<<tf->exp_blocks, kExpThreads, 0, b->exp_stream>>>(
             b->cand, b->counts, j->exponent, j->class_index, n0, b->found, b->counts + 1);
     else
-        tf_exponentiate<false, N><<<tf->exp_blocks, kExpThreads, 0, b->stream>>>(
+        tf_exponentiate<false, N><<<tf->exp_blocks, kExpThreads, 0, b->exp_stream>>>(
             b->cand, b->counts, j->exponent, j->class_index, n0, b->found, b->counts + 1);
 }
 
@@ -648,6 +665,8 @@ extern "C" cudaError_t cuda_tf_enqueue(cuda_tf *tf, uint64_t n0, uint32_t count)
     const uint32_t seg_bits = 1u << tf->seg_log;
     const unsigned segments = (count + seg_bits - 1) / seg_bits;
     cudaStream_t st = b->stream;
+    if (tf->profile && tf->queued > 0) /* profiling: one launch at a time, so the stage times are its own */
+        cudaStreamWaitEvent(st, tf->slot[(si + kDepth - 1) % kDepth].done, 0);
     if ((err = cudaMemsetAsync(b->bits, 0xFF, (size_t)segments * seg_bits / 8, st)) != cudaSuccess ||
         (err = cudaMemsetAsync(b->counts, 0, 2 * sizeof(uint32_t), st)) != cudaSuccess)
         return err;
@@ -670,14 +689,18 @@ extern "C" cudaError_t cuda_tf_enqueue(cuda_tf *tf, uint64_t n0, uint32_t count)
     }
     if (tf->profile)
         cudaEventRecord(tf->ev[si][2], st);
+    if ((err = cudaEventRecord(b->sieved, st)) != cudaSuccess ||
+        (err = cudaStreamWaitEvent(b->exp_stream, b->sieved, 0)) != cudaSuccess)
+        return err;
+    cudaStream_t xs = b->exp_stream;
     launch_exponentiate(tf, b, n0);
     if (tf->profile)
-        cudaEventRecord(tf->ev[si][3], st);
+        cudaEventRecord(tf->ev[si][3], xs);
     if ((err = cudaGetLastError()) != cudaSuccess ||
-        (err = cudaMemcpyAsync(b->host, b->counts, 2 * sizeof(uint32_t), cudaMemcpyDeviceToHost, st)) != cudaSuccess ||
+        (err = cudaMemcpyAsync(b->host, b->counts, 2 * sizeof(uint32_t), cudaMemcpyDeviceToHost, xs)) != cudaSuccess ||
         (err = cudaMemcpyAsync(b->host + 2, b->found, CUDA_TF_FOUND_CAP * sizeof(uint32_t), cudaMemcpyDeviceToHost,
-                               st)) != cudaSuccess ||
-        (err = cudaEventRecord(b->done, st)) != cudaSuccess)
+                               xs)) != cudaSuccess ||
+        (err = cudaEventRecord(b->done, xs)) != cudaSuccess)
         return err;
     b->n0 = n0;
     b->count = count;
@@ -718,7 +741,9 @@ extern "C" cudaError_t cuda_tf_finish(cuda_tf *tf, uint64_t *n0, uint32_t *count
 
 extern "C" void cuda_tf_discard(cuda_tf *tf)
 {
-    for (unsigned s = 0; s < kDepth; s++)
+    for (unsigned s = 0; s < kDepth; s++) {
         cudaStreamSynchronize(tf->slot[s].stream);
+        cudaStreamSynchronize(tf->slot[s].exp_stream);
+    }
     tf->queued = 0;
 }
