@@ -1,4 +1,5 @@
 #include "backend-cpu/tf_cpu.h"
+#include "backend-cpu/tf_tables.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -44,19 +45,13 @@ cpu_tf *cpu_tf_new(unsigned sieve_primes)
     if (tf == NULL)
         return NULL;
     tf->want_primes = env_primes(sieve_primes ? sieve_primes : TF_CPU_DEFAULT_SIEVE_PRIMES);
-    tf->primes = malloc((tf->want_primes + 1) * sizeof *tf->primes);
+    tf->primes = tf_first_primes(tf->want_primes + 1); /* + 1: never a zero-byte allocation */
     tf->sp = malloc((tf->want_primes + 1) * sizeof *tf->sp);
     if (tf->primes == NULL || tf->sp == NULL) {
         cpu_tf_free(tf);
         return NULL;
     }
-    for (uint32_t c = 13; tf->prime_count < tf->want_primes; c += 2) {
-        bool prime = true;
-        for (uint32_t d = 3; d * d <= c && prime; d += 2)
-            prime = c % d != 0;
-        if (prime)
-            tf->primes[tf->prime_count++] = c;
-    }
+    tf->prime_count = tf->want_primes;
     return tf;
 }
 
@@ -67,21 +62,6 @@ void cpu_tf_free(cpu_tf *tf)
     free(tf->primes);
     free(tf->sp);
     free(tf);
-}
-
-/* x^-1 mod r for gcd(x, r) = 1 (extended Euclid). */
-static uint32_t inverse_mod(uint32_t x, uint32_t r)
-{
-    int64_t t = 0, nt = 1, a = r, b = x % r;
-    while (b != 0) {
-        int64_t q = a / b, tmp = t - q * nt;
-        t = nt;
-        nt = tmp;
-        tmp = a - q * b;
-        a = b;
-        b = tmp;
-    }
-    return (uint32_t)(t < 0 ? t + r : t);
 }
 
 int cpu_tf_set_work(cpu_tf *tf, const lode_factor_job *job)
@@ -102,7 +82,7 @@ int cpu_tf_set_work(cpu_tf *tf, const lode_factor_job *job)
         if ((uint64_t)r >= 2 * p + 1)
             break;
         uint64_t step = (uint64_t)(tf->q_step % r), base = (uint64_t)(tf->q_base % r);
-        uint64_t root = (uint64_t)(r - base) % r * inverse_mod((uint32_t)step, r) % r;
+        uint64_t root = (uint64_t)(r - base) % r * tf_inverse_mod((uint32_t)step, r) % r;
         tf->sp[tf->sp_count++] = (sieve_prime){.r = r, .root = (uint32_t)root};
     }
     return LODE_OK;

@@ -5,6 +5,7 @@
  * divides q(n) exactly when n = root (mod r), root = -q(0) / q_step mod r;
  * "start" is the first such bit of the launch, (root - n0) mod r. */
 #include "backend-cuda/tf_cuda.h"
+#include "backend-cpu/tf_tables.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -372,47 +373,6 @@ tf_exponentiate(const uint32_t *__restrict__ cand, const uint32_t *__restrict__ 
 
 /* ---- host: primes and per-exponent tables --------------------------------- */
 
-uint32_t inverse_mod(uint32_t x, uint32_t r)
-{
-    int64_t t = 0, nt = 1, a = r, b = x % r;
-    while (b != 0) {
-        int64_t qt = a / b, tmp = t - qt * nt;
-        t = nt;
-        nt = tmp;
-        tmp = a - qt * b;
-        a = b;
-        b = tmp;
-    }
-    return (uint32_t)(t < 0 ? t + r : t);
-}
-
-/* The first `count` odd primes from 13 (a sieve of Eratosthenes). */
-uint32_t *first_primes(unsigned count)
-{
-    uint32_t *out = (uint32_t *)malloc((size_t)count * sizeof *out);
-    if (out == NULL)
-        return NULL;
-    unsigned got = 0;
-    for (uint64_t limit = (uint64_t)count * 20 + 1000; got < count; limit *= 2) {
-        uint8_t *composite = (uint8_t *)calloc(limit, 1);
-        if (composite == NULL) {
-            free(out);
-            return NULL;
-        }
-        got = 0;
-        for (uint64_t i = 2; i < limit && got < count; i++) {
-            if (composite[i])
-                continue;
-            if (i >= 13)
-                out[got++] = (uint32_t)i;
-            for (uint64_t j = i * i; j < limit; j += i)
-                composite[j] = 1;
-        }
-        free(composite);
-    }
-    return out;
-}
-
 struct slot_buffers {
     /* Each slot has its own streams, so one launch's sieve (atomics) runs
      * beside the other's exponentiation (multiplies); the sieve's stream has
@@ -479,7 +439,7 @@ extern "C" cudaError_t cuda_tf_new(unsigned sieve_primes, unsigned launch_bits, 
     cudaError_t err = cudaErrorMemoryAllocation;
     const size_t launch = (size_t)1 << tf->launch_bits;
     int dev = 0, sms = 0;
-    tf->primes = first_primes(tf->want_primes);
+    tf->primes = tf_first_primes(tf->want_primes);
     if (tf->primes == NULL)
         goto failed;
     if ((err = cudaGetDevice(&dev)) != cudaSuccess ||
@@ -579,43 +539,25 @@ extern "C" unsigned cuda_tf_depth(const cuda_tf *tf) { (void)tf; return kDepth; 
  * their constants. */
 static cudaError_t load_exponent(cuda_tf *tf, uint32_t p)
 {
-    const size_t cap = tf->want_primes;
-    uint32_t *h = (uint32_t *)malloc(5 * cap * sizeof(uint32_t));
-    if (h == NULL)
+    tf_sieve_tables t;
+    if (tf_sieve_tables_build(tf->primes, tf->want_primes, p, 1u << tf->seg_log, &t) != 0)
         return cudaErrorMemoryAllocation;
-    uint32_t *prime = h, *inv = h + cap, *pmod = h + 2 * cap, *smod = h + 3 * cap, *minv = h + 4 * cap;
-    unsigned n = 0, n_small = 0;
-    for (size_t i = 0; i < cap; i++) {
-        const uint32_t r = tf->primes[i];
-        if ((uint64_t)r >= 2ull * p + 1)
-            break;
-        if (r == p)
-            continue;
-        prime[n] = r;
-        pmod[n] = p % r;
-        inv[n] = inverse_mod((uint32_t)((2ull * p * 4620u) % r), r);
-        smod[n] = (1u << tf->seg_log) % r;
-        minv[n] = 0xFFFFFFFFu / r;
-        if (r < (1u << tf->seg_log))
-            n_small = n + 1;
-        n++;
-    }
     cudaError_t err = cudaSuccess;
     for (unsigned s = 0; s < kDepth && err == cudaSuccess; s++) /* no launch may still read the tables */
         if ((err = cudaStreamSynchronize(tf->slot[s].stream)) == cudaSuccess)
             err = cudaStreamSynchronize(tf->slot[s].exp_stream);
-    const uint32_t *src[] = {prime, inv, pmod, smod, minv};
+    const uint32_t *src[] = {t.prime, t.inv, t.pmod, t.smod, t.minv};
     uint32_t *dst[] = {tf->d_prime, tf->d_inv, tf->d_pmod, tf->d_smod, tf->d_minv};
     for (int i = 0; i < 5 && err == cudaSuccess; i++)
-        err = cudaMemcpyAsync(dst[i], src[i], n * sizeof(uint32_t), cudaMemcpyHostToDevice, tf->stream);
+        err = cudaMemcpyAsync(dst[i], src[i], t.count * sizeof(uint32_t), cudaMemcpyHostToDevice, tf->stream);
     if (err == cudaSuccess)
-        err = cudaStreamSynchronize(tf->stream); /* h is freed next */
-    free(h);
+        err = cudaStreamSynchronize(tf->stream); /* the tables are freed next */
     if (err == cudaSuccess) {
-        tf->n_all = n;
-        tf->n_small = n_small;
+        tf->n_all = t.count;
+        tf->n_small = t.n_small;
         tf->exponent = p;
     }
+    tf_sieve_tables_free(&t);
     return err;
 }
 

@@ -22,6 +22,7 @@ extern const char lode_ocl_src_sha256[];
 extern const char lode_ocl_src_sha256d[];
 extern const char lode_ocl_src_scrypt[];
 extern const char lode_ocl_src_momentum[];
+extern const char lode_ocl_src_factor[];
 
 /* The lode cache folder with sub appended ("opencl", ...), created when
  * make is set. 0, or -1 if there is no HOME/XDG_CACHE_HOME or no folder. */

@@ -23,11 +23,13 @@
 #include "backend-cpu/sha256d_lanes.h"
 #include "backend-opencl/ocl_api.h"
 #include "backend-opencl/ocl_devices.h"
+#include "backend-opencl/ocl_factor.h"
 #include "backend-opencl/ocl_momentum.h"
 #include "backend-opencl/ocl_program.h"
 #include "core/backend.h"
 #include "core/log.h"
 #include "core/status.h"
+#include "core/tf_ref.h"
 #include "core/tune_cache.h"
 
 /* Aimed duration of one launch: long enough that launch overhead vanishes,
@@ -96,6 +98,7 @@ struct lode_device {
     uint32_t param_words[PARAM_WORDS];
     ocl_momentum *momentum;
     momentum_pairs pairs;
+    ocl_factor *factor; /* trial factoring */
 };
 
 /* ---- errors ---------------------------------------------------------- */
@@ -136,7 +139,8 @@ static int opencl_device_info(int index, lode_device_info *out)
     out->workers = 1;
     out->max_workers = 1;
     out->memory_bytes = d->global_mem;
-    out->algo_mask = 1u << LODE_ALGO_SHA256D | 1u << LODE_ALGO_SCRYPT | 1u << LODE_ALGO_MOMENTUM;
+    out->algo_mask = 1u << LODE_ALGO_SHA256D | 1u << LODE_ALGO_SCRYPT | 1u << LODE_ALGO_MOMENTUM |
+                     1u << LODE_ALGO_TF;
     out->on_host_cpu = (d->type & CL_DEVICE_TYPE_CPU) != 0;
     return LODE_OK;
 }
@@ -164,6 +168,8 @@ static int variant_list(const ocl_dev_desc *d, lode_algo algo, const char **name
         if (ocl_momentum_bucket_fits(d))
             list[n++] = "bucket";
         list[n++] = "filter";
+    } else if (algo == LODE_ALGO_TF) {
+        list[n++] = "gpusieve";
     }
     int k = 0;
     for (int i = 0; i < n && k < max; i++)
@@ -388,6 +394,7 @@ static void opencl_close(lode_device *d)
     if (d->queue != NULL)
         ocl.clFinish(d->queue);
     ocl_momentum_free(d->momentum);
+    ocl_factor_free(d->factor);
     momentum_pairs_free(&d->pairs);
     for (int i = 0; i < IN_FLIGHT; i++) {
         if (d->finished[i] != NULL)
@@ -484,6 +491,8 @@ static int open_variant(lode_device *d)
     if (d->algo == LODE_ALGO_MOMENTUM)
         return ocl_momentum_new(x, d->ctx, d->queue, d->label, strcmp(d->variant, "bucket") == 0,
                                 &d->momentum);
+    if (d->algo == LODE_ALGO_TF)
+        return ocl_factor_new(x, d->ctx, d->queue, d->label, &d->factor);
     int rc = create_buffer(d, CL_MEM_READ_ONLY, PARAM_WORDS * sizeof(uint32_t), &d->params);
     for (int i = 0; i < IN_FLIGHT && rc == LODE_OK; i++)
         rc = create_buffer(d, CL_MEM_READ_WRITE, HITS_WORDS * sizeof(uint32_t), &d->hits[i]);
@@ -585,6 +594,14 @@ static int opencl_set_work(lode_device *d, const lode_work *work)
 {
     if (work->algo != d->algo)
         return LODE_ERR_INVALID;
+    if (d->algo == LODE_ALGO_TF) {
+        const lode_factor_job *j = &work->factor;
+        char why[128];
+        if (j->num_classes != LODE_TF_CLASSES || j->class_index >= LODE_TF_CLASSES ||
+            lode_tf_validate_job(j->exponent, j->bit_min, j->bit_max, why, sizeof why) != 0)
+            return LODE_ERR_INVALID;
+        return ocl_factor_set_job(d->factor, j);
+    }
     memcpy(d->header, work->header.header, 80);
     d->target = work->header.target;
     if (d->algo == LODE_ALGO_MOMENTUM)
@@ -780,10 +797,66 @@ static int scan_momentum(lode_device *d, const lode_range *r, lode_hits *hits, u
     return rc;
 }
 
+/* Trial factoring: launches of up to ocl_factor_launch_size() indices, two
+ * in flight; the dispatcher re-checks every factor with the reference. */
+static int scan_factor(lode_device *d, const lode_range *r, lode_hits *hits, uint64_t *done,
+                       const atomic_int *abort)
+{
+    const uint64_t end = r->start + r->count, launch = ocl_factor_launch_size(d->factor);
+    const unsigned depth = ocl_factor_depth(d->factor);
+    uint64_t next = r->start;
+    unsigned queued = 0;
+    int rc = LODE_OK, failed = LODE_OK;
+    for (;;) {
+        bool stop = atomic_load_explicit(abort, memory_order_relaxed);
+        while (failed == LODE_OK && rc == LODE_OK && !stop && next < end && queued < depth) {
+            uint32_t n = (uint32_t)(end - next < launch ? end - next : launch);
+            failed = ocl_factor_enqueue(d->factor, next, n);
+            if (failed == LODE_OK) {
+                next += n;
+                queued++;
+            }
+        }
+        if (queued == 0)
+            break;
+        uint64_t n0;
+        uint32_t count, nfound;
+        const uint32_t *found;
+        bool overflow;
+        int e = ocl_factor_finish(d->factor, &n0, &count, &found, &nfound, &overflow);
+        queued--;
+        if (failed == LODE_OK)
+            failed = e;
+        if (failed != LODE_OK || rc != LODE_OK)
+            continue; /* draining: results no longer count */
+        if (overflow) {
+            rc = LODE_ERR_HITS_OVERFLOW;
+            continue;
+        }
+        for (uint32_t i = 0; i < nfound && rc == LODE_OK; i++) {
+            if (found[i] >= count) {
+                lode_log(LODE_LOG_ERROR, "%s: a factor outside its launch", d->label);
+                rc = LODE_ERR_DEVICE;
+            } else {
+                rc = lode_hits_push(hits, (lode_hit){.index = n0 + found[i]}) == 0 ? LODE_OK : LODE_ERR_NO_MEMORY;
+            }
+        }
+        if (rc == LODE_OK)
+            *done = n0 + count - r->start;
+    }
+    if (failed != LODE_OK) {
+        ocl_factor_discard(d->factor);
+        return failed;
+    }
+    return rc;
+}
+
 static int opencl_scan(lode_device *d, const lode_range *r, lode_hits *hits, uint64_t *done,
                        const atomic_int *abort)
 {
     *done = 0;
+    if (d->algo == LODE_ALGO_TF)
+        return scan_factor(d, r, hits, done, abort);
     if (r->start > UINT32_MAX || r->count > (UINT64_C(1) << 32) - r->start)
         return LODE_ERR_INVALID; /* nonces are 32 bits; 64-bit arithmetic here */
     if (d->algo == LODE_ALGO_MOMENTUM)
@@ -879,7 +952,7 @@ static void try_shape(lode_device *d, uint64_t count, bool warm_up, ocl_tune_par
 static int opencl_tune(lode_device *d, double target_ms)
 {
     (void)target_ms; /* launches aim at LAUNCH_MS; the dispatcher sizes scans */
-    if (d->algo == LODE_ALGO_MOMENTUM)
+    if (d->algo == LODE_ALGO_MOMENTUM || d->algo == LODE_ALGO_TF)
         return LODE_OK;
     /* The core calls this once after the self-test. Cached or given by the
      * user: nothing to measure (LODE_OPENCL_TUNE=retune measures again). */
@@ -968,6 +1041,8 @@ static uint64_t opencl_preferred_chunk(lode_device *d, double target_ms)
 {
     if (d->algo == LODE_ALGO_MOMENTUM)
         return d->cpu || target_ms * 0.25 < 1 ? 1 : (uint64_t)(target_ms * 0.25);
+    if (d->algo == LODE_ALGO_TF) /* the dispatcher measures from there */
+        return ocl_factor_launch_size(d->factor);
     double rate = d->tune.rate > 0 ? d->tune.rate : (double)d->launch_count * 1000.0 / LAUNCH_MS;
     double n = rate * target_ms / 1000.0;
     return n < (double)d->launch_count ? d->launch_count : (uint64_t)n;

@@ -26,8 +26,8 @@ if [ "$(id -u)" = 0 ] && [ ! -e /etc/OpenCL/vendors/nvidia.icd ]; then
   mkdir -p /etc/OpenCL/vendors && echo libnvidia-opencl.so.1 >/etc/OpenCL/vendors/nvidia.icd
 fi
 "$lode" --list-devices
-step test_tf_cuda .devbin/test_tf --backend cuda
-[ -n "${TF_OPENCL:-}" ] && step test_tf_opencl .devbin/test_tf --backend opencl
+LODE_TF_LAUNCH_BITS=20 step test_tf_cuda .devbin/test_tf --backend cuda
+LODE_OPENCL_SHOW_ALL=1 LODE_TF_LAUNCH_BITS=20 step test_tf_opencl .devbin/test_tf --backend opencl
 step selftest_tf "$lode" tf --selftest -d "$dev"
 # compute-sanitizer over every known factor (small launches and prime
 # counts keep it short; the kernels and their code paths are the same).
@@ -53,7 +53,7 @@ for v in ${TF_VARIANTS:-default}; do
   if [ "$v" = default ]; then bench "$dev M66362159 73-74 default" "$dev"
   else bench "$dev M66362159 73-74 ${v//,/ }" "$dev" ${v//,/ }; fi
 done
-[ -n "${TF_OPENCL_DEV:-}" ] && bench "$TF_OPENCL_DEV M66362159 73-74" "$TF_OPENCL_DEV"
+[ -n "${TF_OPENCL_DEV:-}" ] && bench "$TF_OPENCL_DEV M66362159 73-74" "$TF_OPENCL_DEV" LODE_OPENCL_SHOW_ALL=1
 
 if command -v cuobjdump >/dev/null; then
   cuobjdump -sass "$lode" 2>/dev/null |

@@ -117,6 +117,39 @@ static void check_exact(lode_handle *h, uint32_t p, unsigned lo, unsigned hi, ui
     lode_hits_free(&hits);
 }
 
+/* The scan of count indices of v's class, the factor at offset `at` (or
+ * as near as the class range allows): v's factor is found, and every hit
+ * divides (the reference says so), each once. */
+static void check_long_range(lode_handle *h, const lode_tf_vector *v, uint64_t at, uint64_t count)
+{
+    uint32_t c = (uint32_t)(v->k % LODE_TF_CLASSES);
+    uint64_t n = v->k / LODE_TF_CLASSES, nb, ne;
+    lode_tf_class_range(v->exponent, v->bit_min, v->bit_max, c, &nb, &ne);
+    uint64_t start = n - nb > at ? n - at : nb;
+    if (start + count > ne)
+        count = ne - start;
+    lode_work w = {.algo = LODE_ALGO_TF, .factor = {v->exponent, v->bit_min, v->bit_max, LODE_TF_CLASSES, c}};
+    lode_range r = {.start = start, .count = count, .class_index = c};
+    lode_hits hits = {0};
+    uint64_t done = 0;
+    int rc = lode_handle_set_work(h, &w);
+    if (rc == LODE_OK)
+        rc = lode_handle_scan(h, &r, &hits, &done, &never_abort);
+    CHECK(rc == LODE_OK && done == count, "%s: long scan M%u: rc %d", h->ref->id, v->exponent, rc);
+    bool found = false;
+    for (size_t i = 0; i < hits.count; i++) {
+        uint64_t m = hits.items[i].index;
+        found |= m == n;
+        CHECK(m >= start && m < start + count && lode_tf_divides(v->exponent, lode_tf_q(v->exponent, lode_tf_k(c, m))),
+              "%s: M%u: hit n %llu is no factor", h->ref->id, v->exponent, (unsigned long long)m);
+        for (size_t j = 0; j < i; j++)
+            CHECK(hits.items[j].index != m, "%s: M%u: n %llu twice", h->ref->id, v->exponent, (unsigned long long)m);
+    }
+    CHECK(found, "%s: M%u: the factor at n %llu of %llu+%llu not found", h->ref->id, v->exponent,
+          (unsigned long long)n, (unsigned long long)start, (unsigned long long)count);
+    lode_hits_free(&hits);
+}
+
 static void test_handle(lode_handle *h)
 {
     /* Every known factor, in a window of 50 000 indices of its class. */
@@ -138,6 +171,12 @@ static void test_handle(lode_handle *h)
             start = n - 1500, count = 3000; /* keep the reference's work small */
         check_exact(h, v->exponent, v->bit_min, v->bit_max, c, start, count);
     }
+    /* Long ranges: many sieve segments and (with LODE_TF_LAUNCH_BITS=20, as
+     * ctest runs it) several GPU launches, the known factor just past a
+     * launch boundary; every hit must be a true factor, the known one among
+     * them. */
+    for (size_t i = 3; i < lode_tf_vector_count; i += 53)
+        check_long_range(h, &lode_tf_vectors[i], (UINT64_C(1) << 20) + 3, UINT64_C(5) << 20);
     /* Small exponents and tiny q: many factors, sieve primes near q. */
     check_exact(h, 100003, 17, 40, 0, 0, 2000); /* n = 0 of class 0 is k = 0: q = 1, no factor */
     for (uint32_t c = 0; c < 40; c++)

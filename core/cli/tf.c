@@ -446,7 +446,9 @@ static bool already_reported(const char *results, long offset, const assignment 
         char *nl = strchr(line, '\n');
         if (nl)
             *nl = '\0';
-        found = strncmp(line, want, strlen(want)) == 0 && strstr(line, range) != NULL;
+        size_t n = strlen(line); /* a whole line: a kill mid-append leaves no '}' at its end */
+        found = nl != NULL && n > 0 && line[n - 1] == '}' && strncmp(line, want, strlen(want)) == 0 &&
+                strstr(line, range) != NULL;
         line = nl ? nl + 1 : NULL;
     }
     free(text);

@@ -1,0 +1,300 @@
+/* Mersenne trial factoring in OpenCL C 1.2 (backend-opencl/ocl_factor.h has
+ * the pipeline; core/tf_ref.h the math). The same three stages as the CUDA
+ * backend, written for any OpenCL device: a global-bitmap pass for the
+ * large sieve primes, local-memory segments for the small and middle ones
+ * with a work-group prefix sum, and a 3 x 32-bit Montgomery exponentiation
+ * that reads the candidate count on the device.
+ *
+ * Bit j of a launch stands for n = n0 + j; prime r divides q(n) exactly when
+ * n = root (mod r). */
+
+#define SEG_BITS 65536u /* bits one work-group sieves in local memory (8 KiB) */
+#define SEG_WORDS (SEG_BITS / 32u)
+#define SIEVE_LOCAL 256u
+#define WORDS_PER_ITEM (SEG_WORDS / SIEVE_LOCAL)
+#define PATTERN_PRIMES 13u /* 13 .. 61: several per 32-bit word */
+#define FOUND_CAP 256u
+
+/* Sets words [0, get_global_size) of p to v (OpenCL 1.1 has no fill). */
+__kernel void tf_fill(__global uint *p, uint v)
+{
+    p[get_global_id(0)] = v;
+}
+
+/* Per prime: the first bit of the launch it clears; primes from n_small on
+ * clear their multiples in the global bitmap at once. */
+__kernel void tf_prepare(__global const uint *prime, __global const uint *inv, __global const uint *pmod,
+                         uint n_small, uint n_all, uint class_index, ulong n0, uint count,
+                         __global uint *start, __global volatile uint *bits)
+{
+    uint i = get_global_id(0);
+    if (i >= n_all)
+        return;
+    uint r = prime[i];
+    ulong qb = (2ul * pmod[i] * class_index + 1) % r; /* q(0) = 2pc + 1 mod r */
+    ulong root = (ulong)((r - qb) % r) * inv[i] % r;  /* inv: 1 / (2p 4620) mod r */
+    uint n0r = (uint)(n0 % r);
+    uint s = (uint)(root >= n0r ? root - n0r : root + r - n0r);
+    if (i < n_small) {
+        start[i] = s;
+        return;
+    }
+    for (uint o = s; o < count; o += r)
+        atomic_and(&bits[o >> 5], ~(1u << (o & 31)));
+}
+
+/* Bits 0, r, 2r, ... below 64. */
+inline ulong pattern_bits(uint r)
+{
+    ulong m = 0;
+    for (uint b = 0; b < 64; b += r)
+        m |= 1ul << b;
+    return m;
+}
+
+/* One work-group per segment: pattern primes, middle primes with local
+ * atomics, AND the global bits, then the survivors' offsets appended to cand
+ * (one atomic_add per work-group). */
+__kernel __attribute__((reqd_work_group_size(SIEVE_LOCAL, 1, 1)))
+void tf_segments(__global const uint *prime, __global const uint *start, __global const uint *smod,
+                 __global const uint *minv, uint n_small, uint count, __global const uint *bits,
+                 __global uint *cand, __global volatile uint *cand_count)
+{
+    __local volatile uint sm[SEG_WORDS];
+    __local uint sums[SIEVE_LOCAL];
+    __local uint base;
+    const uint t = get_local_id(0), b = get_group_id(0);
+    const uint seg0 = b * SEG_BITS;
+    const uint seg_bits = count - seg0 < SEG_BITS ? count - seg0 : SEG_BITS;
+
+    uint w[WORDS_PER_ITEM];
+    for (uint j = 0; j < WORDS_PER_ITEM; j++)
+        w[j] = 0xFFFFFFFFu;
+    for (uint i = 0; i < PATTERN_PRIMES; i++) {
+        const uint r = prime[i];
+        const ulong pat = pattern_bits(r);
+        const uint d = (32u * SIEVE_LOCAL) % r;
+        uint o = start[i] + r - seg0 % r; /* first multiple in the segment, in [0, 2r) */
+        o = o >= r ? o - r : o;
+        uint at = o + r - (32u * t) % r; /* relative to word t */
+        at = at >= r ? at - r : at;
+        for (uint j = 0; j < WORDS_PER_ITEM; j++) {
+            w[j] &= ~(uint)(pat << at);
+            at = at >= d ? at - d : at + r - d;
+        }
+    }
+    for (uint j = 0; j < WORDS_PER_ITEM; j++)
+        sm[t + j * SIEVE_LOCAL] = w[j];
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    for (uint i = PATTERN_PRIMES + t; i < n_small; i += SIEVE_LOCAL) {
+        const uint r = prime[i];
+        const uint x = b * smod[i]; /* b * SEG_BITS mod r, reduced below */
+        uint rem = x - mul_hi(x, minv[i]) * r;
+        rem = rem >= r ? rem - r : rem;
+        const uint s = start[i];
+        for (uint o = s >= rem ? s - rem : s + r - rem; o < seg_bits; o += r)
+            atomic_and(&sm[o >> 5], ~(1u << (o & 31)));
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    const uint w0 = t * WORDS_PER_ITEM;
+    uint n = 0;
+    for (uint j = 0; j < WORDS_PER_ITEM; j++) {
+        const uint wi = w0 + j;
+        uint v = sm[wi] & bits[seg0 / 32 + wi];
+        const uint first = wi * 32;
+        if (first >= seg_bits)
+            v = 0;
+        else if (seg_bits - first < 32)
+            v &= (1u << (seg_bits - first)) - 1;
+        w[j] = v;
+        n += popcount(v);
+    }
+    /* Exclusive prefix sum of n over the work-group (Hillis-Steele). */
+    sums[t] = n;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint d = 1; d < SIEVE_LOCAL; d *= 2) {
+        uint add = t >= d ? sums[t - d] : 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        sums[t] += add;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (t == SIEVE_LOCAL - 1)
+        base = atomic_add(cand_count, sums[t]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint pos = base + sums[t] - n;
+    for (uint j = 0; j < WORDS_PER_ITEM; j++) {
+        uint v = w[j];
+        while (v != 0) {
+            uint bit = 31 - clz(v & -v);
+            v &= v - 1;
+            cand[pos++] = seg0 + (w0 + j) * 32 + bit;
+        }
+    }
+}
+
+/* ---- 3 x 32-bit Montgomery arithmetic, R = 2^96 ---- */
+
+typedef struct {
+    uint w0, w1, w2;
+} u96;
+
+/* A 96-bit accumulator: lo (64 bits) and hi (32). */
+#define ACC(p)                                                                                     \
+    do {                                                                                           \
+        ulong p_ = (p);                                                                            \
+        lo += p_;                                                                                  \
+        hi += lo < p_;                                                                             \
+    } while (0)
+#define SHIFT32()                                                                                  \
+    do {                                                                                           \
+        lo = (lo >> 32) | ((ulong)hi << 32);                                                       \
+        hi = 0;                                                                                    \
+    } while (0)
+
+/* a^2 / R mod q, product scanning; a < 2q and q < 2^94 give a result < 2q
+ * (without the final subtraction); full reduces it below q (for q < 2^95,
+ * a < q). */
+inline u96 mont_sqr(u96 a, u96 q, uint qinv, bool full)
+{
+    ulong lo = 0;
+    uint hi = 0;
+    const ulong a01 = (ulong)a.w0 * a.w1, a02 = (ulong)a.w0 * a.w2, a12 = (ulong)a.w1 * a.w2;
+    /* column 0 */
+    ACC((ulong)a.w0 * a.w0);
+    uint m0 = (uint)lo * qinv;
+    ACC((ulong)m0 * q.w0);
+    SHIFT32();
+    /* column 1 */
+    ACC(a01);
+    ACC(a01);
+    ACC((ulong)m0 * q.w1);
+    uint m1 = (uint)lo * qinv;
+    ACC((ulong)m1 * q.w0);
+    SHIFT32();
+    /* column 2 */
+    ACC(a02);
+    ACC(a02);
+    ACC((ulong)a.w1 * a.w1);
+    ACC((ulong)m0 * q.w2);
+    ACC((ulong)m1 * q.w1);
+    uint m2 = (uint)lo * qinv;
+    ACC((ulong)m2 * q.w0);
+    SHIFT32();
+    /* column 3 */
+    ACC(a12);
+    ACC(a12);
+    ACC((ulong)m1 * q.w2);
+    ACC((ulong)m2 * q.w1);
+    u96 r;
+    r.w0 = (uint)lo;
+    SHIFT32();
+    /* column 4 */
+    ACC((ulong)a.w2 * a.w2);
+    ACC((ulong)m2 * q.w2);
+    r.w1 = (uint)lo;
+    r.w2 = (uint)(lo >> 32);
+    if (full) {
+        ulong d0 = (ulong)r.w0 - q.w0;
+        ulong d1 = (ulong)r.w1 - q.w1 - (d0 >> 63);
+        ulong d2 = (ulong)r.w2 - q.w2 - (d1 >> 63);
+        if ((d2 >> 63) == 0) {
+            r.w0 = (uint)d0;
+            r.w1 = (uint)d1;
+            r.w2 = (uint)d2;
+        }
+    }
+    return r;
+}
+
+/* 2a reduced below m (a < m < 2^95). */
+inline u96 double_mod(u96 a, u96 m)
+{
+    u96 s;
+    s.w0 = a.w0 << 1;
+    s.w1 = (a.w1 << 1) | (a.w0 >> 31);
+    s.w2 = (a.w2 << 1) | (a.w1 >> 31);
+    ulong d0 = (ulong)s.w0 - m.w0;
+    ulong d1 = (ulong)s.w1 - m.w1 - (d0 >> 63);
+    ulong d2 = (ulong)s.w2 - m.w2 - (d1 >> 63);
+    if ((d2 >> 63) == 0) {
+        s.w0 = (uint)d0;
+        s.w1 = (uint)d1;
+        s.w2 = (uint)d2;
+    }
+    return s;
+}
+
+inline bool u96_eq(u96 a, u96 b) { return a.w0 == b.w0 && a.w1 == b.w1 && a.w2 == b.w2; }
+
+/* a - m if a >= m. */
+inline u96 sub_if_ge(u96 a, u96 m)
+{
+    ulong d0 = (ulong)a.w0 - m.w0;
+    ulong d1 = (ulong)a.w1 - m.w1 - (d0 >> 63);
+    ulong d2 = (ulong)a.w2 - m.w2 - (d1 >> 63);
+    if ((d2 >> 63) == 0) {
+        a.w0 = (uint)d0;
+        a.w1 = (uint)d1;
+        a.w2 = (uint)d2;
+    }
+    return a;
+}
+
+/* Tests every candidate of the list (its length read here, on the device):
+ * factors' offsets go to found through an atomic counter. */
+__kernel void tf_exponentiate(__global const uint *cand, __global volatile uint *counts, uint p,
+                              uint class_index, ulong n0, uint bit_max, __global uint *found)
+{
+    const uint total = counts[0]; /* counts[1]: factors found */
+    const uint nbits = 32 - clz(p);
+    const uint y = p >> (nbits - 5); /* the top 5 bits: start at 2^y */
+    const bool full = bit_max > 94;  /* 2^94 <= q < 2^95: reduce every step */
+    for (uint i = get_global_id(0); i < total; i += get_global_size(0)) {
+        const uint off = cand[i];
+        const ulong k = class_index + 4620ul * (n0 + off);
+        if (k == 0)
+            continue; /* q = 1 */
+        /* q = 2pk + 1 in three words: 2p < 2^33, k < 2^64. */
+        const ulong p2 = 2ul * p;
+        const ulong klo = k & 0xFFFFFFFFul, khi = k >> 32;
+        ulong c0 = klo * (p2 & 0xFFFFFFFFul) + 1;
+        ulong c1 = (c0 >> 32) + klo * (p2 >> 32) + (khi * (p2 & 0xFFFFFFFFul) & 0xFFFFFFFFul);
+        ulong c2 = (c1 >> 32) + (khi * (p2 & 0xFFFFFFFFul) >> 32) + khi * (p2 >> 32);
+        u96 q = {(uint)c0, (uint)c1, (uint)c2};
+        uint x = q.w0 * 3u ^ 2u; /* q^-1 mod 2^5, Newton to 2^40 */
+        x *= 2u - q.w0 * x;
+        x *= 2u - q.w0 * x;
+        x *= 2u - q.w0 * x;
+        const uint qinv = 0u - x;
+        /* one = 2^96 mod q by doublings from the largest power of two below
+         * q; start = 2^y one mod q the same way. */
+        const uint qbits = q.w2 ? 64 + 32 - clz(q.w2) : q.w1 ? 32 + 32 - clz(q.w1) : 32 - clz(q.w0);
+        u96 one = {0, 0, 0};
+        const uint e = qbits - 1;
+        if (e < 32)
+            one.w0 = 1u << e;
+        else if (e < 64)
+            one.w1 = 1u << (e - 32);
+        else
+            one.w2 = 1u << (e - 64);
+        for (uint s = e; s < 96; s++)
+            one = double_mod(one, q);
+        u96 v = one;
+        for (uint s = 0; s < y; s++)
+            v = double_mod(v, q);
+        u96 m = full ? q : double_mod(q, (u96){0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu}); /* 2q */
+        for (int bit = (int)nbits - 6; bit >= 0; bit--) {
+            v = mont_sqr(v, q, qinv, full);
+            if ((p >> bit) & 1u)
+                v = double_mod(v, m);
+        }
+        v = sub_if_ge(v, q);
+        if (u96_eq(v, one)) {
+            uint slot = atomic_inc(&counts[1]);
+            if (slot < FOUND_CAP)
+                found[slot] = off;
+        }
+    }
+}

@@ -1,0 +1,41 @@
+/* Mersenne trial factoring on an OpenCL device (kernels/factor.cl): the same
+ * pipeline as the CUDA backend's (backend-cuda/tf_cuda.h): a global bitmap
+ * pass for the large sieve primes, local-memory segments for the small and
+ * middle primes with a work-group prefix sum into a candidate list, and a
+ * 3 x 32-bit Montgomery exponentiation that reads the list's length on the
+ * device. One engine per worker handle; two launches in flight. */
+#ifndef LODE_OCL_FACTOR_H
+#define LODE_OCL_FACTOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backend-opencl/ocl_api.h"
+#include "backend-opencl/ocl_devices.h"
+#include "core/work.h"
+
+#define OCL_FACTOR_FOUND_CAP 256u /* as FOUND_CAP in kernels/factor.cl */
+
+typedef struct ocl_factor ocl_factor;
+
+/* Sieve primes: 1 000 000 on GPUs, 20 000 on CPU devices (PoCL: the
+ * per-prime work dominates there); launches of 2^26 indices on GPUs, 2^20
+ * on CPUs. LODE_TF_SIEVE_PRIMES and LODE_TF_LAUNCH_BITS override both.
+ * Returns a lode status. */
+int ocl_factor_new(const ocl_dev_desc *desc, cl_context ctx, cl_command_queue queue, const char *label,
+                   ocl_factor **out);
+void ocl_factor_free(ocl_factor *f);
+uint64_t ocl_factor_launch_size(const ocl_factor *f);
+unsigned ocl_factor_depth(const ocl_factor *f);
+/* Installs a class (the prime tables are rebuilt when the exponent changes). */
+int ocl_factor_set_job(ocl_factor *f, const lode_factor_job *job);
+/* Queues the indices [n0, n0 + count), 1 <= count <= the launch size. */
+int ocl_factor_enqueue(ocl_factor *f, uint64_t n0, uint32_t count);
+/* Waits for the oldest queued launch: found[] are offsets from its n0 (valid
+ * until the next enqueue); *overflow when more than OCL_FACTOR_FOUND_CAP. */
+int ocl_factor_finish(ocl_factor *f, uint64_t *n0, uint32_t *count, const uint32_t **found,
+                      uint32_t *found_count, bool *overflow);
+/* Waits for every queued launch and drops their results. */
+void ocl_factor_discard(ocl_factor *f);
+
+#endif
