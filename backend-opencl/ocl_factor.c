@@ -9,13 +9,16 @@
 #include "core/log.h"
 #include "core/status.h"
 
-#define SEG_BITS 65536u /* as in kernels/factor.cl */
+#define SEG_BITS 131072u /* as in kernels/factor.cl */
 #define SIEVE_LOCAL 256u
 #define PREP_LOCAL 256u
 #define EXP_LOCAL 256u
 #define SLOTS 2
 
 typedef struct slot {
+    /* Each slot its own queue: one launch's sieve (atomics) runs beside the
+     * other's exponentiation (multiplies) on devices that overlap queues. */
+    cl_command_queue queue;
     cl_mem start, bits, cand, counts, found;
     uint32_t host[2 + OCL_FACTOR_FOUND_CAP]; /* counts, then found */
     cl_event done;
@@ -88,6 +91,11 @@ void ocl_factor_free(ocl_factor *f)
         slot *b = &f->slots[s];
         if (b->done != NULL)
             ocl.clReleaseEvent(b->done);
+        if (b->queue != NULL) {
+            ocl.clFinish(b->queue);
+            if (b->queue != f->queue)
+                ocl.clReleaseCommandQueue(b->queue);
+        }
         cl_mem mems[] = {b->start, b->bits, b->cand, b->counts, b->found};
         for (size_t i = 0; i < sizeof mems / sizeof mems[0]; i++)
             if (mems[i] != NULL)
@@ -145,6 +153,16 @@ int ocl_factor_new(const ocl_dev_desc *desc, cl_context ctx, cl_command_queue qu
         rc = buffer(f, f->want_primes * sizeof(uint32_t), tables[i]);
     for (int s = 0; s < SLOTS && rc == LODE_OK; s++) {
         slot *b = &f->slots[s];
+        b->queue = queue;
+        if (s > 0) {
+            cl_int err = CL_SUCCESS;
+            b->queue = ocl.clCreateCommandQueue(ctx, desc->id, 0, &err);
+            if (b->queue == NULL || err != CL_SUCCESS) {
+                b->queue = NULL;
+                rc = fail(f, "clCreateCommandQueue", err);
+                break;
+            }
+        }
         if ((rc = buffer(f, f->want_primes * sizeof(uint32_t), &b->start)) == LODE_OK &&
             (rc = buffer(f, launch / 8, &b->bits)) == LODE_OK &&
             (rc = buffer(f, launch * sizeof(uint32_t), &b->cand)) == LODE_OK &&
@@ -172,7 +190,8 @@ static int load_exponent(ocl_factor *f, uint32_t p)
     tf_sieve_tables t;
     if (tf_sieve_tables_build(f->primes, f->want_primes, p, SEG_BITS, &t) != 0)
         return LODE_ERR_NO_MEMORY;
-    ocl.clFinish(f->queue); /* no launch may still read the tables */
+    for (int s = 0; s < SLOTS; s++) /* no launch may still read the tables */
+        ocl.clFinish(f->slots[s].queue);
     const uint32_t *src[] = {t.prime, t.inv, t.pmod, t.smod, t.minv};
     cl_mem dst[] = {f->prime, f->inv, f->pmod, f->smod, f->minv};
     cl_int err = CL_SUCCESS;
@@ -200,11 +219,11 @@ int ocl_factor_set_job(ocl_factor *f, const lode_factor_job *job)
     return LODE_OK;
 }
 
-static int fill(ocl_factor *f, cl_mem buf, size_t words, cl_uint value)
+static int fill(ocl_factor *f, cl_command_queue queue, cl_mem buf, size_t words, cl_uint value)
 {
     ARG(f->k_fill, 0, buf);
     ARG(f->k_fill, 1, value);
-    TRY("tf_fill", ocl.clEnqueueNDRangeKernel(f->queue, f->k_fill, 1, NULL, &words, NULL, 0, NULL, NULL));
+    TRY("tf_fill", ocl.clEnqueueNDRangeKernel(queue, f->k_fill, 1, NULL, &words, NULL, 0, NULL, NULL));
     return LODE_OK;
 }
 
@@ -216,9 +235,10 @@ int ocl_factor_enqueue(ocl_factor *f, uint64_t n0, uint32_t count)
     const lode_factor_job *j = &f->job;
     const cl_uint segments = (count + SEG_BITS - 1) / SEG_BITS;
     const cl_uint ones = 0xFFFFFFFFu, zero = 0;
-    int rc = fill(f, b->bits, (size_t)segments * SEG_BITS / 32, ones);
+    cl_command_queue queue = b->queue;
+    int rc = fill(f, queue, b->bits, (size_t)segments * SEG_BITS / 32, ones);
     if (rc == LODE_OK)
-        rc = fill(f, b->counts, 2, zero);
+        rc = fill(f, queue, b->counts, 2, zero);
     if (rc != LODE_OK)
         return rc;
     const cl_uint n_small = f->n_small, n_all = f->n_all, cls = j->class_index, cnt = count, p = j->exponent,
@@ -236,7 +256,7 @@ int ocl_factor_enqueue(ocl_factor *f, uint64_t n0, uint32_t count)
     ARG(k, 8, b->start);
     ARG(k, 9, b->bits);
     size_t local = PREP_LOCAL, global = (n_all + PREP_LOCAL - 1) / PREP_LOCAL * PREP_LOCAL;
-    TRY("tf_prepare", ocl.clEnqueueNDRangeKernel(f->queue, k, 1, NULL, &global, &local, 0, NULL, NULL));
+    TRY("tf_prepare", ocl.clEnqueueNDRangeKernel(queue, k, 1, NULL, &global, &local, 0, NULL, NULL));
     k = f->k_segments;
     ARG(k, 0, f->prime);
     ARG(k, 1, b->start);
@@ -249,7 +269,7 @@ int ocl_factor_enqueue(ocl_factor *f, uint64_t n0, uint32_t count)
     ARG(k, 8, b->counts);
     local = SIEVE_LOCAL;
     global = (size_t)segments * SIEVE_LOCAL;
-    TRY("tf_segments", ocl.clEnqueueNDRangeKernel(f->queue, k, 1, NULL, &global, &local, 0, NULL, NULL));
+    TRY("tf_segments", ocl.clEnqueueNDRangeKernel(queue, k, 1, NULL, &global, &local, 0, NULL, NULL));
     k = f->k_exp;
     ARG(k, 0, b->cand);
     ARG(k, 1, b->counts);
@@ -260,13 +280,13 @@ int ocl_factor_enqueue(ocl_factor *f, uint64_t n0, uint32_t count)
     ARG(k, 6, b->found);
     local = EXP_LOCAL;
     global = f->exp_items;
-    TRY("tf_exponentiate", ocl.clEnqueueNDRangeKernel(f->queue, k, 1, NULL, &global, &local, 0, NULL, NULL));
-    TRY("reading the counts", ocl.clEnqueueReadBuffer(f->queue, b->counts, CL_FALSE, 0, 2 * sizeof(uint32_t),
+    TRY("tf_exponentiate", ocl.clEnqueueNDRangeKernel(queue, k, 1, NULL, &global, &local, 0, NULL, NULL));
+    TRY("reading the counts", ocl.clEnqueueReadBuffer(queue, b->counts, CL_FALSE, 0, 2 * sizeof(uint32_t),
                                                       b->host, 0, NULL, NULL));
-    TRY("reading the factors", ocl.clEnqueueReadBuffer(f->queue, b->found, CL_FALSE, 0,
+    TRY("reading the factors", ocl.clEnqueueReadBuffer(queue, b->found, CL_FALSE, 0,
                                                        OCL_FACTOR_FOUND_CAP * sizeof(uint32_t), b->host + 2, 0,
                                                        NULL, &b->done));
-    TRY("clFlush", ocl.clFlush(f->queue));
+    TRY("clFlush", ocl.clFlush(queue));
     b->n0 = n0;
     b->count = count;
     f->queued++;
@@ -296,7 +316,8 @@ int ocl_factor_finish(ocl_factor *f, uint64_t *n0, uint32_t *count, const uint32
 
 void ocl_factor_discard(ocl_factor *f)
 {
-    ocl.clFinish(f->queue);
+    for (int s = 0; s < SLOTS; s++)
+        ocl.clFinish(f->slots[s].queue);
     for (int s = 0; s < SLOTS; s++)
         if (f->slots[s].done != NULL) {
             ocl.clReleaseEvent(f->slots[s].done);

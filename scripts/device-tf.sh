@@ -53,6 +53,9 @@ for v in ${TF_VARIANTS:-default}; do
   if [ "$v" = default ]; then bench "$dev M66362159 73-74 default" "$dev"
   else bench "$dev M66362159 73-74 ${v//,/ }" "$dev" ${v//,/ }; fi
 done
+if [ "${TF_OPENCL_DEV:-}" = auto ]; then # the GPU's OpenCL device (listed only with SHOW_ALL)
+  TF_OPENCL_DEV=$(LODE_OPENCL_SHOW_ALL=1 "$lode" --list-devices | awk '/^opencl:[0-9]+ .*NVIDIA/{print $1; exit}')
+fi
 [ -n "${TF_OPENCL_DEV:-}" ] && bench "$TF_OPENCL_DEV M66362159 73-74" "$TF_OPENCL_DEV" LODE_OPENCL_SHOW_ALL=1
 
 if command -v cuobjdump >/dev/null; then

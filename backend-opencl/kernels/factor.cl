@@ -8,7 +8,7 @@
  * Bit j of a launch stands for n = n0 + j; prime r divides q(n) exactly when
  * n = root (mod r). */
 
-#define SEG_BITS 65536u /* bits one work-group sieves in local memory (8 KiB) */
+#define SEG_BITS 131072u /* bits one work-group sieves in local memory (16 KiB) */
 #define SEG_WORDS (SEG_BITS / 32u)
 #define SIEVE_LOCAL 256u
 #define WORDS_PER_ITEM (SEG_WORDS / SIEVE_LOCAL)
@@ -242,6 +242,40 @@ inline u96 sub_if_ge(u96 a, u96 m)
     return a;
 }
 
+#ifdef cl_khr_fp64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+/* The low 96 bits of x - e q, reduced below q by subtractions: for an
+ * estimate e <= floor(x / q) that leaves less than 3q < 2^96. x is
+ * (x0, x1, x2) plus 2^96 x3. */
+inline u96 reduce_estimate(uint x0, uint x1, uint x2, ulong e, u96 q)
+{
+    ulong p0 = e * q.w0, p1 = e * q.w1 + (p0 >> 32), p2 = e * q.w2 + (p1 >> 32);
+    ulong d0 = (ulong)x0 - (uint)p0;
+    ulong d1 = (ulong)x1 - (uint)p1 - (d0 >> 63);
+    ulong d2 = (ulong)x2 - (uint)p2 - (d1 >> 63);
+    u96 r = {(uint)d0, (uint)d1, (uint)d2};
+    r = sub_if_ge(r, q);
+    return sub_if_ge(r, q);
+}
+
+/* one = 2^96 mod q and start = 2^y one mod q for 2^64 <= q < 2^94, from
+ * double-precision quotient estimates (each within one of the truth, so
+ * e - 1 never exceeds it and the remainder stays below 3q). */
+inline void mont_init_fp64(u96 q, uint y, u96 *one, u96 *start)
+{
+    const double qd = (double)q.w2 * 0x1p64 + (double)q.w1 * 0x1p32 + (double)q.w0;
+    const double inv = 1.0 / qd;
+    double e = floor(0x1p96 * inv);
+    *one = reduce_estimate(0, 0, 0, e >= 1.0 ? (ulong)e - 1 : 0, q); /* 2^96: x3 = 1 wraps away */
+    const uint x0 = one->w0 << y, x1 = y ? (one->w1 << y) | (one->w0 >> (32 - y)) : one->w1;
+    const uint x2 = y ? (one->w2 << y) | (one->w1 >> (32 - y)) : one->w2;
+    const uint x3 = y ? one->w2 >> (32 - y) : 0;
+    const double xd = (double)x3 * 0x1p96 + (double)x2 * 0x1p64 + (double)x1 * 0x1p32 + (double)x0;
+    e = floor(xd * inv);
+    *start = reduce_estimate(x0, x1, x2, e >= 1.0 ? (ulong)e - 1 : 0, q);
+}
+#endif
+
 /* Tests every candidate of the list (its length read here, on the device):
  * factors' offsets go to found through an atomic counter. */
 __kernel void tf_exponentiate(__global const uint *cand, __global volatile uint *counts, uint p,
@@ -268,22 +302,29 @@ __kernel void tf_exponentiate(__global const uint *cand, __global volatile uint 
         x *= 2u - q.w0 * x;
         x *= 2u - q.w0 * x;
         const uint qinv = 0u - x;
-        /* one = 2^96 mod q by doublings from the largest power of two below
-         * q; start = 2^y one mod q the same way. */
-        const uint qbits = q.w2 ? 64 + 32 - clz(q.w2) : q.w1 ? 32 + 32 - clz(q.w1) : 32 - clz(q.w0);
-        u96 one = {0, 0, 0};
-        const uint e = qbits - 1;
-        if (e < 32)
-            one.w0 = 1u << e;
-        else if (e < 64)
-            one.w1 = 1u << (e - 32);
-        else
-            one.w2 = 1u << (e - 64);
-        for (uint s = e; s < 96; s++)
-            one = double_mod(one, q);
-        u96 v = one;
-        for (uint s = 0; s < y; s++)
-            v = double_mod(v, q);
+        u96 one = {0, 0, 0}, v;
+#ifdef cl_khr_fp64
+        if (q.w2 != 0 && q.w2 < (1u << 30)) {
+            mont_init_fp64(q, y, &one, &v);
+        } else
+#endif
+        {
+            /* one = 2^96 mod q by doublings from the largest power of two
+             * below q; start = 2^y one mod q the same way. */
+            const uint qbits = q.w2 ? 64 + 32 - clz(q.w2) : q.w1 ? 32 + 32 - clz(q.w1) : 32 - clz(q.w0);
+            const uint e = qbits - 1;
+            if (e < 32)
+                one.w0 = 1u << e;
+            else if (e < 64)
+                one.w1 = 1u << (e - 32);
+            else
+                one.w2 = 1u << (e - 64);
+            for (uint s = e; s < 96; s++)
+                one = double_mod(one, q);
+            v = one;
+            for (uint s = 0; s < y; s++)
+                v = double_mod(v, q);
+        }
         u96 m = full ? q : double_mod(q, (u96){0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu}); /* 2q */
         for (int bit = (int)nbits - 6; bit >= 0; bit--) {
             v = mont_sqr(v, q, qinv, full);
