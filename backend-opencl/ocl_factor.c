@@ -136,7 +136,9 @@ int ocl_factor_new(const ocl_dev_desc *desc, cl_context ctx, cl_command_queue qu
         rc = LODE_ERR_NO_MEMORY;
     if (rc == LODE_OK) {
         const char *sources[1] = {lode_ocl_src_factor};
-        rc = ocl_program_build(desc, ctx, label, sources, 1, "-cl-std=CL1.2", &f->prog);
+        /* NVIDIA's compiler takes inline PTX: the squaring's carry chains. */
+        const char *options = desc->caps & OCL_CAP_NV_SHFL ? "-cl-std=CL1.2 -D LODE_NV_PTX=1" : "-cl-std=CL1.2";
+        rc = ocl_program_build(desc, ctx, label, sources, 1, options, &f->prog);
     }
     const char *names[] = {"tf_fill", "tf_prepare", "tf_segments", "tf_exponentiate"};
     cl_kernel *ks[] = {&f->k_fill, &f->k_prepare, &f->k_segments, &f->k_exp};

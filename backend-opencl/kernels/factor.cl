@@ -153,6 +153,88 @@ typedef struct {
         hi = 0;                                                                                    \
     } while (0)
 
+/* a - m if a >= m. */
+inline u96 sub_if_ge(u96 a, u96 m)
+{
+    ulong d0 = (ulong)a.w0 - m.w0;
+    ulong d1 = (ulong)a.w1 - m.w1 - (d0 >> 63);
+    ulong d2 = (ulong)a.w2 - m.w2 - (d1 >> 63);
+    if ((d2 >> 63) == 0) {
+        a.w0 = (uint)d0;
+        a.w1 = (uint)d1;
+        a.w2 = (uint)d2;
+    }
+    return a;
+}
+
+#ifdef LODE_NV_PTX
+/* NVIDIA: the same PTX carry chains as the CUDA kernel (backend-cuda/
+ * tf_kernel.cu has the word-by-word account): operand scanning, three
+ * reduction words. */
+inline u96 mont_sqr(u96 a, u96 q, uint qinv, bool full)
+{
+    u96 r;
+    asm("{\n\t"
+        ".reg .u32 t0, t1, t2, m;\n\t"
+        /* cross products a0a1, a0a2, a1a2 into t1..%2 (t4) */
+        "mul.lo.u32     t1, %3, %4;\n\t"
+        "mul.hi.u32     t2, %3, %4;\n\t"
+        "mad.lo.cc.u32  t2, %3, %5, t2;\n\t"
+        "madc.hi.u32    %0, %3, %5, 0;\n\t"
+        "mad.lo.cc.u32  %0, %4, %5, %0;\n\t"
+        "madc.hi.u32    %1, %4, %5, 0;\n\t"
+        /* doubled: t1..t4 -> t1..t5 (%0 = t3, %1 = t4, %2 = t5) */
+        "add.cc.u32     t1, t1, t1;\n\t"
+        "addc.cc.u32    t2, t2, t2;\n\t"
+        "addc.cc.u32    %0, %0, %0;\n\t"
+        "addc.cc.u32    %1, %1, %1;\n\t"
+        "addc.u32       %2, 0, 0;\n\t"
+        /* the squares on the diagonal */
+        "mul.lo.u32     t0, %3, %3;\n\t"
+        "mad.hi.cc.u32  t1, %3, %3, t1;\n\t"
+        "madc.lo.cc.u32 t2, %4, %4, t2;\n\t"
+        "madc.hi.cc.u32 %0, %4, %4, %0;\n\t"
+        "madc.lo.cc.u32 %1, %5, %5, %1;\n\t"
+        "madc.hi.u32    %2, %5, %5, %2;\n\t"
+        /* reduction, word 0 */
+        "mul.lo.u32     m, t0, %9;\n\t"
+        "mad.lo.cc.u32  t0, m, %6, t0;\n\t"
+        "madc.hi.cc.u32 t1, m, %6, t1;\n\t"
+        "madc.hi.cc.u32 t2, m, %7, t2;\n\t"
+        "madc.hi.cc.u32 %0, m, %8, %0;\n\t"
+        "addc.cc.u32    %1, %1, 0;\n\t"
+        "addc.u32       %2, %2, 0;\n\t"
+        "mad.lo.cc.u32  t1, m, %7, t1;\n\t"
+        "madc.lo.cc.u32 t2, m, %8, t2;\n\t"
+        "addc.cc.u32    %0, %0, 0;\n\t"
+        "addc.cc.u32    %1, %1, 0;\n\t"
+        "addc.u32       %2, %2, 0;\n\t"
+        /* word 1 */
+        "mul.lo.u32     m, t1, %9;\n\t"
+        "mad.lo.cc.u32  t1, m, %6, t1;\n\t"
+        "madc.hi.cc.u32 t2, m, %6, t2;\n\t"
+        "madc.hi.cc.u32 %0, m, %7, %0;\n\t"
+        "madc.hi.cc.u32 %1, m, %8, %1;\n\t"
+        "addc.u32       %2, %2, 0;\n\t"
+        "mad.lo.cc.u32  t2, m, %7, t2;\n\t"
+        "madc.lo.cc.u32 %0, m, %8, %0;\n\t"
+        "addc.cc.u32    %1, %1, 0;\n\t"
+        "addc.u32       %2, %2, 0;\n\t"
+        /* word 2 */
+        "mul.lo.u32     m, t2, %9;\n\t"
+        "mad.lo.cc.u32  t2, m, %6, t2;\n\t"
+        "madc.hi.cc.u32 %0, m, %6, %0;\n\t"
+        "madc.hi.cc.u32 %1, m, %7, %1;\n\t"
+        "madc.hi.u32    %2, m, %8, %2;\n\t"
+        "mad.lo.cc.u32  %0, m, %7, %0;\n\t"
+        "madc.lo.cc.u32 %1, m, %8, %1;\n\t"
+        "addc.u32       %2, %2, 0;\n\t"
+        "}"
+        : "=&r"(r.w0), "=&r"(r.w1), "=&r"(r.w2)
+        : "r"(a.w0), "r"(a.w1), "r"(a.w2), "r"(q.w0), "r"(q.w1), "r"(q.w2), "r"(qinv));
+    return full ? sub_if_ge(r, q) : r;
+}
+#else
 /* a^2 / R mod q, product scanning; a < 2q and q < 2^94 give a result < 2q
  * (without the final subtraction); full reduces it below q (for q < 2^95,
  * a < q). */
@@ -208,6 +290,8 @@ inline u96 mont_sqr(u96 a, u96 q, uint qinv, bool full)
     return r;
 }
 
+#endif
+
 /* 2a reduced below m (a < m < 2^95). */
 inline u96 double_mod(u96 a, u96 m)
 {
@@ -227,20 +311,6 @@ inline u96 double_mod(u96 a, u96 m)
 }
 
 inline bool u96_eq(u96 a, u96 b) { return a.w0 == b.w0 && a.w1 == b.w1 && a.w2 == b.w2; }
-
-/* a - m if a >= m. */
-inline u96 sub_if_ge(u96 a, u96 m)
-{
-    ulong d0 = (ulong)a.w0 - m.w0;
-    ulong d1 = (ulong)a.w1 - m.w1 - (d0 >> 63);
-    ulong d2 = (ulong)a.w2 - m.w2 - (d1 >> 63);
-    if ((d2 >> 63) == 0) {
-        a.w0 = (uint)d0;
-        a.w1 = (uint)d1;
-        a.w2 = (uint)d2;
-    }
-    return a;
-}
 
 #ifdef cl_khr_fp64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
