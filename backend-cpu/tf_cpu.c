@@ -26,25 +26,13 @@ struct cpu_tf {
     uint64_t bits[TF_CPU_BLOCK_BITS / 64];
 };
 
-static unsigned env_primes(unsigned dflt)
-{
-    const char *v = getenv("LODE_TF_SIEVE_PRIMES");
-    if (v == NULL || *v == '\0')
-        return dflt;
-    long n = strtol(v, NULL, 10);
-    if (n < 0)
-        n = 0;
-    if (n > (long)TF_CPU_MAX_SIEVE_PRIMES)
-        n = TF_CPU_MAX_SIEVE_PRIMES;
-    return (unsigned)n;
-}
-
 cpu_tf *cpu_tf_new(unsigned sieve_primes)
 {
     cpu_tf *tf = calloc(1, sizeof *tf);
     if (tf == NULL)
         return NULL;
-    tf->want_primes = env_primes(sieve_primes ? sieve_primes : TF_CPU_DEFAULT_SIEVE_PRIMES);
+    tf->want_primes = tf_env_unsigned("LODE_TF_SIEVE_PRIMES", sieve_primes ? sieve_primes : TF_CPU_DEFAULT_SIEVE_PRIMES, 0,
+                                      TF_CPU_MAX_SIEVE_PRIMES);
     tf->primes = tf_first_primes(tf->want_primes + 1); /* + 1: never a zero-byte allocation */
     tf->sp = malloc((tf->want_primes + 1) * sizeof *tf->sp);
     if (tf->primes == NULL || tf->sp == NULL) {

@@ -417,15 +417,6 @@ struct cuda_tf {
     uint64_t launches, indices, survivors;
 };
 
-static unsigned env_unsigned(const char *name, unsigned dflt, unsigned lo, unsigned hi)
-{
-    const char *v = getenv(name);
-    if (v == NULL || *v == '\0')
-        return dflt;
-    long n = strtol(v, NULL, 10);
-    return n < (long)lo ? lo : n > (long)hi ? hi : (unsigned)n;
-}
-
 extern "C" cudaError_t cuda_tf_new(unsigned sieve_primes, unsigned launch_bits, cudaStream_t stream, cuda_tf **out)
 {
     *out = NULL;
@@ -433,9 +424,9 @@ extern "C" cudaError_t cuda_tf_new(unsigned sieve_primes, unsigned launch_bits, 
     if (tf == NULL)
         return cudaErrorMemoryAllocation;
     tf->stream = stream;
-    tf->want_primes = env_unsigned("LODE_TF_SIEVE_PRIMES", sieve_primes ? sieve_primes : CUDA_TF_DEFAULT_SIEVE_PRIMES,
+    tf->want_primes = tf_env_unsigned("LODE_TF_SIEVE_PRIMES", sieve_primes ? sieve_primes : CUDA_TF_DEFAULT_SIEVE_PRIMES,
                                    kPatternPrimes + 1, CUDA_TF_MAX_SIEVE_PRIMES);
-    tf->launch_bits = env_unsigned("LODE_TF_LAUNCH_BITS", launch_bits ? launch_bits : 27, 20, 28);
+    tf->launch_bits = tf_env_unsigned("LODE_TF_LAUNCH_BITS", launch_bits ? launch_bits : 27, 20, 28);
     cudaError_t err = cudaErrorMemoryAllocation;
     const size_t launch = (size_t)1 << tf->launch_bits;
     int dev = 0, sms = 0;
@@ -445,13 +436,13 @@ extern "C" cudaError_t cuda_tf_new(unsigned sieve_primes, unsigned launch_bits, 
     if ((err = cudaGetDevice(&dev)) != cudaSuccess ||
         (err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess)
         goto failed;
-    tf->exp_blocks = sms * (int)env_unsigned("LODE_TF_EXP_BLOCKS_PER_SM", 8, 1, 64);
-    tf->seg_log = env_unsigned("LODE_TF_SEGMENT_BITS", 18, 16, 18);
+    tf->exp_blocks = sms * (int)tf_env_unsigned("LODE_TF_EXP_BLOCKS_PER_SM", 8, 1, 64);
+    tf->seg_log = tf_env_unsigned("LODE_TF_SEGMENT_BITS", 18, 16, 18);
     {
         const char *env = getenv("LODE_TF_PROFILE");
         tf->profile = env != NULL && env[0] == '1';
     }
-    tf->interleave = env_unsigned("LODE_TF_INTERLEAVE", kInterleave, 1, 4);
+    tf->interleave = tf_env_unsigned("LODE_TF_INTERLEAVE", kInterleave, 1, 4);
     {
         const size_t n = tf->want_primes;
         uint32_t **tables[] = {&tf->d_prime, &tf->d_inv, &tf->d_pmod, &tf->d_smod, &tf->d_minv};

@@ -61,15 +61,6 @@ static int fail(const ocl_factor *f, const char *what, cl_int err)
     } while (0)
 #define ARG(k, i, v) TRY("clSetKernelArg", ocl.clSetKernelArg((k), (i), sizeof(v), &(v)))
 
-static unsigned env_unsigned(const char *name, unsigned dflt, unsigned lo, unsigned hi)
-{
-    const char *v = getenv(name);
-    if (v == NULL || *v == '\0')
-        return dflt;
-    long n = strtol(v, NULL, 10);
-    return n < (long)lo ? lo : n > (long)hi ? hi : (unsigned)n;
-}
-
 static int buffer(ocl_factor *f, size_t size, cl_mem *out)
 {
     cl_int err = CL_SUCCESS;
@@ -126,8 +117,8 @@ int ocl_factor_new(const ocl_dev_desc *desc, cl_context ctx, cl_command_queue qu
     f->ctx = ctx;
     f->queue = queue;
     const bool cpu = (desc->type & CL_DEVICE_TYPE_CPU) != 0;
-    f->want_primes = env_unsigned("LODE_TF_SIEVE_PRIMES", cpu ? 20000 : 1000000, 14, 2000000);
-    f->launch_bits = env_unsigned("LODE_TF_LAUNCH_BITS", cpu ? 20 : 26, 17, 28);
+    f->want_primes = tf_env_unsigned("LODE_TF_SIEVE_PRIMES", cpu ? 20000 : 1000000, 14, 2000000);
+    f->launch_bits = tf_env_unsigned("LODE_TF_LAUNCH_BITS", cpu ? 20 : 26, 17, 28);
     f->exp_items = (size_t)(desc->compute_units ? desc->compute_units : 1) * (cpu ? 64 : 2048);
     f->exp_items = (f->exp_items + EXP_LOCAL - 1) / EXP_LOCAL * EXP_LOCAL;
     const size_t launch = (size_t)1 << f->launch_bits;

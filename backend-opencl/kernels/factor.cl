@@ -277,17 +277,7 @@ inline u96 mont_sqr(u96 a, u96 q, uint qinv, bool full)
     ACC((ulong)m2 * q.w2);
     r.w1 = (uint)lo;
     r.w2 = (uint)(lo >> 32);
-    if (full) {
-        ulong d0 = (ulong)r.w0 - q.w0;
-        ulong d1 = (ulong)r.w1 - q.w1 - (d0 >> 63);
-        ulong d2 = (ulong)r.w2 - q.w2 - (d1 >> 63);
-        if ((d2 >> 63) == 0) {
-            r.w0 = (uint)d0;
-            r.w1 = (uint)d1;
-            r.w2 = (uint)d2;
-        }
-    }
-    return r;
+    return full ? sub_if_ge(r, q) : r;
 }
 
 #endif
@@ -299,15 +289,7 @@ inline u96 double_mod(u96 a, u96 m)
     s.w0 = a.w0 << 1;
     s.w1 = (a.w1 << 1) | (a.w0 >> 31);
     s.w2 = (a.w2 << 1) | (a.w1 >> 31);
-    ulong d0 = (ulong)s.w0 - m.w0;
-    ulong d1 = (ulong)s.w1 - m.w1 - (d0 >> 63);
-    ulong d2 = (ulong)s.w2 - m.w2 - (d1 >> 63);
-    if ((d2 >> 63) == 0) {
-        s.w0 = (uint)d0;
-        s.w1 = (uint)d1;
-        s.w2 = (uint)d2;
-    }
-    return s;
+    return sub_if_ge(s, m);
 }
 
 inline bool u96_eq(u96 a, u96 b) { return a.w0 == b.w0 && a.w1 == b.w1 && a.w2 == b.w2; }
