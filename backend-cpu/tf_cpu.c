@@ -66,9 +66,12 @@ int cpu_tf_set_work(cpu_tf *tf, const lode_factor_job *job)
     for (unsigned i = 0; i < tf->prime_count; i++) {
         uint32_t r = tf->primes[i];
         /* A prime at or above 2p + 1 could equal a candidate q: sieving it
-         * would remove a factor. (Also excludes r = p, which never divides q.) */
+         * would remove a factor. r = p never divides q (q = 1 mod p) and has
+         * no root: q_step = 0 mod p; sieving it would clear real candidates. */
         if ((uint64_t)r >= 2 * p + 1)
             break;
+        if (r == p)
+            continue;
         uint64_t step = (uint64_t)(tf->q_step % r), base = (uint64_t)(tf->q_base % r);
         uint64_t root = (uint64_t)(r - base) % r * tf_inverse_mod((uint32_t)step, r) % r;
         tf->sp[tf->sp_count++] = (sieve_prime){.r = r, .root = (uint32_t)root};
