@@ -16,9 +16,10 @@ typedef struct sieve_prime {
 
 struct cpu_tf {
     unsigned want_primes;
-    uint32_t *primes; /* the first want_primes odd primes above 11 */
-    unsigned prime_count;
-    sieve_prime *sp; /* the primes usable for this job, with their roots */
+    uint32_t *primes;        /* the first want_primes odd primes above 11 */
+    tf_sieve_tables tables;  /* the usable ones for `exponent`, their inverses */
+    uint32_t exponent;       /* whose tables are built (0: none) */
+    sieve_prime *sp;         /* the usable primes with their roots for this class */
     unsigned sp_count;
     lode_factor_job job;
     u128 q_step; /* q(n + 1) - q(n) = 2 p 4620 */
@@ -39,7 +40,6 @@ cpu_tf *cpu_tf_new(unsigned sieve_primes)
         cpu_tf_free(tf);
         return NULL;
     }
-    tf->prime_count = tf->want_primes;
     return tf;
 }
 
@@ -47,6 +47,7 @@ void cpu_tf_free(cpu_tf *tf)
 {
     if (tf == NULL)
         return;
+    tf_sieve_tables_free(&tf->tables);
     free(tf->primes);
     free(tf->sp);
     free(tf);
@@ -54,28 +55,28 @@ void cpu_tf_free(cpu_tf *tf)
 
 int cpu_tf_set_work(cpu_tf *tf, const lode_factor_job *job)
 {
-    char why[128];
-    if (job->num_classes != LODE_TF_CLASSES || job->class_index >= LODE_TF_CLASSES ||
-        lode_tf_validate_job(job->exponent, job->bit_min, job->bit_max, why, sizeof why) != 0)
+    if (!lode_tf_job_valid(job))
         return LODE_ERR_INVALID;
+    const uint64_t p = job->exponent, c = job->class_index;
+    /* Per exponent: the usable primes (the same rule as the GPUs': below
+     * 2p + 1, never p) and their inverses of q_step (backend-cpu/tf_tables.h). */
+    if (tf->exponent != job->exponent) {
+        tf_sieve_tables_free(&tf->tables);
+        tf->exponent = 0;
+        if (tf_sieve_tables_build(tf->primes, tf->want_primes, job->exponent, TF_CPU_BLOCK_BITS, &tf->tables) != 0)
+            return LODE_ERR_NO_MEMORY;
+        tf->exponent = job->exponent;
+    }
     tf->job = *job;
-    uint64_t p = job->exponent, c = job->class_index;
     tf->q_step = (u128)2 * p * LODE_TF_CLASSES;
     tf->q_base = (u128)2 * p * c + 1;
-    tf->sp_count = 0;
-    for (unsigned i = 0; i < tf->prime_count; i++) {
-        uint32_t r = tf->primes[i];
-        /* A prime at or above 2p + 1 could equal a candidate q: sieving it
-         * would remove a factor. r = p never divides q (q = 1 mod p) and has
-         * no root: q_step = 0 mod p; sieving it would clear real candidates. */
-        if ((uint64_t)r >= 2 * p + 1)
-            break;
-        if (r == p)
-            continue;
-        uint64_t step = (uint64_t)(tf->q_step % r), base = (uint64_t)(tf->q_base % r);
-        uint64_t root = (uint64_t)(r - base) % r * tf_inverse_mod((uint32_t)step, r) % r;
-        tf->sp[tf->sp_count++] = (sieve_prime){.r = r, .root = (uint32_t)root};
+    /* Per class: the root -(2pc + 1) / q_step mod r of each prime. */
+    const tf_sieve_tables *t = &tf->tables;
+    for (unsigned i = 0; i < t->count; i++) {
+        const uint64_t r = t->prime[i], base = (2 * (uint64_t)t->pmod[i] * c + 1) % r;
+        tf->sp[i] = (sieve_prime){.r = (uint32_t)r, .root = (uint32_t)((r - base) % r * t->inv[i] % r)};
     }
+    tf->sp_count = t->count;
     return LODE_OK;
 }
 

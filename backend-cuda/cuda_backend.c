@@ -104,7 +104,6 @@ struct lode_device {
     momentum_entry *cands; /* a sweep's candidates, copied off the pinned buffer */
     size_t cand_cap;
     cuda_tf *tf;
-    lode_factor_job factor; /* the installed trial-factoring class */
 };
 
 /* ---- errors ---------------------------------------------------------- */
@@ -584,7 +583,7 @@ static int open_on_thread(lode_device *d)
     if (d->algo == LODE_ALGO_MOMENTUM)
         return alloc_momentum(d);
     if (d->algo == LODE_ALGO_TF) {
-        TRY(d, cuda_tf_new(0, 0, d->stream, &d->tf));
+        TRY(d, cuda_tf_new(d->stream, &d->tf));
         return LODE_OK;
     }
     load_params(d);
@@ -673,13 +672,9 @@ static int cuda_set_work(lode_device *d, const lode_work *work)
     if (work->algo != d->algo)
         return LODE_ERR_INVALID;
     if (d->algo == LODE_ALGO_TF) {
-        const lode_factor_job *j = &work->factor;
-        char why[128];
-        if (j->num_classes != LODE_TF_CLASSES || j->class_index >= LODE_TF_CLASSES ||
-            lode_tf_validate_job(j->exponent, j->bit_min, j->bit_max, why, sizeof why) != 0)
+        if (!lode_tf_job_valid(&work->factor))
             return LODE_ERR_INVALID;
-        d->factor = *j;
-        TRY(d, cuda_tf_set_job(d->tf, j));
+        TRY(d, cuda_tf_set_job(d->tf, &work->factor));
         return LODE_OK;
     }
     memcpy(d->header, work->header.header, 80);
@@ -841,10 +836,10 @@ static int scan_tf(lode_device *d, const lode_range *r, lode_hits *hits, uint64_
         if (queued == 0)
             break;
         uint64_t n0;
-        uint32_t count, nfound, candidates;
+        uint32_t count, nfound;
         const uint32_t *found;
         bool overflow;
-        cudaError_t e = cuda_tf_finish(d->tf, &n0, &count, &found, &nfound, &overflow, &candidates);
+        cudaError_t e = cuda_tf_finish(d->tf, &n0, &count, &found, &nfound, &overflow);
         queued--;
         if (err == cudaSuccess)
             err = e;
@@ -854,14 +849,9 @@ static int scan_tf(lode_device *d, const lode_range *r, lode_hits *hits, uint64_
             rc = LODE_ERR_HITS_OVERFLOW;
             continue;
         }
-        for (uint32_t i = 0; i < nfound && rc == LODE_OK; i++) {
-            if (found[i] >= count) {
-                lode_log(LODE_LOG_ERROR, "cuda:%d (%s): a factor outside its launch", d->index, d->name);
-                rc = LODE_ERR_DEVICE;
-            } else {
-                rc = lode_hits_push(hits, (lode_hit){.index = n0 + found[i]}) == 0 ? LODE_OK : LODE_ERR_NO_MEMORY;
-            }
-        }
+        rc = lode_hits_push_offsets(hits, n0, count, found, nfound);
+        if (rc == LODE_ERR_DEVICE)
+            lode_log(LODE_LOG_ERROR, "cuda:%d (%s): a factor outside its launch", d->index, d->name);
         if (rc == LODE_OK)
             *done = n0 + count - r->start;
     }

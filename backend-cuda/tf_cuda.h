@@ -45,14 +45,13 @@ extern "C" {
 
 typedef struct cuda_tf cuda_tf;
 
-/* sieve_primes: odd primes from 13 on (0 = the default; LODE_TF_SIEVE_PRIMES
- * overrides); launch_bits: log2 of the indices per launch (0 = the default
- * 27, measured best on an H100; LODE_TF_LAUNCH_BITS overrides, 20..28). */
-cudaError_t cuda_tf_new(unsigned sieve_primes, unsigned launch_bits, cudaStream_t stream, cuda_tf **out);
+/* CUDA_TF_DEFAULT_SIEVE_PRIMES odd primes from 13 on and launches of 2^27
+ * indices (measured best on an H100); the LODE_TF_* knobs above override.
+ * stream carries the table uploads. */
+cudaError_t cuda_tf_new(cudaStream_t stream, cuda_tf **out);
 void cuda_tf_free(cuda_tf *tf);
 /* Indices of one full launch. */
 uint64_t cuda_tf_launch_size(const cuda_tf *tf);
-unsigned cuda_tf_sieve_primes(const cuda_tf *tf);
 /* Installs a class (per exponent: the usable primes and their inverses are
  * computed once on the host and uploaded; per class: nothing but c). */
 cudaError_t cuda_tf_set_job(cuda_tf *tf, const lode_factor_job *job);
@@ -62,10 +61,9 @@ cudaError_t cuda_tf_enqueue(cuda_tf *tf, uint64_t n0, uint32_t count);
 unsigned cuda_tf_depth(const cuda_tf *tf);
 /* Waits for the oldest queued launch. found[] are offsets from its n0 (valid
  * until the next enqueue); *overflow when more than CUDA_TF_FOUND_CAP were
- * reported (found[] then holds only some); *candidates counts the sieve's
- * survivors (for tuning). */
+ * reported (found[] then holds only some). */
 cudaError_t cuda_tf_finish(cuda_tf *tf, uint64_t *n0, uint32_t *count, const uint32_t **found,
-                           uint32_t *found_count, bool *overflow, uint32_t *candidates);
+                           uint32_t *found_count, bool *overflow);
 /* Waits for every queued launch and drops their results. */
 void cuda_tf_discard(cuda_tf *tf);
 

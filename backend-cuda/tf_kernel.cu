@@ -417,16 +417,16 @@ struct cuda_tf {
     uint64_t launches, indices, survivors;
 };
 
-extern "C" cudaError_t cuda_tf_new(unsigned sieve_primes, unsigned launch_bits, cudaStream_t stream, cuda_tf **out)
+extern "C" cudaError_t cuda_tf_new(cudaStream_t stream, cuda_tf **out)
 {
     *out = NULL;
     cuda_tf *tf = (cuda_tf *)calloc(1, sizeof *tf);
     if (tf == NULL)
         return cudaErrorMemoryAllocation;
     tf->stream = stream;
-    tf->want_primes = tf_env_unsigned("LODE_TF_SIEVE_PRIMES", sieve_primes ? sieve_primes : CUDA_TF_DEFAULT_SIEVE_PRIMES,
+    tf->want_primes = tf_env_unsigned("LODE_TF_SIEVE_PRIMES", CUDA_TF_DEFAULT_SIEVE_PRIMES,
                                    kPatternPrimes + 1, CUDA_TF_MAX_SIEVE_PRIMES);
-    tf->launch_bits = tf_env_unsigned("LODE_TF_LAUNCH_BITS", launch_bits ? launch_bits : 27, 20, 28);
+    tf->launch_bits = tf_env_unsigned("LODE_TF_LAUNCH_BITS", 27, 20, 28);
     cudaError_t err = cudaErrorMemoryAllocation;
     const size_t launch = (size_t)1 << tf->launch_bits;
     int dev = 0, sms = 0;
@@ -522,7 +522,6 @@ extern "C" void cuda_tf_free(cuda_tf *tf)
 }
 
 extern "C" uint64_t cuda_tf_launch_size(const cuda_tf *tf) { return (uint64_t)1 << tf->launch_bits; }
-extern "C" unsigned cuda_tf_sieve_primes(const cuda_tf *tf) { return tf->n_all ? tf->n_all : tf->want_primes; }
 extern "C" unsigned cuda_tf_depth(const cuda_tf *tf) { (void)tf; return kDepth; }
 
 /* The usable primes of exponent p (r < 2p + 1, so that no prime can equal a
@@ -642,7 +641,7 @@ extern "C" cudaError_t cuda_tf_enqueue(cuda_tf *tf, uint64_t n0, uint32_t count)
 }
 
 extern "C" cudaError_t cuda_tf_finish(cuda_tf *tf, uint64_t *n0, uint32_t *count, const uint32_t **found,
-                                      uint32_t *found_count, bool *overflow, uint32_t *candidates)
+                                      uint32_t *found_count, bool *overflow)
 {
     if (tf->queued == 0)
         return cudaErrorNotReady;
@@ -665,7 +664,6 @@ extern "C" cudaError_t cuda_tf_finish(cuda_tf *tf, uint64_t *n0, uint32_t *count
     }
     *n0 = b->n0;
     *count = b->count;
-    *candidates = b->host[0];
     *overflow = b->host[1] > CUDA_TF_FOUND_CAP;
     *found_count = *overflow ? CUDA_TF_FOUND_CAP : b->host[1];
     *found = b->host + 2;

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/status.h"
+
 ocl_api ocl;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
@@ -86,4 +88,12 @@ const char *ocl_error_name(cl_int err, char buf[32])
         snprintf(buf, 32, "error %d", (int)err);
         return buf;
     }
+}
+
+int ocl_status(cl_int err)
+{
+    return err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_HOST_MEMORY ||
+                   err == CL_INVALID_BUFFER_SIZE
+               ? LODE_ERR_NO_MEMORY
+               : LODE_ERR_DEVICE;
 }

@@ -77,5 +77,7 @@ int ocl_api_load(char *why, size_t why_len);
 
 /* "CL_OUT_OF_RESOURCES" for an error code, or "error -N". */
 const char *ocl_error_name(cl_int err, char buf[32]);
+/* The lode status of a failed OpenCL call: out of memory, or a device failure. */
+int ocl_status(cl_int err);
 
 #endif

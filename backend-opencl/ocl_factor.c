@@ -47,10 +47,7 @@ static int fail(const ocl_factor *f, const char *what, cl_int err)
 {
     char buf[32];
     lode_log(LODE_LOG_ERROR, "%s: tf: %s failed: %s", f->label, what, ocl_error_name(err, buf));
-    return err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_HOST_MEMORY ||
-                   err == CL_INVALID_BUFFER_SIZE
-               ? LODE_ERR_NO_MEMORY
-               : LODE_ERR_DEVICE;
+    return ocl_status(err);
 }
 
 #define TRY(what, call)                                                                            \

@@ -107,10 +107,7 @@ static int fail(const lode_device *d, const char *what, cl_int err)
 {
     char buf[32];
     lode_log(LODE_LOG_ERROR, "%s: %s failed: %s", d->label, what, ocl_error_name(err, buf));
-    return err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_HOST_MEMORY ||
-                   err == CL_INVALID_BUFFER_SIZE
-               ? LODE_ERR_NO_MEMORY
-               : LODE_ERR_DEVICE;
+    return ocl_status(err);
 }
 
 #define TRY(d, what, call)                                                                         \
@@ -594,14 +591,8 @@ static int opencl_set_work(lode_device *d, const lode_work *work)
 {
     if (work->algo != d->algo)
         return LODE_ERR_INVALID;
-    if (d->algo == LODE_ALGO_TF) {
-        const lode_factor_job *j = &work->factor;
-        char why[128];
-        if (j->num_classes != LODE_TF_CLASSES || j->class_index >= LODE_TF_CLASSES ||
-            lode_tf_validate_job(j->exponent, j->bit_min, j->bit_max, why, sizeof why) != 0)
-            return LODE_ERR_INVALID;
-        return ocl_factor_set_job(d->factor, j);
-    }
+    if (d->algo == LODE_ALGO_TF)
+        return lode_tf_job_valid(&work->factor) ? ocl_factor_set_job(d->factor, &work->factor) : LODE_ERR_INVALID;
     memcpy(d->header, work->header.header, 80);
     d->target = work->header.target;
     if (d->algo == LODE_ALGO_MOMENTUM)
@@ -833,14 +824,9 @@ static int scan_factor(lode_device *d, const lode_range *r, lode_hits *hits, uin
             rc = LODE_ERR_HITS_OVERFLOW;
             continue;
         }
-        for (uint32_t i = 0; i < nfound && rc == LODE_OK; i++) {
-            if (found[i] >= count) {
-                lode_log(LODE_LOG_ERROR, "%s: a factor outside its launch", d->label);
-                rc = LODE_ERR_DEVICE;
-            } else {
-                rc = lode_hits_push(hits, (lode_hit){.index = n0 + found[i]}) == 0 ? LODE_OK : LODE_ERR_NO_MEMORY;
-            }
-        }
+        rc = lode_hits_push_offsets(hits, n0, count, found, nfound);
+        if (rc == LODE_ERR_DEVICE)
+            lode_log(LODE_LOG_ERROR, "%s: a factor outside its launch", d->label);
         if (rc == LODE_OK)
             *done = n0 + count - r->start;
     }

@@ -45,6 +45,13 @@ int lode_tf_validate(uint32_t p, unsigned bit_min, unsigned bit_max, char *err, 
     return 0;
 }
 
+bool lode_tf_job_valid(const lode_factor_job *job)
+{
+    char why[128];
+    return job->num_classes == LODE_TF_CLASSES && job->class_index < LODE_TF_CLASSES &&
+           lode_tf_validate_job(job->exponent, job->bit_min, job->bit_max, why, sizeof why) == 0;
+}
+
 uint64_t lode_tf_calculate_k(uint32_t p, unsigned bits)
 {
     lode_u128 top = ((lode_u128)1 << bits) - 2; /* 2kp + 1 < 2^bits <=> 2kp <= 2^bits - 2 */

@@ -26,6 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/work.h"
+
 #define LODE_TF_CLASSES 4620u
 #define LODE_TF_NEEDED_CLASSES 960u
 #define LODE_TF_MIN_EXPONENT 100000u
@@ -43,6 +45,9 @@ int lode_tf_validate(uint32_t p, unsigned bit_min, unsigned bit_max, char *err, 
  * a range past that is tested only up to k = 2^64 - 1; the self-test has
  * such entries (narrowed around their k, as mfaktc's). */
 int lode_tf_validate_job(uint32_t p, unsigned bit_min, unsigned bit_max, char *err, size_t err_len);
+/* A class a device may install: 4620 classes, class_index below that, and
+ * lode_tf_validate_job's bounds. */
+bool lode_tf_job_valid(const lode_factor_job *job);
 /* The largest k with 2kp + 1 < 2^bits (mfaktc's calculate_k), at most
  * 2^64 - 1. */
 uint64_t lode_tf_calculate_k(uint32_t p, unsigned bits);

@@ -34,6 +34,17 @@ int lode_hits_push_nonces(lode_hits *hits, const uint32_t *nonces, uint32_t n, u
     return LODE_OK;
 }
 
+int lode_hits_push_offsets(lode_hits *hits, uint64_t base, uint32_t count, const uint32_t *offsets, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (offsets[i] >= count)
+            return LODE_ERR_DEVICE;
+        if (lode_hits_push(hits, (lode_hit){.index = base + offsets[i]}) != 0)
+            return LODE_ERR_NO_MEMORY;
+    }
+    return LODE_OK;
+}
+
 void lode_hits_clear(lode_hits *hits) { hits->count = 0; }
 
 void lode_hits_free(lode_hits *hits)

@@ -68,6 +68,11 @@ int lode_hits_push(lode_hits *hits, lode_hit hit);
 int lode_hits_push_nonces(lode_hits *hits, const uint32_t *nonces, uint32_t n, uint64_t start,
                           uint64_t count, bool (*keep)(const void *ctx, uint32_t nonce),
                           const void *ctx);
+/* Appends base + offsets[i] for the offsets a device reported for its launch
+ * over indices [base, base + count) (trial factoring). Returns LODE_OK,
+ * LODE_ERR_DEVICE if an offset lies outside the launch, or
+ * LODE_ERR_NO_MEMORY. */
+int lode_hits_push_offsets(lode_hits *hits, uint64_t base, uint32_t count, const uint32_t *offsets, uint32_t n);
 void lode_hits_clear(lode_hits *hits);
 void lode_hits_free(lode_hits *hits);
 
