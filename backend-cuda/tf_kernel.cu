@@ -111,43 +111,49 @@ tf_sieve_segments(const uint32_t *__restrict__ prime, const uint32_t *__restrict
         sm[t + j * kSieveThreads] = w[j];
     __syncthreads();
 
-    /* Middle primes (61 < r < kSegmentBits): a thread per prime. */
-    for (unsigned i = kPatternPrimes + t; i < n_small; i += kSieveThreads) {
-        const uint32_t r = prime[i];
-        uint32_t x = b * smod[i]; /* b * kSegmentBits mod r, reduced below */
-        uint32_t rem = x - __umulhi(x, minv[i]) * r;
+    /* Middle primes (61 < r < kSegmentBits): a thread per prime. The next
+     * prime's constants are loaded before this one's bits are cleared, so
+     * the global loads overlap the shared-memory atomics instead of
+     * stalling every iteration. */
+    unsigned i = kPatternPrimes + t;
+    uint32_t r = 0, sr = 0, mi = 0, st = 0;
+    if (i < n_small)
+        r = prime[i], sr = smod[i], mi = minv[i], st = start[i];
+    while (i < n_small) {
+        const unsigned next = i + kSieveThreads;
+        uint32_t r2 = 0, sr2 = 0, mi2 = 0, st2 = 0;
+        if (next < n_small)
+            r2 = prime[next], sr2 = smod[next], mi2 = minv[next], st2 = start[next];
+        uint32_t x = b * sr; /* b * kSegmentBits mod r, reduced below */
+        uint32_t rem = x - __umulhi(x, mi) * r;
         rem = rem >= r ? rem - r : rem;
-        const uint32_t s = start[i];
-        for (uint32_t o = s >= rem ? s - rem : s + r - rem; o < seg_bits; o += r)
+        for (uint32_t o = st >= rem ? st - rem : st + r - rem; o < seg_bits; o += r)
             atomicAnd(&sm[o >> 5], ~(1u << (o & 31)));
+        i = next, r = r2, sr = sr2, mi = mi2, st = st2;
     }
     __syncthreads();
 
-    /* Survivors: thread t now owns words t*W .. t*W + W - 1. */
-    const unsigned w0 = t * kWordsPerThread;
+    /* Survivors: AND the large primes' bits (words t, t + T, ...: coalesced
+     * reads, conflict-free banks) and keep the result in shared memory. */
     unsigned n = 0;
 #pragma unroll
     for (unsigned j = 0; j < kWordsPerThread; j++) {
-        const unsigned wi = w0 + j;
+        const unsigned wi = t + j * kSieveThreads;
         uint32_t v = sm[wi] & bits[seg0 / 32 + wi];
         const uint32_t first = wi * 32;
         if (first >= seg_bits)
             v = 0;
         else if (seg_bits - first < 32)
             v &= (1u << (seg_bits - first)) - 1;
-        w[j] = v;
+        sm[wi] = v;
         n += __popc(v);
     }
     const unsigned lane = t & 31, warp = t / 32;
-    unsigned incl = n;
 #pragma unroll
-    for (unsigned d = 1; d < 32; d *= 2) {
-        unsigned y = __shfl_up_sync(0xFFFFFFFFu, incl, d);
-        if (lane >= d)
-            incl += y;
-    }
-    if (lane == 31)
-        warp_total[warp] = incl;
+    for (unsigned d = 16; d > 0; d /= 2)
+        n += __shfl_xor_sync(0xFFFFFFFFu, n, d);
+    if (lane == 0)
+        warp_total[warp] = n;
     __syncthreads();
     if (t == 0) {
         uint32_t sum = 0;
@@ -159,15 +165,25 @@ tf_sieve_segments(const uint32_t *__restrict__ prime, const uint32_t *__restrict
         block_base = atomicAdd(cand_count, sum);
     }
     __syncthreads();
-    uint32_t pos = block_base + warp_total[warp] + incl - n;
-#pragma unroll
-    for (unsigned j = 0; j < kWordsPerThread; j++) {
-        uint32_t v = w[j];
-        while (v != 0) {
-            unsigned bit = __ffs(v) - 1;
+    /* Each round every lane with survivors left writes one, at consecutive
+     * places across the warp (the exponentiation takes them in any order):
+     * whole lines instead of a sector per lane. */
+    uint32_t pos = block_base + warp_total[warp];
+    const unsigned below = (1u << lane) - 1;
+    unsigned j = 0;
+    uint32_t v = sm[t];
+    for (;;) {
+        while (v == 0 && j + 1 < kWordsPerThread)
+            v = sm[t + ++j * kSieveThreads];
+        const unsigned active = __ballot_sync(0xFFFFFFFFu, v != 0);
+        if (active == 0)
+            break;
+        if (v != 0) {
+            const unsigned bit = __ffs(v) - 1;
             v &= v - 1;
-            cand[pos++] = seg0 + (w0 + j) * 32 + bit;
+            cand[pos + __popc(active & below)] = seg0 + (t + j * kSieveThreads) * 32 + bit;
         }
+        pos += __popc(active);
     }
 }
 
