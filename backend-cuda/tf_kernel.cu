@@ -15,7 +15,7 @@ namespace {
 
 constexpr unsigned kSieveThreads = 256;
 constexpr unsigned kPatternPrimes = 13; /* 13 .. 61: several per 32-bit word */
-constexpr unsigned kPrepThreads = 256;
+constexpr unsigned kPrepThreads = 128;
 constexpr unsigned kExpThreads = 256;
 constexpr unsigned kDepth = 2;
 constexpr int kInterleave = 1; /* candidates per thread at once (2 and 4 measured slower) */
@@ -43,27 +43,40 @@ __device__ __forceinline__ uint64_t pattern_bits(uint32_t r)
 
 /* Per prime: its first bit in the launch (primes below the segment size,
  * for tf_sieve_segments), or (larger primes) clear every multiple in the
- * launch's global bitmap. */
-__global__ void tf_sieve_prepare(const uint32_t *__restrict__ prime, const uint32_t *__restrict__ inv,
-                                 const uint32_t *__restrict__ pmod, unsigned n_small, unsigned n_all,
-                                 uint32_t class_index, uint64_t n0, uint32_t count,
-                                 uint32_t *__restrict__ start, uint32_t *__restrict__ bits)
+ * launch's global bitmap. A small grid of small blocks walks all primes:
+ * its blocks fit beside a running exponentiation (40 registers x 1536
+ * threads leave room for one 128-thread block per SM), so this stage runs
+ * under the previous launch's multiplies instead of after them; its cost
+ * is L2 atomic throughput, not SM time. */
+__global__ void __launch_bounds__(kPrepThreads)
+tf_sieve_prepare(const uint32_t *__restrict__ prime, const uint32_t *__restrict__ inv,
+                 const uint32_t *__restrict__ pmod, unsigned n_small, unsigned n_all,
+                 uint32_t class_index, uint64_t n0, uint32_t count, uint32_t *__restrict__ start,
+                 uint32_t *__restrict__ bits)
 {
+    const unsigned stride = gridDim.x * blockDim.x;
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n_all)
-        return;
-    const uint32_t r = prime[i];
-    /* q(0) = 2 p c + 1, q_step = 2 p 4620 (inv[i] is its inverse mod r). */
-    uint64_t qb = (2ull * pmod[i] * class_index + 1) % r;
-    uint64_t root = (uint64_t)((r - qb) % r) * inv[i] % r;
-    uint32_t n0r = (uint32_t)(n0 % r);
-    uint32_t s = (uint32_t)(root >= n0r ? root - n0r : root + r - n0r);
-    if (i < n_small) {
-        start[i] = s;
-        return;
+    uint32_t r = 0, iv = 0, pm = 0;
+    if (i < n_all)
+        r = prime[i], iv = inv[i], pm = pmod[i];
+    while (i < n_all) {
+        /* The next prime's constants load while this one's bits clear. */
+        const unsigned next = i + stride;
+        uint32_t r2 = 0, iv2 = 0, pm2 = 0;
+        if (next < n_all)
+            r2 = prime[next], iv2 = inv[next], pm2 = pmod[next];
+        /* q(0) = 2 p c + 1, q_step = 2 p 4620 (iv is its inverse mod r). */
+        const uint64_t qb = (2ull * pm * class_index + 1) % r;
+        const uint64_t root = (uint64_t)((r - qb) % r) * iv % r;
+        const uint32_t n0r = (uint32_t)(n0 % r);
+        const uint32_t s = (uint32_t)(root >= n0r ? root - n0r : root + r - n0r);
+        if (i < n_small)
+            start[i] = s;
+        else
+            for (uint32_t o = s; o < count; o += r)
+                atomicAnd(&bits[o >> 5], ~(1u << (o & 31)));
+        i = next, r = r2, iv = iv2, pm = pm2;
     }
-    for (uint32_t o = s; o < count; o += r)
-        atomicAnd(&bits[o >> 5], ~(1u << (o & 31)));
 }
 
 /* One block per segment of SEG_BITS (2^16..2^18): small primes by pattern,
@@ -422,6 +435,7 @@ struct cuda_tf {
     uint32_t exponent; /* whose tables are loaded (0: none) */
     lode_factor_job job;
     int exp_blocks;
+    int prep_blocks; /* tf_sieve_prepare: one block per SM */
     slot_buffers slot[kDepth];
     unsigned head, queued;
     /* LODE_TF_PROFILE=1: events between the stages of each launch, summed
@@ -453,6 +467,7 @@ extern "C" cudaError_t cuda_tf_new(cudaStream_t stream, cuda_tf **out)
         (err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess)
         goto failed;
     tf->exp_blocks = sms * (int)tf_env_unsigned("LODE_TF_EXP_BLOCKS_PER_SM", 8, 1, 64);
+    tf->prep_blocks = sms * (int)tf_env_unsigned("LODE_TF_PREP_BLOCKS_PER_SM", 1, 1, 64);
     tf->seg_log = tf_env_unsigned("LODE_TF_SEGMENT_BITS", 18, 16, 18);
     {
         const char *env = getenv("LODE_TF_PROFILE");
@@ -620,7 +635,7 @@ extern "C" cudaError_t cuda_tf_enqueue(cuda_tf *tf, uint64_t n0, uint32_t count)
         return err;
     if (tf->profile)
         cudaEventRecord(tf->ev[si][0], st);
-    tf_sieve_prepare<<<(tf->n_all + kPrepThreads - 1) / kPrepThreads, kPrepThreads, 0, st>>>(
+    tf_sieve_prepare<<<tf->prep_blocks, kPrepThreads, 0, st>>>(
         tf->d_prime, tf->d_inv, tf->d_pmod, tf->n_small, tf->n_all, j->class_index, n0, count, b->start, b->bits);
     if (tf->profile)
         cudaEventRecord(tf->ev[si][1], st);
