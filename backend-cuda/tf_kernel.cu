@@ -206,69 +206,82 @@ struct u96 {
     uint32_t w0, w1, w2;
 };
 
-/* a^2 / R mod q, for a < 2q (LAZY: the result < 2q, valid for q < 2^94) or
- * a < q (not LAZY: the result < q). */
+/* a^2 / R mod q for a < 2^95: (a^2 + m q) / R, m = -a^2 / q mod R < R, is
+ * below a^2 / R + q. Not LAZY: a < q gives r < 2q, reduced below q. LAZY
+ * (q < 2^92): a < 4q gives r < 16 q^2 / 2^96 + q < 2q, left so.
+ *
+ * One IMAD.WIDE per 32x32 product (the bottleneck is the FMA-heavy pipe):
+ * the products on even words add into e0..e5 and those on odd words into
+ * o1..o5, so every fused addend is an aligned register pair and no moves
+ * are needed (a reduction word's q0, q2 products go to one side, its q1
+ * product to the other). The cross products come doubled: with b1 = 2 a1 mod
+ * 2^32, b2 = 2 a2 + a1 / 2^31 and d2 = 2 a2 (all < 2^32 as a < 2^95),
+ * a^2 = a0^2 + a0 (b1 + 2^32 b2) 2^32 + a1^2 2^64 + a1 d2 2^96 + a2^2 2^128.
+ * Carries: a^2 + m q < 2^190 + 2^191, so none leaves e5 or o5; a1^2 + 1,
+ * a2^2 + 1 and a1 d2 + 1 are below 2^64, so those madc.hi end a chain. */
 template <bool LAZY>
 __device__ __forceinline__ u96 mont_sqr(u96 a, u96 q, uint32_t qinv)
 {
     u96 r;
     asm("{\n\t"
-        ".reg .u32 t0, t1, t2, m;\n\t"
-        /* cross products a0a1, a0a2, a1a2 into t1..%2 (t4) */
-        "mul.lo.u32     t1, %3, %4;\n\t"
-        "mul.hi.u32     t2, %3, %4;\n\t"
-        "mad.lo.cc.u32  t2, %3, %5, t2;\n\t"
-        "madc.hi.u32    %0, %3, %5, 0;\n\t"
-        "mad.lo.cc.u32  %0, %4, %5, %0;\n\t"
-        "madc.hi.u32    %1, %4, %5, 0;\n\t"
-        /* doubled: t1..t4 -> t1..t5 (%0 = t3, %1 = t4, %2 = t5) */
-        "add.cc.u32     t1, t1, t1;\n\t"
-        "addc.cc.u32    t2, t2, t2;\n\t"
-        "addc.cc.u32    %0, %0, %0;\n\t"
-        "addc.cc.u32    %1, %1, %1;\n\t"
-        "addc.u32       %2, 0, 0;\n\t"
-        /* the squares on the diagonal */
-        "mul.lo.u32     t0, %3, %3;\n\t"
-        "mad.hi.cc.u32  t1, %3, %3, t1;\n\t"
-        "madc.lo.cc.u32 t2, %4, %4, t2;\n\t"
-        "madc.hi.cc.u32 %0, %4, %4, %0;\n\t"
-        "madc.lo.cc.u32 %1, %5, %5, %1;\n\t"
-        "madc.hi.u32    %2, %5, %5, %2;\n\t"
-        /* reduction, word 0 */
-        "mul.lo.u32     m, t0, %9;\n\t"
-        "mad.lo.cc.u32  t0, m, %6, t0;\n\t"
-        "madc.hi.cc.u32 t1, m, %6, t1;\n\t"
-        "madc.hi.cc.u32 t2, m, %7, t2;\n\t"
-        "madc.hi.cc.u32 %0, m, %8, %0;\n\t"
-        "addc.cc.u32    %1, %1, 0;\n\t"
-        "addc.u32       %2, %2, 0;\n\t"
-        "mad.lo.cc.u32  t1, m, %7, t1;\n\t"
-        "madc.lo.cc.u32 t2, m, %8, t2;\n\t"
-        "addc.cc.u32    %0, %0, 0;\n\t"
-        "addc.cc.u32    %1, %1, 0;\n\t"
-        "addc.u32       %2, %2, 0;\n\t"
-        /* word 1 */
-        "mul.lo.u32     m, t1, %9;\n\t"
-        "mad.lo.cc.u32  t1, m, %6, t1;\n\t"
-        "madc.hi.cc.u32 t2, m, %6, t2;\n\t"
-        "madc.hi.cc.u32 %0, m, %7, %0;\n\t"
-        "madc.hi.cc.u32 %1, m, %8, %1;\n\t"
-        "addc.u32       %2, %2, 0;\n\t"
-        "mad.lo.cc.u32  t2, m, %7, t2;\n\t"
-        "madc.lo.cc.u32 %0, m, %8, %0;\n\t"
-        "addc.cc.u32    %1, %1, 0;\n\t"
-        "addc.u32       %2, %2, 0;\n\t"
-        /* word 2 */
-        "mul.lo.u32     m, t2, %9;\n\t"
-        "mad.lo.cc.u32  t2, m, %6, t2;\n\t"
-        "madc.hi.cc.u32 %0, m, %6, %0;\n\t"
-        "madc.hi.cc.u32 %1, m, %7, %1;\n\t"
-        "madc.hi.u32    %2, m, %8, %2;\n\t"
-        "mad.lo.cc.u32  %0, m, %7, %0;\n\t"
-        "madc.lo.cc.u32 %1, m, %8, %1;\n\t"
-        "addc.u32       %2, %2, 0;\n\t"
+        ".reg .u32 e0, e1, e2, e3, e4, e5, o1, o2, o3, o4, o5, b1, b2, d2, m, s;\n\t"
+        "shf.l.clamp.b32 b1, 0, %4, 1;\n\t"
+        "shf.l.clamp.b32 b2, %4, %5, 1;\n\t"
+        "shf.l.wrap.b32  d2, %5, %5, 1;\n\t"
+        /* word 0: m from a0^2; the even products */
+        "mul.lo.u32      e0, %3, %3;\n\t"
+        "mul.hi.u32      e1, %3, %3;\n\t"
+        "mul.lo.u32      m, e0, %9;\n\t"
+        "mad.lo.cc.u32   e0, m, %6, e0;\n\t"
+        "madc.hi.cc.u32  e1, m, %6, e1;\n\t"
+        "madc.lo.cc.u32  e2, %4, %4, 0;\n\t"
+        "madc.hi.u32     e3, %4, %4, 0;\n\t"
+        "mad.lo.cc.u32   e2, %3, b2, e2;\n\t"
+        "madc.hi.cc.u32  e3, %3, b2, e3;\n\t"
+        "madc.lo.cc.u32  e4, %5, %5, 0;\n\t"
+        "madc.hi.u32     e5, %5, %5, 0;\n\t"
+        "mad.lo.cc.u32   e2, m, %8, e2;\n\t"
+        "madc.hi.cc.u32  e3, m, %8, e3;\n\t"
+        "addc.cc.u32     e4, e4, 0;\n\t"
+        "addc.u32        e5, e5, 0;\n\t"
+        /* the odd products */
+        "mul.lo.u32      o1, %3, b1;\n\t"
+        "mul.hi.u32      o2, %3, b1;\n\t"
+        "mad.lo.cc.u32   o1, m, %7, o1;\n\t"
+        "madc.hi.cc.u32  o2, m, %7, o2;\n\t"
+        "madc.lo.cc.u32  o3, %4, d2, 0;\n\t"
+        "madc.hi.u32     o4, %4, d2, 0;\n\t"
+        /* word 1 = e1 + o1 */
+        "add.u32         s, e1, o1;\n\t"
+        "mul.lo.u32      m, s, %9;\n\t"
+        "mad.lo.cc.u32   o1, m, %6, o1;\n\t"
+        "madc.hi.cc.u32  o2, m, %6, o2;\n\t"
+        "madc.lo.cc.u32  o3, m, %8, o3;\n\t"
+        "madc.hi.cc.u32  o4, m, %8, o4;\n\t"
+        "addc.u32        o5, 0, 0;\n\t"
+        "mad.lo.cc.u32   e2, m, %7, e2;\n\t"
+        "madc.hi.cc.u32  e3, m, %7, e3;\n\t"
+        "addc.cc.u32     e4, e4, 0;\n\t"
+        "addc.u32        e5, e5, 0;\n\t"
+        /* word 2 = e2 + o2 + the carry of word 1 */
+        "add.cc.u32      s, e1, o1;\n\t"
+        "addc.u32        s, e2, o2;\n\t"
+        "mul.lo.u32      m, s, %9;\n\t"
+        "mad.lo.cc.u32   e2, m, %6, e2;\n\t"
+        "madc.hi.cc.u32  e3, m, %6, e3;\n\t"
+        "madc.lo.cc.u32  e4, m, %8, e4;\n\t"
+        "madc.hi.u32     e5, m, %8, e5;\n\t"
+        "mad.lo.cc.u32   o3, m, %7, o3;\n\t"
+        "madc.hi.cc.u32  o4, m, %7, o4;\n\t"
+        "addc.u32        o5, o5, 0;\n\t"
+        /* words 3..5 of e + o (words 0..2 are zero) */
+        "add.cc.u32      s, e1, o1;\n\t"
+        "addc.cc.u32     s, e2, o2;\n\t"
+        "addc.cc.u32     %0, e3, o3;\n\t"
+        "addc.cc.u32     %1, e4, o4;\n\t"
+        "addc.u32        %2, e5, o5;\n\t"
         "}"
-        : "=&r"(r.w0), "=&r"(r.w1), "=&r"(r.w2)
+        : "=r"(r.w0), "=r"(r.w1), "=r"(r.w2)
         : "r"(a.w0), "r"(a.w1), "r"(a.w2), "r"(q.w0), "r"(q.w1), "r"(q.w2), "r"(qinv));
     if (!LAZY) { /* r < 2q: reduce below q */
         uint32_t d0, d1, d2, borrow;
@@ -284,8 +297,8 @@ __device__ __forceinline__ u96 mont_sqr(u96 a, u96 q, uint32_t qinv)
     return r;
 }
 
-/* 2a, reduced below m (m = 2q when LAZY, q otherwise). */
-__device__ __forceinline__ u96 double_mod(u96 a, u96 m)
+/* 2a, reduced below q (a < q). */
+__device__ __forceinline__ u96 double_mod(u96 a, u96 q)
 {
     uint32_t s0, s1, s2, d0, d1, d2, borrow;
     asm("add.cc.u32 %0, %7, %7;\n\t"
@@ -296,8 +309,20 @@ __device__ __forceinline__ u96 double_mod(u96 a, u96 m)
         "subc.cc.u32 %5, %2, %12;\n\t"
         "subc.u32 %6, 0, 0;"
         : "=&r"(s0), "=&r"(s1), "=&r"(s2), "=&r"(d0), "=&r"(d1), "=&r"(d2), "=r"(borrow)
-        : "r"(a.w0), "r"(a.w1), "r"(a.w2), "r"(m.w0), "r"(m.w1), "r"(m.w2));
+        : "r"(a.w0), "r"(a.w1), "r"(a.w2), "r"(q.w0), "r"(q.w1), "r"(q.w2));
     return borrow ? u96{s0, s1, s2} : u96{d0, d1, d2};
+}
+
+/* 2^b a for b = 0 or 1, not reduced (a < 2^95): funnel shifts, no branch. */
+__device__ __forceinline__ u96 shl_lazy(u96 a, uint32_t b)
+{
+    u96 r;
+    asm("shf.l.clamp.b32 %2, %4, %5, %6;\n\t"
+        "shf.l.clamp.b32 %1, %3, %4, %6;\n\t"
+        "shl.b32 %0, %3, %6;"
+        : "=&r"(r.w0), "=&r"(r.w1), "=&r"(r.w2)
+        : "r"(a.w0), "r"(a.w1), "r"(a.w2), "r"(b));
+    return r;
 }
 
 typedef unsigned __int128 u128;
@@ -341,7 +366,10 @@ __device__ void mont_init(u128 q, uint32_t y, u128 *one, u128 *start)
 
 /* Each thread runs N candidates in lockstep: the Montgomery steps are long
  * dependent chains, and N independent ones let the scheduler interleave
- * them. The bits of p are the same for every thread (no divergence). */
+ * them. The bits of p are the same for every thread (no divergence).
+ * LAZY (q < 2^92): a doubling is a plain shift, v < 2q after a squaring and
+ * v < 4q < 2^94 after a doubling, which mont_sqr takes; the last step may be
+ * a doubling, so v is reduced below q before the compare. */
 template <bool LAZY, int N>
 __global__ void __launch_bounds__(kExpThreads)
 tf_exponentiate(const uint32_t *__restrict__ cand, const uint32_t *__restrict__ cand_count, uint32_t p,
@@ -353,7 +381,7 @@ tf_exponentiate(const uint32_t *__restrict__ cand, const uint32_t *__restrict__ 
     const uint32_t y = p >> (nbits - 5); /* the top 5 bits: start at 2^y */
     const uint32_t stride = gridDim.x * blockDim.x;
     for (uint32_t base = blockIdx.x * blockDim.x + threadIdx.x; base < total; base += N * stride) {
-        u96 q[N], v[N], m[N];
+        u96 q[N], v[N];
         u128 one[N];
         uint32_t qinv[N], off[N];
         bool valid[N];
@@ -372,24 +400,24 @@ tf_exponentiate(const uint32_t *__restrict__ cand, const uint32_t *__restrict__ 
             qinv[j] = 0u - x;
             u128 start;
             mont_init(q128, y, &one[j], &start);
-            m[j] = LAZY ? from128(q128 << 1) : q[j];
             v[j] = from128(start);
         }
         for (int bit = (int)nbits - 6; bit >= 0; bit--) {
+            const uint32_t b = (p >> bit) & 1u;
 #pragma unroll
-            for (int j = 0; j < N; j++)
+            for (int j = 0; j < N; j++) {
                 v[j] = mont_sqr<LAZY>(v[j], q[j], qinv[j]);
-            if ((p >> bit) & 1u) {
-#pragma unroll
-                for (int j = 0; j < N; j++)
-                    v[j] = double_mod(v[j], m[j]);
+                if (LAZY)
+                    v[j] = shl_lazy(v[j], b);
+                else if (b)
+                    v[j] = double_mod(v[j], q[j]);
             }
         }
 #pragma unroll
         for (int j = 0; j < N; j++) {
             u128 r = to128(v[j]);
             const u128 q128 = to128(q[j]);
-            if (LAZY && r >= q128)
+            while (LAZY && r >= q128)
                 r -= q128;
             if (valid[j] && r == one[j]) {
                 uint32_t slot = atomicAdd(found_count, 1u);
@@ -598,7 +626,7 @@ template <int N>
 static void launch_exponentiate_n(cuda_tf *tf, slot_buffers *b, uint64_t n0)
 {
     const lode_factor_job *j = &tf->job;
-    if (j->bit_max <= 94)
+    if (j->bit_max <= 92) /* q < 2^92: the lazy bound of tf_exponentiate */
         tf_exponentiate<true, N><<<tf->exp_blocks, kExpThreads, 0, b->exp_stream>>>(
             b->cand, b->counts, j->exponent, j->class_index, n0, b->found, b->counts + 1);
     else

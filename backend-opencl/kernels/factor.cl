@@ -168,76 +168,78 @@ inline u96 sub_if_ge(u96 a, u96 m)
 }
 
 #ifdef LODE_NV_PTX
-/* NVIDIA: the same PTX carry chains as the CUDA kernel (backend-cuda/
- * tf_kernel.cu has the word-by-word account): operand scanning, three
- * reduction words. */
+/* NVIDIA: the same PTX as the CUDA kernel (backend-cuda/tf_kernel.cu has
+ * the account and the bounds): one IMAD.WIDE per product, even and odd
+ * words in separate accumulators. a < 2^95. */
 inline u96 mont_sqr(u96 a, u96 q, uint qinv, bool full)
 {
     u96 r;
     asm("{\n\t"
-        ".reg .u32 t0, t1, t2, m;\n\t"
-        /* cross products a0a1, a0a2, a1a2 into t1..%2 (t4) */
-        "mul.lo.u32     t1, %3, %4;\n\t"
-        "mul.hi.u32     t2, %3, %4;\n\t"
-        "mad.lo.cc.u32  t2, %3, %5, t2;\n\t"
-        "madc.hi.u32    %0, %3, %5, 0;\n\t"
-        "mad.lo.cc.u32  %0, %4, %5, %0;\n\t"
-        "madc.hi.u32    %1, %4, %5, 0;\n\t"
-        /* doubled: t1..t4 -> t1..t5 (%0 = t3, %1 = t4, %2 = t5) */
-        "add.cc.u32     t1, t1, t1;\n\t"
-        "addc.cc.u32    t2, t2, t2;\n\t"
-        "addc.cc.u32    %0, %0, %0;\n\t"
-        "addc.cc.u32    %1, %1, %1;\n\t"
-        "addc.u32       %2, 0, 0;\n\t"
-        /* the squares on the diagonal */
-        "mul.lo.u32     t0, %3, %3;\n\t"
-        "mad.hi.cc.u32  t1, %3, %3, t1;\n\t"
-        "madc.lo.cc.u32 t2, %4, %4, t2;\n\t"
-        "madc.hi.cc.u32 %0, %4, %4, %0;\n\t"
-        "madc.lo.cc.u32 %1, %5, %5, %1;\n\t"
-        "madc.hi.u32    %2, %5, %5, %2;\n\t"
-        /* reduction, word 0 */
-        "mul.lo.u32     m, t0, %9;\n\t"
-        "mad.lo.cc.u32  t0, m, %6, t0;\n\t"
-        "madc.hi.cc.u32 t1, m, %6, t1;\n\t"
-        "madc.hi.cc.u32 t2, m, %7, t2;\n\t"
-        "madc.hi.cc.u32 %0, m, %8, %0;\n\t"
-        "addc.cc.u32    %1, %1, 0;\n\t"
-        "addc.u32       %2, %2, 0;\n\t"
-        "mad.lo.cc.u32  t1, m, %7, t1;\n\t"
-        "madc.lo.cc.u32 t2, m, %8, t2;\n\t"
-        "addc.cc.u32    %0, %0, 0;\n\t"
-        "addc.cc.u32    %1, %1, 0;\n\t"
-        "addc.u32       %2, %2, 0;\n\t"
-        /* word 1 */
-        "mul.lo.u32     m, t1, %9;\n\t"
-        "mad.lo.cc.u32  t1, m, %6, t1;\n\t"
-        "madc.hi.cc.u32 t2, m, %6, t2;\n\t"
-        "madc.hi.cc.u32 %0, m, %7, %0;\n\t"
-        "madc.hi.cc.u32 %1, m, %8, %1;\n\t"
-        "addc.u32       %2, %2, 0;\n\t"
-        "mad.lo.cc.u32  t2, m, %7, t2;\n\t"
-        "madc.lo.cc.u32 %0, m, %8, %0;\n\t"
-        "addc.cc.u32    %1, %1, 0;\n\t"
-        "addc.u32       %2, %2, 0;\n\t"
-        /* word 2 */
-        "mul.lo.u32     m, t2, %9;\n\t"
-        "mad.lo.cc.u32  t2, m, %6, t2;\n\t"
-        "madc.hi.cc.u32 %0, m, %6, %0;\n\t"
-        "madc.hi.cc.u32 %1, m, %7, %1;\n\t"
-        "madc.hi.u32    %2, m, %8, %2;\n\t"
-        "mad.lo.cc.u32  %0, m, %7, %0;\n\t"
-        "madc.lo.cc.u32 %1, m, %8, %1;\n\t"
-        "addc.u32       %2, %2, 0;\n\t"
+        ".reg .u32 e0, e1, e2, e3, e4, e5, o1, o2, o3, o4, o5, b1, b2, d2, m, s;\n\t"
+        "shf.l.clamp.b32 b1, 0, %4, 1;\n\t"
+        "shf.l.clamp.b32 b2, %4, %5, 1;\n\t"
+        "shf.l.wrap.b32  d2, %5, %5, 1;\n\t"
+        /* word 0: m from a0^2; the even products */
+        "mul.lo.u32      e0, %3, %3;\n\t"
+        "mul.hi.u32      e1, %3, %3;\n\t"
+        "mul.lo.u32      m, e0, %9;\n\t"
+        "mad.lo.cc.u32   e0, m, %6, e0;\n\t"
+        "madc.hi.cc.u32  e1, m, %6, e1;\n\t"
+        "madc.lo.cc.u32  e2, %4, %4, 0;\n\t"
+        "madc.hi.u32     e3, %4, %4, 0;\n\t"
+        "mad.lo.cc.u32   e2, %3, b2, e2;\n\t"
+        "madc.hi.cc.u32  e3, %3, b2, e3;\n\t"
+        "madc.lo.cc.u32  e4, %5, %5, 0;\n\t"
+        "madc.hi.u32     e5, %5, %5, 0;\n\t"
+        "mad.lo.cc.u32   e2, m, %8, e2;\n\t"
+        "madc.hi.cc.u32  e3, m, %8, e3;\n\t"
+        "addc.cc.u32     e4, e4, 0;\n\t"
+        "addc.u32        e5, e5, 0;\n\t"
+        /* the odd products */
+        "mul.lo.u32      o1, %3, b1;\n\t"
+        "mul.hi.u32      o2, %3, b1;\n\t"
+        "mad.lo.cc.u32   o1, m, %7, o1;\n\t"
+        "madc.hi.cc.u32  o2, m, %7, o2;\n\t"
+        "madc.lo.cc.u32  o3, %4, d2, 0;\n\t"
+        "madc.hi.u32     o4, %4, d2, 0;\n\t"
+        /* word 1 = e1 + o1 */
+        "add.u32         s, e1, o1;\n\t"
+        "mul.lo.u32      m, s, %9;\n\t"
+        "mad.lo.cc.u32   o1, m, %6, o1;\n\t"
+        "madc.hi.cc.u32  o2, m, %6, o2;\n\t"
+        "madc.lo.cc.u32  o3, m, %8, o3;\n\t"
+        "madc.hi.cc.u32  o4, m, %8, o4;\n\t"
+        "addc.u32        o5, 0, 0;\n\t"
+        "mad.lo.cc.u32   e2, m, %7, e2;\n\t"
+        "madc.hi.cc.u32  e3, m, %7, e3;\n\t"
+        "addc.cc.u32     e4, e4, 0;\n\t"
+        "addc.u32        e5, e5, 0;\n\t"
+        /* word 2 = e2 + o2 + the carry of word 1 */
+        "add.cc.u32      s, e1, o1;\n\t"
+        "addc.u32        s, e2, o2;\n\t"
+        "mul.lo.u32      m, s, %9;\n\t"
+        "mad.lo.cc.u32   e2, m, %6, e2;\n\t"
+        "madc.hi.cc.u32  e3, m, %6, e3;\n\t"
+        "madc.lo.cc.u32  e4, m, %8, e4;\n\t"
+        "madc.hi.u32     e5, m, %8, e5;\n\t"
+        "mad.lo.cc.u32   o3, m, %7, o3;\n\t"
+        "madc.hi.cc.u32  o4, m, %7, o4;\n\t"
+        "addc.u32        o5, o5, 0;\n\t"
+        /* words 3..5 of e + o (words 0..2 are zero) */
+        "add.cc.u32      s, e1, o1;\n\t"
+        "addc.cc.u32     s, e2, o2;\n\t"
+        "addc.cc.u32     %0, e3, o3;\n\t"
+        "addc.cc.u32     %1, e4, o4;\n\t"
+        "addc.u32        %2, e5, o5;\n\t"
         "}"
         : "=&r"(r.w0), "=&r"(r.w1), "=&r"(r.w2)
         : "r"(a.w0), "r"(a.w1), "r"(a.w2), "r"(q.w0), "r"(q.w1), "r"(q.w2), "r"(qinv));
     return full ? sub_if_ge(r, q) : r;
 }
 #else
-/* a^2 / R mod q, product scanning; a < 2q and q < 2^94 give a result < 2q
- * (without the final subtraction); full reduces it below q (for q < 2^95,
- * a < q). */
+/* a^2 / R mod q, product scanning: (a^2 + m q) / R < a^2 / R + q, so a < 4q
+ * and q < 2^92 give a result < 2q (without the final subtraction); full
+ * reduces it below q (for q < 2^95, a < q). */
 inline u96 mont_sqr(u96 a, u96 q, uint qinv, bool full)
 {
     ulong lo = 0;
@@ -282,15 +284,18 @@ inline u96 mont_sqr(u96 a, u96 q, uint qinv, bool full)
 
 #endif
 
-/* 2a reduced below m (a < m < 2^95). */
-inline u96 double_mod(u96 a, u96 m)
+/* 2a, not reduced (a < 2^95). */
+inline u96 shl1(u96 a)
 {
     u96 s;
     s.w0 = a.w0 << 1;
     s.w1 = (a.w1 << 1) | (a.w0 >> 31);
     s.w2 = (a.w2 << 1) | (a.w1 >> 31);
-    return sub_if_ge(s, m);
+    return s;
 }
+
+/* 2a reduced below m (a < m < 2^95). */
+inline u96 double_mod(u96 a, u96 m) { return sub_if_ge(shl1(a), m); }
 
 inline bool u96_eq(u96 a, u96 b) { return a.w0 == b.w0 && a.w1 == b.w1 && a.w2 == b.w2; }
 
@@ -336,7 +341,7 @@ __kernel void tf_exponentiate(__global const uint *cand, __global volatile uint 
     const uint total = counts[0]; /* counts[1]: factors found */
     const uint nbits = 32 - clz(p);
     const uint y = p >> (nbits - 5); /* the top 5 bits: start at 2^y */
-    const bool full = bit_max > 94;  /* 2^94 <= q < 2^95: reduce every step */
+    const bool full = bit_max > 92;  /* 2^92 <= q < 2^95: reduce every step */
     for (uint i = get_global_id(0); i < total; i += get_global_size(0)) {
         const uint off = cand[i];
         const ulong k = class_index + 4620ul * (n0 + off);
@@ -377,13 +382,15 @@ __kernel void tf_exponentiate(__global const uint *cand, __global volatile uint 
             for (uint s = 0; s < y; s++)
                 v = double_mod(v, q);
         }
-        u96 m = full ? q : double_mod(q, (u96){0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu}); /* 2q */
+        /* Not full (q < 2^92): a doubling is a plain shift, v < 2q after a
+         * squaring and v < 4q < 2^94 after a doubling, which mont_sqr takes;
+         * the last step may be a doubling, so v is reduced from below 4q. */
         for (int bit = (int)nbits - 6; bit >= 0; bit--) {
             v = mont_sqr(v, q, qinv, full);
             if ((p >> bit) & 1u)
-                v = double_mod(v, m);
+                v = full ? double_mod(v, q) : shl1(v);
         }
-        v = sub_if_ge(v, q);
+        v = sub_if_ge(sub_if_ge(v, shl1(q)), q);
         if (u96_eq(v, one)) {
             uint slot = atomic_inc(&counts[1]);
             if (slot < FOUND_CAP)
