@@ -218,71 +218,81 @@ struct u96 {
  * 2^32, b2 = 2 a2 + a1 / 2^31 and d2 = 2 a2 (all < 2^32 as a < 2^95),
  * a^2 = a0^2 + a0 (b1 + 2^32 b2) 2^32 + a1^2 2^64 + a1 d2 2^96 + a2^2 2^128.
  * Carries: a^2 + m q < 2^190 + 2^191, so none leaves e5 or o5; a1^2 + 1,
- * a2^2 + 1 and a1 d2 + 1 are below 2^64, so those madc.hi end a chain. */
-template <bool LAZY>
+ * a2^2 + 1 and a1 d2 + 1 are below 2^64, so those madc.hi end a chain.
+ * QBITS is the bound on q: <= 78 and <= 92 are lazy, 78 also drops the high
+ * word of a2^2. */
+template <int QBITS>
 __device__ __forceinline__ u96 mont_sqr(u96 a, u96 q, uint32_t qinv)
 {
+    constexpr bool LAZY = QBITS <= 92;
     u96 r;
-    asm("{\n\t"
-        ".reg .u32 e0, e1, e2, e3, e4, e5, o1, o2, o3, o4, o5, b1, b2, d2, m, s;\n\t"
-        "shf.l.clamp.b32 b1, 0, %4, 1;\n\t"
-        "shf.l.clamp.b32 b2, %4, %5, 1;\n\t"
-        "shf.l.wrap.b32  d2, %5, %5, 1;\n\t"
-        /* word 0: m from a0^2; the even products */
-        "mul.lo.u32      e0, %3, %3;\n\t"
-        "mul.hi.u32      e1, %3, %3;\n\t"
-        "mul.lo.u32      m, e0, %9;\n\t"
-        "mad.lo.cc.u32   e0, m, %6, e0;\n\t"
-        "madc.hi.cc.u32  e1, m, %6, e1;\n\t"
-        "madc.lo.cc.u32  e2, %4, %4, 0;\n\t"
-        "madc.hi.u32     e3, %4, %4, 0;\n\t"
-        "mad.lo.cc.u32   e2, %3, b2, e2;\n\t"
-        "madc.hi.cc.u32  e3, %3, b2, e3;\n\t"
-        "madc.lo.cc.u32  e4, %5, %5, 0;\n\t"
-        "madc.hi.u32     e5, %5, %5, 0;\n\t"
-        "mad.lo.cc.u32   e2, m, %8, e2;\n\t"
-        "madc.hi.cc.u32  e3, m, %8, e3;\n\t"
-        "addc.cc.u32     e4, e4, 0;\n\t"
-        "addc.u32        e5, e5, 0;\n\t"
-        /* the odd products */
-        "mul.lo.u32      o1, %3, b1;\n\t"
-        "mul.hi.u32      o2, %3, b1;\n\t"
-        "mad.lo.cc.u32   o1, m, %7, o1;\n\t"
-        "madc.hi.cc.u32  o2, m, %7, o2;\n\t"
-        "madc.lo.cc.u32  o3, %4, d2, 0;\n\t"
-        "madc.hi.u32     o4, %4, d2, 0;\n\t"
-        /* word 1 = e1 + o1 */
-        "add.u32         s, e1, o1;\n\t"
-        "mul.lo.u32      m, s, %9;\n\t"
-        "mad.lo.cc.u32   o1, m, %6, o1;\n\t"
-        "madc.hi.cc.u32  o2, m, %6, o2;\n\t"
-        "madc.lo.cc.u32  o3, m, %8, o3;\n\t"
-        "madc.hi.cc.u32  o4, m, %8, o4;\n\t"
-        "addc.u32        o5, 0, 0;\n\t"
-        "mad.lo.cc.u32   e2, m, %7, e2;\n\t"
-        "madc.hi.cc.u32  e3, m, %7, e3;\n\t"
-        "addc.cc.u32     e4, e4, 0;\n\t"
-        "addc.u32        e5, e5, 0;\n\t"
-        /* word 2 = e2 + o2 + the carry of word 1 */
-        "add.cc.u32      s, e1, o1;\n\t"
-        "addc.u32        s, e2, o2;\n\t"
-        "mul.lo.u32      m, s, %9;\n\t"
-        "mad.lo.cc.u32   e2, m, %6, e2;\n\t"
-        "madc.hi.cc.u32  e3, m, %6, e3;\n\t"
-        "madc.lo.cc.u32  e4, m, %8, e4;\n\t"
-        "madc.hi.u32     e5, m, %8, e5;\n\t"
-        "mad.lo.cc.u32   o3, m, %7, o3;\n\t"
-        "madc.hi.cc.u32  o4, m, %7, o4;\n\t"
-        "addc.u32        o5, o5, 0;\n\t"
-        /* words 3..5 of e + o (words 0..2 are zero) */
-        "add.cc.u32      s, e1, o1;\n\t"
-        "addc.cc.u32     s, e2, o2;\n\t"
-        "addc.cc.u32     %0, e3, o3;\n\t"
-        "addc.cc.u32     %1, e4, o4;\n\t"
-        "addc.u32        %2, e5, o5;\n\t"
-        "}"
-        : "=r"(r.w0), "=r"(r.w1), "=r"(r.w2)
-        : "r"(a.w0), "r"(a.w1), "r"(a.w2), "r"(q.w0), "r"(q.w1), "r"(q.w2), "r"(qinv));
+#define MONT_SQR_ASM(A2SQ)                                                    \
+    asm("{\n\t"                                                               \
+        ".reg .u32 e0, e1, e2, e3, e4, e5, o1, o2, o3, o4, o5, b1, b2, d2, m, s;\n\t" \
+        "shf.l.clamp.b32 b1, 0, %4, 1;\n\t"                                   \
+        "shf.l.clamp.b32 b2, %4, %5, 1;\n\t"                                  \
+        "shf.l.wrap.b32  d2, %5, %5, 1;\n\t"                                  \
+        /* word 0: m from a0^2; the even products */                          \
+        "mul.lo.u32      e0, %3, %3;\n\t"                                     \
+        "mul.hi.u32      e1, %3, %3;\n\t"                                     \
+        "mul.lo.u32      m, e0, %9;\n\t"                                      \
+        "mad.lo.cc.u32   e0, m, %6, e0;\n\t"                                  \
+        "madc.hi.cc.u32  e1, m, %6, e1;\n\t"                                  \
+        "madc.lo.cc.u32  e2, %4, %4, 0;\n\t"                                  \
+        "madc.hi.u32     e3, %4, %4, 0;\n\t"                                  \
+        "mad.lo.cc.u32   e2, %3, b2, e2;\n\t"                                 \
+        "madc.hi.cc.u32  e3, %3, b2, e3;\n\t"                                 \
+        A2SQ /* e4, e5 = a2^2 + the carry */                                  \
+        "mad.lo.cc.u32   e2, m, %8, e2;\n\t"                                  \
+        "madc.hi.cc.u32  e3, m, %8, e3;\n\t"                                  \
+        "addc.cc.u32     e4, e4, 0;\n\t"                                      \
+        "addc.u32        e5, e5, 0;\n\t"                                      \
+        /* the odd products */                                                \
+        "mul.lo.u32      o1, %3, b1;\n\t"                                     \
+        "mul.hi.u32      o2, %3, b1;\n\t"                                     \
+        "mad.lo.cc.u32   o1, m, %7, o1;\n\t"                                  \
+        "madc.hi.cc.u32  o2, m, %7, o2;\n\t"                                  \
+        "madc.lo.cc.u32  o3, %4, d2, 0;\n\t"                                  \
+        "madc.hi.u32     o4, %4, d2, 0;\n\t"                                  \
+        /* word 1 = e1 + o1 */                                                \
+        "add.u32         s, e1, o1;\n\t"                                      \
+        "mul.lo.u32      m, s, %9;\n\t"                                       \
+        "mad.lo.cc.u32   o1, m, %6, o1;\n\t"                                  \
+        "madc.hi.cc.u32  o2, m, %6, o2;\n\t"                                  \
+        "madc.lo.cc.u32  o3, m, %8, o3;\n\t"                                  \
+        "madc.hi.cc.u32  o4, m, %8, o4;\n\t"                                  \
+        "addc.u32        o5, 0, 0;\n\t"                                       \
+        "mad.lo.cc.u32   e2, m, %7, e2;\n\t"                                  \
+        "madc.hi.cc.u32  e3, m, %7, e3;\n\t"                                  \
+        "addc.cc.u32     e4, e4, 0;\n\t"                                      \
+        "addc.u32        e5, e5, 0;\n\t"                                      \
+        /* word 2 = e2 + o2 + the carry of word 1 */                          \
+        "add.cc.u32      s, e1, o1;\n\t"                                      \
+        "addc.u32        s, e2, o2;\n\t"                                      \
+        "mul.lo.u32      m, s, %9;\n\t"                                       \
+        "mad.lo.cc.u32   e2, m, %6, e2;\n\t"                                  \
+        "madc.hi.cc.u32  e3, m, %6, e3;\n\t"                                  \
+        "madc.lo.cc.u32  e4, m, %8, e4;\n\t"                                  \
+        "madc.hi.u32     e5, m, %8, e5;\n\t"                                  \
+        "mad.lo.cc.u32   o3, m, %7, o3;\n\t"                                  \
+        "madc.hi.cc.u32  o4, m, %7, o4;\n\t"                                  \
+        "addc.u32        o5, o5, 0;\n\t"                                      \
+        /* words 3..5 of e + o (words 0..2 are zero) */                       \
+        "add.cc.u32      s, e1, o1;\n\t"                                      \
+        "addc.cc.u32     s, e2, o2;\n\t"                                      \
+        "addc.cc.u32     %0, e3, o3;\n\t"                                     \
+        "addc.cc.u32     %1, e4, o4;\n\t"                                     \
+        "addc.u32        %2, e5, o5;\n\t"                                     \
+        "}"                                                                   \
+        : "=r"(r.w0), "=r"(r.w1), "=r"(r.w2)                                  \
+        : "r"(a.w0), "r"(a.w1), "r"(a.w2), "r"(q.w0), "r"(q.w1), "r"(q.w2), "r"(qinv))
+    if constexpr (QBITS <= 78) /* a < 4q < 2^80: a2 < 2^16, a2^2 + 1 < 2^32 */
+        MONT_SQR_ASM("madc.lo.cc.u32  e4, %5, %5, 0;\n\t"
+                     "addc.u32        e5, 0, 0;\n\t");
+    else
+        MONT_SQR_ASM("madc.lo.cc.u32  e4, %5, %5, 0;\n\t"
+                     "madc.hi.u32     e5, %5, %5, 0;\n\t");
+#undef MONT_SQR_ASM
     if (!LAZY) { /* r < 2q: reduce below q */
         uint32_t d0, d1, d2, borrow;
         asm("sub.cc.u32 %0, %4, %7;\n\t"
@@ -369,13 +379,15 @@ __device__ void mont_init(u128 q, uint32_t y, u128 *one, u128 *start)
  * them. The bits of p are the same for every thread (no divergence).
  * LAZY (q < 2^92): a doubling is a plain shift, v < 2q after a squaring and
  * v < 4q < 2^94 after a doubling, which mont_sqr takes; the last step may be
- * a doubling, so v is reduced below q before the compare. */
-template <bool LAZY, int N>
+ * a doubling, so v is reduced below q before the compare. QBITS: q < 2^QBITS
+ * (78, 92 lazy; 96 full). */
+template <int QBITS, int N>
 __global__ void __launch_bounds__(kExpThreads)
 tf_exponentiate(const uint32_t *__restrict__ cand, const uint32_t *__restrict__ cand_count, uint32_t p,
                 uint32_t class_index, uint64_t n0, uint32_t *__restrict__ found,
                 uint32_t *__restrict__ found_count)
 {
+    constexpr bool LAZY = QBITS <= 92;
     const uint32_t total = *cand_count;
     const unsigned nbits = 32 - __clz(p);
     const uint32_t y = p >> (nbits - 5); /* the top 5 bits: start at 2^y */
@@ -406,7 +418,7 @@ tf_exponentiate(const uint32_t *__restrict__ cand, const uint32_t *__restrict__ 
             const uint32_t b = (p >> bit) & 1u;
 #pragma unroll
             for (int j = 0; j < N; j++) {
-                v[j] = mont_sqr<LAZY>(v[j], q[j], qinv[j]);
+                v[j] = mont_sqr<QBITS>(v[j], q[j], qinv[j]);
                 if (LAZY)
                     v[j] = shl_lazy(v[j], b);
                 else if (b)
@@ -626,11 +638,14 @@ template <int N>
 static void launch_exponentiate_n(cuda_tf *tf, slot_buffers *b, uint64_t n0)
 {
     const lode_factor_job *j = &tf->job;
-    if (j->bit_max <= 92) /* q < 2^92: the lazy bound of tf_exponentiate */
-        tf_exponentiate<true, N><<<tf->exp_blocks, kExpThreads, 0, b->exp_stream>>>(
+    if (j->bit_max <= 78) /* q < 2^78: a2^2 fits one word in mont_sqr */
+        tf_exponentiate<78, N><<<tf->exp_blocks, kExpThreads, 0, b->exp_stream>>>(
+            b->cand, b->counts, j->exponent, j->class_index, n0, b->found, b->counts + 1);
+    else if (j->bit_max <= 92) /* q < 2^92: the lazy bound of tf_exponentiate */
+        tf_exponentiate<92, N><<<tf->exp_blocks, kExpThreads, 0, b->exp_stream>>>(
             b->cand, b->counts, j->exponent, j->class_index, n0, b->found, b->counts + 1);
     else
-        tf_exponentiate<false, N><<<tf->exp_blocks, kExpThreads, 0, b->exp_stream>>>(
+        tf_exponentiate<96, N><<<tf->exp_blocks, kExpThreads, 0, b->exp_stream>>>(
             b->cand, b->counts, j->exponent, j->class_index, n0, b->found, b->counts + 1);
 }
 

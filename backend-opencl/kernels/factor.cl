@@ -87,21 +87,43 @@ void tf_segments(__global const uint *prime, __global const uint *start, __globa
         sm[t + j * SIEVE_LOCAL] = w[j];
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    for (uint i = PATTERN_PRIMES + t; i < n_small; i += SIEVE_LOCAL) {
-        const uint r = prime[i];
-        const uint x = b * smod[i]; /* b * SEG_BITS mod r, reduced below */
-        uint rem = x - mul_hi(x, minv[i]) * r;
+    /* Middle primes, an item per prime; the next prime's constants load
+     * while this one's bits clear (the loads no longer stall each prime). */
+    uint i = PATTERN_PRIMES + t;
+    uint r = 0, sr = 0, mi = 0, st = 0;
+    if (i < n_small) {
+        r = prime[i];
+        sr = smod[i];
+        mi = minv[i];
+        st = start[i];
+    }
+    while (i < n_small) {
+        const uint next = i + SIEVE_LOCAL;
+        uint r2 = 0, sr2 = 0, mi2 = 0, st2 = 0;
+        if (next < n_small) {
+            r2 = prime[next];
+            sr2 = smod[next];
+            mi2 = minv[next];
+            st2 = start[next];
+        }
+        const uint x = b * sr; /* b * SEG_BITS mod r, reduced below */
+        uint rem = x - mul_hi(x, mi) * r;
         rem = rem >= r ? rem - r : rem;
-        const uint s = start[i];
-        for (uint o = s >= rem ? s - rem : s + r - rem; o < seg_bits; o += r)
+        for (uint o = st >= rem ? st - rem : st + r - rem; o < seg_bits; o += r)
             atomic_and(&sm[o >> 5], ~(1u << (o & 31)));
+        i = next;
+        r = r2;
+        sr = sr2;
+        mi = mi2;
+        st = st2;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    const uint w0 = t * WORDS_PER_ITEM;
+    /* Survivors: words t, t + L, ... (coalesced reads of the large primes'
+     * bits). */
     uint n = 0;
     for (uint j = 0; j < WORDS_PER_ITEM; j++) {
-        const uint wi = w0 + j;
+        const uint wi = t + j * SIEVE_LOCAL;
         uint v = sm[wi] & bits[seg0 / 32 + wi];
         const uint first = wi * 32;
         if (first >= seg_bits)
@@ -111,7 +133,7 @@ void tf_segments(__global const uint *prime, __global const uint *start, __globa
         w[j] = v;
         n += popcount(v);
     }
-    /* Exclusive prefix sum of n over the work-group (Hillis-Steele). */
+    /* Inclusive prefix sum of n over the work-group (Hillis-Steele). */
     sums[t] = n;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint d = 1; d < SIEVE_LOCAL; d *= 2) {
@@ -123,15 +145,42 @@ void tf_segments(__global const uint *prime, __global const uint *start, __globa
     if (t == SIEVE_LOCAL - 1)
         base = atomic_add(cand_count, sums[t]);
     barrier(CLK_LOCAL_MEM_FENCE);
+#ifdef LODE_NV_PTX
+    /* A warp's survivors go to consecutive places, one per lane with some
+     * left each round (the exponentiation takes them in any order): whole
+     * lines instead of a sector per item. */
+    for (uint j = 0; j < WORDS_PER_ITEM; j++)
+        sm[t + j * SIEVE_LOCAL] = w[j];
+    const uint lane = t & 31, first = t & ~31u;
+    uint pos = base + (first == 0 ? 0 : sums[first - 1]);
+    const uint below = (1u << lane) - 1;
+    uint j = 0, v = w[0];
+    for (;;) {
+        while (v == 0 && j + 1 < WORDS_PER_ITEM)
+            v = sm[t + ++j * SIEVE_LOCAL];
+        uint active;
+        asm volatile("{ .reg .pred p; setp.ne.u32 p, %1, 0; vote.sync.ballot.b32 %0, p, 0xffffffff; }"
+                     : "=r"(active) : "r"(v));
+        if (active == 0)
+            break;
+        if (v != 0) {
+            const uint bit = 31 - clz(v & -v);
+            v &= v - 1;
+            cand[pos + popcount(active & below)] = seg0 + (t + j * SIEVE_LOCAL) * 32 + bit;
+        }
+        pos += popcount(active);
+    }
+#else
     uint pos = base + sums[t] - n;
     for (uint j = 0; j < WORDS_PER_ITEM; j++) {
         uint v = w[j];
         while (v != 0) {
             uint bit = 31 - clz(v & -v);
             v &= v - 1;
-            cand[pos++] = seg0 + (w0 + j) * 32 + bit;
+            cand[pos++] = seg0 + (t + j * SIEVE_LOCAL) * 32 + bit;
         }
     }
+#endif
 }
 
 /* ---- 3 x 32-bit Montgomery arithmetic, R = 2^96 ---- */
