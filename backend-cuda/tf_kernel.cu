@@ -19,6 +19,10 @@ constexpr unsigned kPrepThreads = 128;
 constexpr unsigned kExpThreads = 256;
 constexpr unsigned kDepth = 2;
 constexpr int kInterleave = 1; /* candidates per thread at once (2 and 4 measured slower) */
+/* Factor bounds of the exponentiation's instantiations (QBITS, see
+ * mont_sqr): below 2^92 values stay lazy (< 4q), below 2^78 also a2^2 fits
+ * one word; 96 is the fully reduced kernel. */
+constexpr int kLazyBits = 92, kNarrowBits = 78, kFullBits = 96;
 
 /* ---- the sieve ---------------------------------------------------------- */
 
@@ -30,6 +34,32 @@ __device__ __forceinline__ uint32_t pattern_prime(int i)
     case 8: return 43; case 9: return 47; case 10: return 53; case 11: return 59;
     default: return 61;
     }
+}
+
+/* A prime's constants for tf_sieve_prepare (sieve_prime) and for a
+ * segment's middle primes (segment_prime). Both loops load the next
+ * prime's while they clear this one's bits, so the global loads overlap the
+ * atomics instead of stalling every prime; past the end, all zero. */
+struct sieve_prime {
+    uint32_t r, inv, pmod;
+};
+__device__ __forceinline__ sieve_prime sieve_prime_at(const uint32_t *__restrict__ prime,
+                                                      const uint32_t *__restrict__ inv,
+                                                      const uint32_t *__restrict__ pmod, unsigned i, unsigned n)
+{
+    return i < n ? sieve_prime{prime[i], inv[i], pmod[i]} : sieve_prime{0, 0, 0};
+}
+
+struct segment_prime {
+    uint32_t r, smod, minv, start;
+};
+__device__ __forceinline__ segment_prime segment_prime_at(const uint32_t *__restrict__ prime,
+                                                          const uint32_t *__restrict__ smod,
+                                                          const uint32_t *__restrict__ minv,
+                                                          const uint32_t *__restrict__ start, unsigned i,
+                                                          unsigned n)
+{
+    return i < n ? segment_prime{prime[i], smod[i], minv[i], start[i]} : segment_prime{0, 0, 0, 0};
 }
 
 /* Bits 0, r, 2r, ... below 64. */
@@ -56,18 +86,12 @@ tf_sieve_prepare(const uint32_t *__restrict__ prime, const uint32_t *__restrict_
 {
     const unsigned stride = gridDim.x * blockDim.x;
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    uint32_t r = 0, iv = 0, pm = 0;
-    if (i < n_all)
-        r = prime[i], iv = inv[i], pm = pmod[i];
-    while (i < n_all) {
-        /* The next prime's constants load while this one's bits clear. */
-        const unsigned next = i + stride;
-        uint32_t r2 = 0, iv2 = 0, pm2 = 0;
-        if (next < n_all)
-            r2 = prime[next], iv2 = inv[next], pm2 = pmod[next];
-        /* q(0) = 2 p c + 1, q_step = 2 p 4620 (iv is its inverse mod r). */
-        const uint64_t qb = (2ull * pm * class_index + 1) % r;
-        const uint64_t root = (uint64_t)((r - qb) % r) * iv % r;
+    for (sieve_prime cur = sieve_prime_at(prime, inv, pmod, i, n_all); i < n_all;) {
+        const sieve_prime next = sieve_prime_at(prime, inv, pmod, i + stride, n_all);
+        const uint32_t r = cur.r;
+        /* q(0) = 2 p c + 1, q_step = 2 p 4620 (cur.inv is its inverse mod r). */
+        const uint64_t qb = (2ull * cur.pmod * class_index + 1) % r;
+        const uint64_t root = (uint64_t)((r - qb) % r) * cur.inv % r;
         const uint32_t n0r = (uint32_t)(n0 % r);
         const uint32_t s = (uint32_t)(root >= n0r ? root - n0r : root + r - n0r);
         if (i < n_small)
@@ -75,7 +99,7 @@ tf_sieve_prepare(const uint32_t *__restrict__ prime, const uint32_t *__restrict_
         else
             for (uint32_t o = s; o < count; o += r)
                 atomicAnd(&bits[o >> 5], ~(1u << (o & 31)));
-        i = next, r = r2, iv = iv2, pm = pm2;
+        i += stride, cur = next;
     }
 }
 
@@ -124,25 +148,18 @@ tf_sieve_segments(const uint32_t *__restrict__ prime, const uint32_t *__restrict
         sm[t + j * kSieveThreads] = w[j];
     __syncthreads();
 
-    /* Middle primes (61 < r < kSegmentBits): a thread per prime. The next
-     * prime's constants are loaded before this one's bits are cleared, so
-     * the global loads overlap the shared-memory atomics instead of
-     * stalling every iteration. */
+    /* Middle primes (61 < r < kSegmentBits): a thread per prime, loaded
+     * one ahead (segment_prime_at). */
     unsigned i = kPatternPrimes + t;
-    uint32_t r = 0, sr = 0, mi = 0, st = 0;
-    if (i < n_small)
-        r = prime[i], sr = smod[i], mi = minv[i], st = start[i];
-    while (i < n_small) {
-        const unsigned next = i + kSieveThreads;
-        uint32_t r2 = 0, sr2 = 0, mi2 = 0, st2 = 0;
-        if (next < n_small)
-            r2 = prime[next], sr2 = smod[next], mi2 = minv[next], st2 = start[next];
-        uint32_t x = b * sr; /* b * kSegmentBits mod r, reduced below */
-        uint32_t rem = x - __umulhi(x, mi) * r;
+    for (segment_prime cur = segment_prime_at(prime, smod, minv, start, i, n_small); i < n_small;) {
+        const segment_prime next = segment_prime_at(prime, smod, minv, start, i + kSieveThreads, n_small);
+        const uint32_t r = cur.r, st = cur.start;
+        uint32_t x = b * cur.smod; /* b * kSegmentBits mod r, reduced below */
+        uint32_t rem = x - __umulhi(x, cur.minv) * r;
         rem = rem >= r ? rem - r : rem;
         for (uint32_t o = st >= rem ? st - rem : st + r - rem; o < seg_bits; o += r)
             atomicAnd(&sm[o >> 5], ~(1u << (o & 31)));
-        i = next, r = r2, sr = sr2, mi = mi2, st = st2;
+        i += kSieveThreads, cur = next;
     }
     __syncthreads();
 
@@ -224,7 +241,7 @@ struct u96 {
 template <int QBITS>
 __device__ __forceinline__ u96 mont_sqr(u96 a, u96 q, uint32_t qinv)
 {
-    constexpr bool LAZY = QBITS <= 92;
+    constexpr bool LAZY = QBITS <= kLazyBits;
     u96 r;
 #define MONT_SQR_ASM(A2SQ)                                                    \
     asm("{\n\t"                                                               \
@@ -286,7 +303,7 @@ __device__ __forceinline__ u96 mont_sqr(u96 a, u96 q, uint32_t qinv)
         "}"                                                                   \
         : "=r"(r.w0), "=r"(r.w1), "=r"(r.w2)                                  \
         : "r"(a.w0), "r"(a.w1), "r"(a.w2), "r"(q.w0), "r"(q.w1), "r"(q.w2), "r"(qinv))
-    if constexpr (QBITS <= 78) /* a < 4q < 2^80: a2 < 2^16, a2^2 + 1 < 2^32 */
+    if constexpr (QBITS <= kNarrowBits) /* a < 4q < 2^80: a2 < 2^16, a2^2 + 1 < 2^32 */
         MONT_SQR_ASM("madc.lo.cc.u32  e4, %5, %5, 0;\n\t"
                      "addc.u32        e5, 0, 0;\n\t");
     else
@@ -387,7 +404,7 @@ tf_exponentiate(const uint32_t *__restrict__ cand, const uint32_t *__restrict__ 
                 uint32_t class_index, uint64_t n0, uint32_t *__restrict__ found,
                 uint32_t *__restrict__ found_count)
 {
-    constexpr bool LAZY = QBITS <= 92;
+    constexpr bool LAZY = QBITS <= kLazyBits;
     const uint32_t total = *cand_count;
     const unsigned nbits = 32 - __clz(p);
     const uint32_t y = p >> (nbits - 5); /* the top 5 bits: start at 2^y */
@@ -507,7 +524,7 @@ extern "C" cudaError_t cuda_tf_new(cudaStream_t stream, cuda_tf **out)
         (err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess)
         goto failed;
     tf->exp_blocks = sms * (int)tf_env_unsigned("LODE_TF_EXP_BLOCKS_PER_SM", 8, 1, 64);
-    tf->prep_blocks = sms * (int)tf_env_unsigned("LODE_TF_PREP_BLOCKS_PER_SM", 1, 1, 64);
+    tf->prep_blocks = sms;
     tf->seg_log = tf_env_unsigned("LODE_TF_SEGMENT_BITS", 18, 16, 18);
     {
         const char *env = getenv("LODE_TF_PROFILE");
@@ -638,14 +655,14 @@ template <int N>
 static void launch_exponentiate_n(cuda_tf *tf, slot_buffers *b, uint64_t n0)
 {
     const lode_factor_job *j = &tf->job;
-    if (j->bit_max <= 78) /* q < 2^78: a2^2 fits one word in mont_sqr */
-        tf_exponentiate<78, N><<<tf->exp_blocks, kExpThreads, 0, b->exp_stream>>>(
+    if (j->bit_max <= kNarrowBits)
+        tf_exponentiate<kNarrowBits, N><<<tf->exp_blocks, kExpThreads, 0, b->exp_stream>>>(
             b->cand, b->counts, j->exponent, j->class_index, n0, b->found, b->counts + 1);
-    else if (j->bit_max <= 92) /* q < 2^92: the lazy bound of tf_exponentiate */
-        tf_exponentiate<92, N><<<tf->exp_blocks, kExpThreads, 0, b->exp_stream>>>(
+    else if (j->bit_max <= kLazyBits)
+        tf_exponentiate<kLazyBits, N><<<tf->exp_blocks, kExpThreads, 0, b->exp_stream>>>(
             b->cand, b->counts, j->exponent, j->class_index, n0, b->found, b->counts + 1);
     else
-        tf_exponentiate<96, N><<<tf->exp_blocks, kExpThreads, 0, b->exp_stream>>>(
+        tf_exponentiate<kFullBits, N><<<tf->exp_blocks, kExpThreads, 0, b->exp_stream>>>(
             b->cand, b->counts, j->exponent, j->class_index, n0, b->found, b->counts + 1);
 }
 

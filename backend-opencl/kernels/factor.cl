@@ -43,6 +43,26 @@ __kernel void tf_prepare(__global const uint *prime, __global const uint *inv, _
         atomic_and(&bits[o >> 5], ~(1u << (o & 31)));
 }
 
+/* A middle prime's constants; the segment loop loads the next prime's while
+ * it clears this one's bits, so the global loads overlap the atomics instead
+ * of stalling every prime. Past the end, all zero. */
+typedef struct {
+    uint r, smod, minv, start;
+} segment_prime;
+
+inline segment_prime segment_prime_at(__global const uint *prime, __global const uint *smod,
+                                      __global const uint *minv, __global const uint *start, uint i, uint n)
+{
+    segment_prime sp = {0, 0, 0, 0};
+    if (i < n) {
+        sp.r = prime[i];
+        sp.smod = smod[i];
+        sp.minv = minv[i];
+        sp.start = start[i];
+    }
+    return sp;
+}
+
 /* Bits 0, r, 2r, ... below 64. */
 inline ulong pattern_bits(uint r)
 {
@@ -87,40 +107,23 @@ void tf_segments(__global const uint *prime, __global const uint *start, __globa
         sm[t + j * SIEVE_LOCAL] = w[j];
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    /* Middle primes, an item per prime; the next prime's constants load
-     * while this one's bits clear (the loads no longer stall each prime). */
+    /* Middle primes, an item per prime, loaded one ahead. */
     uint i = PATTERN_PRIMES + t;
-    uint r = 0, sr = 0, mi = 0, st = 0;
-    if (i < n_small) {
-        r = prime[i];
-        sr = smod[i];
-        mi = minv[i];
-        st = start[i];
-    }
-    while (i < n_small) {
-        const uint next = i + SIEVE_LOCAL;
-        uint r2 = 0, sr2 = 0, mi2 = 0, st2 = 0;
-        if (next < n_small) {
-            r2 = prime[next];
-            sr2 = smod[next];
-            mi2 = minv[next];
-            st2 = start[next];
-        }
-        const uint x = b * sr; /* b * SEG_BITS mod r, reduced below */
-        uint rem = x - mul_hi(x, mi) * r;
+    for (segment_prime cur = segment_prime_at(prime, smod, minv, start, i, n_small); i < n_small;) {
+        const segment_prime next = segment_prime_at(prime, smod, minv, start, i + SIEVE_LOCAL, n_small);
+        const uint r = cur.r, st = cur.start;
+        const uint x = b * cur.smod; /* b * SEG_BITS mod r, reduced below */
+        uint rem = x - mul_hi(x, cur.minv) * r;
         rem = rem >= r ? rem - r : rem;
         for (uint o = st >= rem ? st - rem : st + r - rem; o < seg_bits; o += r)
             atomic_and(&sm[o >> 5], ~(1u << (o & 31)));
-        i = next;
-        r = r2;
-        sr = sr2;
-        mi = mi2;
-        st = st2;
+        i += SIEVE_LOCAL;
+        cur = next;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
     /* Survivors: words t, t + L, ... (coalesced reads of the large primes'
-     * bits). */
+     * bits), kept in local memory (each item reads back only its own). */
     uint n = 0;
     for (uint j = 0; j < WORDS_PER_ITEM; j++) {
         const uint wi = t + j * SIEVE_LOCAL;
@@ -130,7 +133,7 @@ void tf_segments(__global const uint *prime, __global const uint *start, __globa
             v = 0;
         else if (seg_bits - first < 32)
             v &= (1u << (seg_bits - first)) - 1;
-        w[j] = v;
+        sm[wi] = v;
         n += popcount(v);
     }
     /* Inclusive prefix sum of n over the work-group (Hillis-Steele). */
@@ -149,12 +152,10 @@ void tf_segments(__global const uint *prime, __global const uint *start, __globa
     /* A warp's survivors go to consecutive places, one per lane with some
      * left each round (the exponentiation takes them in any order): whole
      * lines instead of a sector per item. */
-    for (uint j = 0; j < WORDS_PER_ITEM; j++)
-        sm[t + j * SIEVE_LOCAL] = w[j];
     const uint lane = t & 31, first = t & ~31u;
     uint pos = base + (first == 0 ? 0 : sums[first - 1]);
     const uint below = (1u << lane) - 1;
-    uint j = 0, v = w[0];
+    uint j = 0, v = sm[t];
     for (;;) {
         while (v == 0 && j + 1 < WORDS_PER_ITEM)
             v = sm[t + ++j * SIEVE_LOCAL];
@@ -173,7 +174,7 @@ void tf_segments(__global const uint *prime, __global const uint *start, __globa
 #else
     uint pos = base + sums[t] - n;
     for (uint j = 0; j < WORDS_PER_ITEM; j++) {
-        uint v = w[j];
+        uint v = sm[t + j * SIEVE_LOCAL];
         while (v != 0) {
             uint bit = 31 - clz(v & -v);
             v &= v - 1;
