@@ -44,19 +44,26 @@
 #define SCRYPT_MAX_WAVES 2u
 #define SCRYPT_MEM_SHARE 0.85
 /* Hash slots come in multiples of this (hashes per block for every shape
- * the tuner tries: 256 threads / 4 x 2 interleaved). */
-#define SCRYPT_SLOT_QUANTUM 128u
+ * the tuner tries: at most 256, a hash per thread). */
+#define SCRYPT_SLOT_QUANTUM 256u
 
 typedef struct variant_desc {
     const char *name;
-    unsigned value; /* sha256d: additions on the FMA pipe; scrypt: lookup gap */
+    unsigned value; /* sha256d: additions on the FMA pipe; scrypt: the shape's gap */
     unsigned lanes; /* scrypt: at most this many launches run at once (1 or 2) */
+    cuda_scrypt_layout layout; /* scrypt */
 } variant_desc;
 
 /* Best first (the order of variants()). */
 static const variant_desc sha256d_variants[] = {{"imad", 1, 1}, {"iadd3", 0, 1}};
+/* scrypt: a hash per thread, leaving out every 8th, none, every 4th or
+ * every 2nd scratchpad entry; then four threads per hash with lookup gaps
+ * 1, 2, 4 (the shuffle layout of seed 000). Ordered by H100 rate. */
 static const variant_desc scrypt_variants[] = {
-    {"lg1", 1, 2}, {"lg2", 2, 2}, {"lg4", 4, 2}};
+    {"thread-skip8", 8, 2, CUDA_SCRYPT_THREAD}, {"thread", 0, 2, CUDA_SCRYPT_THREAD},
+    {"thread-skip4", 4, 2, CUDA_SCRYPT_THREAD}, {"thread-skip2", 2, 2, CUDA_SCRYPT_THREAD},
+    {"lg1", 1, 2, CUDA_SCRYPT_QUAD},            {"lg2", 2, 2, CUDA_SCRYPT_QUAD},
+    {"lg4", 4, 2, CUDA_SCRYPT_QUAD}};
 /* Momentum: value is the cuda_momentum_method. */
 static const variant_desc momentum_variants[] = {
     {"bucket", CUDA_MOMENTUM_BUCKET, 1}, {"filter", CUDA_MOMENTUM_FILTER, 1}, {"radix", CUDA_MOMENTUM_RADIX, 1}};
@@ -70,7 +77,8 @@ static const variant_desc tf_variants[] = {{"gpusieve", 0, 1}};
 typedef struct cuda_tune_params {
     unsigned threads_per_block;
     unsigned nonces_per_thread; /* sha256d: nonces per thread and launch;
-                                   scrypt: hashes per group of 4 threads (1, 2) */
+                                   scrypt lg*: hashes per group of 4 threads (1, 2);
+                                   scrypt thread*: 1 */
     unsigned waves;             /* scrypt: batch = waves x resident hash slots */
     double rate;                /* measured hashes per second, 0 if unknown */
 } cuda_tune_params;
@@ -298,11 +306,18 @@ static void warn_env_values(void)
              "npt: up to 1048576; waves: up to 16)", getenv("LODE_CUDA_TUNE"));
 }
 
+/* The romix shape of the variant with these launch parameters. */
+static cuda_scrypt_shape scrypt_shape(const lode_device *d, const cuda_tune_params *t)
+{
+    return (cuda_scrypt_shape){.layout = d->variant->layout, .gap = d->variant->value,
+                               .interleave = t->nonces_per_thread, .threads_per_block = t->threads_per_block};
+}
+
 /* Hash slots of one scrypt batch with the current parameters. */
 static unsigned scrypt_batch(const lode_device *d)
 {
-    unsigned resident = cuda_scrypt_resident_slots(d->tune.threads_per_block, d->variant->value,
-                                                   d->tune.nonces_per_thread);
+    const cuda_scrypt_shape shape = scrypt_shape(d, &d->tune);
+    unsigned resident = cuda_scrypt_resident_slots(&shape);
     const unsigned lane_slots = d->scrypt_slots / (d->lanes ? d->lanes : 1);
     uint64_t want = (uint64_t)resident * (d->tune.waves ? d->tune.waves : 1);
     if (want == 0 || want > lane_slots)
@@ -398,10 +413,12 @@ static int cuda_tune(lode_device *d, double target_ms)
             }
     } else {
         uint64_t last = 0;
-        for (size_t c = 0; c < COUNT(scr_tpb) * COUNT(scr_il) && rc == LODE_OK; c++)
+        /* The thread layout has no interleave: one pass over the sizes. */
+        const size_t n_il = d->variant->layout == CUDA_SCRYPT_THREAD ? 1 : COUNT(scr_il);
+        for (size_t c = 0; c < COUNT(scr_tpb) * n_il && rc == LODE_OK; c++)
             for (size_t j = 0; j < COUNT(scr_waves) && rc == LODE_OK; j++) {
-                d->tune.threads_per_block = scr_tpb[c / COUNT(scr_il)];
-                d->tune.nonces_per_thread = scr_il[c % COUNT(scr_il)];
+                d->tune.threads_per_block = scr_tpb[c / n_il];
+                d->tune.nonces_per_thread = scr_il[c % n_il];
                 d->tune.waves = scr_waves[j];
                 uint64_t count = scrypt_batch(d);
                 if (count == 0 || (j > 0 && count == last))
@@ -432,7 +449,8 @@ static int cuda_tune(lode_device *d, double target_ms)
     else
         lode_log(LODE_LOG_INFO, "cuda:%d (%s): tuned scrypt/%s: %u threads per block, %u hashes "
                  "per 4 threads, batches of %u waves: %.4g H/s", d->index, d->name,
-                 d->variant->name, best.threads_per_block, best.nonces_per_thread, best.waves,
+                 d->variant->name, best.threads_per_block,
+                 d->variant->layout == CUDA_SCRYPT_THREAD ? 4 : best.nonces_per_thread, best.waves,
                  best.rate);
     if (d->mode != LODE_TUNE_OFF) {
         char driver[64];
@@ -470,9 +488,15 @@ static void load_params(lode_device *d)
             d->tuned = true;
         }
     }
-    /* scrypt runs 1 or 2 hashes per group of 4 threads. */
-    if (d->algo == LODE_ALGO_SCRYPT && d->tune.nonces_per_thread != 1)
+    /* scrypt lg* runs 1 or 2 hashes per group of 4 threads; thread* runs
+     * one per thread, in blocks of at most 256 threads. */
+    if (d->algo == LODE_ALGO_SCRYPT && d->variant->layout == CUDA_SCRYPT_THREAD) {
+        d->tune.nonces_per_thread = 1;
+        if (d->tune.threads_per_block > 256)
+            d->tune.threads_per_block = 256;
+    } else if (d->algo == LODE_ALGO_SCRYPT && d->tune.nonces_per_thread != 1) {
         d->tune.nonces_per_thread = 2;
+    }
 }
 
 /* ---- open and close ------------------------------------------------------- */
@@ -509,16 +533,18 @@ static void cuda_close(lode_device *d)
  * within a share of the memory free now. */
 static int alloc_scrypt(lode_device *d)
 {
-    unsigned lg = d->variant->value;
     unsigned resident = 0;
     for (unsigned tpb = 64; tpb <= 256; tpb *= 2)
         for (unsigned il = 1; il <= 2; il++) {
-            unsigned r = cuda_scrypt_resident_slots(tpb, lg, il);
+            const cuda_tune_params t = {.threads_per_block = tpb, .nonces_per_thread = il};
+            const cuda_scrypt_shape shape = scrypt_shape(d, &t);
+            unsigned r = cuda_scrypt_resident_slots(&shape);
             resident = r > resident ? r : resident;
         }
     size_t free_bytes = 0, total = 0;
     TRY(d, cudaMemGetInfo(&free_bytes, &total));
-    const size_t per_slot = cuda_scrypt_pad_bytes(lg) + CUDA_SCRYPT_STATE_BYTES;
+    const cuda_scrypt_shape any_shape = scrypt_shape(d, &d->tune); /* the pad size is the variant's */
+    const size_t per_slot = cuda_scrypt_pad_bytes(&any_shape) + CUDA_SCRYPT_STATE_BYTES;
     uint64_t fit = (uint64_t)((double)free_bytes * SCRYPT_MEM_SHARE) / per_slot;
     uint64_t want = (uint64_t)(resident ? resident : 4096) * SCRYPT_MAX_WAVES;
     uint64_t slots = (want < fit ? want : fit) / SCRYPT_SLOT_QUANTUM * SCRYPT_SLOT_QUANTUM;
@@ -536,7 +562,7 @@ static int alloc_scrypt(lode_device *d)
     if (d->lanes == 2)
         d->scrypt_slots = (unsigned)(slots / (2 * SCRYPT_SLOT_QUANTUM) * (2 * SCRYPT_SLOT_QUANTUM));
     TRY(d, cudaMalloc(&d->scrypt_state, slots * CUDA_SCRYPT_STATE_BYTES));
-    TRY(d, cudaMalloc(&d->scrypt_pad, slots * cuda_scrypt_pad_bytes(lg)));
+    TRY(d, cudaMalloc(&d->scrypt_pad, slots * cuda_scrypt_pad_bytes(&any_shape)));
     return LODE_OK;
 }
 
@@ -710,13 +736,12 @@ static int enqueue(lode_device *d, int slot, uint64_t start, uint64_t count)
         const unsigned half = d->lanes == 2 ? (unsigned)slot : 0;
         const size_t half_slots = d->scrypt_slots / (d->lanes ? d->lanes : 1);
         char *state = (char *)d->scrypt_state + half * half_slots * CUDA_SCRYPT_STATE_BYTES;
-        char *pad = (char *)d->scrypt_pad + half * half_slots * cuda_scrypt_pad_bytes(d->variant->value);
+        const cuda_scrypt_shape shape = scrypt_shape(d, &d->tune);
+        char *pad = (char *)d->scrypt_pad + half * half_slots * cuda_scrypt_pad_bytes(&shape);
         for (uint64_t off = 0; off < count; off += batch) {
             uint64_t n = count - off < batch ? count - off : batch;
             TRY(d, cuda_scrypt_launch(&d->scrypt, (uint32_t)(start + off), (uint32_t)n,
-                                      (unsigned)batch, d->tune.threads_per_block, d->variant->value,
-                                      d->tune.nonces_per_thread, state, pad,
-                                      d->hits_dev[slot], stream));
+                                      (unsigned)batch, &shape, state, pad, d->hits_dev[slot], stream));
         }
     }
     TRY(d, cudaMemcpyAsync(d->hits_host[slot], d->hits_dev[slot], sizeof(cuda_hits),

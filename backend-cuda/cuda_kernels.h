@@ -63,21 +63,33 @@ typedef struct cuda_scrypt_params {
 #define CUDA_SCRYPT_STATE_BYTES 192u /* X (128 bytes) + HMAC inner/outer states (64) */
 #define CUDA_SCRYPT_N 1024u
 
-/* Scratchpad bytes of one hash slot with lookup gap lg (1, 2 or 4). */
-size_t cuda_scrypt_pad_bytes(unsigned lg);
-/* Hash slots resident at once on the current device with this block size
- * (threads; 4 per group, each group running `interleave` hashes, 1 or 2)
- * and lookup gap; 0 on error. */
-unsigned cuda_scrypt_resident_slots(unsigned threads_per_block, unsigned lg, unsigned interleave);
+/* How romix runs (see scrypt_kernel.cu):
+ *   quad: four threads per hash, Salsa20/8 transposed by warp shuffles;
+ *         `interleave` hashes per group of four (1, 2); `gap` is the lookup
+ *         gap (1, 2, 4: every gap-th entry stored, the others recomputed).
+ *   thread: a hash per thread, the scratchpad staged through shared memory;
+ *         `gap` 0 stores every entry, 2, 4 or 8 leave out every gap-th one. */
+typedef enum { CUDA_SCRYPT_QUAD, CUDA_SCRYPT_THREAD } cuda_scrypt_layout;
+typedef struct cuda_scrypt_shape {
+    cuda_scrypt_layout layout;
+    unsigned gap;
+    unsigned interleave; /* quad only */
+    unsigned threads_per_block;
+} cuda_scrypt_shape;
+
+/* Scratchpad bytes of one hash slot. */
+size_t cuda_scrypt_pad_bytes(const cuda_scrypt_shape *shape);
+/* Hash slots of one block; 0 if the shape is not supported. */
+unsigned cuda_scrypt_hashes_per_block(const cuda_scrypt_shape *shape);
+/* Hash slots resident at once on the current device; 0 on error. */
+unsigned cuda_scrypt_resident_slots(const cuda_scrypt_shape *shape);
 
 /* Hashes nonces start .. start+count-1 with `slots` hash slots of scratch
- * and state (slots >= count rounded up to the hashes of a block,
- * threads_per_block / 4 * interleave), and appends every nonce whose hash
- * is <= target to hits. */
+ * and state (slots >= count rounded up to the hashes of a block), and
+ * appends every nonce whose hash is <= target to hits. */
 cudaError_t cuda_scrypt_launch(const cuda_scrypt_params *p, uint32_t start, uint32_t count,
-                               unsigned slots, unsigned threads_per_block, unsigned lg,
-                               unsigned interleave, void *state, void *scratch, cuda_hits *hits,
-                               cudaStream_t stream);
+                               unsigned slots, const cuda_scrypt_shape *shape, void *state,
+                               void *scratch, cuda_hits *hits, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -2,15 +2,16 @@
  *
  *   pbkdf2_in   one thread per hash: HMAC key, inner/outer pad states and
  *               PBKDF2-HMAC-SHA256(header, header, 1, 128) -> X
- *   romix       four threads per hash: the two Salsa20/8 BlockMix passes
- *               over the scratchpad
+ *   romix       the two Salsa20/8 BlockMix passes over the scratchpad, in
+ *               one of two layouts (cuda_scrypt_shape): a hash per thread
+ *               (romix_thread, the default) or four threads per hash (romix)
  *   pbkdf2_out  one thread per hash: PBKDF2-HMAC-SHA256(header, X, 1, 32),
  *               the exact 256-bit target comparison, and the hit buffer
  *
  * The state between them (X and the two HMAC pad states, 192 bytes per
  * hash) stays in device memory; only hits come back to the host.
  *
- * romix layout. A hash's four threads (lanes 4k..4k+3 of a warp) each own
+ * The four-thread layout (romix). A hash's four threads (lanes 4k..4k+3 of a warp) each own
  * one diagonal of the 4x4 Salsa matrix of both 64-byte halves: thread t
  * holds x[5t], x[5t+4], x[5t+8], x[5t+12] (indices mod 16) as a uint4, so
  * the column round is thread-local; three shuffles rotate the b/c/d words
@@ -22,7 +23,11 @@
  *
  * Lookup gap LG: only every LG-th entry is stored; the second pass
  * recomputes the others from the stored one below, trading scratchpad
- * bandwidth and size for Salsa work. */
+ * bandwidth and size for Salsa work.
+ *
+ * The thread layout (romix_thread) needs no shuffles at all: the shuffles
+ * were a fifth of the four-thread layout's instructions (0.40 M of 2.18 M
+ * per hash), and at the H100's power limit instructions are what costs. */
 #include "backend-cuda/cuda_kernels.h"
 #include "backend-cuda/sha256_device.cuh"
 
@@ -371,52 +376,321 @@ romix(slot_state *state, uint4 *pad, uint32_t slots)
     }
 }
 
-/* The romix instance for a lookup gap and interleave, or NULL. */
-typedef void (*romix_fn)(slot_state *, uint4 *, uint32_t);
-romix_fn romix_for(unsigned lg, unsigned interleave)
+/* ---- ROMix, one thread per hash ------------------------------------------ */
+
+/* x ^= rotl(a + b, n) on four independent quarter-rounds at once. */
+#define SALSA_QUARTER(a, b, c, d)                                                                  \
+    do {                                                                                           \
+        b ^= rotl(a + d, 7);                                                                       \
+        c ^= rotl(b + a, 9);                                                                       \
+        d ^= rotl(c + b, 13);                                                                      \
+        a ^= rotl(d + c, 18);                                                                      \
+    } while (0)
+
+/* b = Salsa20/8(b) + b, the whole 16-word state in one thread: no shuffles. */
+__device__ __forceinline__ void salsa8_thread(uint32_t (&b)[16])
 {
-    if (interleave == 2)
-        return lg == 1 ? romix<1, 2> : lg == 2 ? romix<2, 2> : lg == 4 ? romix<4, 2> : NULL;
-    if (interleave == 1)
-        return lg == 1 ? romix<1, 1> : lg == 2 ? romix<2, 1> : lg == 4 ? romix<4, 1> : NULL;
+    uint32_t x[16];
+#pragma unroll
+    for (int i = 0; i < 16; i++)
+        x[i] = b[i];
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        SALSA_QUARTER(x[0], x[4], x[8], x[12]);
+        SALSA_QUARTER(x[5], x[9], x[13], x[1]);
+        SALSA_QUARTER(x[10], x[14], x[2], x[6]);
+        SALSA_QUARTER(x[15], x[3], x[7], x[11]);
+        SALSA_QUARTER(x[0], x[1], x[2], x[3]);
+        SALSA_QUARTER(x[5], x[6], x[7], x[4]);
+        SALSA_QUARTER(x[10], x[11], x[8], x[9]);
+        SALSA_QUARTER(x[15], x[12], x[13], x[14]);
+    }
+#pragma unroll
+    for (int i = 0; i < 16; i++)
+        b[i] += x[i];
+}
+
+__device__ __forceinline__ void block_mix_thread(uint32_t (&x0)[16], uint32_t (&x1)[16])
+{
+#pragma unroll
+    for (int i = 0; i < 16; i++)
+        x0[i] ^= x1[i];
+    salsa8_thread(x0);
+#pragma unroll
+    for (int i = 0; i < 16; i++)
+        x1[i] ^= x0[i];
+    salsa8_thread(x1);
+}
+
+/* Shared-memory staging of one warp's 32 scratchpad entries: a row of 144
+ * bytes per lane (128 + 16 of padding, so that both a lane reading its own
+ * row and eight lanes reading one row hit distinct banks). */
+constexpr int kRowWords = 9; /* uint4 per row */
+constexpr unsigned kThreadRomixMaxBlock = 256;
+constexpr size_t thread_romix_smem(unsigned threads_per_block)
+{
+    return (size_t)threads_per_block * kRowWords * sizeof(uint4);
+}
+
+__device__ __forceinline__ void copies_done()
+{
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+    __syncwarp();
+}
+
+__device__ __forceinline__ void store_x(uint32_t *x, const uint32_t (&x0)[16], const uint32_t (&x1)[16])
+{
+    uint4 *xs = reinterpret_cast<uint4 *>(x);
+#pragma unroll
+    for (int c = 0; c < 4; c++) {
+        xs[c] = make_uint4(x0[4 * c], x0[4 * c + 1], x0[4 * c + 2], x0[4 * c + 3]);
+        xs[4 + c] = make_uint4(x1[4 * c], x1[4 * c + 1], x1[4 * c + 2], x1[4 * c + 3]);
+    }
+}
+
+/* Posted for a hash that loads no entry this step. */
+constexpr uint32_t kNoEntry = 0xffffffffu;
+
+/* The second pass's transfer: the eight steps of 16-byte copies of the
+ * entries the warp's lanes posted (kNoEntry: none; only a skipping kernel
+ * posts it). The addresses are derived from the thread index here, inside
+ * the loop, and the steps are written out in PTX: left to itself, the
+ * compiler keeps neither the bases nor the immediate offsets live across
+ * the Salsa rounds and rebuilds each step's address from scratch. */
+template <bool kMayPostNone>
+__device__ __forceinline__ void fetch_posted_entries(const uint4 *rows, const uint4 *pad, uint32_t slots)
+{
+    unsigned tid;
+    asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tid));
+    const unsigned lane = tid & 31;
+    const unsigned base_s = (unsigned)__cvta_generic_to_shared(rows + (lane >> 3) * kRowWords);
+    const unsigned carried_s = base_s + (lane & 7) * 16, posted_s = base_s + 128;
+    const uint4 *lane_pad = pad + (size_t)(blockIdx.x * blockDim.x + (tid & ~31u)) * 8 + lane;
+    (void)slots;
+#if __CUDA_ARCH__ >= 800
+    /* All addresses first, then the eight copies back to back: ptxas pads
+     * an LDGSTS that follows other instructions with three never-executed
+     * loads, once per run of copies instead of once per copy. */
+#define LODE_FETCH_ADDR(k)                                                                         \
+    "ld.shared.u32 e" #k ", [%0+" #k "*576];\n\t"                                                  \
+    "mad.wide.u32 a" #k ", e" #k ", 128, %2;\n\t"
+#define LODE_FETCH_COPY(k) "cp.async.cg.shared.global [%1+" #k "*576], [a" #k "+" #k "*512], 16;\n\t"
+#define LODE_FETCH_GUARDED(k)                                                                      \
+    "setp.ne.u32 p" #k ", e" #k ", -1;\n\t"                                                        \
+    "@p" #k " cp.async.cg.shared.global [%1+" #k "*576], [a" #k "+" #k "*512], 16;\n\t"
+#define LODE_FETCH_8(m) m(0) m(1) m(2) m(3) m(4) m(5) m(6) m(7)
+    if (kMayPostNone)
+        asm volatile("{\n\t.reg .u32 e<8>;\n\t.reg .u64 a<8>;\n\t.reg .pred p<8>;\n\t" LODE_FETCH_8(
+                         LODE_FETCH_ADDR) LODE_FETCH_8(LODE_FETCH_GUARDED) "}\n" ::"r"(posted_s),
+                     "r"(carried_s), "l"(lane_pad)
+                     : "memory");
+    else
+        asm volatile("{\n\t.reg .u32 e<8>;\n\t.reg .u64 a<8>;\n\t" LODE_FETCH_8(LODE_FETCH_ADDR)
+                         LODE_FETCH_8(LODE_FETCH_COPY) "}\n" ::"r"(posted_s),
+                     "r"(carried_s), "l"(lane_pad)
+                     : "memory");
+#undef LODE_FETCH_8
+#undef LODE_FETCH_GUARDED
+#undef LODE_FETCH_COPY
+#undef LODE_FETCH_ADDR
+#else
+    const uint4 *posted = rows + (lane >> 3) * kRowWords + 8;
+    uint4 *carried = const_cast<uint4 *>(rows) + (lane >> 3) * kRowWords + (lane & 7);
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        const uint32_t e = reinterpret_cast<const uint32_t *>(posted + 4 * kRowWords * k)[0];
+        if (!kMayPostNone || e != kNoEntry)
+            carried[4 * kRowWords * k] = __ldcg(lane_pad + (size_t)e * 8 + 32 * k);
+    }
+#endif
+}
+
+/* One thread per hash: Salsa20/8 needs no shuffles, and the scratchpad
+ * moves through shared memory so that global accesses stay coalesced. Entry
+ * e of slot s is pad[(e * slots + s) * 8 ..+8], X0 then X1 in natural word
+ * order; the 32 slots of a warp are adjacent, so entry e of a warp is 4 KiB
+ * contiguous. Transfer step k moves hashes 4k..4k+3 of the warp: lane l
+ * carries 16-byte chunk l % 8 of hash 4k + l / 8.
+ *
+ * SKIP = G > 0 leaves out every V_i with i % G == G - 1 (a G-th of the
+ * scratchpad traffic and size). A read of such a V_j loads V_{j-1} and
+ * spends one step computing V_j = BlockMix(V_{j-1}) while X waits in the
+ * lane's shared row; each lane runs its own sequence of steps, so the
+ * lanes of a warp never wait for each other's recomputation until the
+ * last step (a lookup gap in the usual form stalls the whole warp whenever
+ * any of its 32 hashes needs one). */
+template <unsigned SKIP>
+__global__ void __launch_bounds__(kThreadRomixMaxBlock, 4)
+romix_thread(slot_state *state, uint4 *pad, uint32_t slots)
+{
+    extern __shared__ uint4 stage[]; /* thread_romix_smem(blockDim.x) bytes */
+    const uint32_t slot = blockIdx.x * blockDim.x + threadIdx.x;
+    if (slot >= slots)
+        return; /* slots is a multiple of the block: whole blocks exit */
+    const unsigned lane = threadIdx.x & 31;
+    uint4 *rows = stage + (threadIdx.x >> 5) * 32 * kRowWords;
+    uint4 *own = rows + lane * kRowWords;
+    uint4 *carried = rows + (lane >> 3) * kRowWords + (lane & 7); /* step k: + 4k rows */
+    uint4 *lane_pad = pad + (size_t)(slot & ~31u) * 8 + lane;     /* step k: + 32k */
+
+    uint32_t x0[16], x1[16];
+    {
+        const uint4 *xs = reinterpret_cast<const uint4 *>(state[slot].x);
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            uint4 v = xs[c], w = xs[4 + c];
+            x0[4 * c] = v.x, x0[4 * c + 1] = v.y, x0[4 * c + 2] = v.z, x0[4 * c + 3] = v.w;
+            x1[4 * c] = w.x, x1[4 * c + 1] = w.y, x1[4 * c + 2] = w.z, x1[4 * c + 3] = w.w;
+        }
+    }
+
+    const size_t entry_stride = (size_t)slots * 8;
+#pragma unroll 1
+    for (uint32_t i = 0; i < CUDA_SCRYPT_N; i++) {
+        if (SKIP == 0 || i % SKIP != SKIP - 1) {
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                own[c] = make_uint4(x0[4 * c], x0[4 * c + 1], x0[4 * c + 2], x0[4 * c + 3]);
+                own[4 + c] = make_uint4(x1[4 * c], x1[4 * c + 1], x1[4 * c + 2], x1[4 * c + 3]);
+            }
+            __syncwarp();
+            uint4 *e = lane_pad + (SKIP ? i - i / SKIP : i) * entry_stride;
+#pragma unroll
+            for (int k = 0; k < 8; k++)
+                __stcg(e + 32 * k, carried[4 * kRowWords * k]);
+            __syncwarp(); /* the rows are rewritten next step */
+        }
+        block_mix_thread(x0, x1);
+    }
+
+    /* Second pass: `left` main steps to go; `parked` when the previous step
+     * computed a skipped V_j into x0/x1 and X waits in the row. */
+    uint32_t left = CUDA_SCRYPT_N;
+    bool parked = false;
+#pragma unroll 1
+    do {
+        /* Integerify: word 16 of X. Each lane posts its entry's offset (in
+         * 128-byte units; slots * N < 2^32) in its row's padding, where the
+         * lanes carrying that hash read it: a broadcast, cheaper than eight
+         * shuffles with their lane indices. */
+        const uint32_t j = x1[0] & (CUDA_SCRYPT_N - 1);
+        const bool recompute = SKIP && !parked && left > 0 && j % SKIP == SKIP - 1;
+        uint32_t entry = kNoEntry;
+        if (!parked && left > 0) {
+            const uint32_t want = recompute ? j - 1 : j;
+            entry = (SKIP ? want - want / SKIP : want) * slots;
+        }
+        reinterpret_cast<uint32_t *>(own + 8)[0] = entry;
+        __syncwarp();
+        fetch_posted_entries<SKIP != 0>(rows, pad, slots);
+        copies_done();
+        /* Main step: X ^= V_j (loaded, or computed last step while X was
+         * parked). Recompute step: swap X into the row and V_{j-1} out. */
+        const uint32_t keep = recompute ? 0u : ~0u;
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            uint4 v = own[c], w = own[4 + c];
+            if (SKIP && recompute) {
+                own[c] = make_uint4(x0[4 * c], x0[4 * c + 1], x0[4 * c + 2], x0[4 * c + 3]);
+                own[4 + c] = make_uint4(x1[4 * c], x1[4 * c + 1], x1[4 * c + 2], x1[4 * c + 3]);
+            }
+            x0[4 * c] = (x0[4 * c] & keep) ^ v.x, x0[4 * c + 1] = (x0[4 * c + 1] & keep) ^ v.y;
+            x0[4 * c + 2] = (x0[4 * c + 2] & keep) ^ v.z, x0[4 * c + 3] = (x0[4 * c + 3] & keep) ^ v.w;
+            x1[4 * c] = (x1[4 * c] & keep) ^ w.x, x1[4 * c + 1] = (x1[4 * c + 1] & keep) ^ w.y;
+            x1[4 * c + 2] = (x1[4 * c + 2] & keep) ^ w.z, x1[4 * c + 3] = (x1[4 * c + 3] & keep) ^ w.w;
+        }
+        __syncwarp();
+        block_mix_thread(x0, x1);
+        if (left > 0 && !recompute && --left == 0 && SKIP)
+            store_x(state[slot].x, x0, x1); /* later steps of the warp only churn x0/x1 */
+        parked = recompute;
+    } while (__any_sync(FULL_WARP, left > 0));
+    if (!SKIP)
+        store_x(state[slot].x, x0, x1);
+}
+
+/* The romix instance of a shape, or NULL. */
+typedef void (*romix_fn)(slot_state *, uint4 *, uint32_t);
+romix_fn romix_for(const cuda_scrypt_shape &shape)
+{
+    const unsigned g = shape.gap;
+    if (shape.layout == CUDA_SCRYPT_THREAD)
+        return shape.threads_per_block > kThreadRomixMaxBlock || shape.threads_per_block % 32 ? NULL
+               : g == 0 ? romix_thread<0>
+               : g == 2 ? romix_thread<2>
+               : g == 4 ? romix_thread<4>
+               : g == 8 ? romix_thread<8>
+                        : NULL;
+    if (shape.threads_per_block % 32)
+        return NULL;
+    if (shape.interleave == 2)
+        return g == 1 ? romix<1, 2> : g == 2 ? romix<2, 2> : g == 4 ? romix<4, 2> : NULL;
+    if (shape.interleave == 1)
+        return g == 1 ? romix<1, 1> : g == 2 ? romix<2, 1> : g == 4 ? romix<4, 1> : NULL;
     return NULL;
+}
+
+/* Dynamic shared memory of a romix launch. */
+size_t romix_smem(const cuda_scrypt_shape &shape)
+{
+    return shape.layout == CUDA_SCRYPT_THREAD ? thread_romix_smem(shape.threads_per_block) : 0;
 }
 
 } // namespace
 
-extern "C" size_t cuda_scrypt_pad_bytes(unsigned lg)
+extern "C" size_t cuda_scrypt_pad_bytes(const cuda_scrypt_shape *shape)
 {
-    return (size_t)128 * CUDA_SCRYPT_N / (lg ? lg : 1);
+    const size_t entry = 128;
+    if (shape->layout == CUDA_SCRYPT_THREAD)
+        return entry * (CUDA_SCRYPT_N - (shape->gap ? CUDA_SCRYPT_N / shape->gap : 0));
+    return entry * CUDA_SCRYPT_N / (shape->gap ? shape->gap : 1);
 }
 
-extern "C" unsigned cuda_scrypt_resident_slots(unsigned threads_per_block, unsigned lg,
-                                               unsigned interleave)
+extern "C" unsigned cuda_scrypt_hashes_per_block(const cuda_scrypt_shape *shape)
+{
+    if (romix_for(*shape) == NULL)
+        return 0;
+    return shape->layout == CUDA_SCRYPT_THREAD ? shape->threads_per_block
+                                               : shape->threads_per_block / 4 * shape->interleave;
+}
+
+extern "C" unsigned cuda_scrypt_resident_slots(const cuda_scrypt_shape *shape)
 {
     int dev = 0, sms = 0, blocks = 0;
-    romix_fn f = romix_for(lg, interleave);
+    romix_fn f = romix_for(*shape);
     if (f == NULL || cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, (int)threads_per_block, 0) != cudaSuccess)
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
         return 0;
-    return (unsigned)blocks * (unsigned)sms * (threads_per_block / 4) * interleave;
+    /* The thread layout wants the shared-memory carveout its blocks fill. */
+    if (shape->layout == CUDA_SCRYPT_THREAD &&
+        cudaFuncSetAttribute(f, cudaFuncAttributePreferredSharedMemoryCarveout,
+                             cudaSharedmemCarveoutMaxShared) != cudaSuccess)
+        return 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, (int)shape->threads_per_block,
+                                                      romix_smem(*shape)) != cudaSuccess)
+        return 0;
+    return (unsigned)blocks * (unsigned)sms * cuda_scrypt_hashes_per_block(shape);
 }
 
 extern "C" cudaError_t cuda_scrypt_launch(const cuda_scrypt_params *p, uint32_t start, uint32_t count,
-                                          unsigned slots, unsigned threads_per_block, unsigned lg,
-                                          unsigned interleave, void *state, void *scratch,
-                                          cuda_hits *hits, cudaStream_t stream)
+                                          unsigned slots, const cuda_scrypt_shape *shape, void *state,
+                                          void *scratch, cuda_hits *hits, cudaStream_t stream)
 {
     slot_state *st = static_cast<slot_state *>(state);
     uint4 *pad = static_cast<uint4 *>(scratch);
-    romix_fn romix_kernel = romix_for(lg, interleave);
+    romix_fn romix_kernel = romix_for(*shape);
     /* Only whole blocks of romix: round the slots used up to a block. */
-    const unsigned per_block = threads_per_block / 4 * interleave;
+    const unsigned per_block = cuda_scrypt_hashes_per_block(shape);
+    if (romix_kernel == NULL || per_block == 0)
+        return cudaErrorInvalidValue;
     const unsigned used = (count + per_block - 1) / per_block * per_block;
-    if (romix_kernel == NULL || used > slots || used == 0)
+    if (used > slots || used == 0)
         return cudaErrorInvalidValue;
     pbkdf2_in<<<(used + 127) / 128, 128, 0, stream>>>(*p, start, used, st);
     /* The scratchpad is laid out for `used` slots (its entry stride). */
-    romix_kernel<<<used / per_block, threads_per_block, 0, stream>>>(st, pad, used);
+    romix_kernel<<<used / per_block, shape->threads_per_block, romix_smem(*shape), stream>>>(st, pad, used);
     pbkdf2_out<<<(count + 127) / 128, 128, 0, stream>>>(*p, start, count, st, hits);
     return cudaGetLastError();
 }
