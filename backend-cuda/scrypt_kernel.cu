@@ -460,16 +460,15 @@ constexpr uint32_t kNoEntry = 0xffffffffu;
  * compiler keeps neither the bases nor the immediate offsets live across
  * the Salsa rounds and rebuilds each step's address from scratch. */
 template <bool kMayPostNone>
-__device__ __forceinline__ void fetch_posted_entries(const uint4 *rows, const uint4 *pad, uint32_t slots)
+__device__ __forceinline__ void fetch_posted_entries(uint4 *rows, const uint4 *pad)
 {
     unsigned tid;
     asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tid));
     const unsigned lane = tid & 31;
+    const uint4 *lane_pad = pad + (size_t)(blockIdx.x * blockDim.x + (tid & ~31u)) * 8 + lane;
+#if __CUDA_ARCH__ >= 800
     const unsigned base_s = (unsigned)__cvta_generic_to_shared(rows + (lane >> 3) * kRowWords);
     const unsigned carried_s = base_s + (lane & 7) * 16, posted_s = base_s + 128;
-    const uint4 *lane_pad = pad + (size_t)(blockIdx.x * blockDim.x + (tid & ~31u)) * 8 + lane;
-    (void)slots;
-#if __CUDA_ARCH__ >= 800
     /* All addresses first, then the eight copies back to back: ptxas pads
      * an LDGSTS that follows other instructions with three never-executed
      * loads, once per run of copies instead of once per copy. */
@@ -497,7 +496,7 @@ __device__ __forceinline__ void fetch_posted_entries(const uint4 *rows, const ui
 #undef LODE_FETCH_ADDR
 #else
     const uint4 *posted = rows + (lane >> 3) * kRowWords + 8;
-    uint4 *carried = const_cast<uint4 *>(rows) + (lane >> 3) * kRowWords + (lane & 7);
+    uint4 *carried = rows + (lane >> 3) * kRowWords + (lane & 7);
 #pragma unroll
     for (int k = 0; k < 8; k++) {
         const uint32_t e = reinterpret_cast<const uint32_t *>(posted + 4 * kRowWords * k)[0];
@@ -584,7 +583,7 @@ romix_thread(slot_state *state, uint4 *pad, uint32_t slots)
         }
         reinterpret_cast<uint32_t *>(own + 8)[0] = entry;
         __syncwarp();
-        fetch_posted_entries<SKIP != 0>(rows, pad, slots);
+        fetch_posted_entries<SKIP != 0>(rows, pad);
         copies_done();
         /* Main step: X ^= V_j (loaded, or computed last step while X was
          * parked). Recompute step: swap X into the row and V_{j-1} out. */
