@@ -55,7 +55,10 @@
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 /* How the four work-items of a scrypt hash trade words (kernels/scrypt.cl XCHG). */
-enum { XCHG_SINGLE = 0, XCHG_LOCAL = 1, XCHG_NV = 2, XCHG_KHR = 3, XCHG_INTEL = 4 };
+enum { XCHG_SINGLE = 0, XCHG_LOCAL = 1, XCHG_NV = 2, XCHG_KHR = 3, XCHG_INTEL = 4, XCHG_STAGED = 5 };
+/* romix_thread stages 144 bytes per work-item in local memory. */
+#define STAGED_ROW_BYTES 144u
+#define STAGED_MAX_LOCAL 128u
 
 /* Launch parameters: tuned, cached (core/tune_cache.h) or set by
  * LODE_OPENCL_TUNE (keys ls, npt, il, batch). */
@@ -144,23 +147,26 @@ static int opencl_device_info(int index, lode_device_info *out)
 
 static bool is_cpu(const ocl_dev_desc *d) { return (d->type & CL_DEVICE_TYPE_CPU) != 0; }
 
-/* Variants the device supports, best first. scrypt: "shuffle" where the
- * device can shuffle within a sub-group, "local" on any device, "single"
- * (one work-item per hash, no exchange) which suits CPUs best. */
+/* Variants the device supports, best first. scrypt: "thread" (a work-item
+ * per hash, the scratchpad staged through local memory) on GPUs, "shuffle"
+ * where the device can shuffle within a sub-group, "local" on any device,
+ * "single" (one work-item per hash, no exchange, no staging) which suits
+ * CPUs best. */
 static int variant_list(const ocl_dev_desc *d, lode_algo algo, const char **names, int max)
 {
-    const char *list[3];
+    const char *list[4];
     int n = 0;
     if (algo == LODE_ALGO_SHA256D) {
         list[n++] = "default";
     } else if (algo == LODE_ALGO_SCRYPT) {
         if (is_cpu(d))
             list[n++] = "single";
+        else
+            list[n++] = "thread";
         if (d->caps & (OCL_CAP_NV_SHFL | OCL_CAP_KHR_SHUFFLE | OCL_CAP_INTEL_SHUFFLE))
             list[n++] = "shuffle";
         list[n++] = "local";
-        if (!is_cpu(d))
-            list[n++] = "single";
+        list[n++] = is_cpu(d) ? "thread" : "single";
     } else if (algo == LODE_ALGO_MOMENTUM) {
         if (ocl_momentum_bucket_fits(d))
             list[n++] = "bucket";
@@ -223,8 +229,11 @@ static int build_program(lode_device *d, unsigned hashes)
     int n = snprintf(options, sizeof options, "-cl-std=CL1.2 -D LODE_VENDOR_ID=0x%x",
                      (unsigned)d->desc->vendor_id);
     if (d->algo == LODE_ALGO_SCRYPT)
-        snprintf(options + n, sizeof options - (size_t)n, " -D LOOKUP_GAP=%u -D XCHG=%d -D HASHES=%u",
-                 d->lookup_gap, d->xchg, hashes);
+        n += snprintf(options + n, sizeof options - (size_t)n, " -D LOOKUP_GAP=%u -D XCHG=%d -D HASHES=%u",
+                      d->lookup_gap, d->xchg, hashes);
+    /* NVIDIA: 64 registers keep 32 warps of romix_thread resident. */
+    if (d->algo == LODE_ALGO_SCRYPT && d->xchg == XCHG_STAGED && (d->desc->caps & OCL_CAP_NV_SHFL))
+        snprintf(options + n, sizeof options - (size_t)n, " -cl-nv-maxrregcount=64");
     const char *sources[2] = {lode_ocl_src_sha256,
                               d->algo == LODE_ALGO_SHA256D ? lode_ocl_src_sha256d : lode_ocl_src_scrypt};
     int rc = ocl_program_build(d->desc, d->ctx, d->label, sources, 2, options, &d->prog);
@@ -234,7 +243,10 @@ static int build_program(lode_device *d, unsigned hashes)
     if (d->algo == LODE_ALGO_SHA256D) {
         rc = make_kernel(d, "sha256d_search", &d->k_main);
     } else {
-        rc = make_kernel(d, d->xchg == XCHG_SINGLE ? "romix_single" : "romix_quad", &d->k_main);
+        rc = make_kernel(d, d->xchg == XCHG_SINGLE   ? "romix_single"
+                            : d->xchg == XCHG_STAGED ? "romix_thread"
+                                                     : "romix_quad",
+                         &d->k_main);
         if (rc == LODE_OK)
             rc = make_kernel(d, "pbkdf2_in", &d->k_in);
         if (rc == LODE_OK)
@@ -256,23 +268,27 @@ static unsigned per_group(const lode_device *d)
 {
     if (d->algo == LODE_ALGO_SHA256D)
         return d->tune.local_size * d->tune.per_item;
-    return d->xchg == XCHG_SINGLE ? d->tune.local_size : d->tune.local_size / 4 * d->tune.per_item;
+    return d->xchg == XCHG_SINGLE || d->xchg == XCHG_STAGED ? d->tune.local_size
+                                                            : d->tune.local_size / 4 * d->tune.per_item;
 }
 
 /* Brings parameters into what the kernels and this device accept. */
 static void clamp_params(lode_device *d)
 {
     ocl_tune_params *t = &d->tune;
-    unsigned floor_ls = d->xchg == XCHG_NV ? 32 : 4; /* whole warps for shfl.sync */
+    /* Whole warps for shfl.sync; whole 32-item units for romix_thread. */
+    unsigned floor_ls = d->xchg == XCHG_NV || d->xchg == XCHG_STAGED ? 32 : 4;
     size_t max = d->main_max_local ? d->main_max_local : d->desc->max_work_group;
     if (max > 256)
         max = 256; /* keeps slots a multiple of SCRYPT_SLOT_QUANTUM per group */
+    if (d->algo == LODE_ALGO_SCRYPT && d->xchg == XCHG_STAGED && max > STAGED_MAX_LOCAL)
+        max = STAGED_MAX_LOCAL; /* 18 KiB of staging: within any GPU's local memory */
     unsigned ls = 1;
     while (ls * 2 <= t->local_size && ls * 2 <= max)
         ls *= 2; /* a power of two */
     t->local_size = ls < floor_ls ? floor_ls : ls;
     if (d->algo == LODE_ALGO_SCRYPT) {
-        if (d->xchg == XCHG_SINGLE || t->per_item != 2)
+        if (d->xchg == XCHG_SINGLE || d->xchg == XCHG_STAGED || t->per_item != 2)
             t->per_item = 1;
         unsigned g = per_group(d);
         unsigned batch = t->batch == 0 || t->batch > d->slots ? d->slots : t->batch;
@@ -289,6 +305,8 @@ static ocl_tune_params default_params(const lode_device *d)
         return (ocl_tune_params){.local_size = d->cpu ? 64 : 256, .per_item = d->cpu ? 8 : 32};
     if (d->xchg == XCHG_SINGLE)
         return (ocl_tune_params){.local_size = d->cpu ? 16 : 64, .per_item = 1};
+    if (d->xchg == XCHG_STAGED)
+        return (ocl_tune_params){.local_size = 64, .per_item = 1, .batch = d->cpu ? 0 : d->slots / 2};
     return (ocl_tune_params){.local_size = d->xchg == XCHG_LOCAL ? 64 : 128,
                              .per_item = d->xchg == XCHG_LOCAL || d->cpu ? 1 : 2,
                              .batch = d->cpu ? 0 : d->slots / 2};
@@ -461,6 +479,8 @@ static int xchg_of(const ocl_dev_desc *x, const char *variant)
         return XCHG_SINGLE;
     if (strcmp(variant, "local") == 0)
         return XCHG_LOCAL;
+    if (strcmp(variant, "thread") == 0)
+        return XCHG_STAGED;
     return x->caps & OCL_CAP_NV_SHFL ? XCHG_NV : x->caps & OCL_CAP_KHR_SHUFFLE ? XCHG_KHR : XCHG_INTEL;
 }
 
@@ -529,7 +549,7 @@ static int opencl_open(int index, const lode_open_params *params, lode_device **
         d->variant = names[i];
         d->cpu = is_cpu(x);
         d->xchg = params->algo == LODE_ALGO_SCRYPT ? xchg_of(x, names[i]) : XCHG_SINGLE;
-        d->lookup_gap = lookup_gap_for(x);
+        d->lookup_gap = d->xchg == XCHG_STAGED ? 1 : lookup_gap_for(x); /* romix_thread: no gap */
         snprintf(d->label, sizeof d->label, "opencl:%d (%s)", index, x->name);
         rc = open_variant(d);
         if (rc == LODE_OK) {
@@ -637,15 +657,17 @@ static int enqueue_scrypt_batch(lode_device *d, uint32_t start, uint32_t count, 
         rc = run_kernel(d, d->k_in, round_up(used, pb_local), pb_local, "launching pbkdf2_in");
     if (rc != LODE_OK)
         return rc;
-    if (d->xchg == XCHG_LOCAL) {
-        size_t bytes = 2 * 3 * (size_t)d->tune.per_item * d->tune.local_size * sizeof(cl_uint);
+    if (d->xchg == XCHG_LOCAL || d->xchg == XCHG_STAGED) {
+        size_t bytes = d->xchg == XCHG_STAGED
+                           ? (size_t)d->tune.local_size * STAGED_ROW_BYTES
+                           : 2 * 3 * (size_t)d->tune.per_item * d->tune.local_size * sizeof(cl_uint);
         rc = set_args(d, d->k_main, 4, (size_t[]){sizeof(cl_mem), sizeof(cl_mem), 4, bytes},
                       (const void *[]){&d->state, &d->pad, &used, NULL});
     } else {
         rc = set_args(d, d->k_main, 3, (size_t[]){sizeof(cl_mem), sizeof(cl_mem), 4},
                       (const void *[]){&d->state, &d->pad, &used});
     }
-    size_t items = d->xchg == XCHG_SINGLE ? used : (size_t)used / d->tune.per_item * 4;
+    size_t items = d->xchg == XCHG_SINGLE || d->xchg == XCHG_STAGED ? used : (size_t)used / d->tune.per_item * 4;
     if (rc == LODE_OK)
         rc = run_kernel(d, d->k_main, items, d->tune.local_size, "launching romix");
     if (rc == LODE_OK)
@@ -973,11 +995,12 @@ static int opencl_tune(lode_device *d, double target_ms)
                 try_shape(d, count, false, &best, &rc);
             }
     } else if (rc == LODE_OK) {
-        static const unsigned quad_ls[] = {64, 128, 256}, single_ls[] = {16, 64, 256};
+        static const unsigned quad_ls[] = {64, 128, 256}, single_ls[] = {16, 64, 256},
+                              staged_ls[] = {32, 64, 128};
         const bool single = d->xchg == XCHG_SINGLE;
-        const unsigned *ls = single ? single_ls : quad_ls;
+        const unsigned *ls = single ? single_ls : d->xchg == XCHG_STAGED ? staged_ls : quad_ls;
         /* Interleave is a rebuild; on CPUs (local exchange) it does not pay. */
-        const unsigned n_il = single || d->xchg == XCHG_LOCAL ? 1 : 2;
+        const unsigned n_il = single || d->xchg == XCHG_LOCAL || d->xchg == XCHG_STAGED ? 1 : 2;
         const unsigned batches[] = {d->slots / 4, d->slots / 2, d->slots};
         bool first = true;
         for (unsigned il = 1; il <= n_il && rc == LODE_OK; il++)

@@ -17,7 +17,9 @@
  *               1 local memory and barriers (any OpenCL 1.2 device),
  *               2 NVIDIA inline PTX shfl.sync, 3 cl_khr_subgroup_shuffle,
  *               4 cl_intel_subgroups; 0 builds romix_single instead, one
- *               work-item per hash (CPUs: no exchange, no barrier)
+ *               work-item per hash (CPUs: no exchange, no barrier); 5
+ *               builds romix_thread, a work-item per hash staged through
+ *               local memory (GPUs)
  *   HASHES      hashes per group of four work-items (1 or 2), interleaved
  *               so one's latency hides behind the other's work
  *
@@ -196,7 +198,7 @@ __kernel void pbkdf2_out(__constant uint *p, uint start, uint count, __global co
 
 /* ---- ROMix: one work-item per hash ------------------------------------- */
 
-#if XCHG == 0
+#if XCHG == 0 || XCHG == 5
 
 #define QR(x, a, b, n) ((x) ^= rotate((a) + (b), (uint)(n)))
 
@@ -243,6 +245,10 @@ static inline void block_mix_single(uint *x)
     salsa8_single(x + 16);
 }
 
+#endif
+
+#if XCHG == 0
+
 /* Entry e of slot s: pad[(e * slots + s) * 8 .. + 7], X in natural order. */
 __kernel void romix_single(__global uint *state, __global uint4 *pad, uint slots)
 {
@@ -288,7 +294,81 @@ __kernel void romix_single(__global uint *state, __global uint4 *pad, uint slots
         s[i] = x[i];
 }
 
-#else /* XCHG != 0: four work-items per hash */
+#elif XCHG == 5
+
+/* One work-item per hash with the scratchpad staged through local memory
+ * (as the CUDA backend's romix_thread): Salsa20/8 needs no exchange, and
+ * every global access is a coalesced 16-byte piece. Units of 32 work-items
+ * share 32 rows of 144 bytes (128 + 16 of padding: no bank conflicts) in
+ * `stage` (local size x 144 bytes). Entry e of slot s is
+ * pad[(e * slots + s) * 8 ..+8], X in natural order; a unit's 32 entries e
+ * are 4 KiB contiguous. Transfer step k moves the unit's hashes 4k..4k+3:
+ * item l carries 16-byte piece l % 8 of hash 4k + l / 8. Lookup gap 1. */
+#define ROW 9 /* uint4 per row */
+
+static inline void to_row(__local uint4 *row, const uint *x)
+{
+#pragma unroll
+    for (int q = 0; q < 8; q++)
+        row[q] = (uint4)(x[4 * q], x[4 * q + 1], x[4 * q + 2], x[4 * q + 3]);
+}
+
+__kernel void romix_thread(__global uint *state, __global uint4 *pad, uint slots,
+                           __local uint4 *stage)
+{
+    const uint slot = (uint)get_global_id(0);
+    const uint lid = (uint)get_local_id(0), lane = lid & 31;
+    __local uint4 *rows = stage + (lid & ~31u) * ROW;
+    __local uint4 *own = rows + lane * ROW;
+    __local uint4 *carried = rows + (lane >> 3) * ROW + (lane & 7); /* step k: + 4k rows */
+    __local const uint *posted = (__local const uint *)(rows + (lane >> 3) * ROW + 8);
+    __global uint4 *lane_pad = pad + (size_t)(slot & ~31u) * 8 + lane; /* step k: + 32k */
+    const size_t stride = (size_t)slots * 8;
+    /* slots is a multiple of the local size: every item has a slot, and
+     * all reach the barriers. */
+    __global uint *s = state + (size_t)slot * STATE_WORDS;
+    uint x[32];
+#pragma unroll
+    for (int i = 0; i < 32; i++)
+        x[i] = s[i];
+
+    for (uint i = 0; i < SCRYPT_N; i++) {
+        to_row(own, x);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        __global uint4 *e = lane_pad + i * stride;
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            e[32 * k] = carried[4 * ROW * k];
+        barrier(CLK_LOCAL_MEM_FENCE); /* the rows are rewritten next step */
+        block_mix_single(x);
+    }
+    for (uint i = 0; i < SCRYPT_N; i++) {
+        /* Integerify (word 16 of X): each item posts its entry's offset in
+         * its row's padding, where the items carrying that hash read it. */
+        ((__local uint *)(own + 8))[0] = (x[16] & (SCRYPT_N - 1)) * slots;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        uint4 v[8];
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            v[k] = lane_pad[(size_t)posted[4 * ROW * 4 * k] * 8 + 32 * k];
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            carried[4 * ROW * k] = v[k];
+        barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+        for (int q = 0; q < 8; q++) {
+            const uint4 w = own[q];
+            x[4 * q] ^= w.x, x[4 * q + 1] ^= w.y, x[4 * q + 2] ^= w.z, x[4 * q + 3] ^= w.w;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        block_mix_single(x);
+    }
+#pragma unroll
+    for (int i = 0; i < 32; i++)
+        s[i] = x[i];
+}
+
+#else /* XCHG 1-4: four work-items per hash */
 
 /* ---- the exchange between the four work-items of a hash ---------------- */
 
