@@ -215,6 +215,11 @@ __device__ __forceinline__ uint4 operator^(uint4 a, uint4 b)
     return make_uint4(a.x ^ b.x, a.y ^ b.y, a.z ^ b.z, a.w ^ b.w);
 }
 
+__device__ __forceinline__ uint4 operator&(uint4 a, uint32_t m)
+{
+    return make_uint4(a.x & m, a.y & m, a.z & m, a.w & m);
+}
+
 /* The four threads of a hash: lane groups of 4 inside the warp. Every
  * shuffle names the whole warp: the warp never diverges inside romix (see
  * the lookup-gap loop), and a partial mask costs a WARPSYNC per shuffle. */
@@ -440,14 +445,36 @@ __device__ __forceinline__ void copies_done()
     __syncwarp();
 }
 
-__device__ __forceinline__ void store_x(uint32_t *x, const uint32_t (&x0)[16], const uint32_t (&x1)[16])
+/* Words 4c..4c+3 of a 16-word half as one 16-byte piece, and back. */
+__device__ __forceinline__ uint4 piece(const uint32_t (&x)[16], int c)
 {
-    uint4 *xs = reinterpret_cast<uint4 *>(x);
+    return make_uint4(x[4 * c], x[4 * c + 1], x[4 * c + 2], x[4 * c + 3]);
+}
+
+__device__ __forceinline__ void set_piece(uint32_t (&x)[16], int c, uint4 v)
+{
+    x[4 * c] = v.x, x[4 * c + 1] = v.y, x[4 * c + 2] = v.z, x[4 * c + 3] = v.w;
+}
+
+/* X (32 words, natural order) as 8 pieces: X0's four, then X1's. */
+__device__ __forceinline__ void store_x(uint4 *xs, const uint32_t (&x0)[16], const uint32_t (&x1)[16])
+{
 #pragma unroll
-    for (int c = 0; c < 4; c++) {
-        xs[c] = make_uint4(x0[4 * c], x0[4 * c + 1], x0[4 * c + 2], x0[4 * c + 3]);
-        xs[4 + c] = make_uint4(x1[4 * c], x1[4 * c + 1], x1[4 * c + 2], x1[4 * c + 3]);
-    }
+    for (int c = 0; c < 4; c++)
+        xs[c] = piece(x0, c), xs[4 + c] = piece(x1, c);
+}
+
+__device__ __forceinline__ void load_x(const uint4 *xs, uint32_t (&x0)[16], uint32_t (&x1)[16])
+{
+#pragma unroll
+    for (int c = 0; c < 4; c++)
+        set_piece(x0, c, xs[c]), set_piece(x1, c, xs[4 + c]);
+}
+
+/* Where entry i sits when every SKIP-th one is left out (SKIP 0: all kept). */
+template <unsigned SKIP> __device__ __forceinline__ uint32_t stored_index(uint32_t i)
+{
+    return SKIP ? i - i / SKIP : i;
 }
 
 /* Posted for a hash that loads no entry this step. */
@@ -534,28 +561,17 @@ romix_thread(slot_state *state, uint4 *pad, uint32_t slots)
     uint4 *carried = rows + (lane >> 3) * kRowWords + (lane & 7); /* step k: + 4k rows */
     uint4 *lane_pad = pad + (size_t)(slot & ~31u) * 8 + lane;     /* step k: + 32k */
 
+    uint4 *x_state = reinterpret_cast<uint4 *>(state[slot].x);
     uint32_t x0[16], x1[16];
-    {
-        const uint4 *xs = reinterpret_cast<const uint4 *>(state[slot].x);
-#pragma unroll
-        for (int c = 0; c < 4; c++) {
-            uint4 v = xs[c], w = xs[4 + c];
-            x0[4 * c] = v.x, x0[4 * c + 1] = v.y, x0[4 * c + 2] = v.z, x0[4 * c + 3] = v.w;
-            x1[4 * c] = w.x, x1[4 * c + 1] = w.y, x1[4 * c + 2] = w.z, x1[4 * c + 3] = w.w;
-        }
-    }
+    load_x(x_state, x0, x1);
 
     const size_t entry_stride = (size_t)slots * 8;
 #pragma unroll 1
     for (uint32_t i = 0; i < CUDA_SCRYPT_N; i++) {
         if (SKIP == 0 || i % SKIP != SKIP - 1) {
-#pragma unroll
-            for (int c = 0; c < 4; c++) {
-                own[c] = make_uint4(x0[4 * c], x0[4 * c + 1], x0[4 * c + 2], x0[4 * c + 3]);
-                own[4 + c] = make_uint4(x1[4 * c], x1[4 * c + 1], x1[4 * c + 2], x1[4 * c + 3]);
-            }
+            store_x(own, x0, x1);
             __syncwarp();
-            uint4 *e = lane_pad + (SKIP ? i - i / SKIP : i) * entry_stride;
+            uint4 *e = lane_pad + stored_index<SKIP>(i) * entry_stride;
 #pragma unroll
             for (int k = 0; k < 8; k++)
                 __stcg(e + 32 * k, carried[4 * kRowWords * k]);
@@ -579,7 +595,7 @@ romix_thread(slot_state *state, uint4 *pad, uint32_t slots)
         uint32_t entry = kNoEntry;
         if (!parked && left > 0) {
             const uint32_t want = recompute ? j - 1 : j;
-            entry = (SKIP ? want - want / SKIP : want) * slots;
+            entry = stored_index<SKIP>(want) * slots;
         }
         reinterpret_cast<uint32_t *>(own + 8)[0] = entry;
         __syncwarp();
@@ -590,24 +606,20 @@ romix_thread(slot_state *state, uint4 *pad, uint32_t slots)
         const uint32_t keep = recompute ? 0u : ~0u;
 #pragma unroll
         for (int c = 0; c < 4; c++) {
-            uint4 v = own[c], w = own[4 + c];
-            if (SKIP && recompute) {
-                own[c] = make_uint4(x0[4 * c], x0[4 * c + 1], x0[4 * c + 2], x0[4 * c + 3]);
-                own[4 + c] = make_uint4(x1[4 * c], x1[4 * c + 1], x1[4 * c + 2], x1[4 * c + 3]);
-            }
-            x0[4 * c] = (x0[4 * c] & keep) ^ v.x, x0[4 * c + 1] = (x0[4 * c + 1] & keep) ^ v.y;
-            x0[4 * c + 2] = (x0[4 * c + 2] & keep) ^ v.z, x0[4 * c + 3] = (x0[4 * c + 3] & keep) ^ v.w;
-            x1[4 * c] = (x1[4 * c] & keep) ^ w.x, x1[4 * c + 1] = (x1[4 * c + 1] & keep) ^ w.y;
-            x1[4 * c + 2] = (x1[4 * c + 2] & keep) ^ w.z, x1[4 * c + 3] = (x1[4 * c + 3] & keep) ^ w.w;
+            const uint4 v = own[c], w = own[4 + c];
+            if (SKIP && recompute)
+                own[c] = piece(x0, c), own[4 + c] = piece(x1, c);
+            set_piece(x0, c, (piece(x0, c) & keep) ^ v);
+            set_piece(x1, c, (piece(x1, c) & keep) ^ w);
         }
         __syncwarp();
         block_mix_thread(x0, x1);
         if (left > 0 && !recompute && --left == 0 && SKIP)
-            store_x(state[slot].x, x0, x1); /* later steps of the warp only churn x0/x1 */
+            store_x(x_state, x0, x1); /* later steps of the warp only churn x0/x1 */
         parked = recompute;
     } while (__any_sync(FULL_WARP, left > 0));
     if (!SKIP)
-        store_x(state[slot].x, x0, x1);
+        store_x(x_state, x0, x1);
 }
 
 /* The romix instance of a shape, or NULL. */
