@@ -27,6 +27,7 @@
 #define MAX_BACKOFF_S 30.0
 #define RPC_INVALID_PARAMETER (-8)
 #define SUBMIT_ATTEMPTS 3
+#define STOP_SUBMIT_TIMEOUT_S 5.0       /* a block found before a stop still goes out, this long at most */
 #define RPC_IN_WARMUP (-28)
 #define JOB_TIME_REFRESH_S 60u          /* a new job when the template's time moved this much */
 
@@ -125,12 +126,14 @@ static size_t on_body(char *chunk, size_t size, size_t count, void *user)
     return n;
 }
 
+/* A stop aborts template requests at once; block submissions (user NULL)
+ * run to their reply or their timeout. */
 static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
                        curl_off_t ulnow)
 {
     (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
     lode_gbt *g = user;
-    return atomic_load(&g->stopping) ? 1 : 0;
+    return g && atomic_load(&g->stopping) ? 1 : 0;
 }
 
 /* "user:pass" from the configuration or the cookie file. */
@@ -195,7 +198,7 @@ static json_t *rpc_call(lode_gbt *g, CURL *curl, const char *method, json_t *par
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, &reply);
     curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, g);
+    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, strcmp(method, "submitblock") == 0 ? NULL : g);
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)(timeout_s * 1000));
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
                      (long)((timeout_s < 10 ? timeout_s : 10) * 1000));
@@ -574,14 +577,19 @@ static void submit_block(lode_gbt *g, CURL *curl, const queued_share *q)
     int node_code;
     char err[256] = "stopped";
     /* A block is worth a few tries when the node does not answer; a node
-     * that answers with an error has decided. */
+     * that answers with an error has decided. After a stop, one try with a
+     * short timeout: the block was found, the node should have it. */
     json_t *result = NULL;
-    for (int attempt = 0; attempt < SUBMIT_ATTEMPTS && !atomic_load(&g->stopping); attempt++) {
+    const bool stopping = atomic_load(&g->stopping);
+    const double timeout_s = stopping && g->timeout_s > STOP_SUBMIT_TIMEOUT_S ? STOP_SUBMIT_TIMEOUT_S
+                                                                             : g->timeout_s;
+    for (int attempt = 0; attempt < SUBMIT_ATTEMPTS && (attempt == 0 || !atomic_load(&g->stopping));
+         attempt++) {
         if (attempt > 0) {
             lode_log(LODE_LOG_WARN, "block %s not submitted yet: %s; trying again", hash_hex, err);
             sleep_or_wake(g, 1.0, NULL);
         }
-        result = rpc_call(g, curl, "submitblock", json_incref(params), g->timeout_s, &status,
+        result = rpc_call(g, curl, "submitblock", json_incref(params), timeout_s, &status,
                           &node_code, err, sizeof err);
         if (status == RPC_NODE_ERROR && node_code == RPC_IN_WARMUP)
             status = RPC_TRANSPORT_ERROR; /* restarting: not a verdict on the block */
@@ -636,9 +644,13 @@ static void *submitter_main(void *arg)
         pthread_mutex_lock(&g->lock);
         while (!atomic_load(&g->stopping) && g->queue_len == 0)
             pthread_cond_wait(&g->wake, &g->lock);
-        if (atomic_load(&g->stopping)) {
+        /* On a stop the blocks already queued still go out (each once, with
+         * a short timeout), unless the node is known to be down. */
+        if (g->queue_len == 0 || (atomic_load(&g->stopping) && !g->stats.connected)) {
+            g->stats.unsent += (uint64_t)g->queue_len;
+            g->queue_len = 0;
             pthread_mutex_unlock(&g->lock);
-            break;
+            break; /* stopping: the wait above only ends empty-handed then */
         }
         queued_share q = g->queue[g->queue_head];
         g->queue_head = (g->queue_head + 1) % SHARE_QUEUE_LEN;

@@ -17,7 +17,9 @@
  *    "block accepted at height H (hash ...)" or "block rejected: REASON",
  *    and asks the poller for a fresh template at once. A node that does not
  *    answer gets 3 tries a second apart (none while the poller knows it is
- *    down); such blocks count as unsent, not rejected. Once a block of ours
+ *    down); such blocks count as unsent, not rejected. A stop lets a
+ *    submission in flight finish and sends the blocks still queued (one
+ *    try each, at most 5 s), unless the node is known to be down. Once a block of ours
  *    was accepted, later candidates on the same parent are dropped (stale).
  * Request: getblocktemplate {"rules":["mweb","segwit"], "capabilities":
  * ["longpoll","coinbasetxn","coinbasevalue","workid"]}; if the node rejects
@@ -58,7 +60,8 @@ typedef struct lode_gbt_config {
 
 typedef struct lode_gbt_stats {
     uint64_t submitted, accepted, rejected, stale;
-    uint64_t unsent;            /* submitted but the node could not be reached (not in rejected) */
+    uint64_t unsent;            /* the node could not be reached (not in rejected); also blocks
+                                   still queued at a stop while the node was down */
     uint64_t height;            /* of the block being mined */
     char last_reject[128];      /* the node's reason for the last rejection */
     bool connected;             /* the last template request succeeded */
