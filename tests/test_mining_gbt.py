@@ -3,16 +3,20 @@
 
 usage: test_mining_gbt.py PATH_TO_LODE [SCENARIO ...]
 
-Scenarios (all by default): bech32 legacy cookie badpass nodedown badaddr.
+Scenarios (all by default): bech32 legacy cookie badpass nodedown badaddr
+stopinflight.
 Blocks must be accepted by litecoind (lode's summary: rejected 0), pay the
 given address (getblock verbosity 2), and lode must stop with 130 on SIGINT
 promptly without any sanitizer report. Needs litecoind on PATH (fails, not
 skips, without it).
 """
+import http.server
 import os
 import re
 import sys
+import threading
 import time
+import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "pool"))
 from harness import Checks, Lode, check_stopped, log, regtest, require_litecoind  # noqa: E402
@@ -159,9 +163,73 @@ def scenario_badaddr(net):
               f"{what}: want exit 2 and one error line, got rc {rc}: {lines[:5]}")
 
 
+class SlowSubmitProxy:
+    """Forwards JSON-RPC to the node; holds each submitblock reply back for
+    `delay` seconds after the node has answered (and sets `submitted`)."""
+
+    def __init__(self, node_url, delay):
+        proxy = self
+        self.submitted = threading.Event()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                req = urllib.request.Request(node_url, data=body, method="POST")
+                for h in ("Authorization", "Content-Type"):
+                    if self.headers.get(h):
+                        req.add_header(h, self.headers[h])
+                try:
+                    with urllib.request.urlopen(req, timeout=60) as r:
+                        code, reply = r.status, r.read()
+                except urllib.error.HTTPError as e:
+                    code, reply = e.code, e.read()
+                if b'"submitblock"' in body:
+                    proxy.submitted.set()
+                    time.sleep(delay)
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(reply)))
+                self.end_headers()
+                self.wfile.write(reply)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def scenario_stopinflight(net):
+    """SIGINT while a found block's submitblock reply is on its way: lode
+    waits for the reply, so the node's new blocks and lode's count agree."""
+    what = "solo, stop during a block submission"
+    proxy = SlowSubmitProxy(net.url, 2.0)
+    start = net.rpc("getblockcount")
+    lode = Lode(LODE, COMMON + ["-o", proxy.url, "-u", net.user, "-p", net.password,
+                                "--coinbase-addr", net.addr_bech32], "solo-inflight")
+    try:
+        check(proxy.submitted.wait(60), f"{what}: no submitblock within 60 s\n    {lode.tail()}")
+        check_stopped(check, lode, what)
+    finally:
+        lode.stop()
+        proxy.close()
+    s = lode.solo_summary()
+    check(s is not None, f"{what}: no summary line:\n    {lode.tail()}")
+    net.wait_sync()
+    added = net.rpc("getblockcount") - start
+    if s:
+        check(added >= 1 and s[1] == added, f"{what}: {added} new blocks on the node, lode says "
+              f"{s[1]} accepted (summary {s})\n    {lode.tail()}")
+
+
 SCENARIOS = {"bech32": scenario_bech32, "legacy": scenario_legacy, "cookie": scenario_cookie,
              "badpass": scenario_badpass, "nodedown": scenario_nodedown,
-             "badaddr": scenario_badaddr}
+             "badaddr": scenario_badaddr, "stopinflight": scenario_stopinflight}
 
 
 def main():
