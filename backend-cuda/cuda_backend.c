@@ -107,6 +107,8 @@ struct lode_device {
     cuda_scrypt_params scrypt;
     void *scrypt_state, *scrypt_pad;
     unsigned scrypt_slots; /* hash slots allocated (all lanes together) */
+    cuda_scrypt_shape resident_shape; /* the shape resident_slots was measured for */
+    unsigned resident_slots;          /* hash slots of it resident at once */
     cuda_momentum *momentum;
     momentum_pairs pairs;
     momentum_entry *cands; /* a sweep's candidates, copied off the pinned buffer */
@@ -313,11 +315,16 @@ static cuda_scrypt_shape scrypt_shape(const lode_device *d, const cuda_tune_para
                                .interleave = t->nonces_per_thread, .threads_per_block = t->threads_per_block};
 }
 
-/* Hash slots of one scrypt batch with the current parameters. */
-static unsigned scrypt_batch(const lode_device *d)
+/* Hash slots of one scrypt batch with the current parameters. The
+ * occupancy query runs once per shape, not once per launch. */
+static unsigned scrypt_batch(lode_device *d)
 {
     const cuda_scrypt_shape shape = scrypt_shape(d, &d->tune);
-    unsigned resident = cuda_scrypt_resident_slots(&shape);
+    if (memcmp(&shape, &d->resident_shape, sizeof shape) != 0 || d->resident_slots == 0) {
+        d->resident_shape = shape;
+        d->resident_slots = cuda_scrypt_resident_slots(&shape);
+    }
+    unsigned resident = d->resident_slots;
     const unsigned lane_slots = d->scrypt_slots / (d->lanes ? d->lanes : 1);
     uint64_t want = (uint64_t)resident * (d->tune.waves ? d->tune.waves : 1);
     if (want == 0 || want > lane_slots)
@@ -442,16 +449,16 @@ static int cuda_tune(lode_device *d, double target_ms)
     d->tune = best;
     d->tuned = true;
     size_launches(d);
-    if (d->algo == LODE_ALGO_SHA256D)
+    if (d->algo == LODE_ALGO_SHA256D) {
         lode_log(LODE_LOG_INFO, "cuda:%d (%s): tuned sha256d/%s: %u threads per block, %u nonces "
                  "per thread: %.4g H/s", d->index, d->name, d->variant->name,
                  best.threads_per_block, best.nonces_per_thread, best.rate);
-    else
-        lode_log(LODE_LOG_INFO, "cuda:%d (%s): tuned scrypt/%s: %u threads per block, %u hashes "
-                 "per 4 threads, batches of %u waves: %.4g H/s", d->index, d->name,
-                 d->variant->name, best.threads_per_block,
-                 d->variant->layout == CUDA_SCRYPT_THREAD ? 4 : best.nonces_per_thread, best.waves,
-                 best.rate);
+    } else {
+        const cuda_scrypt_shape shape = scrypt_shape(d, &best);
+        lode_log(LODE_LOG_INFO, "cuda:%d (%s): tuned scrypt/%s: %u threads and %u hashes per "
+                 "block, batches of %u waves: %.4g H/s", d->index, d->name, d->variant->name,
+                 best.threads_per_block, cuda_scrypt_hashes_per_block(&shape), best.waves, best.rate);
+    }
     if (d->mode != LODE_TUNE_OFF) {
         char driver[64];
         lode_tune_key key = tune_key(d, driver);
@@ -488,14 +495,16 @@ static void load_params(lode_device *d)
             d->tuned = true;
         }
     }
-    /* scrypt lg* runs 1 or 2 hashes per group of 4 threads; thread* runs
-     * one per thread, in blocks of at most 256 threads. */
-    if (d->algo == LODE_ALGO_SCRYPT && d->variant->layout == CUDA_SCRYPT_THREAD) {
-        d->tune.nonces_per_thread = 1;
-        if (d->tune.threads_per_block > 256)
-            d->tune.threads_per_block = 256;
-    } else if (d->algo == LODE_ALGO_SCRYPT && d->tune.nonces_per_thread != 1) {
-        d->tune.nonces_per_thread = 2;
+    /* scrypt lg* runs 1 or 2 hashes per group of 4 threads, thread* one per
+     * thread; a block size romix does not take falls back to the default. */
+    if (d->algo == LODE_ALGO_SCRYPT) {
+        if (d->variant->layout == CUDA_SCRYPT_THREAD)
+            d->tune.nonces_per_thread = 1;
+        else if (d->tune.nonces_per_thread != 1)
+            d->tune.nonces_per_thread = 2;
+        const cuda_scrypt_shape shape = scrypt_shape(d, &d->tune);
+        if (cuda_scrypt_hashes_per_block(&shape) == 0)
+            d->tune.threads_per_block = default_params(d->algo).threads_per_block;
     }
 }
 

@@ -210,6 +210,9 @@ pbkdf2_out(const cuda_scrypt_params p, uint32_t start, uint32_t count, const slo
 
 /* ---- ROMix --------------------------------------------------------------- */
 
+/* Largest romix block, both layouts (their __launch_bounds__). */
+constexpr unsigned kRomixMaxBlock = 256;
+
 __device__ __forceinline__ uint4 operator^(uint4 a, uint4 b)
 {
     return make_uint4(a.x ^ b.x, a.y ^ b.y, a.z ^ b.z, a.w ^ b.w);
@@ -287,7 +290,7 @@ template <int H> __device__ __forceinline__ void block_mix(uint4 (&x0)[H], uint4
 
 /* One group of four threads runs H hashes (slots group*H .. group*H+H-1). */
 template <unsigned LG, int H>
-__global__ void __launch_bounds__(256)
+__global__ void __launch_bounds__(kRomixMaxBlock)
 romix(slot_state *state, uint4 *pad, uint32_t slots)
 {
     const uint32_t gid = blockIdx.x * blockDim.x + threadIdx.x;
@@ -383,14 +386,14 @@ romix(slot_state *state, uint4 *pad, uint32_t slots)
 
 /* ---- ROMix, one thread per hash ------------------------------------------ */
 
-/* x ^= rotl(a + b, n) on four independent quarter-rounds at once. */
-#define SALSA_QUARTER(a, b, c, d)                                                                  \
-    do {                                                                                           \
-        b ^= rotl(a + d, 7);                                                                       \
-        c ^= rotl(b + a, 9);                                                                       \
-        d ^= rotl(c + b, 13);                                                                      \
-        a ^= rotl(d + c, 18);                                                                      \
-    } while (0)
+/* One Salsa quarter-round on words a, b, c, d of a thread's state. */
+__device__ __forceinline__ void quarter_round(uint32_t &a, uint32_t &b, uint32_t &c, uint32_t &d)
+{
+    b = qr(b, a, d, 7);
+    c = qr(c, b, a, 9);
+    d = qr(d, c, b, 13);
+    a = qr(a, d, c, 18);
+}
 
 /* b = Salsa20/8(b) + b, the whole 16-word state in one thread: no shuffles. */
 __device__ __forceinline__ void salsa8_thread(uint32_t (&b)[16])
@@ -401,14 +404,14 @@ __device__ __forceinline__ void salsa8_thread(uint32_t (&b)[16])
         x[i] = b[i];
 #pragma unroll
     for (int i = 0; i < 4; i++) {
-        SALSA_QUARTER(x[0], x[4], x[8], x[12]);
-        SALSA_QUARTER(x[5], x[9], x[13], x[1]);
-        SALSA_QUARTER(x[10], x[14], x[2], x[6]);
-        SALSA_QUARTER(x[15], x[3], x[7], x[11]);
-        SALSA_QUARTER(x[0], x[1], x[2], x[3]);
-        SALSA_QUARTER(x[5], x[6], x[7], x[4]);
-        SALSA_QUARTER(x[10], x[11], x[8], x[9]);
-        SALSA_QUARTER(x[15], x[12], x[13], x[14]);
+        quarter_round(x[0], x[4], x[8], x[12]);
+        quarter_round(x[5], x[9], x[13], x[1]);
+        quarter_round(x[10], x[14], x[2], x[6]);
+        quarter_round(x[15], x[3], x[7], x[11]);
+        quarter_round(x[0], x[1], x[2], x[3]);
+        quarter_round(x[5], x[6], x[7], x[4]);
+        quarter_round(x[10], x[11], x[8], x[9]);
+        quarter_round(x[15], x[12], x[13], x[14]);
     }
 #pragma unroll
     for (int i = 0; i < 16; i++)
@@ -431,7 +434,13 @@ __device__ __forceinline__ void block_mix_thread(uint32_t (&x0)[16], uint32_t (&
  * bytes per lane (128 + 16 of padding, so that both a lane reading its own
  * row and eight lanes reading one row hit distinct banks). */
 constexpr int kRowWords = 9; /* uint4 per row */
-constexpr unsigned kThreadRomixMaxBlock = 256;
+/* The row of the hash that lane `lane` carries in transfer step 0 (step k:
+ * + 4k rows): its piece is uint4 lane % 8 of the row, the offset that hash
+ * posted is in uint4 8 (the padding). */
+__device__ __forceinline__ uint4 *carried_row(uint4 *rows, unsigned lane)
+{
+    return rows + (lane >> 3) * kRowWords;
+}
 constexpr size_t thread_romix_smem(unsigned threads_per_block)
 {
     return (size_t)threads_per_block * kRowWords * sizeof(uint4);
@@ -494,8 +503,8 @@ __device__ __forceinline__ void fetch_posted_entries(uint4 *rows, const uint4 *p
     const unsigned lane = tid & 31;
     const uint4 *lane_pad = pad + (size_t)(blockIdx.x * blockDim.x + (tid & ~31u)) * 8 + lane;
 #if __CUDA_ARCH__ >= 800
-    const unsigned base_s = (unsigned)__cvta_generic_to_shared(rows + (lane >> 3) * kRowWords);
-    const unsigned carried_s = base_s + (lane & 7) * 16, posted_s = base_s + 128;
+    const unsigned row_s = (unsigned)__cvta_generic_to_shared(carried_row(rows, lane));
+    const unsigned carried_s = row_s + (lane & 7) * 16, posted_s = row_s + 8 * 16;
     /* All addresses first, then the eight copies back to back: ptxas pads
      * an LDGSTS that follows other instructions with three never-executed
      * loads, once per run of copies instead of once per copy. */
@@ -522,8 +531,8 @@ __device__ __forceinline__ void fetch_posted_entries(uint4 *rows, const uint4 *p
 #undef LODE_FETCH_COPY
 #undef LODE_FETCH_ADDR
 #else
-    const uint4 *posted = rows + (lane >> 3) * kRowWords + 8;
-    uint4 *carried = rows + (lane >> 3) * kRowWords + (lane & 7);
+    const uint4 *posted = carried_row(rows, lane) + 8;
+    uint4 *carried = carried_row(rows, lane) + (lane & 7);
 #pragma unroll
     for (int k = 0; k < 8; k++) {
         const uint32_t e = reinterpret_cast<const uint32_t *>(posted + 4 * kRowWords * k)[0];
@@ -548,7 +557,7 @@ __device__ __forceinline__ void fetch_posted_entries(uint4 *rows, const uint4 *p
  * last step (a lookup gap in the usual form stalls the whole warp whenever
  * any of its 32 hashes needs one). */
 template <unsigned SKIP>
-__global__ void __launch_bounds__(kThreadRomixMaxBlock, 4)
+__global__ void __launch_bounds__(kRomixMaxBlock, 4)
 romix_thread(slot_state *state, uint4 *pad, uint32_t slots)
 {
     extern __shared__ uint4 stage[]; /* thread_romix_smem(blockDim.x) bytes */
@@ -558,8 +567,8 @@ romix_thread(slot_state *state, uint4 *pad, uint32_t slots)
     const unsigned lane = threadIdx.x & 31;
     uint4 *rows = stage + (threadIdx.x >> 5) * 32 * kRowWords;
     uint4 *own = rows + lane * kRowWords;
-    uint4 *carried = rows + (lane >> 3) * kRowWords + (lane & 7); /* step k: + 4k rows */
-    uint4 *lane_pad = pad + (size_t)(slot & ~31u) * 8 + lane;     /* step k: + 32k */
+    const uint4 *carried = carried_row(rows, lane) + (lane & 7); /* step k: + 4k rows */
+    uint4 *lane_pad = pad + (size_t)(slot & ~31u) * 8 + lane; /* step k: + 32k */
 
     uint4 *x_state = reinterpret_cast<uint4 *>(state[slot].x);
     uint32_t x0[16], x1[16];
@@ -627,15 +636,16 @@ typedef void (*romix_fn)(slot_state *, uint4 *, uint32_t);
 romix_fn romix_for(const cuda_scrypt_shape &shape)
 {
     const unsigned g = shape.gap;
+    /* Whole warps, within both kernels' __launch_bounds__. */
+    if (shape.threads_per_block == 0 || shape.threads_per_block > kRomixMaxBlock ||
+        shape.threads_per_block % 32)
+        return NULL;
     if (shape.layout == CUDA_SCRYPT_THREAD)
-        return shape.threads_per_block > kThreadRomixMaxBlock || shape.threads_per_block % 32 ? NULL
-               : g == 0 ? romix_thread<0>
+        return g == 0 ? romix_thread<0>
                : g == 2 ? romix_thread<2>
                : g == 4 ? romix_thread<4>
                : g == 8 ? romix_thread<8>
                         : NULL;
-    if (shape.threads_per_block % 32)
-        return NULL;
     if (shape.interleave == 2)
         return g == 1 ? romix<1, 2> : g == 2 ? romix<2, 2> : g == 4 ? romix<4, 2> : NULL;
     if (shape.interleave == 1)

@@ -263,13 +263,15 @@ static int build_program(lode_device *d, unsigned hashes)
 
 /* ---- launch parameters ------------------------------------------------- */
 
+/* scrypt kernels that run one work-item per hash (romix_single, romix_thread). */
+static bool item_per_hash(const lode_device *d) { return d->xchg == XCHG_SINGLE || d->xchg == XCHG_STAGED; }
+
 /* Hashes of one work-group of the main kernel. */
 static unsigned per_group(const lode_device *d)
 {
     if (d->algo == LODE_ALGO_SHA256D)
         return d->tune.local_size * d->tune.per_item;
-    return d->xchg == XCHG_SINGLE || d->xchg == XCHG_STAGED ? d->tune.local_size
-                                                            : d->tune.local_size / 4 * d->tune.per_item;
+    return item_per_hash(d) ? d->tune.local_size : d->tune.local_size / 4 * d->tune.per_item;
 }
 
 /* Brings parameters into what the kernels and this device accept. */
@@ -288,7 +290,7 @@ static void clamp_params(lode_device *d)
         ls *= 2; /* a power of two */
     t->local_size = ls < floor_ls ? floor_ls : ls;
     if (d->algo == LODE_ALGO_SCRYPT) {
-        if (d->xchg == XCHG_SINGLE || d->xchg == XCHG_STAGED || t->per_item != 2)
+        if (item_per_hash(d) || t->per_item != 2)
             t->per_item = 1;
         unsigned g = per_group(d);
         unsigned batch = t->batch == 0 || t->batch > d->slots ? d->slots : t->batch;
@@ -667,7 +669,7 @@ static int enqueue_scrypt_batch(lode_device *d, uint32_t start, uint32_t count, 
         rc = set_args(d, d->k_main, 3, (size_t[]){sizeof(cl_mem), sizeof(cl_mem), 4},
                       (const void *[]){&d->state, &d->pad, &used});
     }
-    size_t items = d->xchg == XCHG_SINGLE || d->xchg == XCHG_STAGED ? used : (size_t)used / d->tune.per_item * 4;
+    size_t items = item_per_hash(d) ? used : (size_t)used / d->tune.per_item * 4;
     if (rc == LODE_OK)
         rc = run_kernel(d, d->k_main, items, d->tune.local_size, "launching romix");
     if (rc == LODE_OK)

@@ -27,7 +27,7 @@
 #define MAX_BACKOFF_S 30.0
 #define RPC_INVALID_PARAMETER (-8)
 #define SUBMIT_ATTEMPTS 3
-#define STOP_SUBMIT_TIMEOUT_S 5.0       /* a block found before a stop still goes out, this long at most */
+#define STOP_SUBMIT_GRACE_S 5.0         /* a submission a stop lets run on, at most */
 #define RPC_IN_WARMUP (-28)
 #define JOB_TIME_REFRESH_S 60u          /* a new job when the template's time moved this much */
 
@@ -126,14 +126,30 @@ static size_t on_body(char *chunk, size_t size, size_t count, void *user)
     return n;
 }
 
-/* A stop aborts template requests at once; block submissions (user NULL)
- * run to their reply or their timeout. */
+/* One transfer's view of a stop: it aborts stop_grace_s after it first
+ * sees the stop (0: at once). */
+typedef struct transfer {
+    lode_gbt *g;
+    double stop_grace_s;
+    bool stop_seen;
+    struct timespec stop_at;
+} transfer;
+
 static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
                        curl_off_t ulnow)
 {
     (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
-    lode_gbt *g = user;
-    return g && atomic_load(&g->stopping) ? 1 : 0;
+    transfer *t = user;
+    if (!atomic_load(&t->g->stopping))
+        return 0;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (!t->stop_seen) {
+        t->stop_seen = true;
+        t->stop_at = now;
+    }
+    double waited = (double)(now.tv_sec - t->stop_at.tv_sec) + (now.tv_nsec - t->stop_at.tv_nsec) / 1e9;
+    return waited >= t->stop_grace_s ? 1 : 0;
 }
 
 /* "user:pass" from the configuration or the cookie file. */
@@ -164,10 +180,11 @@ typedef enum rpc_status { RPC_OK, RPC_TRANSPORT_ERROR, RPC_NODE_ERROR } rpc_stat
 
 /* Calls method(params) and returns its result (a new reference; JSON null
  * for a null result) or NULL with err filled; *node_code gets the JSON-RPC
- * error code when the node answered with an error. params is stolen. */
+ * error code when the node answered with an error. params is stolen. A stop
+ * aborts the call after stop_grace_s (0: at once). */
 static json_t *rpc_call(lode_gbt *g, CURL *curl, const char *method, json_t *params,
-                        double timeout_s, rpc_status *status, int *node_code, char *err,
-                        size_t err_len)
+                        double timeout_s, double stop_grace_s, rpc_status *status, int *node_code,
+                        char *err, size_t err_len)
 {
     *status = RPC_TRANSPORT_ERROR;
     *node_code = 0;
@@ -198,7 +215,8 @@ static json_t *rpc_call(lode_gbt *g, CURL *curl, const char *method, json_t *par
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, &reply);
     curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, strcmp(method, "submitblock") == 0 ? NULL : g);
+    transfer progress = {.g = g, .stop_grace_s = stop_grace_s};
+    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &progress);
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)(timeout_s * 1000));
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
                      (long)((timeout_s < 10 ? timeout_s : 10) * 1000));
@@ -266,7 +284,7 @@ static int fetch_template(lode_gbt *g, CURL *curl, const char *longpollid, doubl
         rpc_status status;
         int node_code;
         json_t *result = rpc_call(g, curl, "getblocktemplate", json_pack("[o]", request),
-                                  timeout_s, &status, &node_code, err, err_len);
+                                  timeout_s, 0, &status, &node_code, err, err_len);
         if (result) {
             int rc = lode_gbt_template_parse(result, tpl, err, err_len);
             json_decref(result);
@@ -577,20 +595,18 @@ static void submit_block(lode_gbt *g, CURL *curl, const queued_share *q)
     int node_code;
     char err[256] = "stopped";
     /* A block is worth a few tries when the node does not answer; a node
-     * that answers with an error has decided. After a stop, one try with a
-     * short timeout: the block was found, the node should have it. */
+     * that answers with an error has decided. A stop leaves the try under
+     * way (or, for a block still queued, one try) STOP_SUBMIT_GRACE_S: the
+     * block was found, the node should have it. */
     json_t *result = NULL;
-    const bool stopping = atomic_load(&g->stopping);
-    const double timeout_s = stopping && g->timeout_s > STOP_SUBMIT_TIMEOUT_S ? STOP_SUBMIT_TIMEOUT_S
-                                                                             : g->timeout_s;
     for (int attempt = 0; attempt < SUBMIT_ATTEMPTS && (attempt == 0 || !atomic_load(&g->stopping));
          attempt++) {
         if (attempt > 0) {
             lode_log(LODE_LOG_WARN, "block %s not submitted yet: %s; trying again", hash_hex, err);
             sleep_or_wake(g, 1.0, NULL);
         }
-        result = rpc_call(g, curl, "submitblock", json_incref(params), timeout_s, &status,
-                          &node_code, err, sizeof err);
+        result = rpc_call(g, curl, "submitblock", json_incref(params), g->timeout_s,
+                          STOP_SUBMIT_GRACE_S, &status, &node_code, err, sizeof err);
         if (status == RPC_NODE_ERROR && node_code == RPC_IN_WARMUP)
             status = RPC_TRANSPORT_ERROR; /* restarting: not a verdict on the block */
         else if (result || status == RPC_NODE_ERROR)
