@@ -435,8 +435,7 @@ __device__ __forceinline__ void block_mix_thread(uint32_t (&x0)[16], uint32_t (&
  * row and eight lanes reading one row hit distinct banks). */
 constexpr int kRowWords = 9; /* uint4 per row */
 /* The row of the hash that lane `lane` carries in transfer step 0 (step k:
- * + 4k rows): its piece is uint4 lane % 8 of the row, the offset that hash
- * posted is in uint4 8 (the padding). */
+ * + 4k rows): its piece is uint4 lane % 8 of the row. */
 __device__ __forceinline__ uint4 *carried_row(uint4 *rows, unsigned lane)
 {
     return rows + (lane >> 3) * kRowWords;
@@ -444,6 +443,23 @@ __device__ __forceinline__ uint4 *carried_row(uint4 *rows, unsigned lane)
 constexpr size_t thread_romix_smem(unsigned threads_per_block)
 {
     return (size_t)threads_per_block * kRowWords * sizeof(uint4);
+}
+
+/* The offsets the 32 hashes of a warp post for the second pass's transfer
+ * sit in the padding of rows 0-7, ordered so that the lanes carrying hashes
+ * q, q+4, ..., q+28 read all eight with two 16-byte loads (rows 2q and
+ * 2q+1) and the 32 posts hit 32 distinct banks. Hash h = 4k + q is word
+ * k % 4 of row 2q + k / 4. */
+__device__ __forceinline__ uint32_t *posted_word(uint4 *rows, unsigned hash)
+{
+    const unsigned k = hash >> 2, q = hash & 3;
+    return reinterpret_cast<uint32_t *>(rows + (2 * q + (k >> 2)) * kRowWords + 8) + (k & 3);
+}
+/* The first of the two rows whose padding lane `lane` reads (the second is
+ * kRowWords uint4 further). */
+__device__ __forceinline__ uint4 *posted_pair(uint4 *rows, unsigned lane)
+{
+    return rows + 2 * (lane >> 3) * kRowWords + 8;
 }
 
 __device__ __forceinline__ void copies_done()
@@ -494,50 +510,57 @@ constexpr uint32_t kNoEntry = 0xffffffffu;
  * posts it). The addresses are derived from the thread index here, inside
  * the loop, and the steps are written out in PTX: left to itself, the
  * compiler keeps neither the bases nor the immediate offsets live across
- * the Salsa rounds and rebuilds each step's address from scratch. */
+ * the Salsa rounds and rebuilds each step's address from scratch.
+ * `entry_bytes` (128) comes in as a register: a multiply by the constant
+ * becomes two LEAs per address, by a register one IMAD.WIDE. */
 template <bool kMayPostNone>
-__device__ __forceinline__ void fetch_posted_entries(uint4 *rows, const uint4 *pad)
+__device__ __forceinline__ void fetch_posted_entries(uint4 *rows, const uint4 *pad, uint32_t entry_bytes)
 {
     unsigned tid;
     asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tid));
     const unsigned lane = tid & 31;
     const uint4 *lane_pad = pad + (size_t)(blockIdx.x * blockDim.x + (tid & ~31u)) * 8 + lane;
 #if __CUDA_ARCH__ >= 800
-    const unsigned row_s = (unsigned)__cvta_generic_to_shared(carried_row(rows, lane));
-    const unsigned carried_s = row_s + (lane & 7) * 16, posted_s = row_s + 8 * 16;
+    const unsigned posted_s = (unsigned)__cvta_generic_to_shared(posted_pair(rows, lane));
+    const unsigned carried_s = (unsigned)__cvta_generic_to_shared(carried_row(rows, lane) + (lane & 7));
+    /* Step k's copy is at lane_pad + 512k bytes; the base sits 2 KiB in so
+     * that every k's offset fits the copy's immediate (-2048..2047). */
+    const uint4 *centre = lane_pad + 128;
     /* All addresses first, then the eight copies back to back: ptxas pads
      * an LDGSTS that follows other instructions with three never-executed
      * loads, once per run of copies instead of once per copy. */
-#define LODE_FETCH_ADDR(k)                                                                         \
-    "ld.shared.u32 e" #k ", [%0+" #k "*576];\n\t"                                                  \
-    "mad.wide.u32 a" #k ", e" #k ", 128, %2;\n\t"
-#define LODE_FETCH_COPY(k) "cp.async.cg.shared.global [%1+" #k "*576], [a" #k "+" #k "*512], 16;\n\t"
+#define LODE_FETCH_ADDR(k) "mad.wide.u32 a" #k ", e" #k ", 128, %2;\n\t"
+#define LODE_FETCH_COPY(k) "cp.async.cg.shared.global [%1+" #k "*576], [a" #k "+" #k "*512-2048], 16;\n\t"
 #define LODE_FETCH_GUARDED(k)                                                                      \
     "setp.ne.u32 p" #k ", e" #k ", -1;\n\t"                                                        \
-    "@p" #k " cp.async.cg.shared.global [%1+" #k "*576], [a" #k "+" #k "*512], 16;\n\t"
+    "@p" #k " cp.async.cg.shared.global [%1+" #k "*576], [a" #k "+" #k "*512-2048], 16;\n\t"
+#define LODE_FETCH_LOAD                                                                            \
+    "ld.shared.v4.u32 {e0, e1, e2, e3}, [%0];\n\t"                                                \
+    "ld.shared.v4.u32 {e4, e5, e6, e7}, [%0+144];\n\t"
 #define LODE_FETCH_8(m) m(0) m(1) m(2) m(3) m(4) m(5) m(6) m(7)
     if (kMayPostNone)
-        asm volatile("{\n\t.reg .u32 e<8>;\n\t.reg .u64 a<8>;\n\t.reg .pred p<8>;\n\t" LODE_FETCH_8(
-                         LODE_FETCH_ADDR) LODE_FETCH_8(LODE_FETCH_GUARDED) "}\n" ::"r"(posted_s),
-                     "r"(carried_s), "l"(lane_pad)
+        asm volatile("{\n\t.reg .u32 e<8>;\n\t.reg .u64 a<8>;\n\t.reg .pred p<8>;\n\t" LODE_FETCH_LOAD
+                         LODE_FETCH_8(LODE_FETCH_ADDR) LODE_FETCH_8(LODE_FETCH_GUARDED) "}\n" ::"r"(posted_s),
+                     "r"(carried_s), "l"(centre), "r"(entry_bytes)
                      : "memory");
     else
-        asm volatile("{\n\t.reg .u32 e<8>;\n\t.reg .u64 a<8>;\n\t" LODE_FETCH_8(LODE_FETCH_ADDR)
-                         LODE_FETCH_8(LODE_FETCH_COPY) "}\n" ::"r"(posted_s),
-                     "r"(carried_s), "l"(lane_pad)
+        asm volatile("{\n\t.reg .u32 e<8>;\n\t.reg .u64 a<8>;\n\t" LODE_FETCH_LOAD LODE_FETCH_8(
+                         LODE_FETCH_ADDR) LODE_FETCH_8(LODE_FETCH_COPY) "}\n" ::"r"(posted_s),
+                     "r"(carried_s), "l"(centre), "r"(entry_bytes)
                      : "memory");
 #undef LODE_FETCH_8
+#undef LODE_FETCH_LOAD
 #undef LODE_FETCH_GUARDED
 #undef LODE_FETCH_COPY
 #undef LODE_FETCH_ADDR
 #else
-    const uint4 *posted = carried_row(rows, lane) + 8;
+    const uint32_t *posted = reinterpret_cast<const uint32_t *>(posted_pair(rows, lane));
     uint4 *carried = carried_row(rows, lane) + (lane & 7);
 #pragma unroll
     for (int k = 0; k < 8; k++) {
-        const uint32_t e = reinterpret_cast<const uint32_t *>(posted + 4 * kRowWords * k)[0];
+        const uint32_t e = posted[(k >> 2) * 4 * kRowWords + (k & 3)];
         if (!kMayPostNone || e != kNoEntry)
-            carried[4 * kRowWords * k] = __ldcg(lane_pad + (size_t)e * 8 + 32 * k);
+            carried[4 * kRowWords * k] = __ldcg(lane_pad + (size_t)e * (entry_bytes / 16) + 32 * k);
     }
 #endif
 }
@@ -575,6 +598,8 @@ romix_thread(slot_state *state, uint4 *pad, uint32_t slots)
     load_x(x_state, x0, x1);
 
     const size_t entry_stride = (size_t)slots * 8;
+    /* 128, but opaque to the compiler (slots < 2^31): see fetch_posted_entries. */
+    const uint32_t entry_bytes = 128u | (slots >> 31);
 #pragma unroll 1
     for (uint32_t i = 0; i < CUDA_SCRYPT_N; i++) {
         if (SKIP == 0 || i % SKIP != SKIP - 1) {
@@ -596,9 +621,9 @@ romix_thread(slot_state *state, uint4 *pad, uint32_t slots)
 #pragma unroll 1
     do {
         /* Integerify: word 16 of X. Each lane posts its entry's offset (in
-         * 128-byte units; slots * N < 2^32) in its row's padding, where the
-         * lanes carrying that hash read it: a broadcast, cheaper than eight
-         * shuffles with their lane indices. */
+         * 128-byte units; slots * N < 2^32) in shared memory (posted_word),
+         * where the lanes carrying that hash read it: two broadcast loads,
+         * cheaper than eight shuffles with their lane indices. */
         const uint32_t j = x1[0] & (CUDA_SCRYPT_N - 1);
         const bool recompute = SKIP && !parked && left > 0 && j % SKIP == SKIP - 1;
         uint32_t entry = kNoEntry;
@@ -606,9 +631,9 @@ romix_thread(slot_state *state, uint4 *pad, uint32_t slots)
             const uint32_t want = recompute ? j - 1 : j;
             entry = stored_index<SKIP>(want) * slots;
         }
-        reinterpret_cast<uint32_t *>(own + 8)[0] = entry;
+        *posted_word(rows, lane) = entry;
         __syncwarp();
-        fetch_posted_entries<SKIP != 0>(rows, pad);
+        fetch_posted_entries<SKIP != 0>(rows, pad, entry_bytes);
         copies_done();
         /* Main step: X ^= V_j (loaded, or computed last step while X was
          * parked). Recompute step: swap X into the row and V_{j-1} out. */
