@@ -543,8 +543,10 @@ static void cuda_close(lode_device *d)
 static int alloc_scrypt(lode_device *d)
 {
     unsigned resident = 0;
+    /* The thread layout has no interleave (scrypt_shape's 1 or 2 is quad's). */
+    const unsigned max_il = d->variant->layout == CUDA_SCRYPT_THREAD ? 1 : 2;
     for (unsigned tpb = 64; tpb <= 256; tpb *= 2)
-        for (unsigned il = 1; il <= 2; il++) {
+        for (unsigned il = 1; il <= max_il; il++) {
             const cuda_tune_params t = {.threads_per_block = tpb, .nonces_per_thread = il};
             const cuda_scrypt_shape shape = scrypt_shape(d, &t);
             unsigned r = cuda_scrypt_resident_slots(&shape);

@@ -510,11 +510,9 @@ constexpr uint32_t kNoEntry = 0xffffffffu;
  * posts it). The addresses are derived from the thread index here, inside
  * the loop, and the steps are written out in PTX: left to itself, the
  * compiler keeps neither the bases nor the immediate offsets live across
- * the Salsa rounds and rebuilds each step's address from scratch.
- * `entry_bytes` (128) comes in as a register: a multiply by the constant
- * becomes two LEAs per address, by a register one IMAD.WIDE. */
+ * the Salsa rounds and rebuilds each step's address from scratch. */
 template <bool kMayPostNone>
-__device__ __forceinline__ void fetch_posted_entries(uint4 *rows, const uint4 *pad, uint32_t entry_bytes)
+__device__ __forceinline__ void fetch_posted_entries(uint4 *rows, const uint4 *pad)
 {
     unsigned tid;
     asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tid));
@@ -541,12 +539,12 @@ __device__ __forceinline__ void fetch_posted_entries(uint4 *rows, const uint4 *p
     if (kMayPostNone)
         asm volatile("{\n\t.reg .u32 e<8>;\n\t.reg .u64 a<8>;\n\t.reg .pred p<8>;\n\t" LODE_FETCH_LOAD
                          LODE_FETCH_8(LODE_FETCH_ADDR) LODE_FETCH_8(LODE_FETCH_GUARDED) "}\n" ::"r"(posted_s),
-                     "r"(carried_s), "l"(centre), "r"(entry_bytes)
+                     "r"(carried_s), "l"(centre)
                      : "memory");
     else
         asm volatile("{\n\t.reg .u32 e<8>;\n\t.reg .u64 a<8>;\n\t" LODE_FETCH_LOAD LODE_FETCH_8(
                          LODE_FETCH_ADDR) LODE_FETCH_8(LODE_FETCH_COPY) "}\n" ::"r"(posted_s),
-                     "r"(carried_s), "l"(centre), "r"(entry_bytes)
+                     "r"(carried_s), "l"(centre)
                      : "memory");
 #undef LODE_FETCH_8
 #undef LODE_FETCH_LOAD
@@ -560,9 +558,33 @@ __device__ __forceinline__ void fetch_posted_entries(uint4 *rows, const uint4 *p
     for (int k = 0; k < 8; k++) {
         const uint32_t e = posted[(k >> 2) * 4 * kRowWords + (k & 3)];
         if (!kMayPostNone || e != kNoEntry)
-            carried[4 * kRowWords * k] = __ldcg(lane_pad + (size_t)e * (entry_bytes / 16) + 32 * k);
+            carried[4 * kRowWords * k] = __ldcg(lane_pad + (size_t)e * 8 + 32 * k);
     }
 #endif
+}
+
+/* First pass: X out to the warp's entry at e (lane_pad + the entry's
+ * index * slots * 8), through the lane's own row. */
+__device__ __forceinline__ void store_entry(uint4 *own, const uint4 *carried, uint4 *e,
+                                            const uint32_t (&x0)[16], const uint32_t (&x1)[16])
+{
+    store_x(own, x0, x1);
+    __syncwarp();
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+        __stcg(e + 32 * k, carried[4 * kRowWords * k]);
+    __syncwarp(); /* the rows are rewritten next step */
+}
+
+/* Second pass: posts this lane's entry offset (in 128-byte units, or
+ * kNoEntry) and brings every posted entry of the warp into its hash's row. */
+template <bool kMayPostNone>
+__device__ __forceinline__ void load_entries(uint4 *rows, unsigned lane, const uint4 *pad, uint32_t entry)
+{
+    *posted_word(rows, lane) = entry;
+    __syncwarp();
+    fetch_posted_entries<kMayPostNone>(rows, pad);
+    copies_done();
 }
 
 /* One thread per hash: Salsa20/8 needs no shuffles, and the scratchpad
@@ -598,19 +620,10 @@ romix_thread(slot_state *state, uint4 *pad, uint32_t slots)
     load_x(x_state, x0, x1);
 
     const size_t entry_stride = (size_t)slots * 8;
-    /* 128, but opaque to the compiler (slots < 2^31): see fetch_posted_entries. */
-    const uint32_t entry_bytes = 128u | (slots >> 31);
 #pragma unroll 1
     for (uint32_t i = 0; i < CUDA_SCRYPT_N; i++) {
-        if (SKIP == 0 || i % SKIP != SKIP - 1) {
-            store_x(own, x0, x1);
-            __syncwarp();
-            uint4 *e = lane_pad + stored_index<SKIP>(i) * entry_stride;
-#pragma unroll
-            for (int k = 0; k < 8; k++)
-                __stcg(e + 32 * k, carried[4 * kRowWords * k]);
-            __syncwarp(); /* the rows are rewritten next step */
-        }
+        if (SKIP == 0 || i % SKIP != SKIP - 1)
+            store_entry(own, carried, lane_pad + stored_index<SKIP>(i) * entry_stride, x0, x1);
         block_mix_thread(x0, x1);
     }
 
@@ -631,10 +644,7 @@ romix_thread(slot_state *state, uint4 *pad, uint32_t slots)
             const uint32_t want = recompute ? j - 1 : j;
             entry = stored_index<SKIP>(want) * slots;
         }
-        *posted_word(rows, lane) = entry;
-        __syncwarp();
-        fetch_posted_entries<SKIP != 0>(rows, pad, entry_bytes);
-        copies_done();
+        load_entries<SKIP != 0>(rows, lane, pad, entry);
         /* Main step: X ^= V_j (loaded, or computed last step while X was
          * parked). Recompute step: swap X into the row and V_{j-1} out. */
         const uint32_t keep = recompute ? 0u : ~0u;

@@ -1002,7 +1002,7 @@ static int opencl_tune(lode_device *d, double target_ms)
         const bool single = d->xchg == XCHG_SINGLE;
         const unsigned *ls = single ? single_ls : d->xchg == XCHG_STAGED ? staged_ls : quad_ls;
         /* Interleave is a rebuild; on CPUs (local exchange) it does not pay. */
-        const unsigned n_il = single || d->xchg == XCHG_LOCAL || d->xchg == XCHG_STAGED ? 1 : 2;
+        const unsigned n_il = item_per_hash(d) || d->xchg == XCHG_LOCAL ? 1 : 2;
         const unsigned batches[] = {d->slots / 4, d->slots / 2, d->slots};
         bool first = true;
         for (unsigned il = 1; il <= n_il && rc == LODE_OK; il++)

@@ -86,22 +86,12 @@ __global__ void __launch_bounds__(kRomixMaxBlock, 4) probe_memory_only(slot_stat
     const size_t entry_stride = (size_t)slots * 8;
 #pragma unroll 1
     for (uint32_t i = 0; i < CUDA_SCRYPT_N; i++) {
-        store_x(own, x0, x1);
-        __syncwarp();
-        uint4 *e = lane_pad + i * entry_stride;
-#pragma unroll
-        for (int k = 0; k < 8; k++)
-            __stcg(e + 32 * k, carried[4 * kRowWords * k]);
-        __syncwarp();
+        store_entry(own, carried, lane_pad + i * entry_stride, x0, x1);
         cheap_mix(x0, x1);
     }
 #pragma unroll 1
     for (uint32_t i = 0; kRead && i < CUDA_SCRYPT_N; i++) {
-        const uint32_t j = x1[0] & (CUDA_SCRYPT_N - 1);
-        *posted_word(rows, lane) = j * slots;
-        __syncwarp();
-        fetch_posted_entries<false>(rows, pad, 128u | (slots >> 31));
-        copies_done();
+        load_entries<false>(rows, lane, pad, (x1[0] & (CUDA_SCRYPT_N - 1)) * slots);
 #pragma unroll
         for (int c = 0; c < 4; c++) {
             set_piece(x0, c, piece(x0, c) ^ own[c]);
@@ -115,15 +105,10 @@ __global__ void __launch_bounds__(kRomixMaxBlock, 4) probe_memory_only(slot_stat
 
 /* Every SM resident and clocked, next to no work: the board's power at
  * load clocks before any instruction or byte is paid for. */
-__global__ void __launch_bounds__(kRomixMaxBlock, 4) probe_spin(slot_state *state, uint4 *, uint32_t slots)
+__global__ void __launch_bounds__(kRomixMaxBlock, 4) probe_spin(slot_state *, uint4 *, uint32_t)
 {
-    const uint32_t slot = blockIdx.x * blockDim.x + threadIdx.x;
-    if (slot >= slots)
-        return;
     for (int i = 0; i < 2000; i++)
-        __nanosleep(5000);
-    if (state[slot].x[0] == 0x12345678u && slot == 0xffffffffu)
-        state[slot].x[1] = 0;
+        __nanosleep(5000); /* 10 ms a launch */
 }
 
 /* ---- NVML, loaded at run time -------------------------------------------- */
