@@ -38,8 +38,8 @@ def finish(lode, pools, what, allow_orphans=False):
     """Hold the pools' answers, stop lode, compare both sides' counts."""
     for p in pools:
         if p.proc.poll() is None:
-            p.ctl("hold on")
-    time.sleep(0.5)
+            p.hold()
+    time.sleep(0.5)  # lode reads the last answers
     check_stopped(check, lode, what)
     sums = lode.pool_summaries()
     check(sums, f"{what}: no 'summary: pool' line in lode's stderr:\n    {lode.tail()}")
@@ -188,14 +188,13 @@ def scenario_failover(net):
               f"({primary.totals()})\n    {lode.tail()}")
         # The primary dies: lode mines on the backup again.
         n = backup.totals()["accepted"]
-        primary.ctl("hold on")
-        time.sleep(0.3)
+        primary.hold()
+        time.sleep(0.3)  # lode reads the last answers
         primary_status = primary.status()
         primary.stop()
         check(backup.wait_accepted(n + 2, 40),
               f"{what}: no shares at the backup after the primary died\n    {lode.tail()}")
-        for p in (backup,):
-            p.ctl("hold on")
+        backup.hold()
         time.sleep(0.5)
         check_stopped(check, lode, what)
         sums = lode.pool_summaries()

@@ -202,6 +202,18 @@ class PoolProc:
     def totals(self):
         return self.status()["totals"]
 
+    def hold(self, timeout=30):
+        """Stops answering and counting submits, then waits until every
+        submit that came in before that is answered (a block candidate waits
+        for the node): the pool's counts are final."""
+        self.ctl("hold on")
+        time.sleep(0.1)  # the status file trails the pool by up to 50 ms
+        deadline = time.monotonic() + timeout
+        while self.status().get("submits_in_flight", 0) and time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                return
+            time.sleep(0.05)
+
     def wait_accepted(self, n, timeout):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

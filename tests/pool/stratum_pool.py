@@ -33,7 +33,8 @@ showmessage, ping. The control port takes lines:
     fault NAME | faults A,B | difficulty D | reconnect HOST PORT | hold [on|off]
     | status | quit
 ("hold": submits are neither answered nor counted, so a test can stop the
-miner with both sides' counts settled.)
+miner with both sides' counts settled once status's submits_in_flight, those
+that came in before the hold, is 0.)
 and answers one line ("ok ..." or "error ...").
 """
 import argparse
@@ -448,6 +449,17 @@ class Conn:
             # Neither answered nor counted: the miner cannot count it either.
             self.pool.totals["held"] = self.pool.totals.get("held", 0) + 1
             return
+        # A submit that came in before a hold is still answered (a block
+        # candidate waits for the node): status shows it until it is.
+        self.pool.submits_in_flight += 1
+        self.pool.changed()
+        try:
+            await self.check_submit(rid, params)
+        finally:
+            self.pool.submits_in_flight -= 1
+            self.pool.changed()
+
+    async def check_submit(self, rid, params):
         if not self.authorized:
             return await self.reject(rid, 24, "unauthorized", "unauthorized worker")
         try:
@@ -532,6 +544,7 @@ class Pool:
         self.en1_base = args.en1_base
         self.errors = []
         self.hold = False
+        self.submits_in_flight = 0  # received, not yet answered
 
     def changed(self):
         self.dirty = True
@@ -541,6 +554,7 @@ class Pool:
                 "difficulty": self.difficulty, "totals": self.totals,
                 "height": self.job.height if self.job else None,
                 "templates": self.templates, "commitment_mismatches": self.commitment_mismatches,
+                "submits_in_flight": self.submits_in_flight,
                 "faults_done": self.faults_done, "auto_faults": self.auto_faults,
                 "errors": self.errors[-20:],
                 "connections": [dict(c.info, counts=c.counts, closed=c.closed,
