@@ -50,6 +50,7 @@ struct lode_mining {
     header_variant variants[KEPT_VARIANTS];
     size_t variant_next;
     lode_mining_stats stats;
+    char failure[256]; /* lode_mining_fail's reason; "" = none */
 };
 
 static double now_seconds(void)
@@ -298,6 +299,24 @@ void lode_mining_stats_get(lode_mining *m, lode_mining_stats *out)
     pthread_mutex_lock(&m->lock);
     *out = m->stats;
     pthread_mutex_unlock(&m->lock);
+}
+
+void lode_mining_fail(lode_mining *m, const char *why)
+{
+    pthread_mutex_lock(&m->lock);
+    if (m->failure[0] == '\0')
+        snprintf(m->failure, sizeof m->failure, "%s", why && why[0] ? why : "the job source failed");
+    pthread_mutex_unlock(&m->lock);
+}
+
+bool lode_mining_failure(lode_mining *m, char *why, size_t why_len)
+{
+    pthread_mutex_lock(&m->lock);
+    bool failed = m->failure[0] != '\0';
+    if (failed && why != NULL && why_len > 0)
+        snprintf(why, why_len, "%s", m->failure);
+    pthread_mutex_unlock(&m->lock);
+    return failed;
 }
 
 void lode_mining_free(lode_mining *m)

@@ -56,6 +56,14 @@ typedef struct lode_mining_stats {
 } lode_mining_stats;
 void lode_mining_stats_get(lode_mining *mining, lode_mining_stats *out);
 
+/* A job source gives up for good: the pool or node refused what the user
+ * configured (credentials, payout address, algorithm), so retrying cannot
+ * help. The first reason is kept; the program polls lode_mining_failure and
+ * stops with a non-zero exit. Any thread. */
+void lode_mining_fail(lode_mining *mining, const char *why);
+/* True once a source called lode_mining_fail; copies its reason to why. */
+bool lode_mining_failure(lode_mining *mining, char *why, size_t why_len);
+
 /* Stops the devices and frees the session. Call after the source stopped. */
 void lode_mining_free(lode_mining *mining);
 

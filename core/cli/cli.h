@@ -9,9 +9,12 @@
 
 #include "core/algo.h"
 
-/* Exit statuses: 0 success, 1 a failure at run time (a self-test failed, no
- * device could work), 2 bad input, 130 interrupted by the user. */
-enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
+/* Exit statuses (listed in --help and the README): 0 success, 1 a failure
+ * at run time (a self-test failed, every device failed, a result could not
+ * be written), 2 bad input, 3 the pool or node refused the configuration
+ * (credentials, payout address, algorithm: retrying cannot help), 130
+ * interrupted by a signal (SIGINT, SIGTERM, SIGHUP). */
+enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_REFUSED = 3, EXIT_INTERRUPTED = 130 };
 
 #define CLI_MAX_POOLS 16
 
@@ -79,6 +82,8 @@ struct lode_miner;
 /* Waits for the miner's self-tests like lode_miner_wait_ready, but gives up
  * (-1) as soon as the user presses Ctrl-C. */
 int cli_wait_ready(struct lode_miner *m);
+/* Workers of every device that are still working (0: every device failed). */
+unsigned cli_workers_ready(struct lode_miner *m);
 /* Prints "lode: error: ..." on stderr; returns EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -41,6 +41,17 @@ int cli_wait_ready(lode_miner *m)
     return ready;
 }
 
+unsigned cli_workers_ready(lode_miner *m)
+{
+    unsigned ready = 0;
+    for (size_t d = 0; d < lode_miner_device_count(m); d++) {
+        lode_device_stats st;
+        lode_miner_device_stats(m, d, &st);
+        ready += st.workers_ready;
+    }
+    return ready;
+}
+
 int cli_usage_error(const char *fmt, ...)
 {
     va_list ap;

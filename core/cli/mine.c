@@ -168,14 +168,26 @@ int cmd_mine(const cli_options *o)
                  lode_algo_get(o->algo)->name, lode_miner_device_count(lode_mining_miner(mining)),
                  o->pools[0].url);
         double start = cli_now();
+        char why[256];
         while (!cli_interrupted()) {
             struct timespec nap = {0, 100 * 1000 * 1000};
             nanosleep(&nap, NULL);
             if (o->time_limit > 0 && cli_now() - start >= o->time_limit)
                 break;
             cli_rate_report_tick(&report);
+            if (lode_mining_failure(mining, why, sizeof why)) {
+                lode_log(LODE_LOG_ERROR, "%s", why);
+                status = EXIT_REFUSED;
+                break;
+            }
+            if (cli_workers_ready(lode_mining_miner(mining)) == 0) {
+                lode_log(LODE_LOG_ERROR, "every device has failed; nothing is mining");
+                status = EXIT_RUNTIME;
+                break;
+            }
         }
-        status = cli_interrupted() ? EXIT_INTERRUPTED : 0;
+        if (status == 0)
+            status = cli_interrupted() ? EXIT_INTERRUPTED : 0;
         lode_log(LODE_LOG_INFO, "stopping");
         if (source.gbt)
             lode_gbt_stop(source.gbt);
