@@ -69,6 +69,8 @@ struct lode_miner {
     pthread_cond_t verify_ready;
     verify_item *verify_head, *verify_tail;
     size_t verify_pending; /* queued or being checked */
+
+    long fail_after; /* LODE_TEST_FAIL_SCANS_AFTER; -1 = off */
 };
 
 static double now_seconds(void)
@@ -268,6 +270,7 @@ static void *worker_main(void *arg)
     lode_work work;
     lode_hits hits = {0};
     device_counters *c = &m->counters[w->device];
+    long scans = 0;
 
     for (;;) {
         lode_range r;
@@ -286,6 +289,8 @@ static void *worker_main(void *arg)
 
         uint64_t done = 0;
         rc = reinstall ? lode_handle_set_work(&h, &work) : LODE_OK;
+        if (rc == LODE_OK && m->fail_after >= 0 && scans++ >= m->fail_after)
+            rc = LODE_ERR_DEVICE; /* the injected fault: as a device lost mid-run */
         if (rc == LODE_OK) {
             installed = work.seq;
             atomic_store(&w->on_job, installed);
@@ -355,6 +360,25 @@ static unsigned workers_of(const lode_miner_config *cfg, const lode_device_ref *
     return n;
 }
 
+/* Tests only: LODE_TEST_FAIL_SCANS_AFTER=N makes every worker fail with a
+ * device error instead of its scan number N+1 (after its self-test), as a
+ * GPU that falls off the bus would: how the tests of `lode` reach the
+ * every-device-failed paths without a failing device. -1 when unset. */
+static long fault_injection(void)
+{
+    const char *s = getenv("LODE_TEST_FAIL_SCANS_AFTER");
+    if (s == NULL || *s == '\0')
+        return -1;
+    char *end;
+    long n = strtol(s, &end, 10);
+    if (*end != '\0' || n < 0) {
+        lode_log(LODE_LOG_WARN, "LODE_TEST_FAIL_SCANS_AFTER=%s is not a count; ignored", s);
+        return -1;
+    }
+    lode_log(LODE_LOG_WARN, "fault injection: every worker fails at scan %ld", n + 1);
+    return n;
+}
+
 lode_miner *lode_miner_start(const lode_miner_config *config, char *err, size_t err_len)
 {
     lode_miner *m = calloc(1, sizeof *m);
@@ -363,6 +387,7 @@ lode_miner *lode_miner_start(const lode_miner_config *config, char *err, size_t 
         return NULL;
     }
     m->config = *config;
+    m->fail_after = fault_injection();
     if (m->config.chunk_ms <= 0)
         m->config.chunk_ms = 200;
     size_t nd = config->device_count;

@@ -54,7 +54,10 @@ typedef struct lode_device_stats {
 } lode_device_stats;
 
 /* Starts the workers; each opens its device and self-tests before taking
- * work. Returns NULL with a message in err if nothing could be started. */
+ * work. Returns NULL with a message in err if nothing could be started.
+ * Tests only: with LODE_TEST_FAIL_SCANS_AFTER=N in the environment, every
+ * worker fails with a device error in place of its scan N+1 (a device lost
+ * at run time), so the every-device-failed paths can be tested. */
 lode_miner *lode_miner_start(const lode_miner_config *config, char *err, size_t err_len);
 /* Waits until every worker has passed or failed its self-test (timeout_ms
  * < 0: for as long as that takes); returns how many passed, or -1 if the
