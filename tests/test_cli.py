@@ -188,24 +188,6 @@ def test_devices_and_selftest():
           f"--selftest passes: {r.stdout!r} {r.stderr[-300:]!r}")
 
 
-def test_benchmark_interrupt():
-    p = subprocess.Popen([LODE, "--algo", "sha256d", "--benchmark", "--no-color"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(3)
-    t0 = time.monotonic()
-    p.send_signal(signal.SIGINT)
-    try:
-        out, err = p.communicate(timeout=10)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        out, err = p.communicate()
-    stopped_in = time.monotonic() - t0
-    check(p.returncode == 0 and stopped_in < 3 and "summary" in err and "H/s" in out,
-          f"Ctrl-C stops the benchmark cleanly (rc {p.returncode}, {stopped_in:.1f} s): {err[-400:]!r}")
-    r = run("--algo", "scrypt", "--benchmark", "--time-limit", "2", "--threads", "1", timeout=120)
-    check(r.returncode == 0 and "total" in r.stderr, f"timed scrypt benchmark: {r.stderr[-400:]!r}")
-
-
 def test_momentum(devices_args, with_target):
     """Momentum on the genesis header: every colliding pair (the vectors'
     complete list), and the job-source answer with a target; the block
@@ -245,20 +227,187 @@ def test_momentum(devices_args, with_target):
     check(r.returncode == 2 and "88-byte" in r.stderr, f"hash momentum wants 88 bytes: {r.stderr!r}")
 
 
-test_hash()
-test_momentum(["--devices", "cpu"], True)
-test_scan("sha256d", 4000, [])
-test_scan("sha256d", 777, ["--devices", "cpu", "--threads", "2"])
-test_scan("scrypt", 150, ["--devices", "cpu:0"])
-# Every GPU/OpenCL device listed here (PoCL in CI) through the same interface.
-listed = run("--list-devices", timeout=60).stdout.splitlines()
-for dev in (m.group(0) for m in map(re.compile(r"^(opencl|cuda):\d+").match, listed) if m):
-    test_scan("sha256d", 3000, ["--devices", dev])
-    test_scan("scrypt", 300, ["--devices", dev])
-    test_momentum(["--devices", dev], False)
-test_errors()
-test_config_files()
-test_devices_and_selftest()
-test_benchmark_interrupt()
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+def wait_for_line(p, needle, lines):
+    """Reads p's stderr until a line containing needle (True) or EOF (False)."""
+    for line in p.stderr:
+        lines.append(line)
+        if needle in line:
+            return True
+    return False
+
+
+def test_benchmark_interrupt():
+    """SIGINT, SIGTERM and SIGHUP all stop a benchmark the same way: the
+    summary, the total on stdout, exit status 130 (interrupted by a signal).
+    Before: SIGHUP killed lode with no summary; SIGINT exited 0."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        p = subprocess.Popen([LODE, "--algo", "sha256d", "--benchmark", "-d", "cpu", "-t", "1",
+                              "--no-color"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        lines = []
+        started = wait_for_line(p, "benchmarking", lines)
+        p.send_signal(sig)
+        try:  # a hang guard, not a speed requirement
+            out, err = p.communicate(timeout=300)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+        err = "".join(lines) + err
+        check(started and p.returncode == 130 and "summary: total" in err and "sha256d total" in out,
+              f"{sig.name} stops the benchmark with its summary and exit 130 (rc {p.returncode}): "
+              f"{err[-400:]!r}")
+    r = run("--algo", "scrypt", "--benchmark", "--time-limit", "2", "--threads", "1", timeout=300)
+    check(r.returncode == 0 and "total" in r.stderr, f"timed scrypt benchmark: {r.stderr[-400:]!r}")
+
+
+def closed_pipe():
+    """The write end of a pipe whose reader is already gone."""
+    rd, wr = os.pipe()
+    os.close(rd)
+    return wr
+
+
+def test_closed_pipes():
+    """A reader that went away (lode ... | head -1) must not kill lode with
+    SIGPIPE. Logs to a closed stderr are lost but the run goes on and exits
+    with its normal status; results that cannot be written to a closed
+    stdout are an error (exit 1), never a silent success or a signal death."""
+    wr = closed_pipe()
+    p = subprocess.Popen([LODE, "--algo", "sha256d", "--benchmark", "-d", "cpu", "-t", "1",
+                          "--time-limit", "2"], stdout=subprocess.PIPE, stderr=wr, text=True)
+    os.close(wr)
+    out, _ = p.communicate(timeout=300)
+    check(p.returncode == 0 and re.search(r"^sha256d total [0-9.]+ H/s$", out, re.M),
+          f"benchmark with stderr closed: rc {p.returncode} (a negative rc is a signal), stdout {out!r}")
+
+    header = rng.randbytes(80).hex()
+    wr = closed_pipe()
+    p = subprocess.Popen([LODE, "scan", "--algo", "sha256d", "--header", header, "--target", "ff" * 32,
+                          "--start", "0", "--count", "1000", "-d", "cpu"], stdout=wr,
+                         stderr=subprocess.PIPE, text=True)
+    os.close(wr)
+    _, err = p.communicate(timeout=300)
+    check(p.returncode == 1 and "cannot write" in err,
+          f"scan with stdout closed: rc {p.returncode}, want 1 and an error; stderr {err!r}")
+
+    # Both closed: nothing can be said, but the status still tells.
+    out_wr, err_wr = closed_pipe(), closed_pipe()
+    p = subprocess.Popen([LODE, "scan", "--algo", "sha256d", "--header", header, "--target", "ff" * 32,
+                          "--start", "0", "--count", "1000", "-d", "cpu"], stdout=out_wr, stderr=err_wr)
+    os.close(out_wr)
+    os.close(err_wr)
+    check(p.wait(timeout=300) == 1, f"scan with stdout and stderr closed: rc {p.returncode}, want 1")
+
+
+def test_mining_closed_stderr():
+    """Mining with stderr a closed pipe: lode keeps mining and submitting
+    (before: the first log line killed it with SIGPIPE), and a SIGINT still
+    ends it with status 130."""
+    with FakePool(difficulty=0.00002) as pool:
+        wr = closed_pipe()
+        p = subprocess.Popen([LODE, "--algo", "sha256d", "-o", pool.url, "-u", "w", "-p", "x", "-d", "cpu",
+                              "-t", "1"], stdout=subprocess.DEVNULL, stderr=wr)
+        os.close(wr)
+        for _ in range(3000):  # hang guard: 5 minutes for 3 shares
+            if pool.submits >= 3 or p.poll() is not None:
+                break
+            time.sleep(0.1)
+        submitted = pool.submits
+        if p.poll() is None:
+            p.send_signal(signal.SIGINT)
+        try:
+            rc = p.wait(timeout=300)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            rc = p.wait()
+    check(submitted >= 3 and rc == 130,
+          f"mining with stderr closed: {submitted} submits, rc {rc} (want >= 3 submits and 130; "
+          f"a negative rc is a signal)")
+
+
+class FakePool:
+    """A stratum pool reduced to what starts a miner: it answers subscribe,
+    authorize and whatever else with success, then sends one job."""
+
+    def __init__(self, difficulty=1.0):
+        import socket
+        import threading
+        self.difficulty = difficulty
+        self.submits = 0
+        self.server = socket.socket()
+        self.server.bind(("127.0.0.1", 0))
+        self.server.listen(4)
+        self.url = f"stratum+tcp://127.0.0.1:{self.server.getsockname()[1]}"
+        self.notified = False
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        try:
+            conn, _ = self.server.accept()
+        except OSError:
+            return
+        try:
+            self.talk(conn)
+        except (OSError, ValueError):
+            pass  # lode hung up: the test looks at lode, not at the pool
+
+    def talk(self, conn):
+        with conn, conn.makefile("rwb") as f:
+            def send(obj):
+                f.write((json.dumps(obj) + "\n").encode())
+                f.flush()
+            for line in f:
+                msg = json.loads(line)
+                method = msg.get("method")
+                if method == "mining.subscribe":
+                    send({"id": msg["id"], "result": [[["mining.notify", "1"]], "0badcafe", 4],
+                          "error": None})
+                elif method == "mining.configure":
+                    send({"id": msg["id"], "result": {}, "error": None})
+                else:
+                    send({"id": msg["id"], "result": True, "error": None})
+                if method == "mining.submit":
+                    self.submits += 1
+                if method == "mining.authorize":
+                    send({"id": None, "method": "mining.set_difficulty", "params": [self.difficulty]})
+                    send({"id": None, "method": "mining.notify", "params": [
+                        "j1", rng.randbytes(32).hex(), "01000000010000", "ffffffff", [], "20000000",
+                        "1d00ffff", f"{int(time.time()):08x}", True]})
+                    self.notified = True
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.server.close()
+
+
+def main():
+    tests = {name: fn for name, fn in globals().items() if name.startswith("test_") and callable(fn)}
+    only = sys.argv[2:]  # test_cli.py LODE [TEST_NAME ...]: just those (no-argument) tests
+    if only:
+        for name in only:
+            tests[name]()
+    else:
+        test_hash()
+        test_momentum(["--devices", "cpu"], True)
+        test_scan("sha256d", 4000, [])
+        test_scan("sha256d", 777, ["--devices", "cpu", "--threads", "2"])
+        test_scan("scrypt", 150, ["--devices", "cpu:0"])
+        # Every GPU/OpenCL device listed here (PoCL in CI) through the same interface.
+        listed = run("--list-devices", timeout=60).stdout.splitlines()
+        for dev in (m.group(0) for m in map(re.compile(r"^(opencl|cuda):\d+").match, listed) if m):
+            test_scan("sha256d", 3000, ["--devices", dev])
+            test_scan("scrypt", 300, ["--devices", dev])
+            test_momentum(["--devices", dev], False)
+        test_errors()
+        test_config_files()
+        test_devices_and_selftest()
+        test_benchmark_interrupt()
+        test_closed_pipes()
+        test_mining_closed_stderr()
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+main()

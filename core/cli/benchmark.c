@@ -98,6 +98,7 @@ int cmd_benchmark(const cli_options *o)
     }
     next_job(&source);
     double start = cli_now();
+    int status = 0;
     while (!cli_interrupted()) {
         struct timespec nap = {0, 100 * 1000 * 1000};
         nanosleep(&nap, NULL);
@@ -105,11 +106,15 @@ int cmd_benchmark(const cli_options *o)
             break;
         cli_rate_report_tick(&report);
     }
+    if (status == 0 && cli_interrupted())
+        status = EXIT_INTERRUPTED;
     lode_miner_request_stop(m);
     uint64_t hw_errors;
     double total = cli_rate_report_summary(&report, &hw_errors);
     printf("%s total %.0f %s\n", lode_algo_get(o->algo)->name, total, cli_rate_unit(o->algo));
     cli_rate_report_free(&report);
     lode_miner_free(m);
-    return hw_errors ? EXIT_RUNTIME : 0;
+    if (hw_errors && status == 0)
+        status = EXIT_RUNTIME;
+    return status;
 }

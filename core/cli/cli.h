@@ -73,11 +73,15 @@ int cli_config_parse(cli_options *o, const char *name, const char *text, size_t 
                      size_t err_len);
 void cli_options_free(cli_options *o);
 
-/* Set by SIGINT/SIGTERM; commands poll it. */
+/* Set by SIGINT, SIGTERM and SIGHUP; commands poll it. */
 bool cli_interrupted(void);
 /* A second Ctrl-C: stop now, even where the first lets a unit of work finish. */
 bool cli_interrupted_twice(void);
+/* SIGINT, SIGTERM, SIGHUP set cli_interrupted; SIGPIPE is ignored. */
 void cli_install_signal_handlers(void);
+/* Flushes stdout; if anything written there was lost (a closed pipe, a
+ * full disk) says so on stderr and turns a 0 status into EXIT_RUNTIME. */
+int cli_finish_output(int status);
 struct lode_miner;
 /* Waits for the miner's self-tests like lode_miner_wait_ready, but gives up
  * (-1) as soon as the user presses Ctrl-C. */

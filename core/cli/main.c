@@ -1,5 +1,6 @@
 /* lode's command line: parses options (cpuminer/ccminer conventions) and
  * runs one command. */
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -30,6 +31,27 @@ void cli_install_signal_handlers(void)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    /* A closed terminal or ssh session stops lode like Ctrl-C: summary,
+     * queued shares sent, exit status 130. */
+    sigaction(SIGHUP, &sa, NULL);
+    /* A reader that went away (`lode ... | head -1`) must not kill lode
+     * mid-run: writes fail with EPIPE instead, the logs are dropped, and a
+     * result that cannot be written is an error (cli_finish_output). */
+    struct sigaction ignore = {.sa_handler = SIG_IGN};
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGPIPE, &ignore, NULL);
+}
+
+int cli_finish_output(int status)
+{
+    int failed = fflush(stdout) != 0 ? errno : 0;
+    if (failed != 0 || ferror(stdout)) {
+        /* stderr may be closed as well; the exit status still tells. */
+        fprintf(stderr, "lode: error: cannot write the output: %s\n",
+                failed ? strerror(failed) : "a write to stdout failed");
+        return status == 0 ? EXIT_RUNTIME : status;
+    }
+    return status;
 }
 
 int cli_wait_ready(lode_miner *m)
@@ -118,8 +140,9 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+    cli_install_signal_handlers(); /* first: --help | head -1 must not die of SIGPIPE either */
     if (argc > 1 && strcmp(argv[1], "tf") == 0) /* its own options: lode tf --help */
-        return cmd_tf(argc - 1, argv + 1);
+        return cli_finish_output(cmd_tf(argc - 1, argv + 1));
     cli_options o = {0};
     const char *command = NULL;
     if (argc > 1 && argv[1][0] != '-') {
@@ -157,7 +180,7 @@ int main(int argc, char **argv)
     }
     if (status >= 0) {
         cli_options_free(&o);
-        return status;
+        return cli_finish_output(status);
     }
     if (command != NULL && strcmp(command, "hash") == 0 && optind == argc - 1)
         o.operand = argv[optind++];
@@ -166,7 +189,6 @@ int main(int argc, char **argv)
         return cli_usage_error("unexpected argument '%s' (see lode --help)", argv[optind]);
     }
     lode_log_configure(o.quiet, !o.no_color);
-    cli_install_signal_handlers();
 
     bool mining = o.pool_count > 0;
     int modes = (command != NULL) + o.benchmark + o.list_devices + o.selftest + mining;
@@ -189,5 +211,5 @@ int main(int argc, char **argv)
         status = EXIT_USAGE;
     }
     cli_options_free(&o);
-    return status;
+    return cli_finish_output(status);
 }
