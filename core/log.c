@@ -18,12 +18,12 @@ void lode_log_configure(bool quiet, bool color)
 
 void lode_log(lode_log_level level, const char *fmt, ...)
 {
-    /* -q keeps errors and warnings: they are what a quiet user still needs. */
+    /* -q keeps errors, warnings and the summary: what a quiet user still needs. */
     if (log_quiet && level >= LODE_LOG_INFO)
         return;
     if (log_color < 0)
         log_color = isatty(STDERR_FILENO);
-    static const char *colors[] = {"\033[1;31m", "\033[1;33m", "", "\033[2m"};
+    static const char *colors[] = {"\033[1;31m", "\033[1;33m", "", "", "\033[2m"};
     time_t now = time(NULL);
     struct tm tm;
     localtime_r(&now, &tm);

@@ -5,7 +5,15 @@
 
 #include <stdbool.h>
 
-typedef enum lode_log_level { LODE_LOG_ERROR, LODE_LOG_WARN, LODE_LOG_INFO, LODE_LOG_DEBUG } lode_log_level;
+/* NOTICE: what a run is for (the end-of-run summary); shown even with -q,
+ * which hides INFO and DEBUG. */
+typedef enum lode_log_level {
+    LODE_LOG_ERROR,
+    LODE_LOG_WARN,
+    LODE_LOG_NOTICE,
+    LODE_LOG_INFO,
+    LODE_LOG_DEBUG
+} lode_log_level;
 
 void lode_log_configure(bool quiet, bool color);
 void lode_log(lode_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

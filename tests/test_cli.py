@@ -324,6 +324,40 @@ def test_mining_closed_stderr():
           f"a negative rc is a signal)")
 
 
+def test_quiet_summary():
+    """-q hides the progress lines but keeps the summary: what a quiet run is for."""
+    r = run("-q", "--algo", "sha256d", "--benchmark", "-d", "cpu", "-t", "1", "--time-limit", "1",
+            "--no-color", timeout=300)
+    check(r.returncode == 0 and "summary: total" in r.stderr and "summary: cpu:0" in r.stderr
+          and "benchmarking" not in r.stderr and "self-test" not in r.stderr,
+          f"-q keeps the summary only: rc {r.returncode}, stderr {r.stderr!r}")
+
+
+def test_momentum_rate():
+    """A Momentum sweep takes seconds: the benchmark's total is the fraction
+    (sweeps / elapsed, as the summary's own counts give it), not 0."""
+    limit = 8
+    while True:
+        r = run("--algo", "momentum", "--benchmark", "-d", "cpu", "-t", "1", "--time-limit", str(limit),
+                "--no-color", timeout=limit + 600)
+        sweeps = re.search(r"summary: cpu:0: .*?, (\d+) hashes", r.stderr)
+        elapsed = re.search(r"summary over ([0-9.]+) s", r.stderr)
+        total = re.search(r"^momentum total (\S+) sweeps/s$", r.stdout, re.M)
+        if not (r.returncode == 0 and sweeps and elapsed and total):
+            check(False, f"momentum benchmark: rc {r.returncode}, stdout {r.stdout!r}, "
+                  f"stderr {r.stderr[-400:]!r}")
+            return
+        if int(sweeps[1]) > 0 or limit >= 128:
+            break
+        limit *= 2  # not one sweep finished on this (busy) machine: run longer
+    want = int(sweeps[1]) / float(elapsed[1])
+    got = float(total[1])
+    # Three significant digits, and elapsed is printed to 0.1 s.
+    check(want > 0 and abs(got - want) <= 0.05 * want,
+          f"momentum benchmark total {total[1]} sweeps/s, want about {want:.4f} "
+          f"({sweeps[1]} sweeps in {elapsed[1]} s)")
+
+
 class FakePool:
     """A stratum pool reduced to what starts a miner: it answers subscribe,
     authorize and whatever else with success, then sends one job."""
@@ -406,6 +440,8 @@ def main():
         test_benchmark_interrupt()
         test_closed_pipes()
         test_mining_closed_stderr()
+        test_quiet_summary()
+        test_momentum_rate()
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 

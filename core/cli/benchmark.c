@@ -111,7 +111,10 @@ int cmd_benchmark(const cli_options *o)
     lode_miner_request_stop(m);
     uint64_t hw_errors;
     double total = cli_rate_report_summary(&report, &hw_errors);
-    printf("%s total %.0f %s\n", lode_algo_get(o->algo)->name, total, cli_rate_unit(o->algo));
+    /* Whole units for H/s; three significant digits below 100 (a Momentum
+     * sweep takes seconds: 0.123 sweeps/s, not 0). */
+    printf(total >= 100 ? "%s total %.0f %s\n" : "%s total %.3g %s\n", lode_algo_get(o->algo)->name,
+           total, cli_rate_unit(o->algo));
     cli_rate_report_free(&report);
     lode_miner_free(m);
     if (hw_errors && status == 0)

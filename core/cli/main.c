@@ -127,7 +127,7 @@ static void usage(FILE *out)
             "      --variant NAME   force one implementation (see --list-devices)\n"
             "      --list-devices   list every device of every backend\n"
             "      --selftest       run the known-answer vectors on the devices\n"
-            "  -q, --quiet          only warnings and errors on stderr\n"
+            "  -q, --quiet          only warnings, errors and the final summary on stderr\n"
             "      --no-color       no colours in log lines\n"
             "  -V, --version        print the version\n"
             "  -h, --help           this text\n"

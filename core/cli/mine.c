@@ -199,7 +199,7 @@ int cmd_mine(const cli_options *o)
     cli_rate_report_summary(&report, &hw_errors);
     lode_mining_stats ms;
     lode_mining_stats_get(mining, &ms);
-    lode_log(LODE_LOG_INFO, "summary: jobs %llu, shares found %llu, stale %llu",
+    lode_log(LODE_LOG_NOTICE, "summary: jobs %llu, shares found %llu, stale %llu",
              (unsigned long long)ms.jobs, (unsigned long long)(ms.shares + ms.stale),
              (unsigned long long)ms.stale);
     summarise_source(&source, o);

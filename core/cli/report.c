@@ -29,7 +29,9 @@ void cli_format_rate(double rate, const char *unit, char *out, size_t len)
         rate /= 1000.0;
         u++;
     }
-    if (u == 0)
+    if (u == 0 && rate < 1.0) /* 0.0123 sweeps/s, not 0.01 */
+        snprintf(out, len, "%.3g %s", rate, unit);
+    else if (u == 0)
         snprintf(out, len, "%.2f %s", rate, unit);
     else
         snprintf(out, len, "%.2f %c%s", rate, prefixes[u], unit);
@@ -74,19 +76,19 @@ double cli_rate_report_summary(cli_rate_report *r, uint64_t *hw_errors)
     char rate[32];
     uint64_t sum = 0;
     *hw_errors = 0;
-    lode_log(LODE_LOG_INFO, "summary over %.1f s:", elapsed);
+    lode_log(LODE_LOG_NOTICE, "summary over %.1f s:", elapsed);
     for (size_t d = 0; d < r->devices; d++) {
         lode_device_stats st;
         lode_miner_device_stats(r->miner, d, &st);
         cli_format_rate((double)st.hashes / elapsed, r->unit, rate, sizeof rate);
-        lode_log(LODE_LOG_INFO, "summary: %s: %s, %llu hashes, %llu hits, %llu hardware errors",
+        lode_log(LODE_LOG_NOTICE, "summary: %s: %s, %llu hashes, %llu hits, %llu hardware errors",
                  lode_miner_device(r->miner, d)->id, rate, (unsigned long long)st.hashes,
                  (unsigned long long)st.hits, (unsigned long long)st.hw_errors);
         sum += st.hashes;
         *hw_errors += st.hw_errors;
     }
     cli_format_rate((double)sum / elapsed, r->unit, rate, sizeof rate);
-    lode_log(LODE_LOG_INFO, "summary: total: %s", rate);
+    lode_log(LODE_LOG_NOTICE, "summary: total: %s", rate);
     return (double)sum / elapsed;
 }
 
