@@ -132,6 +132,10 @@ def test_errors():
         (["-a", "scrypt", "-o", "stratum+tcp://127.0.0.1:1", "--suggest-diff", "-1"], "bad difficulty"),
         (["-c", "/nonexistent/lode.json"], "missing config file"),
         (["-a", "momentum", "-o", "stratum+tcp://127.0.0.1:1"], "momentum on a pool"),
+        (["hash", "-a", "tf", rng.randbytes(80).hex()], "hash of a tf header (was a segfault)"),
+        (["scan", "-a", "tf", "--header", header, "--target", target, "--start", "0", "--count", "1"],
+         "scan with tf"),
+        (["-a", "tf", "--benchmark", "--time-limit", "1"], "benchmark of tf"),
     ]
     for args, what in cases:
         r = run(*args, timeout=60)
@@ -358,6 +362,34 @@ def test_momentum_rate():
           f"({sweeps[1]} sweeps in {elapsed[1]} s)")
 
 
+def test_variant_names():
+    """--variant with a name no selected device has is a usage error that
+    names the valid variants (as --list-devices lists them)."""
+    listed = run("--list-devices", timeout=60).stdout
+    m = re.search(r"^cpu:0 .*?^    sha256d +variants:([^\n]*)$", listed, re.M | re.S)
+    names = m[1].split() if m else []
+    for args in (["--benchmark", "--time-limit", "1"],
+                 ["scan", "--header", "00" * 80, "--target", "ff" * 32, "--start", "0", "--count", "1"],
+                 ["--selftest"], ["-o", "stratum+tcp://127.0.0.1:1"]):
+        r = run(*args, "--algo", "sha256d", "-d", "cpu", "--variant", "bogus", timeout=300)
+        lines = r.stderr.strip().splitlines()
+        check(names and r.returncode == 2 and len(lines) == 1 and "'bogus'" in lines[0]
+              and all(n in lines[0] for n in names),
+              f"--variant bogus {args[0]}: rc {r.returncode}, want 2 and the variants {names}: {r.stderr!r}")
+
+
+def test_selftest_skips():
+    """--selftest tests every device it can see, or says which it skipped and why."""
+    listed = run("--list-devices", timeout=60).stdout
+    devices = re.findall(r"^(\w+:\d+)  ", listed, re.M)
+    r = run("--selftest", "--algo", "sha256d", timeout=600)
+    for dev in devices:
+        lines = [line for line in r.stdout.splitlines() if line.startswith(dev + " ")]
+        check(r.returncode == 0 and lines and all(line.endswith(" ok") or "skipped: " in line
+                                                  for line in lines),
+              f"--selftest mentions {dev} (tested or skipped with a reason): {r.stdout!r}")
+
+
 class FakePool:
     """A stratum pool reduced to what starts a miner: it answers subscribe,
     authorize and whatever else with success, then sends one job."""
@@ -442,6 +474,8 @@ def main():
         test_mining_closed_stderr()
         test_quiet_summary()
         test_momentum_rate()
+        test_variant_names()
+        test_selftest_skips()
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 

@@ -44,11 +44,17 @@ int cmd_benchmark(const cli_options *o)
 {
     if (!o->algo_given)
         return cli_usage_error("--benchmark needs --algo (%s)", lode_algo_names());
+    if (lode_algo_get(o->algo)->kind == LODE_WORK_TRIAL_FACTOR)
+        return cli_usage_error("--benchmark hashes block headers, not tf (trial factoring: lode tf --help)");
     lode_device_ref *devices;
     size_t count;
     char err[512];
     if (lode_registry_select(o->devices, o->algo, &devices, &count, err, sizeof err) != 0)
         return cli_usage_error("%s", err);
+    if (cli_check_variant(o, o->algo, devices, count) != 0) {
+        free(devices);
+        return EXIT_USAGE;
+    }
 
     bench_job_source source = {.work = {.algo = o->algo}};
     srand((unsigned)time(NULL));

@@ -88,6 +88,11 @@ struct lode_miner;
 int cli_wait_ready(struct lode_miner *m);
 /* Workers of every device that are still working (0: every device failed). */
 unsigned cli_workers_ready(struct lode_miner *m);
+struct lode_device_ref;
+/* With --variant NAME: 0 if some of the devices has that variant of algo;
+ * otherwise a usage error that lists each device's variants (EXIT_USAGE). */
+int cli_check_variant(const cli_options *o, lode_algo algo, const struct lode_device_ref *devices,
+                      size_t count);
 /* Prints "lode: error: ..." on stderr; returns EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

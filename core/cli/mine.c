@@ -131,6 +131,12 @@ int cmd_mine(const cli_options *o)
         lode_gbt_free(source.gbt);
         return cli_usage_error("%s", err);
     }
+    if (cli_check_variant(o, o->algo, devices, count) != 0) {
+        free(devices);
+        lode_stratum_free(source.stratum);
+        lode_gbt_free(source.gbt);
+        return EXIT_USAGE;
+    }
     lode_mining_config config = {
         .miner = {.algo = o->algo, .devices = devices, .device_count = count, .threads = o->threads,
                   .variant = o->variant},

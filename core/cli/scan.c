@@ -92,6 +92,8 @@ int cmd_scan(const cli_options *o)
     lode_work work = {.algo = o->algo};
     if (!o->algo_given)
         return cli_usage_error("scan needs --algo (%s)", lode_algo_names());
+    if (lode_algo_get(o->algo)->kind == LODE_WORK_TRIAL_FACTOR)
+        return cli_usage_error("scan is for block headers, not tf (trial factoring: lode tf --help)");
     if (o->header == NULL || lode_hex_decode(o->header, work.header.header, 80) != 0)
         return cli_usage_error("--header wants an 80-byte header as 160 hex digits");
     /* Momentum: the target is optional (every pair), and the header nonces
@@ -119,6 +121,10 @@ int cmd_scan(const cli_options *o)
     char err[512];
     if (lode_registry_select(o->devices, o->algo, &devices, &device_count, err, sizeof err) != 0)
         return cli_usage_error("%s", err);
+    if (cli_check_variant(o, o->algo, devices, device_count) != 0) {
+        free(devices);
+        return EXIT_USAGE;
+    }
 
     scan_results results = {.lock = PTHREAD_MUTEX_INITIALIZER};
     lode_miner_config config = {
@@ -181,6 +187,10 @@ int cmd_hash(const cli_options *o)
     char hex[65];
     if (!o->algo_given)
         return cli_usage_error("hash needs --algo (%s)", lode_algo_names());
+    if (lode_algo_get(o->algo)->pow_hash_ref == NULL &&
+        lode_algo_get(o->algo)->kind != LODE_WORK_COLLISION_SEARCH)
+        return cli_usage_error("hash is for block headers, not %s (trial factoring: lode tf --help)",
+                               lode_algo_get(o->algo)->name);
     if (lode_algo_get(o->algo)->kind == LODE_WORK_COLLISION_SEARCH) {
         /* Momentum: the 88-byte header; whether its pair collides (the
          * protocol's momentum_verify), then GetHash() (all ones if not). */
