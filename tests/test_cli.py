@@ -362,6 +362,26 @@ def test_momentum_rate():
           f"({sweeps[1]} sweeps in {elapsed[1]} s)")
 
 
+def test_device_failure():
+    """Every device failing at run time (LODE_TEST_FAIL_SCANS_AFTER, the
+    dispatcher's fault injection) stops the run with an error, its summary
+    and exit 1; before, lode idled at 0 H/s and exited 0 at --time-limit."""
+    env = dict(os.environ, LODE_TEST_FAIL_SCANS_AFTER="2")
+    r = subprocess.run([LODE, "--algo", "sha256d", "--benchmark", "-d", "cpu", "-t", "2",
+                        "--time-limit", "60", "--no-color"], capture_output=True, text=True,
+                       timeout=600, env=env)
+    check(r.returncode == 1 and "every device has failed" in r.stderr and "summary: total" in r.stderr,
+          f"benchmark, every device failed: rc {r.returncode}, want 1; stderr {r.stderr[-500:]!r}")
+    with FakePool() as pool:
+        r = subprocess.run([LODE, "--algo", "sha256d", "-o", pool.url, "-u", "w", "-p", "x", "-d", "cpu",
+                            "-t", "2", "--time-limit", "60", "--no-color"], capture_output=True,
+                           text=True, timeout=600, env=env)
+    check(pool.notified and r.returncode == 1 and "every device has failed" in r.stderr
+          and "summary: jobs" in r.stderr,
+          f"mining, every device failed: rc {r.returncode}, want 1 (pool sent a job: {pool.notified}); "
+          f"stderr {r.stderr[-500:]!r}")
+
+
 def test_variant_names():
     """--variant with a name no selected device has is a usage error that
     names the valid variants (as --list-devices lists them)."""
@@ -474,6 +494,7 @@ def main():
         test_mining_closed_stderr()
         test_quiet_summary()
         test_momentum_rate()
+        test_device_failure()
         test_variant_names()
         test_selftest_skips()
     print(f"{passed} passed, {failed} failed")

@@ -111,6 +111,11 @@ int cmd_benchmark(const cli_options *o)
         if (o->time_limit > 0 && cli_now() - start >= o->time_limit)
             break;
         cli_rate_report_tick(&report);
+        if (cli_workers_ready(m) == 0) {
+            lode_log(LODE_LOG_ERROR, "every device has failed; nothing is hashing");
+            status = EXIT_RUNTIME;
+            break;
+        }
     }
     if (status == 0 && cli_interrupted())
         status = EXIT_INTERRUPTED;
