@@ -328,6 +328,15 @@ def test_mining_closed_stderr():
           f"a negative rc is a signal)")
 
 
+def test_help_exit_statuses():
+    """--help documents every exit status of cli.h."""
+    r = run("--help", timeout=60)
+    text = " ".join(r.stdout.split())
+    m = re.search(r"Exit status: (.*)", text)
+    check(r.returncode == 0 and m and all(re.search(rf"\b{code} \w", m[1]) for code in (0, 1, 2, 3, 130))
+          and "SIGHUP" in m[1], f"--help lists the exit statuses 0, 1, 2, 3, 130: {r.stdout[-600:]!r}")
+
+
 def test_quiet_summary():
     """-q hides the progress lines but keeps the summary: what a quiet run is for."""
     r = run("-q", "--algo", "sha256d", "--benchmark", "-d", "cpu", "-t", "1", "--time-limit", "1",
@@ -492,6 +501,7 @@ def main():
         test_benchmark_interrupt()
         test_closed_pipes()
         test_mining_closed_stderr()
+        test_help_exit_statuses()
         test_quiet_summary()
         test_momentum_rate()
         test_device_failure()

@@ -134,7 +134,12 @@ static void usage(FILE *out)
             "\n"
             "scan prints every nonce in [N, N+M) whose PoW hash is at or below the target\n"
             "(64 hex digits, most significant first) as '<nonce> <hash>', sorted by nonce.\n"
-            "hash prints the PoW hash of an 80-byte header. Hashes are in display order.\n",
+            "hash prints the PoW hash of an 80-byte header. Hashes are in display order.\n"
+            "\n"
+            "Exit status: 0 success; 1 a failure at run time (no device passed its self-test,\n"
+            "every device failed, a hardware error, output that could not be written); 2 bad\n"
+            "input; 3 the pool or node refused the configuration (credentials, payout address,\n"
+            "algorithm); 130 stopped by SIGINT, SIGTERM or SIGHUP (after the summary).\n",
             lode_algo_names());
 }
 
