@@ -82,8 +82,6 @@ int cli_check_variant(const cli_options *o, lode_algo algo, const lode_device_re
                            lode_algo_get(algo)->name, o->variant, valid);
 }
 
-/* Every vector on every variant of every selected device: what a device
- * must pass before it gets work, here for all of its implementations. */
 /* Devices that run algo but that the default selection leaves out (an
  * OpenCL driver on the host CPU, which the cpu backend already uses): one
  * line each, so a self-test never skips a device silently. */
@@ -114,6 +112,8 @@ static int print_skipped(lode_algo algo, const lode_device_ref *chosen, size_t c
     return skipped;
 }
 
+/* Every vector on every variant of every selected device: what a device
+ * must pass before it gets work, here for all of its implementations. */
 int cmd_selftest(const cli_options *o)
 {
     int failures = 0, runs = 0, skipped = 0;
