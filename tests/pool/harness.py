@@ -17,6 +17,8 @@ import regtest  # noqa: E402
 
 SANITIZER = ("runtime error", "AddressSanitizer", "ThreadSanitizer", "LeakSanitizer")
 SUMMARY_POOL = re.compile(r"summary: pool (\d+) (\S+): accepted (\d+), rejected (\d+), stale (\d+)")
+SUMMARY_POOL_MORE = re.compile(r"summary: pool (\d+) \S+: accepted \d+, rejected \d+, stale \d+, "
+                               r"unsent (\d+), unanswered (\d+)")
 SUMMARY_SOLO = re.compile(r"summary: blocks submitted (\d+), accepted (\d+), rejected (\d+), "
                           r"stale (\d+)")
 TMP = tempfile.mkdtemp(prefix="lode-mining-test-")
@@ -126,6 +128,10 @@ class Lode:
     def pool_summaries(self):
         return [(int(m[0]), m[1], int(m[2]), int(m[3]), int(m[4]))
                 for m in SUMMARY_POOL.findall(self.stderr())]
+
+    def pool_summaries_more(self):
+        """(pool, unsent, unanswered) of each summary line."""
+        return [tuple(int(x) for x in m) for m in SUMMARY_POOL_MORE.findall(self.stderr())]
 
     def solo_summary(self):
         m = SUMMARY_SOLO.findall(self.stderr())
