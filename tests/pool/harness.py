@@ -143,7 +143,7 @@ def check_stopped(check, lode, what, want_rc=130, max_seconds=5.0):
     rc = lode.stop()
     check(rc == want_rc, f"{what}: exit status {rc}, want {want_rc}\n    {lode.tail()}")
     check(lode.stop_seconds is None or lode.stop_seconds < max_seconds,
-          f"{what}: took {lode.stop_seconds:.1f} s to stop after SIGINT")
+          f"{what}: took {lode.stop_seconds or 0:.1f} s to stop after SIGINT")
     san = lode.sanitizer_report()
     check(not san, f"{what}: sanitizer report {san} in stderr:\n    {lode.tail(60)}")
     crash = rc is not None and rc < 0
