@@ -22,7 +22,10 @@
  * buffers, so a write never waits on a pool that waits on lode to read. */
 #define SUBMITS_IN_FLIGHT_MAX 256
 #define PENDING_MAX (SUBMITS_IN_FLIGHT_MAX + 16) /* requests awaiting a reply */
-#define FLOOD_WARN_S 30.0        /* at most one "shares not sent" warning this often */
+#define FLOOD_WARN_S 30.0
+/* Job ids whose shares may still be sent: those since the last clean job
+ * (the session keeps 8 jobs; older shares are stale anyway). */
+#define LIVE_JOBS_MAX 16        /* at most one "shares not sent" warning this often */
 #define WRITE_TIMEOUT_S 10.0
 #define PROBE_TIMEOUT_S 5.0
 #define DRAIN_TIMEOUT_S 5.0      /* leaving a working pool: wait this long for submit answers */
@@ -61,6 +64,10 @@ struct lode_stratum {
     size_t current_pool;
     queued_share queue[SUBMIT_QUEUE_MAX];
     size_t queue_len;
+    /* A share waits in the queue and in flight; by the time it is sent its
+     * job may have been replaced by a clean job: then it is stale. */
+    char live_jobs[LIVE_JOBS_MAX][LODE_JOB_ID_MAX];
+    size_t live_jobs_len;
 };
 
 typedef enum request_kind { REQ_CONFIGURE, REQ_SUBSCRIBE, REQ_EXTRANONCE, REQ_AUTHORIZE, REQ_SUGGEST, REQ_SUBMIT } request_kind;
@@ -340,13 +347,33 @@ static bool take_pending(session *ss, int64_t id, pending_request *out)
     return false;
 }
 
-static void set_accepting(session *ss, bool accepting)
+static bool job_is_live(const lode_stratum *s, const char *job_id)
 {
-    pthread_mutex_lock(&ss->s->lock);
-    ss->s->accepting = accepting && ss->s->generation == ss->generation;
+    for (size_t i = 0; i < s->live_jobs_len; i++)
+        if (strcmp(s->live_jobs[i], job_id) == 0)
+            return true;
+    return false;
+}
+
+/* job: the job being installed (clean: it ends the others), or NULL for a
+ * clean job that cannot be mined (no job is live). */
+static void set_accepting(session *ss, bool accepting, const lode_job *job)
+{
+    lode_stratum *s = ss->s;
+    pthread_mutex_lock(&s->lock);
+    s->accepting = accepting && s->generation == ss->generation;
     if (accepting)
         session_pool(ss)->stats.difficulty = ss->job_state.difficulty;
-    pthread_mutex_unlock(&ss->s->lock);
+    if (job == NULL || job->clean)
+        s->live_jobs_len = 0;
+    if (job != NULL) {
+        if (s->live_jobs_len == LIVE_JOBS_MAX) {
+            memmove(s->live_jobs, s->live_jobs + 1, (LIVE_JOBS_MAX - 1) * sizeof s->live_jobs[0]);
+            s->live_jobs_len--;
+        }
+        memcpy(s->live_jobs[s->live_jobs_len++], job->id, LODE_JOB_ID_MAX);
+    }
+    pthread_mutex_unlock(&s->lock);
 }
 
 /* Installs the held notify as a job. clean_extra forces clean. */
@@ -374,6 +401,7 @@ static void install_held(session *ss, bool clean_extra)
         if (clean) {
             /* The pool has dropped the older jobs: their shares would be stale. */
             ss->held_installed = false;
+            set_accepting(ss, false, NULL);
             lode_mining_drop_jobs(ss->s->mining);
         }
         return;
@@ -384,7 +412,7 @@ static void install_held(session *ss, bool clean_extra)
     /* Accept this generation's shares before the devices can find any: a
      * share found the moment the job lands must not be counted stale.
      * Shares of older connections are still refused by their generation. */
-    set_accepting(ss, true);
+    set_accepting(ss, true, &job);
     /* Never call the mining session with our lock held (it calls submit under its own). */
     int rc = lode_mining_set_job(ss->s->mining, &job);
     lode_job_free(&job);
@@ -617,9 +645,14 @@ static int send_queued_shares(session *ss)
     memmove(s->queue, s->queue + n, (s->queue_len - n) * sizeof s->queue[0]);
     s->queue_len -= n;
     size_t stale = 0;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        /* Its connection ended, or a clean job replaced its job while it
+         * waited: the pool would call it stale; it is not sent. */
+        if (batch[i].generation == ss->generation && !job_is_live(s, batch[i].job_id))
+            batch[i].generation = 0;
         if (batch[i].generation != ss->generation)
             stale++;
+    }
     pool_state *p = session_pool(ss);
     p->stats.stale += stale;
     uint64_t unsent = p->stats.unsent;
