@@ -45,6 +45,15 @@ struct lode_mining {
     /* Header variants made so far. Never reset: a pool that sends the same
      * job again under a new id must not get the same shares twice. */
     uint64_t rolls;
+    /* The current job's header space: variants made on it, how many
+     * (version, extranonce2) combinations one pass has (0 = more than
+     * lode will ever make), the least ntime the current pass may use and
+     * the ntime of the last variant. A pass of combinations never repeats
+     * one; the next pass starts at a later ntime, so no header is made
+     * twice. spent: no later ntime is left, the devices idle. */
+    uint64_t job_variants, job_space;
+    uint64_t pass_floor, last_ntime;
+    bool spent;
     bool stopping;        /* hits found now are worth nothing */
     uint64_t current_seq; /* the variant being scanned */
     header_variant variants[KEPT_VARIANTS];
@@ -91,19 +100,63 @@ static unsigned popcount32(uint32_t v)
     return n;
 }
 
+/* The devices stop until the next job: an empty index space, the workers
+ * finish their scans and wait. Called with the lock held. */
+static void idle_locked(lode_mining *m)
+{
+    m->current_seq = lode_miner_set_job(m->miner, &(lode_work){.algo = m->algo}, 0, 0);
+}
+
+/* How many (version, extranonce2) combinations a job has: 0 when there are
+ * 2^64 or more (never spent). */
+static uint64_t header_space(const lode_job *job, unsigned version_bits)
+{
+    size_t en2_bytes = job->extranonce2_len < 8 ? job->extranonce2_len : 8;
+    unsigned bits = version_bits + 8 * (unsigned)en2_bytes;
+    return bits >= 64 ? 0 : UINT64_C(1) << bits;
+}
+
 /* Installs the next 2^32-nonce header of the current job: roll the version
  * bits first (no merkle work), then extranonce2; ntime follows the clock
- * within what the job allows. Called with the lock held. */
+ * within what the job allows. A pass over every (version, extranonce2)
+ * combination makes distinct headers; the next pass needs an ntime above
+ * every one of the last pass (ahead of the clock if need be, never past
+ * the job's limit). When none is left the job is spent: the devices idle
+ * until the source sends a new job, and the log says so. Called with the
+ * lock held. */
 static void install_next_variant(lode_mining *m)
 {
     kept_job *k = find_kept(m, m->epoch);
-    if (k == NULL)
+    if (k == NULL || m->spent)
         return;
     const lode_job *job = &k->job;
     unsigned version_bits = popcount32(job->version_mask);
     if (version_bits > 16) /* plenty of headers; keeps the split below in range */
         version_bits = 16;
+    if (m->job_space != 0 && m->job_variants > 0 && m->job_variants % m->job_space == 0)
+        m->pass_floor = m->last_ntime + 1; /* a new pass: every combination again */
+    double ahead = now_seconds() - m->job_received;
+    if (ahead < 0)
+        ahead = 0;
+    if (ahead > job->ntime_roll_max)
+        ahead = job->ntime_roll_max;
+    uint64_t ntime = (uint64_t)job->ntime + (uint64_t)ahead;
+    if (ntime < m->pass_floor)
+        ntime = m->pass_floor;
+    if (ntime > (uint64_t)job->ntime + job->ntime_roll_max || ntime > UINT32_MAX) {
+        m->spent = true;
+        m->stats.spent++;
+        idle_locked(m);
+        lode_log(LODE_LOG_WARN,
+                 "job '%s': all %llu headers are mined (extranonce2 of %zu byte(s), %u version bit(s), "
+                 "ntime up to %u s ahead); waiting for a new job",
+                 job->id, (unsigned long long)m->job_variants, job->extranonce2_len, version_bits,
+                 job->ntime_roll_max);
+        return;
+    }
     uint64_t roll = m->rolls++;
+    m->job_variants++;
+    m->last_ntime = ntime;
     uint64_t version_roll = version_bits ? roll & ((UINT64_C(1) << version_bits) - 1) : 0;
     uint64_t extranonce_roll = roll >> version_bits;
 
@@ -115,12 +168,7 @@ static void install_next_variant(lode_mining *m)
     for (size_t i = 0; i < job->extranonce2_len && i < 8; i++)
         v->extranonce2[i] = (uint8_t)(extranonce_roll >> (8 * i));
     v->version = (job->version & ~job->version_mask) | deposit_bits(version_roll, job->version_mask);
-    double ahead = now_seconds() - m->job_received;
-    if (ahead < 0)
-        ahead = 0;
-    if (ahead > job->ntime_roll_max)
-        ahead = job->ntime_roll_max;
-    v->ntime = job->ntime + (uint32_t)ahead;
+    v->ntime = (uint32_t)ntime;
     lode_job_header(job, v->extranonce2, v->ntime, v->version, v->header);
 
     lode_work work = {.algo = m->algo};
@@ -134,7 +182,7 @@ static void on_exhausted(void *user, uint64_t seq)
 {
     lode_mining *m = user;
     pthread_mutex_lock(&m->lock);
-    if (m->has_job && seq == m->current_seq)
+    if (m->has_job && !m->spent && seq == m->current_seq)
         install_next_variant(m);
     pthread_mutex_unlock(&m->lock);
 }
@@ -250,10 +298,24 @@ static bool job_is_well_formed(const lode_job *job, lode_algo algo)
            !lode_u256_is_zero(&job->share_target);
 }
 
+/* Every job so far is dead (a clean job that cannot be mined replaced
+ * them): their shares are stale and the devices idle. Lock held. */
+static void drop_jobs_locked(lode_mining *m)
+{
+    m->clean_epoch = m->epoch + 1;
+    m->has_job = false;
+    idle_locked(m);
+}
+
 int lode_mining_set_job(lode_mining *m, const lode_job *job)
 {
     if (!job_is_well_formed(job, m->algo)) {
-        lode_log(LODE_LOG_WARN, "job '%s' is malformed; not mined", job->id);
+        pthread_mutex_lock(&m->lock);
+        if (job->clean)
+            drop_jobs_locked(m);
+        pthread_mutex_unlock(&m->lock);
+        lode_log(LODE_LOG_WARN, "job '%s' is malformed; not mined%s", job->id,
+                 job->clean ? " (it replaces the older jobs: idle until a usable job arrives)" : "");
         return -1;
     }
     pthread_mutex_lock(&m->lock);
@@ -265,11 +327,8 @@ int lode_mining_set_job(lode_mining *m, const lode_job *job)
     lode_job_free(&slot->job);
     slot->epoch = 0;
     if (lode_job_copy(&slot->job, job) != 0) {
-        if (job->clean) { /* the old jobs are dead and the new one is lost */
-            m->clean_epoch = m->epoch + 1;
-            m->has_job = false;
-            lode_miner_set_job(m->miner, &(lode_work){.algo = m->algo}, 0, 0);
-        }
+        if (job->clean) /* the old jobs are dead and the new one is lost */
+            drop_jobs_locked(m);
         pthread_mutex_unlock(&m->lock);
         lode_log(LODE_LOG_ERROR, "out of memory installing job '%s'", job->id);
         return -1;
@@ -280,17 +339,28 @@ int lode_mining_set_job(lode_mining *m, const lode_job *job)
     m->has_job = true;
     m->job_received = now_seconds();
     m->stats.jobs++;
+    unsigned version_bits = popcount32(job->version_mask);
+    m->job_space = header_space(job, version_bits > 16 ? 16 : version_bits);
+    m->job_variants = 0;
+    m->pass_floor = m->last_ntime = 0;
+    m->spent = false;
     install_next_variant(m);
     pthread_mutex_unlock(&m->lock);
     return 0;
+}
+
+void lode_mining_drop_jobs(lode_mining *m)
+{
+    pthread_mutex_lock(&m->lock);
+    drop_jobs_locked(m);
+    pthread_mutex_unlock(&m->lock);
 }
 
 void lode_mining_clear_job(lode_mining *m)
 {
     pthread_mutex_lock(&m->lock);
     m->has_job = false;
-    /* An empty index space: the workers finish their scans and wait. */
-    m->current_seq = lode_miner_set_job(m->miner, &(lode_work){.algo = m->algo}, 0, 0);
+    idle_locked(m);
     pthread_mutex_unlock(&m->lock);
 }
 

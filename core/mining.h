@@ -44,15 +44,23 @@ lode_mining *lode_mining_start(const lode_mining_config *config, char *err, size
 lode_miner *lode_mining_miner(lode_mining *mining);
 /* Installs a new job (copied): devices switch to it within milliseconds.
  * Returns 0, or -1 if the job is malformed or memory ran out (the old job
- * then goes on if it was not clean, else the devices idle). */
+ * then goes on if it was not clean, else the devices idle).
+ *
+ * No header is hashed twice: once every (version, extranonce2, ntime) the
+ * job allows is used, the devices idle until the next job (logged). */
 int lode_mining_set_job(lode_mining *mining, const lode_job *job);
 /* Stops hashing until the next job (the source lost its connection). */
 void lode_mining_clear_job(lode_mining *mining);
+/* A clean job the source could not turn into a lode_job: it still replaces
+ * every older job, so their shares are stale from now on and the devices
+ * idle until the next job. */
+void lode_mining_drop_jobs(lode_mining *mining);
 
 typedef struct lode_mining_stats {
     uint64_t shares;       /* shares handed to the source (not stale) */
     uint64_t stale;        /* shares of replaced jobs, not submitted */
     uint64_t jobs;         /* jobs installed */
+    uint64_t spent;        /* jobs whose every header was mined before the next job came */
 } lode_mining_stats;
 void lode_mining_stats_get(lode_mining *mining, lode_mining_stats *out);
 

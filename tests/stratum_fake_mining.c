@@ -2,6 +2,7 @@
  * it records the jobs the source installs and the clears, so a test can
  * check what the client did without starting any device. */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -19,6 +20,8 @@ static pthread_cond_t fake_cond = PTHREAD_COND_INITIALIZER;
 static lode_job fake_jobs[FAKE_JOBS_MAX];
 static size_t fake_job_count;
 static unsigned fake_clear_count;
+static unsigned fake_drop_count;
+static char fake_failure[256];
 static struct lode_mining fake_session;
 
 lode_mining *fake_mining_get(void);
@@ -52,6 +55,37 @@ void lode_mining_clear_job(lode_mining *mining)
     fake_clear_count++;
     pthread_cond_broadcast(&fake_cond);
     pthread_mutex_unlock(&fake_lock);
+}
+
+void lode_mining_drop_jobs(lode_mining *mining)
+{
+    (void)mining;
+    pthread_mutex_lock(&fake_lock);
+    fake_drop_count++;
+    fake_clear_count++; /* the devices idle, as after a clear */
+    pthread_cond_broadcast(&fake_cond);
+    pthread_mutex_unlock(&fake_lock);
+}
+
+void lode_mining_fail(lode_mining *mining, const char *why)
+{
+    (void)mining;
+    pthread_mutex_lock(&fake_lock);
+    if (fake_failure[0] == '\0')
+        snprintf(fake_failure, sizeof fake_failure, "%s", why && why[0] ? why : "failed");
+    pthread_cond_broadcast(&fake_cond);
+    pthread_mutex_unlock(&fake_lock);
+}
+
+bool lode_mining_failure(lode_mining *mining, char *why, size_t why_len)
+{
+    (void)mining;
+    pthread_mutex_lock(&fake_lock);
+    bool failed = fake_failure[0] != '\0';
+    if (failed && why != NULL && why_len > 0)
+        snprintf(why, why_len, "%s", fake_failure);
+    pthread_mutex_unlock(&fake_lock);
+    return failed;
 }
 
 static struct timespec deadline_in(double seconds)

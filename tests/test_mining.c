@@ -369,11 +369,178 @@ static void test_session(void)
     lode_job_free(&c);
 }
 
+static int compare_headers(const void *a, const void *b)
+{
+    return memcmp(a, b, 80);
+}
+
+/* Waits until no share arrived for quiet_ms (or limit_ms passed); returns the count. */
+static size_t wait_quiet(fake_source *src, int quiet_ms, int limit_ms)
+{
+    size_t n = share_count(src);
+    int still = 0;
+    for (int t = 0; t < limit_ms && still < quiet_ms; t += 50) {
+        sleep_ms(50);
+        size_t now = share_count(src);
+        still = now == n ? still + 50 : 0;
+        n = now;
+    }
+    return n;
+}
+
+static lode_mining *start_session(fake_source *src, uint64_t nonces_per_header)
+{
+    lode_device_ref *devices;
+    size_t count;
+    char err[512];
+    if (lode_registry_select("cpu", LODE_ALGO_SHA256D, &devices, &count, err, sizeof err) != 0) {
+        CHECK(false, "cpu device: %s", err);
+        return NULL;
+    }
+    lode_mining_config config = {
+        .miner = {.algo = LODE_ALGO_SHA256D, .devices = devices, .device_count = count, .threads = 2,
+                  .chunk_ms = 20},
+        .source_ops = &fake_ops,
+        .source = src,
+        .nonces_per_header = nonces_per_header,
+    };
+    lode_mining *m = lode_mining_start(&config, err, sizeof err);
+    free(devices);
+    CHECK(m != NULL, "session starts: %s", m ? "" : err);
+    if (m != NULL && lode_miner_wait_ready(lode_mining_miner(m), 60000) <= 0) {
+        CHECK(false, "devices ready");
+        lode_mining_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+static void free_recorded(fake_source *src)
+{
+    for (size_t i = 0; i < src->count; i++)
+        lode_job_free(&src->shares[i].job);
+    src->count = 0;
+}
+
+/* A job with one extranonce2 byte, no version bits and one second of ntime
+ * has 256 * 2 headers. The session must mine each once, then idle (and say
+ * so) until the next job; before, the counter wrapped and every share came
+ * again. */
+static void test_spent_space(void)
+{
+    fake_source src = {.shares = calloc(MAX_SHARES, sizeof(recorded_share))};
+    pthread_mutex_init(&src.lock, NULL);
+    lode_mining *m = start_session(&src, 256);
+    if (m == NULL)
+        return;
+    lode_job job;
+    make_job(&job, "N", true);
+    job.extranonce2_len = 1;
+    job.version_mask = 0;
+    job.ntime_roll_max = 1;
+    job.share_target.w[7] = 0x0fffffff; /* 1 hash in 16: 16 shares a header */
+    const size_t space = 256 * 2;
+    CHECK(lode_mining_set_job(m, &job) == 0, "narrow job installed");
+    size_t n = wait_quiet(&src, 600, 60000);
+    lode_mining_stats stats;
+    lode_mining_stats_get(m, &stats);
+    CHECK(stats.spent == 1, "the session reports the job's headers spent (%llu)", (unsigned long long)stats.spent);
+    sleep_ms(300);
+    CHECK(share_count(&src) == n, "idle once the job is spent (%zu then %zu shares)", n, share_count(&src));
+
+    pthread_mutex_lock(&src.lock);
+    uint8_t (*headers)[80] = malloc(src.count * 80 + 80);
+    size_t variants_bad = 0;
+    uint8_t seen[256 * 2] = {0};
+    for (size_t i = 0; i < src.count; i++) {
+        memcpy(headers[i], src.shares[i].share.header, 80);
+        uint32_t dt = src.shares[i].share.ntime - job.ntime;
+        if (dt > 1 || src.shares[i].share.version != job.version)
+            variants_bad++;
+        else
+            seen[dt * 256 + src.shares[i].share.extranonce2[0]] = 1;
+    }
+    size_t count = src.count;
+    pthread_mutex_unlock(&src.lock);
+    qsort(headers, count, 80, compare_headers);
+    size_t repeats = 0;
+    for (size_t i = 1; i < count; i++)
+        repeats += memcmp(headers[i - 1], headers[i], 80) == 0;
+    free(headers);
+    size_t covered = 0;
+    for (size_t i = 0; i < space; i++)
+        covered += seen[i];
+    printf("spent space: %zu shares, %zu of %zu headers with a share, %zu repeats\n", count, covered, space, repeats);
+    CHECK(repeats == 0, "no share is found twice on a spent job (%zu repeats in %zu)", repeats, count);
+    CHECK(variants_bad == 0, "every header stays inside the job's ntime and version (%zu bad)", variants_bad);
+    CHECK(covered > space * 9 / 10, "the job's headers were all mined before it idled (%zu of %zu had shares)",
+          covered, space);
+
+    /* A new job: mining resumes. */
+    snprintf(job.id, sizeof job.id, "N2");
+    job.prevhash[0] ^= 1;
+    CHECK(lode_mining_set_job(m, &job) == 0, "the next job installed");
+    for (int i = 0; i < 3000 && shares_of(&src, "N2") < 10; i++)
+        sleep_ms(10);
+    CHECK(shares_of(&src, "N2") >= 10, "mining resumes on the next job");
+    lode_mining_free(m);
+    free_recorded(&src);
+    lode_job_free(&job);
+    pthread_mutex_destroy(&src.lock);
+    free(src.shares);
+}
+
+/* A clean job the session refuses still ends the jobs it replaces: no
+ * share of them is handed over as fresh afterwards, and the devices idle. */
+static void test_refused_clean_job(void)
+{
+    fake_source src = {.shares = calloc(MAX_SHARES, sizeof(recorded_share))};
+    pthread_mutex_init(&src.lock, NULL);
+    lode_mining *m = start_session(&src, 1 << 14);
+    if (m == NULL)
+        return;
+    lode_job a, bad;
+    make_job(&a, "A", true);
+    CHECK(lode_mining_set_job(m, &a) == 0, "job A installed");
+    for (int i = 0; i < 3000 && share_count(&src) < 20; i++)
+        sleep_ms(10);
+    make_job(&bad, "Z", true);
+    memset(&bad.share_target, 0, sizeof bad.share_target); /* no hash can meet it */
+    double refused = now_s();
+    CHECK(lode_mining_set_job(m, &bad) == -1, "a clean job with a zero share target is refused");
+    sleep_ms(600);
+    size_t fresh_after = 0, total = 0;
+    pthread_mutex_lock(&src.lock);
+    for (size_t i = 0; i < src.count; i++) {
+        total++;
+        fresh_after += src.shares[i].when > refused + DECIDED_S && !src.shares[i].stale;
+    }
+    pthread_mutex_unlock(&src.lock);
+    CHECK(total >= 20, "shares on A before the refused job (%zu)", total);
+    CHECK(fresh_after == 0, "no fresh share of the replaced job after a refused clean job (%zu)", fresh_after);
+    /* A usable job afterwards is mined. */
+    lode_job b;
+    make_job(&b, "B", false);
+    CHECK(lode_mining_set_job(m, &b) == 0, "job B installed");
+    for (int i = 0; i < 3000 && shares_of(&src, "B") < 5; i++)
+        sleep_ms(10);
+    CHECK(shares_of(&src, "B") >= 5, "mining resumes on the next usable job");
+    lode_mining_free(m);
+    free_recorded(&src);
+    lode_job_free(&a);
+    lode_job_free(&b);
+    lode_job_free(&bad);
+    pthread_mutex_destroy(&src.lock);
+    free(src.shares);
+}
+
 int main(void)
 {
     srand((unsigned)test_seed());
     test_merkle_branch();
     test_job_header();
     test_session();
+    test_spent_space();
+    test_refused_clean_job();
     return test_summary();
 }

@@ -3,7 +3,8 @@
 
 usage: test_mining_stratum.py PATH_TO_LODE [SCENARIO ...]
 
-Scenarios (all by default): clean faults1 faults2 reconnect failover tls difficulty.
+Scenarios (all by default): clean faults1 faults2 reconnect failover tls difficulty
+absurd_diff flood unanswered unauthorized redirect.
 Every scenario checks: lode never crashes (exit 130 on SIGINT, promptly, no
 sanitizer report), it mines again within seconds of each fault, the pool saw
 no invalid share and no stale-submit violation, litecoind accepted every block
@@ -282,9 +283,163 @@ def scenario_difficulty(net):
         pool.stop()
 
 
+def scenario_absurd_diff(net):
+    """set_difficulty 1e308 then a clean job: the clean job cannot be mined,
+    and it still ends the job it replaces (no stale share is sent)."""
+    what = "absurd difficulty with a clean job"
+    pool = PoolProc(net, difficulty=0.005, extra=["--min-block-interval", "0.3"])
+    lode = lode_pool([pool])
+    try:
+        check(pool.wait_accepted(5, 60), f"{what}: no shares first\n    {lode.tail()}")
+        pool.ctl("difficulty 1e308 clean")
+        time.sleep(3)  # a share of the old job now is a stale violation (1 s grace)
+        t = pool.totals()
+        check(t["stale_violations"] == 0,
+              f"{what}: lode sent {t['stale_violations']} shares of jobs the clean job replaced")
+        check(lode.count(r"difficulty 1e\+308 is too high") >= 1,
+              f"{what}: no warning about the difficulty:\n    {lode.tail()}")
+        check(lode.alive(), f"{what}: lode exited:\n    {lode.tail()}")
+        pool.ctl("difficulty 0.005 clean")
+        recovered(pool, f"{what}: after a usable difficulty")
+        finish(lode, [pool], what)
+    finally:
+        lode.stop()
+        pool.stop()
+
+
+def scenario_flood(net):
+    """Difficulty 1e-12 (every hash a share) on a pool that answers slowly:
+    what cannot be sent is counted unsent, every answer is read, and both
+    sides' counts agree."""
+    what = "flood of shares"
+    # Every share is a regtest block: the pool submits only the first, so no
+    # clean job makes the shares waiting in its slow inbox stale.
+    pool = PoolProc(net, difficulty=1e-12, extra=["--min-block-interval", "1000",
+                                                  "--submit-delay", "0.05"])
+    lode = lode_pool([pool])
+    try:
+        # 20 answers a second at most: lode (every hash a share) outruns it.
+        check(lode.wait_for(r"share\(s\) not sent", 90),
+              f"{what}: lode never had to leave shares unsent\n    {lode.tail()}")
+        check(pool.wait_accepted(20, 30), f"{what}: fewer than 20 shares\n    {lode.tail()}")
+        check(lode.alive(), f"{what}: lode exited:\n    {lode.tail()}")
+        finish(lode, [pool], what)
+        more = lode.pool_summaries_more()
+        check(more and more[0][1] > 0,
+              f"{what}: no share counted unsent ({more}); the pool kept up, so nothing was tested")
+        check(lode.count(r"makes every hash a share") >= 1, f"{what}: no warning about the difficulty")
+        check(lode.count(r"share\(s\) not sent") >= 1, f"{what}: no warning about unsent shares")
+    finally:
+        lode.stop()
+        pool.stop()
+
+
+def scenario_unanswered(net):
+    """A pool that sends jobs but answers no submit: stalled after the stall
+    timeout, and the summary shows the unanswered submits."""
+    what = "submits never answered"
+    pool = PoolProc(net, difficulty=0.005, extra=["--hold", "--notify-interval", "0.5"])
+    lode = lode_pool([pool], extra=["--stall-timeout", "3"])
+    try:
+        check(lode.wait_for(r"unanswered for \d+ s, reconnecting", 40),
+              f"{what}: lode did not treat the pool as stalled:\n    {lode.tail()}")
+        deadline = time.monotonic() + 15
+        while len(pool.status()["connections"]) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        check(len(pool.status()["connections"]) >= 2, f"{what}: lode did not reconnect")
+        check_stopped(check, lode, what)
+        more = lode.pool_summaries_more()
+        held = pool.totals().get("held", 0)
+        sums = lode.pool_summaries()
+        check(more and held > 0 and more[0][2] >= held,
+              f"{what}: lode counts {more} unanswered, the pool left {held} submits unanswered")
+        check(sums and sums[0][2:] == (0, 0, sums[0][4]),
+              f"{what}: lode counted answers the pool never gave: {sums}")
+    finally:
+        lode.stop()
+        pool.stop()
+
+
+def scenario_unauthorized(net):
+    """Every pool refuses the worker: said once per pool, then lode stops
+    with exit status 3 after the failover attempts."""
+    what = "worker refused everywhere"
+    pools = [PoolProc(net, difficulty=0.005, extra=["--require-pass", "right"]) for _ in range(2)]
+    lode = lode_pool(pools, extra=["--failover-after", "2", "--retry-pause", "0.3"])
+    try:
+        try:
+            lode.proc.wait(timeout=40)
+        except Exception:
+            pass
+        check(not lode.alive(), f"{what}: lode still retries after 40 s:\n    {lode.tail()}")
+        rc = lode.stop()
+        check(rc == 3, f"{what}: exit status {rc}, want 3 (refused)\n    {lode.tail()}")
+        check(not lode.sanitizer_report(), f"{what}: sanitizer report:\n    {lode.tail(60)}")
+        said = lode.count(r"refused worker '[^']*'.*; check the user name and password")
+        check(said == 2, f"{what}: the refusal was said {said} times, want once per pool (2)")
+        check(lode.count(r"every pool refused") == 1, f"{what}: no final reason:\n    {lode.tail()}")
+        for p in pools:
+            tried = sum(1 for c in p.status()["connections"] if c["user"])
+            check(tried == 2, f"{what}: {p.name} saw {tried} authorize attempts, want 2")
+    finally:
+        lode.stop()
+        for p in pools:
+            p.stop()
+
+
+def scenario_redirect(net):
+    what = "client.reconnect to another host"
+    second = PoolProc(net, difficulty=0.005, extra=["--min-block-interval", "0.3"])
+    first = PoolProc(net, difficulty=0.005, extra=["--min-block-interval", "0.3", "--reconnect-to",
+                                                  f"localhost:{second.port}"])
+    lode = lode_pool([first])
+    try:
+        check(first.wait_accepted(2, 60), f"{what}: no shares\n    {lode.tail()}")
+        first.ctl("fault reconnect")
+        time.sleep(2)
+        check(not second.status()["connections"],
+              f"{what}: lode took the pool's credentials to another host")
+        check(lode.count(r"reconnect to another host") == 1, f"{what}: no warning:\n    {lode.tail()}")
+        recovered(first, what)
+        finish(lode, [first, second], what, allow_orphans=True)
+    finally:
+        lode.stop()
+        first.stop()
+        second.stop()
+    what = "client.reconnect to another host with --allow-redirect-host"
+    second = PoolProc(net, difficulty=0.005, extra=["--min-block-interval", "0.3"])
+    first = PoolProc(net, difficulty=0.005, extra=["--min-block-interval", "0.3", "--reconnect-to",
+                                                  f"localhost:{second.port}"])
+    lode = lode_pool([first], extra=["--allow-redirect-host"])
+    try:
+        check(first.wait_accepted(2, 60), f"{what}: no shares")
+        first.ctl("fault reconnect")
+        check(second.wait_accepted(2, 30), f"{what}: lode did not follow ({second.totals()})\n"
+              f"    {lode.tail()}")
+        finish(lode, [first, second], what, allow_orphans=True)
+    finally:
+        lode.stop()
+        first.stop()
+        second.stop()
+    what = "a pool that redirects to itself after every authorize"
+    pool = PoolProc(net, difficulty=0.005, extra=["--redirect-after-auth"])
+    lode = lode_pool([pool])
+    try:
+        time.sleep(6)
+        n = len(pool.status()["connections"])
+        # Backoff from --retry-pause 1 (jittered down to half): 0, 0.5, 1, 2, 4 s.
+        check(2 <= n <= 8, f"{what}: {n} connections in 6 s (want 2 to 8: backed off)")
+        check_stopped(check, lode, what)
+    finally:
+        lode.stop()
+        pool.stop()
+
+
 SCENARIOS = {"clean": scenario_clean, "faults1": scenario_faults1, "faults2": scenario_faults2,
              "reconnect": scenario_reconnect, "failover": scenario_failover, "tls": scenario_tls,
-             "difficulty": scenario_difficulty}
+             "difficulty": scenario_difficulty, "absurd_diff": scenario_absurd_diff,
+             "flood": scenario_flood, "unanswered": scenario_unanswered,
+             "unauthorized": scenario_unauthorized, "redirect": scenario_redirect}
 
 
 def main():

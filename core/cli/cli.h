@@ -45,7 +45,7 @@ typedef struct cli_options {
     const char *cookie;        /* solo: the node's .cookie file */
     const char *coinbase_tag;  /* solo: text in the coinbase */
     double suggest_diff;       /* 0 = do not suggest */
-    bool no_version_rolling, no_redirect;
+    bool no_version_rolling, no_redirect, allow_redirect_host;
     unsigned failover_after;   /* 0 = the default */
     double retry_pause, stall_timeout, log_interval; /* 0 = the defaults */
 

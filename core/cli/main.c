@@ -114,6 +114,8 @@ static void usage(FILE *out)
             "      --suggest-diff D ask the pool for this share difficulty\n"
             "      --no-version-rolling  do not negotiate BIP 310 version rolling (sha256d)\n"
             "      --no-redirect    ignore the pool's client.reconnect\n"
+            "      --allow-redirect-host  follow client.reconnect to another host too (it gets\n"
+            "                       the pool's -u/-p); by default only to the same host\n"
             "      --failover-after N  failed connection attempts before the next pool (3)\n"
             "      --retry-pause S  first pause before reconnecting; doubles up to 60 s (1)\n"
             "      --stall-timeout S  reconnect when a pool is silent this long (120)\n"

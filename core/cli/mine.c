@@ -80,6 +80,7 @@ static int create_source(const cli_options *o, mine_source *s, char *err, size_t
     c.version_rolling = !o->no_version_rolling;
     c.suggest_difficulty = o->suggest_diff;
     c.follow_redirect = !o->no_redirect;
+    c.allow_redirect_host = o->allow_redirect_host;
     if (o->failover_after)
         c.failover_after = o->failover_after;
     if (o->retry_pause > 0)
@@ -105,9 +106,11 @@ static void summarise_source(mine_source *s, const cli_options *o)
     for (size_t i = 0; i < lode_stratum_pool_count(s->stratum); i++) {
         lode_pool_stats st;
         lode_stratum_pool_stats(s->stratum, i, &st);
-        lode_log(LODE_LOG_INFO, "summary: pool %zu %s: accepted %llu, rejected %llu, stale %llu", i,
+        /* unsent: dropped before sending (a flood); unanswered: sent, no answer. */
+        lode_log(LODE_LOG_INFO,
+                 "summary: pool %zu %s: accepted %llu, rejected %llu, stale %llu, unsent %llu, unanswered %llu", i,
                  o->pools[i].url, (unsigned long long)st.accepted, (unsigned long long)st.rejected,
-                 (unsigned long long)st.stale);
+                 (unsigned long long)st.stale, (unsigned long long)st.unsent, (unsigned long long)st.unanswered);
     }
 }
 

@@ -41,6 +41,7 @@ const struct option cli_long_options[] = {
     {"suggest-diff", required_argument, NULL, 0},
     {"no-version-rolling", no_argument, NULL, 0},
     {"no-redirect", no_argument, NULL, 0},
+    {"allow-redirect-host", no_argument, NULL, 0},
     {"failover-after", required_argument, NULL, 0},
     {"retry-pause", required_argument, NULL, 0},
     {"stall-timeout", required_argument, NULL, 0},
@@ -165,6 +166,8 @@ int cli_apply_option(cli_options *o, const char *name, const char *v, char *err,
         o->no_version_rolling = true;
     } else if (strcmp(name, "no-redirect") == 0) {
         o->no_redirect = true;
+    } else if (strcmp(name, "allow-redirect-host") == 0) {
+        o->allow_redirect_host = true;
     } else if (strcmp(name, "failover-after") == 0) {
         if (parse_u64(v, 1000, &n) != 0 || n == 0)
             return fail(err, err_len, "--failover-after wants a number from 1 to 1000, not '%s'", v);

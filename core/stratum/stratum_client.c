@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "core/log.h"
@@ -15,7 +16,16 @@
 #include "core/target.h"
 
 #define SUBMIT_QUEUE_MAX 256     /* shares waiting for the I/O thread */
-#define PENDING_MAX 1024         /* requests awaiting a reply */
+/* Submits sent and not yet answered. More wait in the queue (and beyond it
+ * are not sent): replies are never dropped unread, so lode's counts agree
+ * with the pool's however fast shares come. 256 submit lines fit the socket
+ * buffers, so a write never waits on a pool that waits on lode to read. */
+#define SUBMITS_IN_FLIGHT_MAX 256
+#define PENDING_MAX (SUBMITS_IN_FLIGHT_MAX + 16) /* requests awaiting a reply */
+#define FLOOD_WARN_S 30.0
+/* Job ids whose shares may still be sent: those since the last clean job
+ * (the session keeps 8 jobs; older shares are stale anyway). */
+#define LIVE_JOBS_MAX 16        /* at most one "shares not sent" warning this often */
 #define WRITE_TIMEOUT_S 10.0
 #define PROBE_TIMEOUT_S 5.0
 #define DRAIN_TIMEOUT_S 5.0      /* leaving a working pool: wait this long for submit answers */
@@ -34,6 +44,7 @@ typedef struct pool_state {
     lode_stratum_url url;
     lode_pool_stats stats;   /* under the source's lock */
     char session_id[LODE_JOB_ID_MAX]; /* I/O thread: the subscription to resume */
+    unsigned auth_refusals;  /* I/O thread: mining.authorize refused this many times running */
 } pool_state;
 
 struct lode_stratum {
@@ -53,6 +64,10 @@ struct lode_stratum {
     size_t current_pool;
     queued_share queue[SUBMIT_QUEUE_MAX];
     size_t queue_len;
+    /* A share waits in the queue and in flight; by the time it is sent its
+     * job may have been replaced by a clean job: then it is stale. */
+    char live_jobs[LIVE_JOBS_MAX][LODE_JOB_ID_MAX];
+    size_t live_jobs_len;
 };
 
 typedef enum request_kind { REQ_CONFIGURE, REQ_SUBSCRIBE, REQ_EXTRANONCE, REQ_AUTHORIZE, REQ_SUGGEST, REQ_SUBMIT } request_kind;
@@ -76,7 +91,13 @@ typedef struct session {
     int64_t next_id;
     pending_request pending[PENDING_MAX];
     size_t pending_len;
+    size_t submits_in_flight;
+    double last_submit_answer;  /* session start until the first answer */
     bool resuming, subscribed, authorized, got_job, job_installed;
+    bool auth_refused;          /* the pool refused mining.authorize */
+    bool accepted_any;          /* a share was accepted on this connection */
+    uint64_t unsent_warned;     /* the pool's unsent count at the last flood warning */
+    double flood_warned_at;
     lode_stratum_session job_state;
     double next_difficulty;
     bool extranonce_changed;
@@ -110,6 +131,7 @@ void lode_stratum_config_defaults(lode_stratum_config *c)
     c->version_rolling = true;
     c->extranonce_subscribe = true;
     c->follow_redirect = true;
+    c->allow_redirect_host = false;
     c->failover_after = 3;
     c->retry_base_s = 1;
     c->retry_max_s = 60;
@@ -234,8 +256,7 @@ static void source_submit(void *source, const lode_share *share, bool stale)
     if (stale || job == NULL || !s->accepting || job->generation != s->generation) {
         p->stats.stale++;
     } else if (s->queue_len == SUBMIT_QUEUE_MAX) {
-        p->stats.rejected++;
-        snprintf(p->stats.last_reject, sizeof p->stats.last_reject, "submit queue full (not sent)");
+        p->stats.unsent++; /* the pool never sees it: neither accepted nor rejected */
     } else {
         queued_share *q = &s->queue[s->queue_len++];
         memcpy(q->job_id, job->id, sizeof q->job_id);
@@ -285,11 +306,22 @@ static int send_line(session *ss, char *line)
 /* Sends a request and remembers its id. */
 static int send_request(session *ss, request_kind kind, char *line, int64_t id, double diff)
 {
-    if (ss->pending_len == PENDING_MAX) { /* replies stopped coming: drop the oldest */
-        memmove(ss->pending, ss->pending + 1, (PENDING_MAX - 1) * sizeof ss->pending[0]);
-        ss->pending_len--;
+    /* Submits stop at SUBMITS_IN_FLIGHT_MAX, so only a pool that ignores
+     * lode's other requests fills this: forget the oldest of those. */
+    for (size_t i = 0; ss->pending_len == PENDING_MAX && i < ss->pending_len; i++) {
+        if (ss->pending[i].kind != REQ_SUBMIT) {
+            memmove(ss->pending + i, ss->pending + i + 1, (ss->pending_len - i - 1) * sizeof ss->pending[0]);
+            ss->pending_len--;
+        }
+    }
+    if (ss->pending_len == PENDING_MAX) {
+        free(line);
+        lode_log(LODE_LOG_WARN, "stratum: too many requests unanswered");
+        return -1;
     }
     ss->pending[ss->pending_len++] = (pending_request){.id = id, .kind = kind, .sent_at = now_s(), .pool_difficulty = diff};
+    if (kind == REQ_SUBMIT)
+        ss->submits_in_flight++;
     return send_line(ss, line);
 }
 
@@ -307,19 +339,41 @@ static bool take_pending(session *ss, int64_t id, pending_request *out)
             *out = ss->pending[i];
             memmove(ss->pending + i, ss->pending + i + 1, (ss->pending_len - i - 1) * sizeof ss->pending[0]);
             ss->pending_len--;
+            if (out->kind == REQ_SUBMIT)
+                ss->submits_in_flight--;
             return true;
         }
     }
     return false;
 }
 
-static void set_accepting(session *ss, bool accepting)
+static bool job_is_live(const lode_stratum *s, const char *job_id)
 {
-    pthread_mutex_lock(&ss->s->lock);
-    ss->s->accepting = accepting && ss->s->generation == ss->generation;
+    for (size_t i = 0; i < s->live_jobs_len; i++)
+        if (strcmp(s->live_jobs[i], job_id) == 0)
+            return true;
+    return false;
+}
+
+/* job: the job being installed (clean: it ends the others), or NULL for a
+ * clean job that cannot be mined (no job is live). */
+static void set_accepting(session *ss, bool accepting, const lode_job *job)
+{
+    lode_stratum *s = ss->s;
+    pthread_mutex_lock(&s->lock);
+    s->accepting = accepting && s->generation == ss->generation;
     if (accepting)
         session_pool(ss)->stats.difficulty = ss->job_state.difficulty;
-    pthread_mutex_unlock(&ss->s->lock);
+    if (job == NULL || job->clean)
+        s->live_jobs_len = 0;
+    if (job != NULL) {
+        if (s->live_jobs_len == LIVE_JOBS_MAX) {
+            memmove(s->live_jobs, s->live_jobs + 1, (LIVE_JOBS_MAX - 1) * sizeof s->live_jobs[0]);
+            s->live_jobs_len--;
+        }
+        memcpy(s->live_jobs[s->live_jobs_len++], job->id, LODE_JOB_ID_MAX);
+    }
+    pthread_mutex_unlock(&s->lock);
 }
 
 /* Installs the held notify as a job. clean_extra forces clean. */
@@ -341,7 +395,15 @@ static void install_held(session *ss, bool clean_extra)
     lode_job job;
     char err[200];
     if (lode_stratum_notify_to_job(n, &ss->job_state, clean, &job, err, sizeof err) != 0) {
-        lode_log(LODE_LOG_WARN, "stratum: job %s skipped: %s", n->job_id, err);
+        clean = clean || n->clean_jobs;
+        lode_log(LODE_LOG_WARN, "stratum: job %s not mined: %s%s", n->job_id, err,
+                 clean ? " (a clean job: the jobs it replaces stop too; idle until a usable job)" : "");
+        if (clean) {
+            /* The pool has dropped the older jobs: their shares would be stale. */
+            ss->held_installed = false;
+            set_accepting(ss, false, NULL);
+            lode_mining_drop_jobs(ss->s->mining);
+        }
         return;
     }
     memcpy(ss->last_prevhash, n->prevhash, 32);
@@ -350,11 +412,11 @@ static void install_held(session *ss, bool clean_extra)
     /* Accept this generation's shares before the devices can find any: a
      * share found the moment the job lands must not be counted stale.
      * Shares of older connections are still refused by their generation. */
-    set_accepting(ss, true);
+    set_accepting(ss, true, &job);
     /* Never call the mining session with our lock held (it calls submit under its own). */
     int rc = lode_mining_set_job(ss->s->mining, &job);
     lode_job_free(&job);
-    if (rc != 0) {
+    if (rc != 0) { /* the session stopped the older jobs if this one was clean */
         lode_log(LODE_LOG_WARN, "stratum: the mining session refused job %s", n->job_id);
         return;
     }
@@ -373,9 +435,11 @@ static void count_share(session *ss, const pending_request *req, const lode_stra
     bool stale = msg->u.response.is_error && msg->u.response.error_code == 21;
     const char *reason = msg->u.response.is_error ? msg->u.response.error_message : "rejected by the pool";
     pthread_mutex_lock(&s->lock);
-    if (accepted)
+    ss->last_submit_answer = now_s();
+    if (accepted) {
         p->stats.accepted++;
-    else if (stale)
+        ss->accepted_any = true;
+    } else if (stale)
         p->stats.stale++;
     else {
         p->stats.rejected++;
@@ -447,11 +511,18 @@ static int handle_response(session *ss, const lode_stratum_msg *msg, session_end
         return 0;
     case REQ_AUTHORIZE:
         if (!ok || !json_is_true(msg->u.response.result)) {
-            lode_log(LODE_LOG_ERROR, "stratum: %s: worker '%s' not authorized%s%s", p->url_text, p->user,
-                     ok ? "" : ": ", ok ? "" : msg->u.response.error_message);
+            /* The user's mistake, not the pool's: said clearly once per pool
+             * (until it authorizes again), quietly on the retries. */
+            if (p->auth_refusals == 0)
+                lode_log(LODE_LOG_ERROR, "stratum: %s refused worker '%s'%s%s; check the user name and password (-u/-p)",
+                         p->url_text, p->user, ok ? "" : ": ", ok ? "" : msg->u.response.error_message);
+            else
+                lode_log(LODE_LOG_INFO, "stratum: %s refused worker '%s' again", p->url_text, p->user);
+            ss->auth_refused = true;
             *end = END_FAILED;
             return -1;
         }
+        p->auth_refusals = 0;
         ss->authorized = true;
         pthread_mutex_lock(&s->lock);
         p->stats.connected = true;
@@ -495,10 +566,23 @@ static int handle_message(session *ss, lode_stratum_msg *msg, session_end *end)
         ss->held_installed = false;
         install_held(ss, false);
         return 0;
-    case LODE_STRATUM_SET_DIFFICULTY:
+    case LODE_STRATUM_SET_DIFFICULTY: {
         ss->next_difficulty = msg->u.difficulty;
-        lode_log(LODE_LOG_INFO, "stratum: pool difficulty %g (from the next job)", msg->u.difficulty);
+        lode_u256 target;
+        lode_target_from_difficulty(msg->u.difficulty, s->config.algo, &target);
+        bool every_hash = true;
+        for (size_t i = 0; i < 8; i++)
+            every_hash = every_hash && target.w[i] == UINT32_MAX;
+        if (lode_u256_is_zero(&target))
+            lode_log(LODE_LOG_WARN, "stratum: pool difficulty %g is too high for any hash to meet; "
+                     "its jobs are not mined (idle until the pool lowers it)", msg->u.difficulty);
+        else if (every_hash)
+            lode_log(LODE_LOG_WARN, "stratum: pool difficulty %g makes every hash a share: a flood; "
+                     "shares beyond what the pool answers in time are not sent", msg->u.difficulty);
+        else
+            lode_log(LODE_LOG_INFO, "stratum: pool difficulty %g (from the next job)", msg->u.difficulty);
         return 0;
+    }
     case LODE_STRATUM_SET_EXTRANONCE:
         memcpy(ss->next_extranonce1, msg->u.set_extranonce.extranonce1, msg->u.set_extranonce.extranonce1_len);
         ss->next_extranonce1_len = msg->u.set_extranonce.extranonce1_len;
@@ -516,6 +600,13 @@ static int handle_message(session *ss, lode_stratum_msg *msg, session_end *end)
     case LODE_STRATUM_RECONNECT:
         if (!s->config.follow_redirect) {
             lode_log(LODE_LOG_INFO, "stratum: the pool asked to reconnect elsewhere; ignored (redirects off)");
+            return 0;
+        }
+        if (msg->u.reconnect.host[0] != '\0' && !s->config.allow_redirect_host &&
+            strcasecmp(msg->u.reconnect.host, session_pool(ss)->url.host) != 0) {
+            lode_log(LODE_LOG_WARN, "stratum: the pool asked to reconnect to another host (%s); ignored: "
+                     "lode follows redirects to %s only (--allow-redirect-host allows others)",
+                     msg->u.reconnect.host, session_pool(ss)->url.host);
             return 0;
         }
         ss->redirect = ss->url;
@@ -547,26 +638,83 @@ static int send_queued_shares(session *ss)
     lode_stratum *s = ss->s;
     queued_share batch[SUBMIT_QUEUE_MAX];
     pthread_mutex_lock(&s->lock);
-    size_t n = s->queue_len;
+    /* Send what the in-flight limit allows; the rest waits its turn. */
+    size_t room = SUBMITS_IN_FLIGHT_MAX - ss->submits_in_flight;
+    size_t n = s->queue_len < room ? s->queue_len : room;
     memcpy(batch, s->queue, n * sizeof batch[0]);
-    s->queue_len = 0;
+    memmove(s->queue, s->queue + n, (s->queue_len - n) * sizeof s->queue[0]);
+    s->queue_len -= n;
     size_t stale = 0;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        /* Its connection ended, or a clean job replaced its job while it
+         * waited: the pool would call it stale; it is not sent. */
+        if (batch[i].generation == ss->generation && !job_is_live(s, batch[i].job_id))
+            batch[i].generation = 0;
         if (batch[i].generation != ss->generation)
             stale++;
-    session_pool(ss)->stats.stale += stale;
+    }
+    pool_state *p = session_pool(ss);
+    p->stats.stale += stale;
+    uint64_t unsent = p->stats.unsent;
+    double difficulty = p->stats.difficulty;
     pthread_mutex_unlock(&s->lock);
+    double now = now_s();
+    if (unsent > ss->unsent_warned && (ss->flood_warned_at == 0 || now - ss->flood_warned_at > FLOOD_WARN_S)) {
+        lode_log(LODE_LOG_WARN, "stratum: %llu share(s) not sent: they come faster than %s answers "
+                 "(pool difficulty %g is too low for this hash rate)",
+                 (unsigned long long)(unsent - ss->unsent_warned), p->url_text, difficulty);
+        ss->unsent_warned = unsent;
+        ss->flood_warned_at = now;
+    }
     for (size_t i = 0; i < n; i++) {
         queued_share *q = &batch[i];
         if (q->generation != ss->generation)
             continue;
         int64_t id = ss->next_id++;
-        char *line = lode_stratum_build_submit(id, session_pool(ss)->user, q->job_id, q->extranonce2,
+        char *line = lode_stratum_build_submit(id, p->user, q->job_id, q->extranonce2,
                                                q->extranonce2_len, q->ntime, q->nonce, q->version_mask != 0,
                                                q->version & q->version_mask);
-        if (send_request(ss, REQ_SUBMIT, line, id, q->pool_difficulty) != 0)
+        if (send_request(ss, REQ_SUBMIT, line, id, q->pool_difficulty) != 0) {
+            /* This one and the rest of the batch never reached the pool. */
+            pthread_mutex_lock(&s->lock);
+            for (size_t k = i; k < n; k++)
+                p->stats.unsent += batch[k].generation == ss->generation;
+            pthread_mutex_unlock(&s->lock);
             return -1;
+        }
     }
+    return 0;
+}
+
+/* Submits the pool has not answered for the stall timeout. If it answered
+ * none of them in that time it is stalled (returns -1); if it answers
+ * others, these are given up on and counted unanswered. */
+static int check_unanswered(session *ss, const char *where)
+{
+    double now = now_s(), limit = ss->s->config.stall_timeout_s;
+    size_t old = 0;
+    for (size_t i = 0; i < ss->pending_len; i++)
+        old += ss->pending[i].kind == REQ_SUBMIT && now - ss->pending[i].sent_at > limit;
+    if (old == 0)
+        return 0;
+    if (now - ss->last_submit_answer > limit) {
+        lode_log(LODE_LOG_WARN, "stratum: %s: %zu share submit(s) unanswered for %.0f s, reconnecting", where,
+                 ss->submits_in_flight, now - ss->last_submit_answer);
+        return -1;
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < ss->pending_len; i++) {
+        if (ss->pending[i].kind == REQ_SUBMIT && now - ss->pending[i].sent_at > limit)
+            continue;
+        ss->pending[kept++] = ss->pending[i];
+    }
+    ss->pending_len = kept;
+    ss->submits_in_flight -= old;
+    pthread_mutex_lock(&ss->s->lock);
+    session_pool(ss)->stats.unanswered += old;
+    pthread_mutex_unlock(&ss->s->lock);
+    lode_log(LODE_LOG_WARN, "stratum: %s: %zu share submit(s) unanswered for %.0f s; counted unanswered", where,
+             old, limit);
     return 0;
 }
 
@@ -668,7 +816,7 @@ static session_end run_session(lode_stratum *s, size_t pool, const lode_stratum_
     ss->next_difficulty = 1.0;
     ss->job_state.ntime_roll_max = LODE_STRATUM_NTIME_ROLL_MAX;
     ss->job_state.generation = ss->generation;
-    ss->last_progress = ss->last_probe = now_s();
+    ss->last_progress = ss->last_probe = ss->last_submit_answer = now_s();
 
     session_end end = END_GOOD;
     if (s->config.algo == LODE_ALGO_SHA256D && s->config.version_rolling) {
@@ -681,6 +829,7 @@ static session_end run_session(lode_stratum *s, size_t pool, const lode_stratum_
     if (send_subscribe(ss, own_url ? p->session_id : NULL) != 0)
         return END_FAILED;
 
+    bool read_more = false;
     while (!stopping(s)) {
         if (send_queued_shares(ss) != 0) {
             end = ss->got_job ? END_GOOD : END_FAILED;
@@ -690,6 +839,10 @@ static session_end run_session(lode_stratum *s, size_t pool, const lode_stratum_
         if (now - ss->last_progress > s->config.stall_timeout_s) {
             lode_log(LODE_LOG_WARN, "stratum: %s: no job or reply for %.0f s, reconnecting", where,
                      now - ss->last_progress);
+            end = END_FAILED;
+            break;
+        }
+        if (check_unanswered(ss, where) != 0) {
             end = END_FAILED;
             break;
         }
@@ -705,7 +858,11 @@ static session_end run_session(lode_stratum *s, size_t pool, const lode_stratum_
         }
         const char *line;
         size_t len;
-        lode_conn_status st = lode_stratum_conn_read_line(ss->conn, &s->wake, 1.0, &line, &len, err, sizeof err);
+        /* After a line, read on without waiting while lines are there:
+         * answers are taken as fast as they come, between submit batches. */
+        lode_conn_status st = lode_stratum_conn_read_line(ss->conn, &s->wake, read_more ? 0 : 1.0, &line, &len,
+                                                          err, sizeof err);
+        read_more = st == LODE_CONN_LINE;
         if (st == LODE_CONN_WOKEN) {
             lode_wake_drain(&s->wake);
             continue;
@@ -752,6 +909,8 @@ static void end_session(lode_stratum *s, session *ss, size_t pool)
     /* Shares queued for the dead connection are stale. */
     s->pools[pool].stats.stale += s->queue_len;
     s->queue_len = 0;
+    /* Submits sent that the pool never answered. */
+    s->pools[pool].stats.unanswered += ss->submits_in_flight;
     pthread_mutex_unlock(&s->lock);
     if (ss->job_installed)
         lode_mining_clear_job(s->mining);
@@ -784,6 +943,15 @@ static double backoff_delay(const lode_stratum_config *c, unsigned attempt, unsi
     return d * (0.5 + 0.5 * (double)rand_r(seed) / RAND_MAX);
 }
 
+/* Every pool refused mining.authorize failover_after times running. */
+static bool all_pools_refused(const lode_stratum *s)
+{
+    for (size_t i = 0; i < s->pool_count; i++)
+        if (s->pools[i].auth_refusals < s->config.failover_after)
+            return false;
+    return true;
+}
+
 static void *io_thread(void *arg)
 {
     lode_stratum *s = arg;
@@ -791,6 +959,7 @@ static void *io_thread(void *arg)
     unsigned failures = 0, attempt = 0;
     unsigned seed = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)s;
     bool redirected = false;
+    unsigned redirects = 0; /* redirects in a row with no share accepted in between */
     lode_stratum_url redirect_url;
     while (!stopping(s)) {
         session *ss = calloc(1, sizeof *ss);
@@ -807,16 +976,41 @@ static void *io_thread(void *arg)
         lode_stratum_url next_redirect = ss->redirect;
         double redirect_wait = ss->redirect_wait;
         bool got_job = ss->got_job;
+        if (ss->accepted_any)
+            redirects = 0;
+        if (ss->auth_refused) {
+            s->pools[pool].auth_refusals++;
+            if (all_pools_refused(s)) {
+                char why[300];
+                if (s->pool_count == 1)
+                    snprintf(why, sizeof why, "%s refused worker '%s' %u times: check the user name and "
+                             "password (-u/-p)", s->pools[0].url_text, s->pools[0].user, s->pools[0].auth_refusals);
+                else
+                    snprintf(why, sizeof why, "every pool refused its worker (%u times each): check the user "
+                             "names and passwords (-u/-p)", s->config.failover_after);
+                lode_mining_fail(s->mining, why);
+                free(ss);
+                break;
+            }
+        }
         free(ss);
         switch (end) {
         case END_STOP:
             break;
-        case END_REDIRECT:
+        case END_REDIRECT: {
             redirected = true;
             redirect_url = next_redirect;
             attempt = 0;
-            pause_for(s, redirect_wait);
+            /* A pool that keeps redirecting gets the same backoff as one
+             * that keeps failing. */
+            double delay = redirects ? backoff_delay(&s->config, redirects - 1, &seed) : 0;
+            redirects++;
+            if (delay > redirect_wait)
+                lode_log(LODE_LOG_INFO, "stratum: redirected %u times in a row; reconnecting in %.1f s", redirects,
+                         delay);
+            pause_for(s, delay > redirect_wait ? delay : redirect_wait);
             continue;
+        }
         case END_PRIMARY_BACK:
             pool = 0;
             redirected = false;

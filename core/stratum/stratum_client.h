@@ -48,21 +48,29 @@ typedef struct lode_stratum_config {
     bool version_rolling;          /* BIP 310 mining.configure (sha256d only) */
     double suggest_difficulty;     /* > 0: send mining.suggest_difficulty */
     bool extranonce_subscribe;     /* send mining.extranonce.subscribe */
-    bool follow_redirect;          /* honour client.reconnect (same scheme and credentials) */
-    unsigned failover_after;       /* failed attempts on a pool before the next; 0 = 3 */
+    bool follow_redirect;          /* honour client.reconnect to the same host (same scheme and credentials) */
+    bool allow_redirect_host;      /* ... and to another host too (the pool's credentials go there) */
+    unsigned failover_after;       /* failed attempts on a pool before the next; 0 = 3. Once every
+                                    * pool refused mining.authorize this many times running, the
+                                    * source gives up (lode_mining_fail). */
     double retry_base_s;           /* backoff: base * 2^attempt, jittered down by up to half; 0 = 1 */
     double retry_max_s;            /* backoff cap; 0 = 60 */
-    double stall_timeout_s;        /* no job and no submit answer this long -> reconnect; 0 = 120 */
+    double stall_timeout_s;        /* no job and no submit answer this long, or submits sent and
+                                    * none answered this long -> reconnect; 0 = 120 */
     double primary_check_s;        /* on a backup pool, probe pools[0] this often; 0 = 60 */
     double connect_timeout_s;      /* TCP connect + TLS handshake; 0 = 15 */
 } lode_stratum_config;
 
-/* All the defaults: version rolling, extranonce.subscribe and redirects on,
+/* All the defaults: version rolling, extranonce.subscribe and redirects to
+ * the same host on (other hosts off),
  * the numeric defaults above. pools and algo are left to the caller. */
 void lode_stratum_config_defaults(lode_stratum_config *config);
 
 typedef struct lode_pool_stats {
     uint64_t accepted, rejected, stale;
+    uint64_t unsent;        /* shares dropped before sending: they came faster than the pool answers */
+    uint64_t unanswered;    /* submits sent that the pool never answered (connection ended, or
+                             * given up after the stall timeout) */
     char last_reject[128];  /* the pool's reason for the last rejected share */
     bool connected;         /* connected and subscribed right now */
     double difficulty;      /* pool difficulty of the current job (0 before the first) */

@@ -491,6 +491,8 @@ int lode_stratum_notify_to_job(const lode_stratum_notify *notify,
         return fail(err, err_len, "unknown algorithm");
     if (lode_target_from_difficulty(session->difficulty, session->algo, &job->share_target) != 0)
         return fail(err, err_len, "invalid pool difficulty %g", session->difficulty);
+    if (lode_u256_is_zero(&job->share_target))
+        return fail(err, err_len, "pool difficulty %g is too high: no hash can meet it", session->difficulty);
     size_t id_len = strnlen(notify->job_id, LODE_JOB_ID_MAX);
     if (id_len == 0 || id_len >= LODE_JOB_ID_MAX)
         return fail(err, err_len, "job id empty or too long");

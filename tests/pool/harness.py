@@ -17,6 +17,8 @@ import regtest  # noqa: E402
 
 SANITIZER = ("runtime error", "AddressSanitizer", "ThreadSanitizer", "LeakSanitizer")
 SUMMARY_POOL = re.compile(r"summary: pool (\d+) (\S+): accepted (\d+), rejected (\d+), stale (\d+)")
+SUMMARY_POOL_MORE = re.compile(r"summary: pool (\d+) \S+: accepted \d+, rejected \d+, stale \d+, "
+                               r"unsent (\d+), unanswered (\d+)")
 SUMMARY_SOLO = re.compile(r"summary: blocks submitted (\d+), accepted (\d+), rejected (\d+), "
                           r"stale (\d+)")
 TMP = tempfile.mkdtemp(prefix="lode-mining-test-")
@@ -127,6 +129,10 @@ class Lode:
         return [(int(m[0]), m[1], int(m[2]), int(m[3]), int(m[4]))
                 for m in SUMMARY_POOL.findall(self.stderr())]
 
+    def pool_summaries_more(self):
+        """(pool, unsent, unanswered) of each summary line."""
+        return [tuple(int(x) for x in m) for m in SUMMARY_POOL_MORE.findall(self.stderr())]
+
     def solo_summary(self):
         m = SUMMARY_SOLO.findall(self.stderr())
         return tuple(int(x) for x in m[-1]) if m else None
@@ -137,7 +143,7 @@ def check_stopped(check, lode, what, want_rc=130, max_seconds=5.0):
     rc = lode.stop()
     check(rc == want_rc, f"{what}: exit status {rc}, want {want_rc}\n    {lode.tail()}")
     check(lode.stop_seconds is None or lode.stop_seconds < max_seconds,
-          f"{what}: took {lode.stop_seconds:.1f} s to stop after SIGINT")
+          f"{what}: took {lode.stop_seconds or 0:.1f} s to stop after SIGINT")
     san = lode.sanitizer_report()
     check(not san, f"{what}: sanitizer report {san} in stderr:\n    {lode.tail(60)}")
     crash = rc is not None and rc < 0

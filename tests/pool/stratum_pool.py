@@ -5,7 +5,9 @@
                     [--tls-cert C --tls-key K [--tls-port 0]] [--difficulty D]
                     [--faults drop,garbage,...] [--fault-interval S]
                     [--reconnect-to HOST:PORT] [--payout ADDR] [--control-port 0]
-                    [--min-block-interval S] [--require-pass P]
+                    [--min-block-interval S] [--require-pass P] [--en2-size N]
+                    [--notify-interval S] [--redirect-after-auth] [--hold]
+                    [--submit-delay S]
 
 Jobs come from getblocktemplate (rules mweb,segwit), polled about once a
 second: the pool's own coinbase (BIP34 height, 4-byte extranonce1 per
@@ -30,8 +32,10 @@ Faults (--faults a,b to repeat them every --fault-interval seconds, or one
 at a time through the control port): drop, garbage, nonjson, oversized,
 truncated, unknown, badhex, diff, storm, reconnect, extranonce, getversion,
 showmessage, ping. The control port takes lines:
-    fault NAME | faults A,B | difficulty D | reconnect HOST PORT | hold [on|off]
-    | status | quit
+    fault NAME | faults A,B | difficulty D [clean] | reconnect HOST PORT
+    | hold [on|off] | status | quit
+("difficulty D clean": set_difficulty, then the current job again as a
+clean job, so every job sent before is invalidated.)
 ("hold": submits are neither answered nor counted, so a test can stop the
 miner with both sides' counts settled once status's submits_in_flight, those
 that came in before the hold, is 0.)
@@ -255,7 +259,7 @@ class Conn:
         self.n = Conn.counter
         self.pool, self.reader, self.writer, self.tls = pool, reader, writer, tls
         self.en1 = (0x10000000 + self.n + pool.en1_base).to_bytes(4, "big")
-        self.en2_size = 4
+        self.en2_size = pool.args.en2_size
         self.diff = pool.difficulty
         self.prev_diff = None
         self.subscribed = self.authorized = self.xn_subscribed = False
@@ -414,6 +418,10 @@ class Conn:
                 await self.set_difficulty(self.diff)
                 if self.pool.job:
                     await self.send_job(self.pool.job, True)
+                if self.pool.args.redirect_after_auth:  # to itself, every time
+                    self.event("redirect after authorize")
+                    await self.send({"id": None, "method": "client.reconnect",
+                                     "params": ["127.0.0.1", self.pool.ports["stratum"], 0]})
         elif method == "mining.suggest_difficulty":
             self.info["suggested"] = params[0] if params else None
             await self.reply(rid, True)
@@ -454,6 +462,8 @@ class Conn:
         self.pool.submits_in_flight += 1
         self.pool.changed()
         try:
+            if self.pool.args.submit_delay:  # a slow pool: one submit at a time per connection
+                await asyncio.sleep(self.pool.args.submit_delay)
             await self.check_submit(rid, params)
         finally:
             self.pool.submits_in_flight -= 1
@@ -543,7 +553,7 @@ class Pool:
         self.last_block = 0.0
         self.en1_base = args.en1_base
         self.errors = []
-        self.hold = False
+        self.hold = args.hold
         self.submits_in_flight = 0  # received, not yet answered
 
     def changed(self):
@@ -710,6 +720,17 @@ class Pool:
         elif name == "ping":
             await c.request("mining.ping", [])
 
+    async def notify_loop(self):
+        """--notify-interval: the current job again under a new id (not
+        clean, ntime + 1) every so often, as pools refresh jobs."""
+        if not self.args.notify_interval:
+            return
+        while True:
+            await asyncio.sleep(self.args.notify_interval)
+            for c in [c for c in self.conns if not c.closed and c.authorized]:
+                if self.job:
+                    await c.send_job(self.job, False, ntime=self.job.ntime + 1)
+
     async def fault_loop(self):
         i = 0
         while True:
@@ -756,10 +777,11 @@ class Pool:
             return "ok"
         if w[0] == "difficulty":
             self.difficulty = float(w[1])
+            clean = len(w) > 2 and w[2] == "clean"
             for c in [c for c in self.conns if not c.closed and c.authorized]:
                 await c.set_difficulty(self.difficulty)
                 if self.job:
-                    await c.send_job(self.job, False, ntime=self.job.ntime + 1)
+                    await c.send_job(self.job, clean, ntime=self.job.ntime + 1)
             self.changed()
             return "ok"
         if w[0] == "reconnect":
@@ -812,7 +834,7 @@ class Pool:
         self.write_status()
         print(json.dumps({"ports": self.ports, "fingerprint": self.fingerprint,
                           "payout": self.payout}), flush=True)
-        await asyncio.gather(self.poller(), self.status_writer(), self.fault_loop(),
+        await asyncio.gather(self.poller(), self.status_writer(), self.fault_loop(), self.notify_loop(),
                              *(s.serve_forever() for s in servers))
 
 
@@ -838,6 +860,14 @@ def main():
     ap.add_argument("--min-block-interval", type=float, default=0.0,
                     help="submit at most one block candidate per this many seconds")
     ap.add_argument("--require-pass")
+    ap.add_argument("--en2-size", type=int, default=4, help="extranonce2 bytes (subscribe reply)")
+    ap.add_argument("--notify-interval", type=float, default=0.0,
+                    help="resend the current job under a new id this often (0: only on changes)")
+    ap.add_argument("--redirect-after-auth", action="store_true",
+                    help="answer every authorize with client.reconnect to this very pool")
+    ap.add_argument("--submit-delay", type=float, default=0.0,
+                    help="seconds spent on each submit before checking it (a slow pool)")
+    ap.add_argument("--hold", action="store_true", help="start with hold on (submits unanswered)")
     ap.add_argument("--en1-base", type=lambda s: int(s, 0), default=0,
                     help="offset of this instance's extranonce1 values")
     ap.add_argument("--status-file")
