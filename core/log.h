@@ -4,10 +4,17 @@
 #define LODE_CORE_LOG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 typedef enum lode_log_level { LODE_LOG_ERROR, LODE_LOG_WARN, LODE_LOG_INFO, LODE_LOG_DEBUG } lode_log_level;
 
 void lode_log_configure(bool quiet, bool color);
 void lode_log(lode_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Copies text from a pool or node keeping printable ASCII only (anything
+ * else becomes '?'), so it cannot inject terminal escapes into the log;
+ * truncated to cap - 1 bytes, always terminated. NULL in gives "". out may
+ * be in (sanitising in place). */
+void lode_log_printable(char *out, size_t cap, const char *in);
 
 #endif
