@@ -331,11 +331,13 @@ def scenario_wrongalgo_fresh(net):
         # The one block above genesis must pass under sha256d, so the header
         # check cannot decide and the high-hash rule must: mine it again
         # until it does (one try in two).
-        for _ in range(30):
+        for tries in range(30):
             tip = fresh.rpc("getbestblockhash")
             if sha256d_meets(bytes.fromhex(fresh.rpc("getblockheader", tip, False))):
+                log(f"{what}: block 1 mined again {tries} times")
                 break
-            fresh.rpc("invalidateblock", tip)
+            for node in (fresh.a, fresh.b):  # both, or B keeps the old block 1
+                node.rpc("invalidateblock", tip)
             fresh.rpc("generatetoaddress", 1, fresh.rpc("getnewaddress", wallet="w"), wallet="w")
         else:
             check(False, f"{what}: no block 1 that passes under sha256d in 30 tries")

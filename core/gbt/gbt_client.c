@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "core/gbt/address.h"
@@ -20,7 +21,6 @@
 #include "core/hex.h"
 #include "core/log.h"
 #include "core/sha256_ref.h"
-#include "core/target.h"
 
 #define KEPT_TEMPLATES 8
 #define SHARE_QUEUE_LEN 64
