@@ -412,7 +412,7 @@ static void install_template(lode_gbt *g, lode_gbt_template *tpl, const char *or
 }
 
 /* A failed request: the first one after success says the node is lost and
- * pauses mining; later ones are logged as warnings (debug when quiet). */
+ * pauses mining; later ones are logged as warnings (not at all when quiet). */
 static void note_failure(lode_gbt *g, const char *err, bool quiet)
 {
     if (atomic_load(&g->stopping))
@@ -427,8 +427,8 @@ static void note_failure(lode_gbt *g, const char *err, bool quiet)
         lode_log(LODE_LOG_ERROR, "getblocktemplate: lost the node at %s: %s; mining paused", g->url, err);
         if (g->mining)
             lode_mining_clear_job(g->mining);
-    } else {
-        lode_log(quiet ? LODE_LOG_DEBUG : LODE_LOG_WARN, "%s (node %s); retrying", err, g->url);
+    } else if (!quiet) {
+        lode_log(LODE_LOG_WARN, "%s (node %s); retrying", err, g->url);
     }
 }
 
@@ -562,9 +562,12 @@ static check_result check_algo(lode_gbt *g, CURL *curl, rpc_status *status, char
         case LODE_GBT_POW_WRONG: {
             char hex[65];
             display_hash(hash, hex);
-            snprintf(err, err_len, "-a %s is not this chain's proof of work: the node's block %s (%u "
-                     "below its tip) misses its own target under %s; give the chain's algorithm",
-                     algo, hex, depth, algo);
+            char where[48] = "its tip";
+            if (depth > 0)
+                snprintf(where, sizeof where, "%u block%s below its tip", depth, depth > 1 ? "s" : "");
+            snprintf(err, err_len, "-a %s is not this chain's proof of work: the node's block %s (%s) "
+                     "misses its own target under %s; give the chain's algorithm", algo, hex, where,
+                     algo);
             return CHECK_REFUSED;
         }
         case LODE_GBT_POW_MALFORMED:
@@ -646,7 +649,7 @@ static void *poller_main(void *arg)
                 give_up(g, why);
                 break;
             }
-            note_failure(g, err, auth_refusals > 0);
+            note_failure(g, err, auth_refusals > 0); /* said once, when giving up */
             wait = backoff;
             backoff = backoff * 2 > MAX_BACKOFF_S ? MAX_BACKOFF_S : backoff * 2;
         }
