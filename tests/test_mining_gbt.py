@@ -4,7 +4,8 @@
 usage: test_mining_gbt.py PATH_TO_LODE [SCENARIO ...]
 
 Scenarios (all by default): bech32 legacy cookie badpass nodedown badaddr
-stopinflight nocookie mainnetaddr wrongalgo wrongalgo_fresh duplicate escape.
+stopinflight nocookie mainnetaddr wrongalgo wrongalgo_fresh duplicate
+inconclusive escape.
 Blocks must be accepted by litecoind (lode's summary: rejected 0), pay the
 given address (getblock verbosity 2), and lode must stop with 130 on SIGINT
 promptly without any sanitizer report. Needs litecoind on PATH (fails, not
@@ -228,12 +229,19 @@ DROP = object()
 class NodeProxy:
     """Forwards JSON-RPC to the node. fault(method, params, code, reply) may
     return a new (code, reply) to send instead, or DROP to close the
-    connection without an answer (after the node has acted on the request)."""
+    connection without an answer (after the node has acted on the request).
+    before(method, params), if given, runs before the request is forwarded."""
 
-    def __init__(self, node_url, fault):
+    def __init__(self, node_url, fault, before=None):
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                if before is not None:
+                    try:
+                        call = json.loads(body)
+                        before(call.get("method"), call.get("params"))
+                    except ValueError:
+                        pass
                 req = urllib.request.Request(node_url, data=body, method="POST")
                 for h in ("Authorization", "Content-Type"):
                     if self.headers.get(h):
@@ -407,6 +415,68 @@ def scenario_duplicate(net):
     check(not bad, f"{what}: blocks {bad} do not pay the address")
 
 
+def scenario_inconclusive(net):
+    """Each block lode submits on the node's tip loses a race: the proxy has
+    the node mine a block of its own first, so lode's lands on a side branch
+    and the node answers "inconclusive" (or, to the retry of the first one,
+    whose reply the proxy drops, "duplicate"). lode counts them inconclusive,
+    neither accepted nor rejected, matching the node's chain: none of the
+    new blocks is lode's."""
+    what = "solo, blocks on a side branch"
+    lock = threading.Lock()
+    raced, dropped = [], set()
+
+    def before(method, params):
+        if method != "submitblock" or not params:
+            return
+        parent = bytes.fromhex(params[0][8:72])[::-1].hex()
+        with lock:
+            if len(raced) < 2 and parent == net.rpc("getbestblockhash"):
+                net.rpc("generatetoaddress", 1, net.addr_legacy, wallet="w")
+                raced.append(params[0][:160])
+
+    def fault(method, params, code, reply):
+        if method == "submitblock" and params:
+            with lock:
+                if raced and params[0][:160] == raced[0] and raced[0] not in dropped:
+                    dropped.add(raced[0])
+                    return DROP
+        return None
+
+    proxy = NodeProxy(net.url, fault, before)
+    start = net.rpc("getblockcount")
+    lode = Lode(LODE, COMMON + ["-o", proxy.url, "-u", net.user, "-p", net.password,
+                                "--coinbase-addr", net.addr_bech32], "solo-inconclusive")
+    try:
+        deadline = time.monotonic() + 60
+        while len(raced) < 2 and time.monotonic() < deadline and lode.alive():
+            time.sleep(0.2)
+        check(len(raced) == 2, f"{what}: {len(raced)} races in 60 s\n    {lode.tail()}")
+        check(lode.wait_for(r"block inconclusive", 10, count=2),
+              f"{what}: no 2 'block inconclusive' lines\n    {lode.tail()}")
+        # Stop before lode wins a block on the tip (the races are over).
+        check_stopped(check, lode, what)
+    finally:
+        lode.stop()
+        proxy.close()
+    m = re.findall(r"summary: blocks submitted \d+, accepted (\d+), rejected (\d+), stale \d+, "
+                   r"unsent \d+, inconclusive (\d+)", lode.stderr())
+    check(bool(m), f"{what}: no summary with an inconclusive count:\n    {lode.tail()}")
+    net.wait_sync()
+    ours = sum(p for _, p in net.blocks_paid_to(start + 1, net.addr_bech32))
+    if m:
+        accepted, rejected, inconclusive = (int(x) for x in m[-1])
+        log(f"{what}: accepted {accepted}, rejected {rejected}, inconclusive {inconclusive}; "
+            f"{ours} of lode's blocks on the node's chain")
+        check(rejected == 0, f"{what}: lode counts {rejected} rejected\n    {lode.tail()}")
+        check(inconclusive >= 2, f"{what}: lode counts {inconclusive} inconclusive, want >= 2")
+        check(accepted == ours, f"{what}: lode counts {accepted} accepted, the node's chain has "
+              f"{ours} of its blocks\n    {lode.tail()}")
+    check(lode.count(r"block inconclusive.*\(\"duplicate\"\)") >= 1,
+          f"{what}: the retried block (reply dropped) is not counted inconclusive:\n"
+          f"    {lode.tail()}")
+
+
 def scenario_escape(net):
     """Text from the node with terminal escapes (an RPC error message, a
     submitblock result) reaches the log with the escapes made harmless."""
@@ -447,7 +517,7 @@ SCENARIOS = {"bech32": scenario_bech32, "legacy": scenario_legacy, "cookie": sce
              "badaddr": scenario_badaddr, "stopinflight": scenario_stopinflight,
              "nocookie": scenario_nocookie, "mainnetaddr": scenario_mainnetaddr,
              "wrongalgo": scenario_wrongalgo, "wrongalgo_fresh": scenario_wrongalgo_fresh,
-             "duplicate": scenario_duplicate,
+             "duplicate": scenario_duplicate, "inconclusive": scenario_inconclusive,
              "escape": scenario_escape}
 
 

@@ -73,8 +73,9 @@ struct lode_gbt {
     bool queue_full_logged;        /* one warning per overflow burst */
     bool unsent_logged;            /* one error per outage for blocks the node missed */
     bool given_up;                 /* lode_mining_fail was called: the node refused us */
-    bool has_won;                  /* a block of ours was accepted on won_prevhash */
-    uint8_t won_prevhash[32];
+    bool has_settled;              /* a block of ours on settled_prevhash was accepted, or
+                                      came back inconclusive (the node has another there) */
+    uint8_t settled_prevhash[32];
 
     pthread_mutex_t install_lock;  /* one template installation at a time */
     pthread_t poller, longpoller, submitter;
@@ -745,8 +746,9 @@ static int block_for_share(lode_gbt *g, const queued_share *q, uint8_t **block, 
         g->stats.stale++;
         return 1;
     }
-    if (g->has_won && memcmp(g->won_prevhash, k->tpl.prevhash, 32) == 0) {
-        /* Our block on this parent is in; another would only compete with it. */
+    if (g->has_settled && memcmp(g->settled_prevhash, k->tpl.prevhash, 32) == 0) {
+        /* Our block on this parent is in, or the node has another: a further
+         * one would only compete with it, on a side branch. */
         g->stats.stale++;
         return 1;
     }
@@ -895,8 +897,8 @@ static void submit_block(lode_gbt *g, CURL *curl, const queued_share *q)
     case LODE_GBT_KEPT: /* resolved to accepted or inconclusive above */
     case LODE_GBT_ACCEPTED:
         g->stats.accepted++;
-        g->has_won = true;
-        memcpy(g->won_prevhash, q->header + 4, 32);
+        g->has_settled = true;
+        memcpy(g->settled_prevhash, q->header + 4, 32);
         pthread_mutex_unlock(&g->lock);
         lode_log(LODE_LOG_INFO, "block accepted at height %" PRIu32 " (hash %s)%s", height, hash_hex,
                  reason[0] ? " (\"duplicate\": the node kept the try whose reply was lost; it is "
@@ -905,6 +907,8 @@ static void submit_block(lode_gbt *g, CURL *curl, const queued_share *q)
         break;
     case LODE_GBT_INCONCLUSIVE:
         g->stats.inconclusive++;
+        g->has_settled = true;
+        memcpy(g->settled_prevhash, q->header + 4, 32);
         pthread_mutex_unlock(&g->lock);
         lode_log(LODE_LOG_WARN, "block inconclusive at height %" PRIu32 " (hash %s): the node kept it "
                                 "but it is not on the node's best chain %s (\"%s\"); counted neither "

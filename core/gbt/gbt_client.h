@@ -20,8 +20,9 @@
  *    down); such blocks count as unsent, not rejected. A stop lets a
  *    submission in flight run on for up to 5 s and sends the blocks still
  *    queued (one try each, up to 5 s), unless the node is known to be
- *    down. Once a block of ours was accepted, later candidates on the same
- *    parent are dropped (stale).
+ *    down. Once a block of ours was accepted (or came back inconclusive: the
+ *    node has another block there), later candidates on the same parent
+ *    are dropped (stale).
  * Request: getblocktemplate {"rules":["mweb","segwit"], "capabilities":
  * ["longpoll","coinbasetxn","coinbasevalue","workid"]}; if the node rejects
  * the rules with an invalid-parameter error naming "rule", it is asked again
