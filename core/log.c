@@ -39,3 +39,15 @@ void lode_log(lode_log_level level, const char *fmt, ...)
     pthread_mutex_unlock(&log_lock);
     va_end(ap);
 }
+
+void lode_log_printable(char *out, size_t cap, const char *in)
+{
+    if (cap == 0)
+        return;
+    size_t n = 0;
+    for (; in != NULL && *in != '\0' && n + 1 < cap; in++) {
+        unsigned char c = (unsigned char)*in;
+        out[n++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+    }
+    out[n] = '\0';
+}

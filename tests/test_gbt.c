@@ -1,15 +1,20 @@
 /* getblocktemplate pieces: addresses, template parsing (real regtest
  * templates and hostile ones), BIP34 height pushes, coinbase/job/block
  * assembly, the witness commitment and merkle trees. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/gbt/address.h"
 #include "core/gbt/block.h"
+#include "core/gbt/node_check.h"
 #include "core/gbt/template.h"
 #include "core/hex.h"
+#include "core/log.h"
 #include "core/sha256_ref.h"
+#include "core/target.h"
+#include "core/vectors.h"
 #include "test_util.h"
 
 static size_t hex_to_bytes(const char *hex, uint8_t *out, size_t max)
@@ -496,6 +501,158 @@ static void test_no_witness_block(void)
     lode_gbt_template_free(&t);
 }
 
+/* ---- the node checks (core/gbt/node_check.h) ---- */
+
+static uint32_t header_bits(const uint8_t header[80])
+{
+    return (uint32_t)header[72] | (uint32_t)header[73] << 8 | (uint32_t)header[74] << 16 |
+           (uint32_t)header[75] << 24;
+}
+
+/* log2(target) from the compact form, computed apart from node_check.c. */
+static double bits_log2(uint32_t bits)
+{
+    return log2((double)(bits & 0x007fffff)) + 8.0 * ((double)(bits >> 24) - 3.0);
+}
+
+/* Real chains' headers (tests/vectors) under their own algorithm and the
+ * other one: the chain's own nBits is the oracle. */
+static void test_pow_check_real_headers(void)
+{
+    const lode_algo algos[2] = {LODE_ALGO_SHA256D, LODE_ALGO_SCRYPT};
+    size_t seen = 0, wrong = 0;
+    for (int a = 0; a < 2; a++) {
+        size_t n;
+        const lode_pow_vector *v = lode_pow_vectors(algos[a], &n);
+        for (size_t i = 0; i < n; i++) {
+            uint8_t header[80];
+            if (strlen(v[i].header_hex) != 160)
+                continue;
+            hex_to_bytes(v[i].header_hex, header, 80);
+            static const uint8_t zero[32];
+            bool genesis = memcmp(header + 4, zero, 32) == 0;
+            double log2_target = bits_log2(header_bits(header));
+            for (int b = 0; b < 2; b++) {
+                lode_gbt_pow_check c;
+                lode_gbt_pow_check_init(&c, algos[b]);
+                lode_gbt_pow_state st = lode_gbt_pow_check_header(&c, header);
+                if (genesis) {
+                    CHECK(st == LODE_GBT_POW_GENESIS, "%s: genesis gives %d", v[i].name, st);
+                } else if (b == a) {
+                    /* One header of a real chain is proof enough when a
+                     * random hash meets its target with chance < 2^-30. */
+                    lode_gbt_pow_state want = log2_target - 256 <= -LODE_GBT_POW_CHECK_BITS
+                                                  ? LODE_GBT_POW_CONFIRMED
+                                                  : LODE_GBT_POW_MORE;
+                    CHECK(st == want, "%s under its own algorithm: state %d, want %d", v[i].name, st,
+                          want);
+                    CHECK(fabs(c.log2_pass - (log2_target - 256)) < 1e-6,
+                          "%s: log2 chance %f, want %f", v[i].name, c.log2_pass, log2_target - 256);
+                    seen++;
+                } else if (log2_target < 226) {
+                    CHECK(st == LODE_GBT_POW_WRONG, "%s under the other algorithm: state %d",
+                          v[i].name, st);
+                    wrong++;
+                }
+            }
+        }
+    }
+    CHECK(seen >= 10 && wrong >= 10, "only %zu/%zu real headers checked", seen, wrong);
+}
+
+/* A regtest-like chain (nBits 207fffff: about one hash in two meets it):
+ * confirmed only after enough headers, refused at the first that misses. */
+static void test_pow_check_easy_target(void)
+{
+    const uint32_t bits = 0x207fffff;
+    lode_u256 target;
+    CHECK(lode_target_from_nbits(bits, &target) == 0, "regtest bits");
+    double per_header = bits_log2(bits) - 256; /* about -1 */
+    unsigned need = (unsigned)ceil(LODE_GBT_POW_CHECK_BITS / -per_header - 1e-9);
+    for (int a = 0; a < 2; a++) {
+        lode_algo algo = a ? LODE_ALGO_SCRYPT : LODE_ALGO_SHA256D;
+        lode_algo other = a ? LODE_ALGO_SHA256D : LODE_ALGO_SCRYPT;
+        lode_gbt_pow_check c;
+        lode_gbt_pow_check_init(&c, algo);
+        uint8_t header[80] = {0x20};
+        header[4] = 1; /* not genesis */
+        memcpy(header + 72, (const uint8_t[]){0xff, 0xff, 0x7f, 0x20}, 4);
+        unsigned fed = 0, missed_other = 0;
+        lode_gbt_pow_state st = LODE_GBT_POW_MORE;
+        for (uint32_t nonce = 0; st == LODE_GBT_POW_MORE && nonce < 10000; nonce++) {
+            memcpy(header + 76, &nonce, 4);
+            uint8_t hash[32];
+            lode_algo_get(algo)->pow_hash_ref(header, hash);
+            if (!lode_hash_meets_target(hash, &target))
+                continue; /* a header its chain would not have */
+            lode_algo_get(other)->pow_hash_ref(header, hash);
+            if (!lode_hash_meets_target(hash, &target) && missed_other == 0) {
+                missed_other = nonce + 1;
+                lode_gbt_pow_check w;
+                lode_gbt_pow_check_init(&w, other);
+                CHECK(lode_gbt_pow_check_header(&w, header) == LODE_GBT_POW_WRONG,
+                      "a header missing its target under the other algorithm is not refused");
+            }
+            st = lode_gbt_pow_check_header(&c, header);
+            fed++;
+            if (st == LODE_GBT_POW_MORE)
+                CHECK(fed < need, "%s: still unsure after %u headers (need %u)",
+                      lode_algo_get(algo)->name, fed, need);
+        }
+        CHECK(st == LODE_GBT_POW_CONFIRMED && fed == need, "%s: state %d after %u headers, want "
+              "confirmed after %u", lode_algo_get(algo)->name, st, fed, need);
+        CHECK(missed_other > 0, "no header missed under the other algorithm");
+    }
+    /* nBits that encode no usable target. */
+    uint8_t header[80] = {0};
+    header[4] = 1;
+    lode_gbt_pow_check c;
+    lode_gbt_pow_check_init(&c, LODE_ALGO_SHA256D);
+    CHECK(lode_gbt_pow_check_header(&c, header) == LODE_GBT_POW_MALFORMED, "zero nBits");
+    memcpy(header + 72, (const uint8_t[]){0x00, 0x00, 0x80, 0x04}, 4); /* negative */
+    CHECK(lode_gbt_pow_check_header(&c, header) == LODE_GBT_POW_MALFORMED, "negative nBits");
+}
+
+static void test_submit_verdict(void)
+{
+    static const struct {
+        const char *result;
+        bool retried;
+        lode_gbt_verdict want;
+    } cases[] = {
+        {NULL, false, LODE_GBT_ACCEPTED},
+        {NULL, true, LODE_GBT_ACCEPTED},
+        {"duplicate", true, LODE_GBT_KEPT},
+        {"duplicate", false, LODE_GBT_KNOWN},
+        {"inconclusive", false, LODE_GBT_INCONCLUSIVE},
+        {"inconclusive", true, LODE_GBT_INCONCLUSIVE},
+        {"duplicate-inconclusive", true, LODE_GBT_INCONCLUSIVE},
+        {"duplicate-invalid", true, LODE_GBT_REJECTED},
+        {"high-hash", false, LODE_GBT_REJECTED},
+        {"rejected", true, LODE_GBT_REJECTED},
+        {"", false, LODE_GBT_REJECTED},
+        {"Duplicate", true, LODE_GBT_REJECTED},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        lode_gbt_verdict got = lode_gbt_submit_verdict(cases[i].result, cases[i].retried);
+        CHECK(got == cases[i].want, "verdict for \"%s\" (retried %d): %d, want %d",
+              cases[i].result ? cases[i].result : "null", cases[i].retried, got, cases[i].want);
+    }
+}
+
+/* Node text goes through lode_log_printable before the log (in place too). */
+static void test_printable(void)
+{
+    char text[64] = "busy \x1b[2J\x1b]0;x\x07\r\nfake \xc3\xa9";
+    lode_log_printable(text, sizeof text, text);
+    CHECK(strcmp(text, "busy ?[2J?]0;x???fake ??") == 0, "in place: \"%s\"", text);
+    char small[6];
+    lode_log_printable(small, sizeof small, "abc\x1b" "defgh");
+    CHECK(strcmp(small, "abc?d") == 0, "truncated: \"%s\"", small);
+    lode_log_printable(small, sizeof small, NULL);
+    CHECK(small[0] == '\0', "NULL gives \"\"");
+}
+
 int main(void)
 {
     test_seed();
@@ -506,5 +663,9 @@ int main(void)
     test_real_templates();
     test_hostile_templates();
     test_no_witness_block();
+    test_pow_check_real_headers();
+    test_pow_check_easy_target();
+    test_submit_verdict();
+    test_printable();
     return test_summary();
 }

@@ -4,13 +4,16 @@
 usage: test_mining_gbt.py PATH_TO_LODE [SCENARIO ...]
 
 Scenarios (all by default): bech32 legacy cookie badpass nodedown badaddr
-stopinflight.
+stopinflight nocookie mainnetaddr wrongalgo wrongalgo_fresh duplicate
+inconclusive escape.
 Blocks must be accepted by litecoind (lode's summary: rejected 0), pay the
 given address (getblock verbosity 2), and lode must stop with 130 on SIGINT
 promptly without any sanitizer report. Needs litecoind on PATH (fails, not
 skips, without it).
 """
+import hashlib
 import http.server
+import json
 import os
 import re
 import sys
@@ -93,21 +96,78 @@ def scenario_cookie(net):
     mine_and_check(net, "solo, cookie file", net.addr_bech32, 1, 60, auth=["--cookie", net.cookie])
 
 
+def wait_exit(lode, timeout, net=None, start=None):
+    """lode's exit status once it exits by itself within timeout, else None
+    (then it is stopped). With net, a new block above start also ends the
+    wait (None): a test that expects a refusal must not grow the chain."""
+    deadline = time.monotonic() + timeout
+    while lode.alive() and time.monotonic() < deadline:
+        if net is not None and net.rpc("getblockcount") > start:
+            break
+        time.sleep(0.2)
+    alive = lode.alive()
+    rc = lode.stop()
+    return None if alive else rc
+
+
 def scenario_badpass(net):
+    """A wrong RPC password is the user's mistake: said clearly, a few tries,
+    then exit 3 (EXIT_REFUSED), with no blocks mined."""
     what = "solo, wrong password"
     start = net.rpc("getblockcount")
     lode = solo(net, net.addr_bech32, ["-u", net.user, "-p", "wrong-password"])
-    try:
-        logged = lode.wait_for(r"(?i)401|unauthori[sz]ed|auth|password|credential", 8)
-        time.sleep(3)
-        check(logged, f"{what}: no authentication error logged:\n    {lode.tail()}")
-        check(lode.alive(), f"{what}: lode exited (want: keep retrying):\n    {lode.tail()}")
-        check(lode.count(r"(?i)401|unauthori[sz]ed|auth") >= 2,
-              f"{what}: lode did not retry:\n    {lode.tail()}")
-        check_stopped(check, lode, what, max_seconds=5)
-        check(net.rpc("getblockcount") == start, f"{what}: blocks appeared without credentials")
-    finally:
-        lode.stop()
+    rc = wait_exit(lode, 30, net, start)
+    check(rc == 3, f"{what}: exit status {rc} (None: did not exit by itself in 30 s), want 3\n"
+          f"    {lode.tail()}")
+    check(lode.count(r"(?i)(password|credentials).*(-u|--cookie)") >= 1,
+          f"{what}: no error that names the password and what to fix:\n    {lode.tail()}")
+    check(lode.count(r"HTTP 401") == 1, f"{what}: the refusal is said "
+          f"{lode.count(r'HTTP 401')} times, want once:\n    {lode.tail()}")
+    check(not lode.sanitizer_report(), f"{what}: sanitizer report:\n    {lode.tail(60)}")
+    check(net.rpc("getblockcount") == start, f"{what}: blocks appeared without credentials")
+
+
+def scenario_nocookie(net):
+    """A cookie file that does not exist at start-up: exit 2 at once."""
+    what = "solo, missing cookie file"
+    lode = solo(net, net.addr_bech32, ["--cookie", net.cookie + ".missing"])
+    rc = wait_exit(lode, 30)
+    lines = [l for l in lode.stderr().strip().splitlines() if l]
+    check(rc == 2 and len(lines) == 1 and "cookie" in lines[0],
+          f"{what}: want exit 2 and one error line about the cookie, got rc {rc}: {lines[:5]}")
+
+
+def scenario_mainnetaddr(net):
+    """Addresses lode can parse but the regtest node does not take (Bitcoin
+    and Litecoin mainnet): refused with exit 3 before any block pays them."""
+    for what, addr in (("bitcoin mainnet p2pkh", "1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa"),
+                       ("bitcoin mainnet bech32", "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4"),
+                       ("litecoin mainnet p2pkh", "LUEweDxDA4WhvWiNXXSxjM9CYzHPJv4QQF")):
+        what = f"solo, {what} address against regtest"
+        check(not net.rpc("validateaddress", addr)["isvalid"], f"{what}: the node takes {addr}")
+        start = net.rpc("getblockcount")
+        lode = solo(net, addr)
+        rc = wait_exit(lode, 30, net, start)
+        check(rc == 3, f"{what}: exit status {rc} (None: did not exit by itself in 30 s), want 3\n"
+              f"    {lode.tail()}")
+        check(lode.count(re.escape(addr) + r".*(?i:node)") >= 1,
+              f"{what}: no error naming the address and the node:\n    {lode.tail()}")
+        check(net.rpc("getblockcount") == start, f"{what}: blocks were mined paying {addr}")
+
+
+def scenario_wrongalgo(net):
+    """-a sha256d against the scrypt chain: refused (exit 3), nothing mined."""
+    what = "solo, -a sha256d against litecoin regtest"
+    start = net.rpc("getblockcount")
+    args = [a if a != "scrypt" else "sha256d" for a in COMMON]
+    lode = Lode(LODE, args + ["-o", net.url, "-u", net.user, "-p", net.password,
+                              "--coinbase-addr", net.addr_bech32], "solo-sha256d")
+    rc = wait_exit(lode, 30, net, start)
+    check(rc == 3, f"{what}: exit status {rc} (None: did not exit by itself in 30 s), want 3\n"
+          f"    {lode.tail()}")
+    check(lode.count(r"(?i)sha256d.*(proof of work|algorithm)") >= 1,
+          f"{what}: no error about the algorithm:\n    {lode.tail()}")
+    check(net.rpc("getblockcount") == start, f"{what}: blocks were submitted and accepted")
 
 
 def scenario_nodedown(net):
@@ -163,17 +223,25 @@ def scenario_badaddr(net):
               f"{what}: want exit 2 and one error line, got rc {rc}: {lines[:5]}")
 
 
-class SlowSubmitProxy:
-    """Forwards JSON-RPC to the node; holds each submitblock reply back for
-    `delay` seconds after the node has answered (and sets `submitted`)."""
+DROP = object()
 
-    def __init__(self, node_url, delay):
-        proxy = self
-        self.submitted = threading.Event()
 
+class NodeProxy:
+    """Forwards JSON-RPC to the node. fault(method, params, code, reply) may
+    return a new (code, reply) to send instead, or DROP to close the
+    connection without an answer (after the node has acted on the request).
+    before(method, params), if given, runs before the request is forwarded."""
+
+    def __init__(self, node_url, fault, before=None):
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                if before is not None:
+                    try:
+                        call = json.loads(body)
+                        before(call.get("method"), call.get("params"))
+                    except ValueError:
+                        pass
                 req = urllib.request.Request(node_url, data=body, method="POST")
                 for h in ("Authorization", "Content-Type"):
                     if self.headers.get(h):
@@ -183,14 +251,25 @@ class SlowSubmitProxy:
                         code, reply = r.status, r.read()
                 except urllib.error.HTTPError as e:
                     code, reply = e.code, e.read()
-                if b'"submitblock"' in body:
-                    proxy.submitted.set()
-                    time.sleep(delay)
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(reply)))
-                self.end_headers()
-                self.wfile.write(reply)
+                try:
+                    call = json.loads(body)
+                    method, params = call.get("method"), call.get("params")
+                except ValueError:
+                    method, params = None, None
+                out = fault(method, params, code, reply)
+                if out is DROP:
+                    self.close_connection = True
+                    return
+                if out is not None:
+                    code, reply = out
+                try:
+                    self.send_response(code)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(reply)))
+                    self.end_headers()
+                    self.wfile.write(reply)
+                except OSError:  # lode gave up on the request (a stop)
+                    pass
 
             def log_message(self, *args):
                 pass
@@ -202,6 +281,21 @@ class SlowSubmitProxy:
     def close(self):
         self.server.shutdown()
         self.server.server_close()
+
+
+class SlowSubmitProxy(NodeProxy):
+    """Holds each submitblock reply back for `delay` seconds after the node
+    has answered (and sets `submitted`)."""
+
+    def __init__(self, node_url, delay):
+        self.submitted = threading.Event()
+
+        def fault(method, params, code, reply):
+            if method == "submitblock":
+                self.submitted.set()
+                time.sleep(delay)
+            return None
+        super().__init__(node_url, fault)
 
 
 def scenario_stopinflight(net):
@@ -227,9 +321,204 @@ def scenario_stopinflight(net):
               f"{s[1]} accepted (summary {s})\n    {lode.tail()}")
 
 
+def sha256d_meets(header):
+    """Does the 80-byte header meet its own nBits target under SHA-256d?"""
+    h = hashlib.sha256(hashlib.sha256(header).digest()).digest()
+    bits = int.from_bytes(header[72:76], "little")
+    target = (bits & 0x7fffff) << (8 * ((bits >> 24) - 3))
+    return int.from_bytes(h, "little") <= target
+
+
+def scenario_wrongalgo_fresh(net):
+    """-a sha256d against a scrypt chain too short to tell (regtest, one block
+    above genesis: sha256d passes it half the time): the node's first
+    "high-hash" answer to a block that meets its target under sha256d
+    settles it, exit 3."""
+    what = "solo, -a sha256d against a fresh litecoin regtest chain"
+    with regtest.Regtest() as fresh:
+        # The one block above genesis must pass under sha256d, so the header
+        # check cannot decide and the high-hash rule must: mine it again
+        # until it does (one try in two).
+        for tries in range(30):
+            tip = fresh.rpc("getbestblockhash")
+            if sha256d_meets(bytes.fromhex(fresh.rpc("getblockheader", tip, False))):
+                log(f"{what}: block 1 mined again {tries} times")
+                break
+            for node in (fresh.a, fresh.b):  # both, or B keeps the old block 1
+                node.rpc("invalidateblock", tip)
+            fresh.rpc("generatetoaddress", 1, fresh.rpc("getnewaddress", wallet="w"), wallet="w")
+        else:
+            check(False, f"{what}: no block 1 that passes under sha256d in 30 tries")
+        fresh.wait_sync()
+        start = fresh.rpc("getblockcount")
+        args = [a if a != "scrypt" else "sha256d" for a in COMMON]
+        lode = Lode(LODE, args + ["-o", fresh.url, "-u", fresh.user, "-p", fresh.password,
+                                  "--coinbase-addr", fresh.addr_bech32], "solo-sha256d-fresh")
+        # The CPU backend's first sha256d batch takes a while in slow builds.
+        rc = wait_exit(lode, 120)
+        added = fresh.rpc("getblockcount") - start
+    check(rc == 3, f"{what}: exit status {rc} (None: still running after 120 s), want 3\n"
+          f"    {lode.tail()}")
+    check(lode.count(r"(?i)do not prove.*sha256d") == 1,
+          f"{what}: no warning that the chain is too short to tell:\n    {lode.tail()}")
+    check(lode.count(r"(?i)sha256d is not this chain's proof of work.*high-hash") == 1,
+          f"{what}: no error about the algorithm after a high-hash answer:\n    {lode.tail()}")
+    s = lode.solo_summary()
+    check(s is not None and s[1] == added, f"{what}: {added} new blocks on the node (each meets "
+          f"both algorithms' targets), lode says {s and s[1]} accepted")
+    log(f"{what}: {added} blocks accepted before the refusal")
+
+
+def scenario_duplicate(net):
+    """The node keeps each submitted block but its reply is lost: lode tries
+    again, the node answers "duplicate", and lode counts the block accepted,
+    so its count equals the node's new blocks."""
+    what = "solo, submitblock reply lost"
+    lock = threading.Lock()
+    seen, dropped = set(), []
+
+    def fault(method, params, code, reply):
+        if method == "submitblock" and params:
+            with lock:
+                if params[0] not in seen:
+                    seen.add(params[0])
+                    dropped.append(json.loads(reply).get("result"))
+                    return DROP
+        return None
+
+    proxy = NodeProxy(net.url, fault)
+    start = net.rpc("getblockcount")
+    lode = Lode(LODE, COMMON + ["-o", proxy.url, "-u", net.user, "-p", net.password,
+                                "--coinbase-addr", net.addr_bech32], "solo-duplicate")
+    try:
+        check(wait_blocks(net, start, 3, 60, lode), f"{what}: no 3 blocks within 60 s\n"
+              f"    {lode.tail()}")
+        # Each block's retry answer, then the stop.
+        check(lode.wait_for(r"block accepted.*duplicate", 10, count=3),
+              f"{what}: no 3 blocks accepted on a \"duplicate\" answer\n    {lode.tail()}")
+        check_stopped(check, lode, what)
+    finally:
+        lode.stop()
+        proxy.close()
+    log(f"{what}: node's answers to the dropped replies: {dropped}")
+    s = lode.solo_summary()
+    check(s is not None, f"{what}: no summary line:\n    {lode.tail()}")
+    net.wait_sync()
+    added = net.rpc("getblockcount") - start
+    if s:
+        submitted, accepted, rejected, stale = s
+        check(rejected == 0, f"{what}: lode counts {rejected} rejected (summary {s})\n"
+              f"    {lode.tail()}")
+        check(accepted == added, f"{what}: {added} new blocks on the node, lode says {accepted} "
+              f"accepted (summary {s})\n    {lode.tail()}")
+    bad = [h for h, p in net.blocks_paid_to(start + 1, net.addr_bech32) if not p]
+    check(not bad, f"{what}: blocks {bad} do not pay the address")
+
+
+def scenario_inconclusive(net):
+    """Each block lode submits on the node's tip loses a race: the proxy has
+    the node mine a block of its own first, so lode's lands on a side branch
+    and the node answers "inconclusive" (or, to the retry of the first one,
+    whose reply the proxy drops, "duplicate"). lode counts them inconclusive,
+    neither accepted nor rejected, matching the node's chain: none of the
+    new blocks is lode's."""
+    what = "solo, blocks on a side branch"
+    lock = threading.Lock()
+    raced, dropped = [], set()
+
+    def before(method, params):
+        if method != "submitblock" or not params:
+            return
+        parent = bytes.fromhex(params[0][8:72])[::-1].hex()
+        with lock:
+            if len(raced) < 2 and parent == net.rpc("getbestblockhash"):
+                net.rpc("generatetoaddress", 1, net.addr_legacy, wallet="w")
+                raced.append(params[0][:160])
+
+    def fault(method, params, code, reply):
+        if method == "submitblock" and params:
+            with lock:
+                if raced and params[0][:160] == raced[0] and raced[0] not in dropped:
+                    dropped.add(raced[0])
+                    return DROP
+        return None
+
+    proxy = NodeProxy(net.url, fault, before)
+    start = net.rpc("getblockcount")
+    lode = Lode(LODE, COMMON + ["-o", proxy.url, "-u", net.user, "-p", net.password,
+                                "--coinbase-addr", net.addr_bech32], "solo-inconclusive")
+    try:
+        deadline = time.monotonic() + 60
+        while len(raced) < 2 and time.monotonic() < deadline and lode.alive():
+            time.sleep(0.2)
+        check(len(raced) == 2, f"{what}: {len(raced)} races in 60 s\n    {lode.tail()}")
+        check(lode.wait_for(r"block inconclusive", 10, count=2),
+              f"{what}: no 2 'block inconclusive' lines\n    {lode.tail()}")
+        # Stop before lode wins a block on the tip (the races are over).
+        check_stopped(check, lode, what)
+    finally:
+        lode.stop()
+        proxy.close()
+    m = re.findall(r"summary: blocks submitted \d+, accepted (\d+), rejected (\d+), stale \d+, "
+                   r"unsent \d+, inconclusive (\d+)", lode.stderr())
+    check(bool(m), f"{what}: no summary with an inconclusive count:\n    {lode.tail()}")
+    net.wait_sync()
+    ours = sum(p for _, p in net.blocks_paid_to(start + 1, net.addr_bech32))
+    if m:
+        accepted, rejected, inconclusive = (int(x) for x in m[-1])
+        log(f"{what}: accepted {accepted}, rejected {rejected}, inconclusive {inconclusive}; "
+            f"{ours} of lode's blocks on the node's chain")
+        check(rejected == 0, f"{what}: lode counts {rejected} rejected\n    {lode.tail()}")
+        check(inconclusive >= 2, f"{what}: lode counts {inconclusive} inconclusive, want >= 2")
+        check(accepted == ours, f"{what}: lode counts {accepted} accepted, the node's chain has "
+              f"{ours} of its blocks\n    {lode.tail()}")
+    check(lode.count(r"block inconclusive.*\(\"duplicate\"\)") >= 1,
+          f"{what}: the retried block (reply dropped) is not counted inconclusive:\n"
+          f"    {lode.tail()}")
+
+
+def scenario_escape(net):
+    """Text from the node with terminal escapes (an RPC error message, a
+    submitblock result) reaches the log with the escapes made harmless."""
+    what = "solo, node text with escape sequences"
+    evil = "\x1b[2J\x1b]0;owned\x07\x1b[31mred\r\nfake"
+    gbt_errors = [2]
+
+    def fault(method, params, code, reply):
+        if method == "getblocktemplate" and gbt_errors[0] > 0:
+            gbt_errors[0] -= 1
+            return 500, json.dumps({"result": None, "id": 1, "error": {
+                "code": -10, "message": "busy " + evil}}).encode()
+        if method == "submitblock":
+            return 200, json.dumps({"result": "bad-thing " + evil, "error": None,
+                                    "id": 1}).encode()
+        return None
+
+    proxy = NodeProxy(net.url, fault)
+    lode = Lode(LODE, COMMON + ["-o", proxy.url, "-u", net.user, "-p", net.password,
+                                "--coinbase-addr", net.addr_bech32], "solo-escape")
+    try:
+        got = lode.wait_for(r"block rejected", 60)
+        check(got, f"{what}: no block rejected line within 60 s\n    {lode.tail()}")
+        check_stopped(check, lode, what)
+    finally:
+        lode.stop()
+        proxy.close()
+    err = lode.stderr()
+    check("busy" in err and "bad-thing" in err, f"{what}: the node's texts are not logged:\n"
+          f"    {lode.tail()}")
+    bad = [l for l in err.split("\n") if any(c in l for c in "\x1b\x07\r")]
+    check(not bad, f"{what}: control characters reach the log: {bad[:3]!r}")
+    check(not re.search(r"^fake", err, re.M), f"{what}: the node's text started a new log line")
+
+
 SCENARIOS = {"bech32": scenario_bech32, "legacy": scenario_legacy, "cookie": scenario_cookie,
              "badpass": scenario_badpass, "nodedown": scenario_nodedown,
-             "badaddr": scenario_badaddr, "stopinflight": scenario_stopinflight}
+             "badaddr": scenario_badaddr, "stopinflight": scenario_stopinflight,
+             "nocookie": scenario_nocookie, "mainnetaddr": scenario_mainnetaddr,
+             "wrongalgo": scenario_wrongalgo, "wrongalgo_fresh": scenario_wrongalgo_fresh,
+             "duplicate": scenario_duplicate, "inconclusive": scenario_inconclusive,
+             "escape": scenario_escape}
 
 
 def main():

@@ -97,10 +97,11 @@ static void summarise_source(mine_source *s, const cli_options *o)
         lode_gbt_stats st;
         lode_gbt_stats_get(s->gbt, &st);
         lode_log(LODE_LOG_INFO,
-                 "summary: blocks submitted %llu, accepted %llu, rejected %llu, stale %llu, unsent %llu",
+                 "summary: blocks submitted %llu, accepted %llu, rejected %llu, stale %llu, unsent %llu, "
+                 "inconclusive %llu",
                  (unsigned long long)st.submitted, (unsigned long long)st.accepted,
                  (unsigned long long)st.rejected, (unsigned long long)st.stale,
-                 (unsigned long long)st.unsent);
+                 (unsigned long long)st.unsent, (unsigned long long)st.inconclusive);
         return;
     }
     for (size_t i = 0; i < lode_stratum_pool_count(s->stratum); i++) {

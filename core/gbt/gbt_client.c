@@ -11,10 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "core/gbt/address.h"
 #include "core/gbt/block.h"
+#include "core/gbt/node_check.h"
 #include "core/gbt/template.h"
 #include "core/hex.h"
 #include "core/log.h"
@@ -30,6 +32,8 @@
 #define STOP_SUBMIT_GRACE_S 5.0         /* a submission a stop lets run on, at most */
 #define RPC_IN_WARMUP (-28)
 #define JOB_TIME_REFRESH_S 60u          /* a new job when the template's time moved this much */
+#define RPC_METHOD_NOT_FOUND (-32601)
+#define DEFAULT_AUTH_ATTEMPTS 3
 
 typedef struct kept_template {
     uint64_t number;        /* 0 = empty slot */
@@ -45,10 +49,12 @@ typedef struct queued_share {
 
 struct lode_gbt {
     lode_algo algo;
-    char *url, *user, *pass, *cookie_file, *tag;
+    char *url, *user, *pass, *cookie_file, *tag, *payout_text;
     lode_address payout;
     double poll_s, timeout_s;
+    unsigned auth_attempts;
     lode_mining *mining;
+    bool node_checked;             /* the payout address and the algorithm were checked (poller) */
 
     atomic_bool stopping;
     pthread_mutex_t lock;          /* everything below */
@@ -66,8 +72,10 @@ struct lode_gbt {
     lode_gbt_stats stats;
     bool queue_full_logged;        /* one warning per overflow burst */
     bool unsent_logged;            /* one error per outage for blocks the node missed */
-    bool has_won;                  /* a block of ours was accepted on won_prevhash */
-    uint8_t won_prevhash[32];
+    bool given_up;                 /* lode_mining_fail was called: the node refused us */
+    bool has_settled;              /* a block of ours on settled_prevhash was accepted, or
+                                      came back inconclusive (the node has another there) */
+    uint8_t settled_prevhash[32];
 
     pthread_mutex_t install_lock;  /* one template installation at a time */
     pthread_t poller, longpoller, submitter;
@@ -152,16 +160,11 @@ static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_of
     return waited >= t->stop_grace_s ? 1 : 0;
 }
 
-/* "user:pass" from the configuration or the cookie file. */
-static int credentials(lode_gbt *g, char *out, size_t out_len, char *err, size_t err_len)
+static int read_cookie(const char *path, char *out, size_t out_len, char *err, size_t err_len)
 {
-    if (g->user) {
-        snprintf(out, out_len, "%s:%s", g->user, g->pass ? g->pass : "");
-        return 0;
-    }
-    FILE *f = fopen(g->cookie_file, "r");
+    FILE *f = fopen(path, "r");
     if (!f) {
-        snprintf(err, err_len, "cannot read the cookie file %s: %s", g->cookie_file, strerror(errno));
+        snprintf(err, err_len, "cannot read the cookie file %s: %s", path, strerror(errno));
         return -1;
     }
     size_t n = fread(out, 1, out_len - 1, f);
@@ -170,13 +173,25 @@ static int credentials(lode_gbt *g, char *out, size_t out_len, char *err, size_t
     while (n && (out[n - 1] == '\n' || out[n - 1] == '\r'))
         out[--n] = '\0';
     if (!strchr(out, ':')) {
-        snprintf(err, err_len, "the cookie file %s does not hold user:password", g->cookie_file);
+        snprintf(err, err_len, "the cookie file %s does not hold user:password", path);
         return -1;
     }
     return 0;
 }
 
-typedef enum rpc_status { RPC_OK, RPC_TRANSPORT_ERROR, RPC_NODE_ERROR } rpc_status;
+/* "user:pass" from the configuration or the cookie file. */
+static int credentials(lode_gbt *g, char *out, size_t out_len, char *err, size_t err_len)
+{
+    if (g->user) {
+        snprintf(out, out_len, "%s:%s", g->user, g->pass ? g->pass : "");
+        return 0;
+    }
+    return read_cookie(g->cookie_file, out, out_len, err, err_len);
+}
+
+/* RPC_AUTH_ERROR: HTTP 401 or 403, the node refused the credentials (or,
+ * 403, the address lode connects from). */
+typedef enum rpc_status { RPC_OK, RPC_TRANSPORT_ERROR, RPC_AUTH_ERROR, RPC_NODE_ERROR } rpc_status;
 
 /* Calls method(params) and returns its result (a new reference; JSON null
  * for a null result) or NULL with err filled; *node_code gets the JSON-RPC
@@ -244,12 +259,16 @@ static json_t *rpc_call(lode_gbt *g, CURL *curl, const char *method, json_t *par
         const json_t *code = json_object_get(error, "code");
         const json_t *message = json_object_get(error, "message");
         *node_code = json_is_integer(code) ? (int)json_integer_value(code) : 0;
-        snprintf(err, err_len, "%s: node error %d: %.200s", method, *node_code,
-                 json_is_string(message) ? json_string_value(message) : "(no message)");
+        char text[201];
+        lode_log_printable(text, sizeof text,
+                           json_is_string(message) ? json_string_value(message) : "(no message)");
+        snprintf(err, err_len, "%s: node error %d: %s", method, *node_code, text);
         *status = RPC_NODE_ERROR;
-    } else if (http_code == 401) {
-        snprintf(err, err_len, "%s: HTTP 401: the node refused the RPC user/password or cookie",
-                 method);
+    } else if (http_code == 401 || http_code == 403) {
+        snprintf(err, err_len, "%s: HTTP %ld: the node refused the RPC password (-u/-p) or "
+                 "cookie (--cookie)%s", method, http_code,
+                 http_code == 403 ? ", or connections from this address (-rpcallowip)" : "");
+        *status = RPC_AUTH_ERROR;
     } else if (http_code != 200) {
         snprintf(err, err_len, "%s: HTTP %ld from the node", method, http_code);
     } else if (!root || !json_is_object(root) || !json_object_get(root, "result")) {
@@ -267,7 +286,7 @@ done:
 /* ---------- templates -> jobs ---------- */
 
 static int fetch_template(lode_gbt *g, CURL *curl, const char *longpollid, double timeout_s,
-                          lode_gbt_template *tpl, char *err, size_t err_len)
+                          lode_gbt_template *tpl, rpc_status *status, char *err, size_t err_len)
 {
     for (int attempt = 0; attempt < 2; attempt++) {
         pthread_mutex_lock(&g->lock);
@@ -281,16 +300,17 @@ static int fetch_template(lode_gbt *g, CURL *curl, const char *longpollid, doubl
                                       "workid"));
         if (longpollid && *longpollid)
             json_object_set_new(request, "longpollid", json_string(longpollid));
-        rpc_status status;
         int node_code;
         json_t *result = rpc_call(g, curl, "getblocktemplate", json_pack("[o]", request),
-                                  timeout_s, 0, &status, &node_code, err, err_len);
+                                  timeout_s, 0, status, &node_code, err, err_len);
         if (result) {
             int rc = lode_gbt_template_parse(result, tpl, err, err_len);
             json_decref(result);
+            if (rc != 0) /* the error may quote the node's text (a coinbaseaux key) */
+                lode_log_printable(err, err_len, err);
             return rc;
         }
-        bool rules_refused = status == RPC_NODE_ERROR && node_code == RPC_INVALID_PARAMETER &&
+        bool rules_refused = *status == RPC_NODE_ERROR && node_code == RPC_INVALID_PARAMETER &&
                              strstr(err, "rule") != NULL;
         if (!rules_refused || segwit_only)
             return -1;
@@ -314,6 +334,7 @@ static void install_template(lode_gbt *g, lode_gbt_template *tpl, const char *or
 {
     pthread_mutex_lock(&g->install_lock);
     pthread_mutex_lock(&g->lock);
+    bool given_up = g->given_up;
     bool same_block = g->has_current && memcmp(g->current_prevhash, tpl->prevhash, 32) == 0;
     /* Same block and transactions: keep the job, unless its time has aged
      * (the devices never roll ntime, so a fresh curtime comes from here). */
@@ -321,7 +342,7 @@ static void install_template(lode_gbt *g, lode_gbt_template *tpl, const char *or
                      strcmp(g->current_longpollid, tpl->longpollid) == 0 &&
                      tpl->curtime < g->current_curtime + JOB_TIME_REFRESH_S;
     pthread_mutex_unlock(&g->lock);
-    if (unchanged) {
+    if (unchanged || given_up) {
         lode_gbt_template_free(tpl);
         pthread_mutex_unlock(&g->install_lock);
         return;
@@ -392,8 +413,8 @@ static void install_template(lode_gbt *g, lode_gbt_template *tpl, const char *or
 }
 
 /* A failed request: the first one after success says the node is lost and
- * pauses mining. */
-static void note_failure(lode_gbt *g, const char *err)
+ * pauses mining; later ones are logged as warnings (not at all when quiet). */
+static void note_failure(lode_gbt *g, const char *err, bool quiet)
 {
     if (atomic_load(&g->stopping))
         return;
@@ -407,9 +428,166 @@ static void note_failure(lode_gbt *g, const char *err)
         lode_log(LODE_LOG_ERROR, "getblocktemplate: lost the node at %s: %s; mining paused", g->url, err);
         if (g->mining)
             lode_mining_clear_job(g->mining);
-    } else {
+    } else if (!quiet) {
         lode_log(LODE_LOG_WARN, "%s (node %s); retrying", err, g->url);
     }
+}
+
+/* The node refused something retrying cannot fix: mining stops and the
+ * program exits with why (lode_mining_fail). */
+static void give_up(lode_gbt *g, const char *why)
+{
+    pthread_mutex_lock(&g->lock);
+    bool first = !g->given_up;
+    g->given_up = true;
+    g->stats.connected = false;
+    g->has_current = false;
+    g->current_longpollid[0] = '\0';
+    pthread_cond_broadcast(&g->wake);
+    pthread_mutex_unlock(&g->lock);
+    if (!first)
+        return;
+    if (g->mining) {
+        lode_mining_clear_job(g->mining);
+        lode_mining_fail(g->mining, why); /* the program logs it and exits 3 */
+    } else {
+        lode_log(LODE_LOG_ERROR, "%s", why);
+    }
+}
+
+typedef enum check_result { CHECK_OK, CHECK_RETRY, CHECK_REFUSED } check_result;
+
+/* Does the node take the payout address, as the same script lode pays to? */
+static check_result check_address(lode_gbt *g, CURL *curl, rpc_status *status, char *err,
+                                  size_t err_len)
+{
+    int node_code;
+    json_t *r = rpc_call(g, curl, "validateaddress", json_pack("[s]", g->payout_text), g->timeout_s,
+                         0, status, &node_code, err, err_len);
+    if (!r) {
+        if (*status == RPC_NODE_ERROR && node_code == RPC_METHOD_NOT_FOUND) {
+            lode_log(LODE_LOG_WARN, "getblocktemplate: the node has no validateaddress; the payout "
+                                    "address is not checked against its chain");
+            return CHECK_OK;
+        }
+        return CHECK_RETRY;
+    }
+    check_result out = CHECK_OK;
+    const json_t *valid = json_object_get(r, "isvalid");
+    const json_t *script = json_object_get(r, "scriptPubKey");
+    char ours[2 * LODE_ADDRESS_SCRIPT_MAX + 1];
+    lode_hex_encode(g->payout.script, g->payout.script_len, ours);
+    if (!json_is_boolean(valid)) {
+        snprintf(err, err_len, "validateaddress: the node's reply has no \"isvalid\"");
+        out = CHECK_RETRY;
+    } else if (!json_is_true(valid)) {
+        const json_t *why = json_object_get(r, "error");
+        char text[64];
+        lode_log_printable(text, sizeof text, json_is_string(why) ? json_string_value(why) : "");
+        snprintf(err, err_len, "the node does not take the payout address %.74s (lode reads a %s %s "
+                 "address)%s%s: give an address of the node's chain (--coinbase-addr)",
+                 g->payout_text, g->payout.network, g->payout.kind, text[0] ? ": " : "", text);
+        out = CHECK_REFUSED;
+    } else if (json_is_string(script) && strcasecmp(json_string_value(script), ours) != 0) {
+        char text[2 * LODE_ADDRESS_SCRIPT_MAX + 1];
+        lode_log_printable(text, sizeof text, json_string_value(script));
+        snprintf(err, err_len, "the node reads the payout address %.74s as script %s, lode as %s: "
+                 "not mining to it", g->payout_text, text, ours);
+        out = CHECK_REFUSED;
+    }
+    json_decref(r);
+    return out;
+}
+
+/* The node's header for block hash (internal order), checked to hash to it. */
+static int get_header(lode_gbt *g, CURL *curl, const uint8_t hash[32], uint8_t header[80],
+                      rpc_status *status, char *err, size_t err_len)
+{
+    char hex[65];
+    display_hash(hash, hex);
+    int node_code;
+    json_t *r = rpc_call(g, curl, "getblockheader", json_pack("[s,b]", hex, 0), g->timeout_s, 0,
+                         status, &node_code, err, err_len);
+    if (!r)
+        return -1;
+    uint8_t check[32];
+    int rc = -1;
+    if (!json_is_string(r) || json_string_length(r) != 160 ||
+        lode_hex_decode(json_string_value(r), header, 80) != 0)
+        snprintf(err, err_len, "getblockheader: the node's reply is not an 80-byte header");
+    else if (lode_ref_sha256d(header, 80, check), memcmp(check, hash, 32) != 0)
+        snprintf(err, err_len, "getblockheader: the node's header for block %s has another hash", hex);
+    else
+        rc = 0;
+    json_decref(r);
+    if (rc != 0)
+        *status = RPC_TRANSPORT_ERROR; /* a broken reply: retried like one */
+    return rc;
+}
+
+/* Is the chain's proof of work g->algo? See core/gbt/node_check.h. */
+static check_result check_algo(lode_gbt *g, CURL *curl, rpc_status *status, char *err,
+                               size_t err_len)
+{
+    int node_code;
+    json_t *r = rpc_call(g, curl, "getbestblockhash", NULL, g->timeout_s, 0, status, &node_code, err,
+                         err_len);
+    if (!r)
+        return CHECK_RETRY;
+    uint8_t hash[32];
+    bool ok = json_is_string(r) && json_string_length(r) == 64 &&
+              lode_hex_decode(json_string_value(r), hash, 32) == 0;
+    json_decref(r);
+    if (!ok) {
+        snprintf(err, err_len, "getbestblockhash: the node's reply is not a block hash");
+        *status = RPC_TRANSPORT_ERROR;
+        return CHECK_RETRY;
+    }
+    for (size_t i = 0; i < 16; i++) { /* display order -> internal */
+        uint8_t t = hash[i];
+        hash[i] = hash[31 - i];
+        hash[31 - i] = t;
+    }
+    const char *algo = lode_algo_get(g->algo)->name;
+    lode_gbt_pow_check c;
+    lode_gbt_pow_check_init(&c, g->algo);
+    for (unsigned depth = 0; depth < LODE_GBT_POW_CHECK_MAX_HEADERS; depth++) {
+        uint8_t header[80];
+        if (get_header(g, curl, hash, header, status, err, err_len) != 0)
+            return CHECK_RETRY;
+        switch (lode_gbt_pow_check_header(&c, header)) {
+        case LODE_GBT_POW_CONFIRMED:
+            lode_log(LODE_LOG_DEBUG, "getblocktemplate: %u headers meet their targets under %s: "
+                                     "the chain's proof of work is %s", c.headers, algo, algo);
+            return CHECK_OK;
+        case LODE_GBT_POW_WRONG: {
+            char hex[65];
+            display_hash(hash, hex);
+            char where[48] = "its tip";
+            if (depth > 0)
+                snprintf(where, sizeof where, "%u block%s below its tip", depth, depth > 1 ? "s" : "");
+            snprintf(err, err_len, "-a %s is not this chain's proof of work: the node's block %s (%s) "
+                     "misses its own target under %s; give the chain's algorithm", algo, hex, where,
+                     algo);
+            return CHECK_REFUSED;
+        }
+        case LODE_GBT_POW_MALFORMED:
+            snprintf(err, err_len, "getblockheader: the node's header has invalid nBits");
+            *status = RPC_TRANSPORT_ERROR;
+            return CHECK_RETRY;
+        case LODE_GBT_POW_GENESIS:
+            depth = LODE_GBT_POW_CHECK_MAX_HEADERS; /* nothing older */
+            break;
+        case LODE_GBT_POW_MORE:
+            memcpy(hash, header + 4, 32);
+            break;
+        }
+    }
+    lode_log(LODE_LOG_WARN, "getblocktemplate: the chain's %u blocks above genesis do not prove that "
+                            "its proof of work is %s (another algorithm passes them with chance "
+                            "2^%.0f); the node's first \"high-hash\" answer to a block will",
+             c.headers, algo, c.log2_pass);
+    return CHECK_OK;
 }
 
 static void note_success(lode_gbt *g)
@@ -430,20 +608,49 @@ static void *poller_main(void *arg)
     lode_gbt *g = arg;
     CURL *curl = curl_easy_init();
     double backoff = 1;
+    unsigned auth_refusals = 0; /* in a row */
     while (!atomic_load(&g->stopping)) {
+        pthread_mutex_lock(&g->lock);
+        bool given_up = g->given_up; /* by the submitter: nothing more to fetch */
+        pthread_mutex_unlock(&g->lock);
+        if (given_up)
+            break;
         lode_gbt_template tpl;
         char err[256];
         double wait = g->poll_s;
+        rpc_status status = RPC_OK;
+        check_result checked = CHECK_OK;
+        if (curl && !g->node_checked) {
+            checked = check_address(g, curl, &status, err, sizeof err);
+            if (checked == CHECK_OK)
+                checked = check_algo(g, curl, &status, err, sizeof err);
+            g->node_checked = checked == CHECK_OK;
+        }
+        if (checked == CHECK_REFUSED) {
+            give_up(g, err);
+            break;
+        }
         if (!curl) {
             lode_log(LODE_LOG_ERROR, "getblocktemplate: libcurl could not start");
             curl = curl_easy_init();
             wait = MAX_BACKOFF_S;
-        } else if (fetch_template(g, curl, NULL, g->timeout_s, &tpl, err, sizeof err) == 0) {
+        } else if (checked == CHECK_OK &&
+                   fetch_template(g, curl, NULL, g->timeout_s, &tpl, &status, err, sizeof err) == 0) {
             note_success(g);
             install_template(g, &tpl, "poll");
             backoff = 1;
+            auth_refusals = 0;
         } else {
-            note_failure(g, err);
+            /* Refused credentials are the user's to fix: a few tries (a node
+             * that restarts writes a new cookie), then the program stops. */
+            auth_refusals = status == RPC_AUTH_ERROR ? auth_refusals + 1 : 0;
+            if (auth_refusals >= g->auth_attempts) {
+                char why[400];
+                snprintf(why, sizeof why, "%s; giving up after %u tries", err, auth_refusals);
+                give_up(g, why);
+                break;
+            }
+            note_failure(g, err, auth_refusals > 0); /* said once, when giving up */
             wait = backoff;
             backoff = backoff * 2 > MAX_BACKOFF_S ? MAX_BACKOFF_S : backoff * 2;
         }
@@ -461,17 +668,20 @@ static void *longpoller_main(void *arg)
     while (curl && !atomic_load(&g->stopping)) {
         char longpollid[LODE_GBT_LONGPOLLID_MAX];
         pthread_mutex_lock(&g->lock);
-        while (!atomic_load(&g->stopping) && !g->current_longpollid[0])
+        while (!atomic_load(&g->stopping) && !g->given_up && !g->current_longpollid[0])
             pthread_cond_wait(&g->wake, &g->lock);
         snprintf(longpollid, sizeof longpollid, "%s", g->current_longpollid);
+        bool given_up = g->given_up;
         pthread_mutex_unlock(&g->lock);
-        if (atomic_load(&g->stopping))
+        if (atomic_load(&g->stopping) || given_up)
             break;
         lode_gbt_template tpl;
+        rpc_status status;
         char err[256];
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        if (fetch_template(g, curl, longpollid, LONGPOLL_TIMEOUT_S, &tpl, err, sizeof err) == 0) {
+        if (fetch_template(g, curl, longpollid, LONGPOLL_TIMEOUT_S, &tpl, &status, err,
+                           sizeof err) == 0) {
             install_template(g, &tpl, "long poll");
             /* A node that ignores longpollid answers at once: do not hammer it. */
             clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -496,7 +706,7 @@ static void source_submit(void *source, const lode_share *share, bool stale)
 {
     lode_gbt *g = source;
     pthread_mutex_lock(&g->lock);
-    if (stale || atomic_load(&g->stopping)) {
+    if (stale || atomic_load(&g->stopping) || g->given_up) {
         g->stats.stale++;
     } else if (g->queue_len == SHARE_QUEUE_LEN) {
         g->stats.stale++;
@@ -522,6 +732,10 @@ const lode_job_source_ops lode_gbt_source_ops = {.submit = source_submit};
 static int block_for_share(lode_gbt *g, const queued_share *q, uint8_t **block, size_t *block_len,
                            uint32_t *height, char *workid, size_t workid_len)
 {
+    if (g->given_up) {
+        g->stats.stale++; /* the node refused lode's configuration: nothing more is sent */
+        return 1;
+    }
     const kept_template *k = NULL;
     for (size_t i = 0; i < KEPT_TEMPLATES; i++)
         if (g->kept[i].number && strcmp(g->kept[i].job.id, q->job_id) == 0)
@@ -532,8 +746,9 @@ static int block_for_share(lode_gbt *g, const queued_share *q, uint8_t **block, 
         g->stats.stale++;
         return 1;
     }
-    if (g->has_won && memcmp(g->won_prevhash, k->tpl.prevhash, 32) == 0) {
-        /* Our block on this parent is in; another would only compete with it. */
+    if (g->has_settled && memcmp(g->settled_prevhash, k->tpl.prevhash, 32) == 0) {
+        /* Our block on this parent is in, or the node has another: a further
+         * one would only compete with it, on a side branch. */
         g->stats.stale++;
         return 1;
     }
@@ -553,6 +768,25 @@ static int block_for_share(lode_gbt *g, const queued_share *q, uint8_t **block, 
     *height = k->tpl.height;
     snprintf(workid, workid_len, "%s", k->tpl.workid);
     return 0;
+}
+
+/* getblockheader's confirmations for the block (display hex): >= 1 on the
+ * node's best chain, -1 on a side branch; 0 when the node did not say. */
+static int block_confirmations(lode_gbt *g, CURL *curl, const char *hash_hex)
+{
+    rpc_status status;
+    int node_code, out = 0;
+    char err[256];
+    json_t *r = rpc_call(g, curl, "getblockheader", json_pack("[s,b]", hash_hex, 1), g->timeout_s,
+                         STOP_SUBMIT_GRACE_S, &status, &node_code, err, sizeof err);
+    const json_t *c = r ? json_object_get(r, "confirmations") : NULL;
+    if (json_is_integer(c))
+        out = json_integer_value(c) > 0 ? 1 : json_integer_value(c) < 0 ? -1 : 0;
+    else
+        lode_log(LODE_LOG_DEBUG, "getblocktemplate: confirmations of block %s unknown: %s", hash_hex,
+                 r ? "no \"confirmations\" in the reply" : err);
+    json_decref(r);
+    return out;
 }
 
 static void submit_block(lode_gbt *g, CURL *curl, const queued_share *q)
@@ -599,12 +833,21 @@ static void submit_block(lode_gbt *g, CURL *curl, const queued_share *q)
      * way (or, for a block still queued, one try) STOP_SUBMIT_GRACE_S: the
      * block was found, the node should have it. */
     json_t *result = NULL;
-    for (int attempt = 0; attempt < SUBMIT_ATTEMPTS && (attempt == 0 || !atomic_load(&g->stopping));
-         attempt++) {
+    bool retried = false; /* an earlier try may have reached the node, its reply lost */
+    bool stop_retry = false;
+    for (int attempt = 0; attempt < SUBMIT_ATTEMPTS; attempt++) {
+        if (attempt > 0 && atomic_load(&g->stopping)) {
+            /* Stopping: one more try still, so a block the node kept but
+             * whose reply was lost is counted; then no more. */
+            if (stop_retry)
+                break;
+            stop_retry = true;
+        }
         if (attempt > 0) {
             lode_log(LODE_LOG_WARN, "block %s not submitted yet: %s; trying again", hash_hex, err);
             sleep_or_wake(g, 1.0, NULL);
         }
+        retried = attempt > 0;
         result = rpc_call(g, curl, "submitblock", json_incref(params), g->timeout_s,
                           STOP_SUBMIT_GRACE_S, &status, &node_code, err, sizeof err);
         if (status == RPC_NODE_ERROR && node_code == RPC_IN_WARMUP)
@@ -618,14 +861,8 @@ static void submit_block(lode_gbt *g, CURL *curl, const queued_share *q)
             break;
     }
     json_decref(params);
-    pthread_mutex_lock(&g->lock);
-    if (result && json_is_null(result)) {
-        g->stats.accepted++;
-        g->has_won = true;
-        memcpy(g->won_prevhash, q->header + 4, 32);
-        pthread_mutex_unlock(&g->lock);
-        lode_log(LODE_LOG_INFO, "block accepted at height %" PRIu32 " (hash %s)", height, hash_hex);
-    } else if (status == RPC_TRANSPORT_ERROR) {
+    if (!result && status != RPC_NODE_ERROR) {
+        pthread_mutex_lock(&g->lock);
         g->stats.unsent++;
         bool first = !g->unsent_logged; /* one line per outage, the count in the stats */
         g->unsent_logged = true;
@@ -634,16 +871,76 @@ static void submit_block(lode_gbt *g, CURL *curl, const queued_share *q)
             lode_log(LODE_LOG_ERROR, "block not submitted, the node is unreachable: %s (height %" PRIu32
                                      ", hash %s); more are counted, not logged, until it is back",
                      err, height, hash_hex);
+        goto refresh;
+    }
+    /* The node's words, made printable (err is already). */
+    char reason[256];
+    lode_gbt_verdict verdict = LODE_GBT_REJECTED;
+    int confirmations = 0;
+    if (result && json_is_null(result)) {
+        verdict = lode_gbt_submit_verdict(NULL, retried);
+        reason[0] = '\0';
+    } else if (result && json_is_string(result)) {
+        verdict = lode_gbt_submit_verdict(json_string_value(result), retried);
+        lode_log_printable(reason, sizeof reason, json_string_value(result));
+        if (verdict == LODE_GBT_KEPT) {
+            /* The node has the block: on its best chain (accepted), or on a
+             * side branch (inconclusive)? Unknown is inconclusive too. */
+            confirmations = block_confirmations(g, curl, hash_hex);
+            verdict = confirmations > 0 ? LODE_GBT_ACCEPTED : LODE_GBT_INCONCLUSIVE;
+        }
     } else {
-        const char *reason = result && json_is_string(result) ? json_string_value(result)
-                             : result                          ? "unexpected submitblock result"
-                                                               : err;
+        snprintf(reason, sizeof reason, "%s", result ? "unexpected submitblock result" : err);
+    }
+    pthread_mutex_lock(&g->lock);
+    switch (verdict) {
+    case LODE_GBT_KEPT: /* resolved to accepted or inconclusive above */
+    case LODE_GBT_ACCEPTED:
+        g->stats.accepted++;
+        g->has_settled = true;
+        memcpy(g->settled_prevhash, q->header + 4, 32);
+        pthread_mutex_unlock(&g->lock);
+        lode_log(LODE_LOG_INFO, "block accepted at height %" PRIu32 " (hash %s)%s", height, hash_hex,
+                 reason[0] ? " (\"duplicate\": the node kept the try whose reply was lost; it is "
+                             "on the node's best chain)"
+                           : "");
+        break;
+    case LODE_GBT_INCONCLUSIVE:
+        g->stats.inconclusive++;
+        g->has_settled = true;
+        memcpy(g->settled_prevhash, q->header + 4, 32);
+        pthread_mutex_unlock(&g->lock);
+        lode_log(LODE_LOG_WARN, "block inconclusive at height %" PRIu32 " (hash %s): the node kept it "
+                                "but it is not on the node's best chain %s (\"%s\"); counted neither "
+                                "accepted nor rejected", height, hash_hex,
+                 confirmations < 0 ? "(a side branch)" : confirmations == 0 ? "now" : "",
+                 reason);
+        break;
+    case LODE_GBT_KNOWN:
+        g->stats.stale++;
+        pthread_mutex_unlock(&g->lock);
+        lode_log(LODE_LOG_WARN, "block %s at height %" PRIu32 ": the node had it already "
+                                "(\"duplicate\" to a first try); not counted again", hash_hex, height);
+        break;
+    case LODE_GBT_REJECTED:
         g->stats.rejected++;
         snprintf(g->stats.last_reject, sizeof g->stats.last_reject, "%.127s", reason);
         pthread_mutex_unlock(&g->lock);
         lode_log(LODE_LOG_ERROR, "block rejected: %s (height %" PRIu32 ", hash %s)", reason, height,
                  hash_hex);
+        if (strcmp(reason, "high-hash") == 0) {
+            /* block_for_share checked the hash against the target under
+             * g->algo, so the node hashes with another algorithm. */
+            char why[256];
+            const char *algo = lode_algo_get(g->algo)->name;
+            snprintf(why, sizeof why, "-a %s is not this chain's proof of work: the node calls block "
+                     "%.16s... \"high-hash\" though it meets its target under %s; give the "
+                     "chain's algorithm", algo, hash_hex, algo);
+            give_up(g, why);
+        }
+        break;
     }
+refresh:
     json_decref(result);
     /* Whatever happened, the node's tip has probably moved: ask at once. */
     pthread_mutex_lock(&g->lock);
@@ -725,6 +1022,20 @@ lode_gbt *lode_gbt_create(const lode_gbt_config *config, char *err, size_t err_l
                  config->payout_address ? config->payout_address : "", why);
         return NULL;
     }
+    if (!config->user) {
+        /* A cookie file missing now is a wrong path (or a node not started):
+         * said at once. Later the node may remove and rewrite it when it
+         * restarts, so then a missing cookie is retried like a lost node. */
+        char cookie[512];
+        int rc = read_cookie(config->cookie_file, cookie, sizeof cookie, err, err_len);
+        memset(cookie, 0, sizeof cookie);
+        if (rc != 0) {
+            size_t n = strlen(err);
+            snprintf(err + n, err_len - n, " (the node writes it in its datadir when it starts; "
+                     "is it running, and is this its datadir?)");
+            return NULL;
+        }
+    }
     if (config->poll_s < 0 || config->timeout_s < 0 || config->poll_s > 3600 ||
         config->timeout_s > 3600) {
         snprintf(err, err_len, "poll and timeout must be 0..3600 seconds");
@@ -744,6 +1055,8 @@ lode_gbt *lode_gbt_create(const lode_gbt_config *config, char *err, size_t err_l
     g->payout = payout;
     g->poll_s = config->poll_s > 0 ? config->poll_s : 5.0;
     g->timeout_s = config->timeout_s > 0 ? config->timeout_s : 30.0;
+    g->auth_attempts = config->auth_attempts > 0 ? config->auth_attempts : DEFAULT_AUTH_ATTEMPTS;
+    g->payout_text = strdup(config->payout_address);
     g->url = strdup(config->url);
     g->user = dup_or_null(config->user);
     g->pass = dup_or_null(config->pass);
@@ -754,7 +1067,8 @@ lode_gbt *lode_gbt_create(const lode_gbt_config *config, char *err, size_t err_l
     pthread_mutex_init(&g->install_lock, NULL);
     pthread_cond_init(&g->wake, NULL);
     if (!g->url || (config->user && !g->user) || (config->pass && !g->pass) ||
-        (config->cookie_file && !g->cookie_file) || (config->coinbase_tag && !g->tag)) {
+        (config->cookie_file && !g->cookie_file) || (config->coinbase_tag && !g->tag) ||
+        !g->payout_text) {
         lode_gbt_free(g);
         snprintf(err, err_len, "out of memory");
         return NULL;
@@ -834,5 +1148,6 @@ void lode_gbt_free(lode_gbt *g)
     free(g->pass);
     free(g->cookie_file);
     free(g->tag);
+    free(g->payout_text);
     free(g);
 }

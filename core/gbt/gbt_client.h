@@ -20,16 +20,36 @@
  *    down); such blocks count as unsent, not rejected. A stop lets a
  *    submission in flight run on for up to 5 s and sends the blocks still
  *    queued (one try each, up to 5 s), unless the node is known to be
- *    down. Once a block of ours was accepted, later candidates on the same
- *    parent are dropped (stale).
+ *    down. Once a block of ours was accepted (or came back inconclusive: the
+ *    node has another block there), later candidates on the same parent
+ *    are dropped (stale).
  * Request: getblocktemplate {"rules":["mweb","segwit"], "capabilities":
  * ["longpoll","coinbasetxn","coinbasevalue","workid"]}; if the node rejects
  * the rules with an invalid-parameter error naming "rule", it is asked again
  * with ["segwit"] once and from then on. A lost node (refused connection,
- * HTTP 401, 500, time-out, malformed reply) is logged once, mining pauses
+ * HTTP 500, time-out, malformed reply) is logged once, mining pauses
  * (lode_mining_clear_job) and the poller retries with a back-off of 1 s
  * doubling to 30 s. Every transfer polls the stop flag, so lode_gbt_stop
  * returns within about a second.
+ *
+ * What retrying cannot fix stops the program through lode_mining_fail (exit
+ * status 3), the reason logged once: HTTP 401/403 (credentials, or
+ * -rpcallowip) auth_attempts times in a row; and, checked by the poller
+ * before its first template, a payout address the node's validateaddress
+ * does not take (or reads as another script), or a chain whose headers do
+ * not meet their targets under algo (core/gbt/node_check.h; on a chain too
+ * short to tell, a warning, and then the node's first "high-hash" answer to
+ * a block that meets the target under algo). A node without validateaddress
+ * is mined with a warning. A cookie file that cannot be read at
+ * lode_gbt_create is an error there (the node rewrites it when it restarts,
+ * so later a missing cookie is retried like a lost node).
+ *
+ * Blocks: submitblock's null is accepted; "duplicate" to a retry (the first
+ * try's reply was lost) is accepted if getblockheader shows the block on the
+ * node's best chain, else inconclusive; "inconclusive" is counted apart
+ * (stored, not fully validated: not on the best chain then); "duplicate" to
+ * a first try is counted stale (the node had it); the rest is rejected. Text
+ * from the node reaches the log through lode_log_printable.
  *
  * Jobs: one per template, id "t<number>", share target = the block target,
  * ntime = curtime (not rolled), no version rolling, 8-byte extranonce2 (see
@@ -57,12 +77,16 @@ typedef struct lode_gbt_config {
     const char *coinbase_tag;   /* NULL = "/lode/"; at most 32 bytes */
     double poll_s;              /* template refresh; 0 = 5 s */
     double timeout_s;           /* one RPC call; 0 = 30 s */
+    unsigned auth_attempts;     /* HTTP 401/403 answers in a row before giving up; 0 = 3 */
 } lode_gbt_config;
 
 typedef struct lode_gbt_stats {
     uint64_t submitted, accepted, rejected, stale;
     uint64_t unsent;            /* the node could not be reached (not in rejected); also blocks
                                    still queued at a stop while the node was down */
+    uint64_t inconclusive;      /* submitblock said "inconclusive": the node stored the block
+                                   without validating it fully (not on its best chain then);
+                                   neither accepted nor rejected */
     uint64_t height;            /* of the block being mined */
     char last_reject[128];      /* the node's reason for the last rejection */
     bool connected;             /* the last template request succeeded */

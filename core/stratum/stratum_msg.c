@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/hex.h"
+#include "core/log.h"
 #include "core/target.h"
 
 static int fail(char *err, size_t err_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -19,18 +20,6 @@ static int fail(char *err, size_t err_len, const char *fmt, ...)
         va_end(ap);
     }
     return -1;
-}
-
-/* Copies text keeping printable ASCII only, so pool text cannot inject
- * terminal escapes into the log. */
-static void copy_printable(char *out, size_t cap, const char *in)
-{
-    size_t n = 0;
-    for (; in != NULL && *in != '\0' && n + 1 < cap; in++) {
-        unsigned char c = (unsigned char)*in;
-        out[n++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
-    }
-    out[n] = '\0';
 }
 
 /* Exactly 8 hex digits -> the big-endian integer they spell. */
@@ -142,7 +131,7 @@ static int parse_error_member(const json_t *error, lode_stratum_msg *msg)
     } else if (json_is_string(error)) {
         text = json_string_value(error);
     }
-    copy_printable(msg->u.response.error_message, sizeof msg->u.response.error_message,
+    lode_log_printable(msg->u.response.error_message, sizeof msg->u.response.error_message,
                    text != NULL ? text : "unspecified error");
     return 0;
 }
@@ -237,7 +226,7 @@ static int parse_method(const char *method, const json_t *params, lode_stratum_m
         const char *text = json_string_value(json_array_get(params, 0));
         if (text == NULL)
             return fail(err, err_len, "client.show_message: the message must be a string");
-        copy_printable(msg->u.text, sizeof msg->u.text, text);
+        lode_log_printable(msg->u.text, sizeof msg->u.text, text);
         return 0;
     }
     if (strcmp(method, "client.get_version") == 0) {
@@ -249,7 +238,7 @@ static int parse_method(const char *method, const json_t *params, lode_stratum_m
         return 0;
     }
     msg->kind = LODE_STRATUM_UNKNOWN_METHOD;
-    copy_printable(msg->u.method, sizeof msg->u.method, method);
+    lode_log_printable(msg->u.method, sizeof msg->u.method, method);
     return 0;
 }
 
@@ -347,7 +336,7 @@ int lode_stratum_parse_subscribe_result(const json_t *result, char session_id[LO
         const json_t *sid = json_array_get(pair, 1);
         if (name != NULL && strcmp(name, "mining.notify") == 0 && json_is_string(sid) &&
             json_string_length(sid) < LODE_JOB_ID_MAX) {
-            copy_printable(session_id, LODE_JOB_ID_MAX, json_string_value(sid));
+            lode_log_printable(session_id, LODE_JOB_ID_MAX, json_string_value(sid));
             break;
         }
     }
