@@ -30,6 +30,7 @@
 #define STOP_SUBMIT_GRACE_S 5.0         /* a submission a stop lets run on, at most */
 #define RPC_IN_WARMUP (-28)
 #define JOB_TIME_REFRESH_S 60u          /* a new job when the template's time moved this much */
+#define SENT_HASHES 4                   /* lode's latest submitted blocks, for the log */
 
 typedef struct kept_template {
     uint64_t number;        /* 0 = empty slot */
@@ -68,6 +69,8 @@ struct lode_gbt {
     bool unsent_logged;            /* one error per outage for blocks the node missed */
     bool has_won;                  /* a block of ours was accepted on won_prevhash */
     uint8_t won_prevhash[32];
+    uint8_t sent_hash[SENT_HASHES][32]; /* hashes of the latest blocks submitted (ring) */
+    size_t sent_next;
 
     pthread_mutex_t install_lock;  /* one template installation at a time */
     pthread_t poller, longpoller, submitter;
@@ -373,15 +376,20 @@ static void install_template(lode_gbt *g, lode_gbt_template *tpl, const char *or
     uint32_t height = tpl->height;
     size_t tx_count = tpl->tx_count;
     uint64_t value = tpl->coinbasevalue;
+    /* On a block of our own, "block accepted at height N" already says that
+     * N + 1 is next: one line per block, not two. */
+    bool on_own_block = false;
+    for (size_t i = 0; i < SENT_HASHES; i++)
+        on_own_block = on_own_block || memcmp(g->sent_hash[i], tpl->prevhash, 32) == 0;
     pthread_cond_broadcast(&g->wake); /* the longpoller waits for a longpollid */
     pthread_mutex_unlock(&g->lock);
 
-    if (params.clean) {
+    if (params.clean && !on_own_block) {
         char prev[65];
         display_hash(copy.prevhash, prev);
         lode_log(LODE_LOG_INFO, "getblocktemplate: mining height %" PRIu32 " on %s, %zu transactions, "
                                 "reward %" PRIu64 " (%s)", height, prev, tx_count, value, origin);
-    } else {
+    } else if (!params.clean) {
         lode_log(LODE_LOG_DEBUG, "getblocktemplate: template updated, %zu transactions (%s)", tx_count,
                  origin);
     }
@@ -590,6 +598,9 @@ static void submit_block(lode_gbt *g, CURL *curl, const queued_share *q)
     }
     pthread_mutex_lock(&g->lock);
     g->stats.submitted++;
+    /* Before the node has it: a long poll may bring the template on it first. */
+    memcpy(g->sent_hash[g->sent_next], block_hash, 32);
+    g->sent_next = (g->sent_next + 1) % SENT_HASHES;
     pthread_mutex_unlock(&g->lock);
     rpc_status status = RPC_TRANSPORT_ERROR;
     int node_code;
