@@ -10,8 +10,16 @@ As a module:
 
 As a command (starts the nodes, runs the command, reports, stops the nodes):
 
-    scripts/regtest.py run -- lode -a scrypt -o {url} -u {user} -p {pass} \
-        --coinbase-addr {addr} -d cpu --time-limit 60
+    scripts/regtest.py run [--check] [--no-mweb] -- lode -a scrypt -o {url} \
+        -u {user} -p {pass} --coinbase-addr {addr} -d cpu --time-limit 60
+
+Before the command runs, the chain is mined (generatetoaddress) to height
+MWEB_HEIGHT - 1 = 431 and a peg-in is put into the mempool, so the first block
+the command mines activates MWEB and every later one carries MWEB data
+(--no-mweb: one block on genesis, as the module does). The closing lines say
+how many blocks the chain gained, how many pay {addr} and how many carry MWEB
+data; --check makes the exit status 1 unless there is at least one new block,
+all pay {addr} and all carry MWEB data.
 
 Placeholders: {url} {port} {user} {pass} {cookie} {addr} (bech32) {legacy}.
 `scripts/regtest.py shell` starts the nodes, prints their details and waits for
@@ -34,7 +42,24 @@ import time
 import urllib.error
 import urllib.request
 
-LITECOIND = os.environ.get("LITECOIND", "litecoind")
+def _default_litecoind():
+    """Debian's /usr/bin/litecoind is a shell wrapper that creates ~/.litecoin
+    and a litecoin.conf in it before it runs /usr/lib/litecoin/litecoind: two
+    nodes started at once through it race on that mkdir on a fresh HOME (the
+    second dies with "File exists"). Run the daemon itself where it is there;
+    every node gets its own -datadir and -conf, nothing under HOME."""
+    real = "/usr/lib/litecoin/litecoind"
+    return real if os.access(real, os.X_OK) else "litecoind"
+
+
+LITECOIND = os.environ.get("LITECOIND") or _default_litecoind()
+# Litecoin's regtest activates MWEB at this height (BIP9 bit 4, 144-block
+# periods: started at 144, locked in at 288, active at 432). The first MWEB
+# block needs a peg-in in the mempool: its HogEx has no earlier HogEx to
+# spend, so without one litecoind cannot build the template
+# ("bad-txns-vin-empty"). A peg-in is only taken into the mempool once the
+# next block is an MWEB block, i.e. at height MWEB_HEIGHT - 1.
+MWEB_HEIGHT = 432
 RPC_USER = "lode"
 RPC_PASS = "lodepass"
 
@@ -117,8 +142,16 @@ class Node:
         digest = hmac.new(salt.encode(), RPC_PASS.encode(), hashlib.sha256).hexdigest()
         return f"-rpcauth={RPC_USER}:{salt}${digest}"
 
+    @property
+    def conf(self):
+        return os.path.join(self.datadir, "litecoin.conf")
+
     def start(self, peer_port=None, extra=()):
-        args = [LITECOIND, "-regtest", f"-datadir={self.datadir}", "-server", "-listen",
+        if not os.path.exists(self.conf):  # its own, so nothing from ~/.litecoin is read
+            with open(self.conf, "w") as f:
+                f.write("# lode regtest node; the options are on the command line\n")
+        args = [LITECOIND, "-regtest", f"-datadir={self.datadir}", f"-conf={self.conf}",
+                "-server", "-listen",
                 "-bind=127.0.0.1", f"-port={self.p2p_port}", f"-rpcport={self.rpc_port}",
                 "-rpcbind=127.0.0.1", "-rpcallowip=127.0.0.1", self.rpcauth(), "-fallbackfee=0.0001", "-txindex", "-discover=0",
                 "-dnsseed=0", "-listenonion=0", "-upnp=0", "-printtoconsole=0",
@@ -273,6 +306,48 @@ class Regtest:
         self.a.rpc("loadwallet", "w")
         self.connect()
 
+    def mine_to(self, height):
+        """generatetoaddress (to the legacy address) until node A's tip is at height."""
+        n = height - self.a.rpc("getblockcount")
+        while n > 0:  # in slices: one long call could outlast the RPC timeout
+            self.a.rpc("generatetoaddress", min(n, 100), self.addr_legacy, wallet="w", timeout=300)
+            n = height - self.a.rpc("getblockcount")
+        self.wait_sync()
+
+    def pegin(self, amount=1.0):
+        """A peg-in: the wallet sends amount to a new MWEB address of its own
+        (Litecoin's mweb_basic.py way). It enters the mempool only at tip
+        MWEB_HEIGHT - 1 or later. Returns the peg-in transaction's txid."""
+        addr = self.a.rpc("getnewaddress", "", "mweb", wallet="w")
+        txid = self.a.rpc("sendtoaddress", addr, amount, wallet="w")
+        if txid not in self.a.rpc("getrawmempool"):
+            raise RuntimeError(f"peg-in {txid} did not enter the mempool at height "
+                               f"{self.a.rpc('getblockcount')}")
+        return txid
+
+    def prepare_mweb(self, amount=1.0):
+        """Sets the chain up so that mining goes on through MWEB activation:
+        mines to MWEB_HEIGHT - 1 (if below) and puts a peg-in into the mempool,
+        so the next block a miner finds is the first MWEB block (coinbase,
+        the peg-in, the HogEx, and the MWEB block after the transactions).
+        The HogEx of every later block spends the previous one's output, so no
+        further peg-in is needed. Returns the peg-in's txid."""
+        self.mine_to(MWEB_HEIGHT - 1)
+        return self.pegin(amount)
+
+    def mweb_blocks(self, start_height, end_height=None):
+        """Heights in start_height..end_height (default: the tip) whose block,
+        as node A has it, carries MWEB data: getblock shows an "mweb" block
+        and the last transaction is the HogEx (an output to the MWEB
+        block's hash, script type witness_mweb_hogaddr)."""
+        end = self.a.rpc("getblockcount") if end_height is None else end_height
+        out = []
+        for h in range(start_height, end + 1):
+            block = self.a.rpc("getblock", self.a.rpc("getblockhash", h), 2)
+            if "mweb" in block and is_hogex(block["tx"][-1], block["mweb"]["hash"]):
+                out.append(h)
+        return out
+
     def blocks_paid_to(self, start_height, address):
         """(height, coinbase paid address?) for blocks start_height..tip on node A."""
         out = []
@@ -309,6 +384,16 @@ class Regtest:
         self.stop()
 
 
+def is_hogex(tx, mweb_hash):
+    """tx (getblock verbosity 2) is a HogEx for the MWEB block mweb_hash: not a
+    coinbase, its first output is the witness_mweb_hogaddr script OP_8 <mweb
+    block hash>."""
+    if not tx["vin"] or "coinbase" in tx["vin"][0] or not tx["vout"]:
+        return False
+    spk = tx["vout"][0]["scriptPubKey"]
+    return spk.get("type") == "witness_mweb_hogaddr" and spk.get("hex") == "5820" + mweb_hash
+
+
 def _stop_all():
     for net in list(_live):
         net.stop()
@@ -335,26 +420,80 @@ def _format(arg, net):
             .replace("{legacy}", net.addr_legacy))
 
 
+def report(net, start, pegin, check):
+    """The closing lines: blocks gained, whom they pay, how many carry MWEB
+    data. With check, returns 1 (and says why) unless lode's blocks are all
+    there: at least one, each paying {addr}, each from MWEB_HEIGHT on
+    carrying MWEB data, the peg-in in the activation block, node B on the
+    same tip."""
+    tip = net.rpc("getblockcount")
+    net.wait_sync()
+    paid = net.blocks_paid_to(start + 1, net.addr_bech32)
+    n_paid = sum(1 for _, p in paid if p)
+    print(f"regtest: block count {tip} ({tip - start} new); "
+          f"{n_paid} of them paid {net.addr_bech32}", flush=True)
+    mweb = net.mweb_blocks(start + 1)
+    should = [h for h in range(max(start + 1, MWEB_HEIGHT), tip + 1)]
+    pegin_block = None
+    if pegin and tip >= MWEB_HEIGHT:
+        block = net.rpc("getblock", net.rpc("getblockhash", MWEB_HEIGHT), 1)
+        pegin_block = MWEB_HEIGHT if pegin in block["tx"] else None
+    where = (f"; the peg-in is in block {pegin_block}" if pegin_block
+             else f"; the peg-in {pegin} is in no block" if pegin and tip >= MWEB_HEIGHT else "")
+    print(f"regtest: MWEB blocks (HogEx + MWEB block, accepted by both nodes): "
+          f"{len(mweb)} of the {tip - start} new blocks (MWEB active from height "
+          f"{MWEB_HEIGHT}){where}", flush=True)
+    balance = net.a.rpc("getbalances", wallet="w")["mine"]
+    print(f"regtest: wallet balance trusted {balance['trusted']} "
+          f"immature {balance['immature']}", flush=True)
+    if not check:
+        return 0
+    problems = []
+    if tip == start:
+        problems.append("no new block")
+    if n_paid != tip - start:
+        problems.append(f"blocks {[h for h, p in paid if not p]} do not pay {net.addr_bech32}")
+    missing = sorted(set(should) - set(mweb))
+    if missing:
+        problems.append(f"blocks {missing} carry no MWEB data")
+    if pegin and tip >= MWEB_HEIGHT and not pegin_block:
+        problems.append(f"the peg-in {pegin} is not in block {MWEB_HEIGHT}")
+    for p in problems:
+        print(f"regtest: check failed: {p}", file=sys.stderr, flush=True)
+    return 1 if problems else 0
+
+
 def main(argv):
     if len(argv) < 1 or argv[0] not in ("run", "shell"):
         print(__doc__, file=sys.stderr)
         return 2
+    mode, args = argv[0], argv[1:]
+    check = False
+    mweb = True
+    while args and args[0] in ("--check", "--no-mweb"):
+        check = check or args[0] == "--check"
+        mweb = mweb and args[0] != "--no-mweb"
+        args = args[1:]
     install_signal_handlers()
     with Regtest() as net:
+        pegin = net.prepare_mweb() if mweb else None
         start = net.rpc("getblockcount")
         print(f"regtest: node A rpc {net.url} user {net.user} pass {net.password} "
               f"cookie {net.cookie}", flush=True)
         print(f"regtest: bech32 {net.addr_bech32} legacy {net.addr_legacy} "
               f"height {start}", flush=True)
+        if pegin:
+            print(f"regtest: peg-in {pegin} waits in the mempool: the next block, "
+                  f"{start + 1}, is the first MWEB block", flush=True)
         rc = 0
-        if argv[0] == "shell":
+        if mode == "shell":
             try:
                 while True:
                     time.sleep(3600)
             except KeyboardInterrupt:
                 pass
         else:
-            cmd = argv[1:]
+            cmd = args
             if cmd and cmd[0] == "--":
                 cmd = cmd[1:]
             if not cmd:
@@ -367,14 +506,8 @@ def main(argv):
             except KeyboardInterrupt:
                 proc.send_signal(signal.SIGINT)
                 rc = proc.wait()
-        tip = net.rpc("getblockcount")
-        paid = net.blocks_paid_to(start + 1, net.addr_bech32)
-        print(f"regtest: block count {tip} ({tip - start} new); "
-              f"{sum(1 for _, p in paid if p)} of them paid {net.addr_bech32}", flush=True)
-        balance = net.a.rpc("getbalances", wallet="w")["mine"]
-        print(f"regtest: wallet balance trusted {balance['trusted']} "
-              f"immature {balance['immature']}", flush=True)
-        return rc
+        checked = report(net, start, pegin, check)
+        return rc or checked
 
 
 if __name__ == "__main__":

@@ -7,3 +7,11 @@ foreach(part gbt stratum)
                    $<TARGET_FILE:lode>)
   set_tests_properties(mining_${part} PROPERTIES TIMEOUT 600 LABELS mining)
 endforeach()
+# MWEB blocks mined by lode that litecoind accepts (solo and through the test
+# pool), and scripts/regtest.py run with an empty HOME (tests/test_mweb.py).
+foreach(scenario gbt stratum fresh_home)
+  add_test(NAME mweb_${scenario}
+           COMMAND Python3::Interpreter ${CMAKE_CURRENT_SOURCE_DIR}/test_mweb.py
+                   $<TARGET_FILE:lode> ${scenario})
+  set_tests_properties(mweb_${scenario} PROPERTIES TIMEOUT 600 LABELS mining)
+endforeach()

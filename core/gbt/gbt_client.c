@@ -34,6 +34,7 @@
 #define JOB_TIME_REFRESH_S 60u          /* a new job when the template's time moved this much */
 #define RPC_METHOD_NOT_FOUND (-32601)
 #define DEFAULT_AUTH_ATTEMPTS 3
+#define SENT_HASHES 4                   /* lode's latest submitted blocks, for the log */
 
 typedef struct kept_template {
     uint64_t number;        /* 0 = empty slot */
@@ -76,6 +77,8 @@ struct lode_gbt {
     bool has_settled;              /* a block of ours on settled_prevhash was accepted, or
                                       came back inconclusive (the node has another there) */
     uint8_t settled_prevhash[32];
+    uint8_t sent_hash[SENT_HASHES][32]; /* hashes of the latest blocks submitted (ring) */
+    size_t sent_next;
 
     pthread_mutex_t install_lock;  /* one template installation at a time */
     pthread_t poller, longpoller, submitter;
@@ -394,15 +397,20 @@ static void install_template(lode_gbt *g, lode_gbt_template *tpl, const char *or
     uint32_t height = tpl->height;
     size_t tx_count = tpl->tx_count;
     uint64_t value = tpl->coinbasevalue;
+    /* On a block of our own, "block accepted at height N" already says that
+     * N + 1 is next: one line per block, not two. */
+    bool on_own_block = false;
+    for (size_t i = 0; i < SENT_HASHES; i++)
+        on_own_block = on_own_block || memcmp(g->sent_hash[i], tpl->prevhash, 32) == 0;
     pthread_cond_broadcast(&g->wake); /* the longpoller waits for a longpollid */
     pthread_mutex_unlock(&g->lock);
 
-    if (params.clean) {
+    if (params.clean && !on_own_block) {
         char prev[65];
         display_hash(copy.prevhash, prev);
         lode_log(LODE_LOG_INFO, "getblocktemplate: mining height %" PRIu32 " on %s, %zu transactions, "
                                 "reward %" PRIu64 " (%s)", height, prev, tx_count, value, origin);
-    } else {
+    } else if (!params.clean) {
         lode_log(LODE_LOG_DEBUG, "getblocktemplate: template updated, %zu transactions (%s)", tx_count,
                  origin);
     }
@@ -824,6 +832,9 @@ static void submit_block(lode_gbt *g, CURL *curl, const queued_share *q)
     }
     pthread_mutex_lock(&g->lock);
     g->stats.submitted++;
+    /* Before the node has it: a long poll may bring the template on it first. */
+    memcpy(g->sent_hash[g->sent_next], block_hash, 32);
+    g->sent_next = (g->sent_next + 1) % SENT_HASHES;
     pthread_mutex_unlock(&g->lock);
     rpc_status status = RPC_TRANSPORT_ERROR;
     int node_code;
