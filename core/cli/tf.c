@@ -31,6 +31,7 @@
 #include "core/cli/tf.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -868,6 +869,39 @@ static int finish(const tf_options *o, const char *path, const assignment *a, pr
     return 0;
 }
 
+/* Removes the checkpoints in the checkpoint directory that say "reported"
+ * for an assignment no longer in the worktodo file: a run killed between
+ * removing the line (step 4) and the checkpoint (step 5) leaves one. */
+static void remove_stale_records(const tf_options *o, const assignment *list, size_t count)
+{
+    DIR *dir = opendir(o->ckp_dir);
+    if (dir == NULL)
+        return;
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL) {
+        assignment a = {0};
+        char again[256];
+        if (sscanf(e->d_name, "M%u_%u_%u.ckp", &a.p, &a.bit_min, &a.bit_max) != 3)
+            continue;
+        snprintf(again, sizeof again, "M%u_%u_%u.ckp", a.p, a.bit_min, a.bit_max);
+        bool listed = strcmp(again, e->d_name) != 0;
+        for (size_t i = 0; i < count && !listed; i++)
+            listed = list[i].p == a.p && list[i].bit_min == a.bit_min && list[i].bit_max == a.bit_max;
+        char path[4096];
+        ckp_path(o, &a, path, sizeof path);
+        progress pr;
+        size_t len;
+        char *text = listed ? NULL : read_file(path, &len);
+        bool reported = text != NULL && strstr(text, "\nreported 1\n") != NULL;
+        free(text);
+        if (reported && ckp_load(path, &a, &pr) == 1) { /* any key: the line is gone */
+            if (unlink(path) == 0)
+                lode_log(LODE_LOG_INFO, "removed %s: its result is reported and its line is gone", path);
+        }
+    }
+    closedir(dir);
+}
+
 /* "3d 04h 05m", "4h 05m", "5m 06s", "7s". */
 static void format_eta(double s, char *out, size_t len)
 {
@@ -1176,6 +1210,7 @@ int cmd_tf(int argc, char **argv)
             close(lock_fd);
             return cli_usage_error("cannot read %s: %s", o.worktodo, strerror(errno));
         }
+        remove_stale_records(&o, list, count);
         if (count == 0) {
             free(list);
             close(lock_fd);
