@@ -492,7 +492,7 @@ def test_crash_steps(tmp):
     checkpoints: over the killed run and the next one every assignment is
     reported exactly once (JSON and legacy lines) and leaves the worktodo."""
     jobs = [(100003, 1, 31), (100019, 1, 31)]
-    extra = (100043, 1, 31)
+    extra, later = (100043, 1, 31), (100057, 1, 31)
     for step in CRASH_STEPS:
         for ckp in ((), ("--no-checkpoints",)):
             d = fresh(tmp, f"crash-{step}{len(ckp)}")
@@ -505,9 +505,11 @@ def test_crash_steps(tmp):
             r = subprocess.run(args, capture_output=True, text=True, timeout=300, cwd=d,
                                env=dict(os.environ, LODE_TF_CRASH_AT=step))
             check(r.returncode == -signal.SIGKILL, f"{step}{ckp}: killed at the step: {r.returncode} {r.stderr!r}")
+            with open(os.path.join(d, "worktodo.add"), "a") as f:  # more work dropped meanwhile
+                f.write("Factor=N/A,%d,%d,%d\n" % later)
             r = subprocess.run(args, capture_output=True, text=True, timeout=300, cwd=d)
             check(r.returncode == 0, f"{step}{ckp}: next run {r.returncode} {r.stderr!r}")
-            want = sorted(jobs + [extra])
+            want = sorted(jobs + [extra, later])
             check(sorted(results_of(res)) == want, f"{step}{ckp}: each result once: {results_of(res)}")
             check(sorted(summaries_of(leg)) == want, f"{step}{ckp}: each legacy result once: {summaries_of(leg)}")
             check(factor_lines(wt) == [], f"{step}{ckp}: worktodo emptied: {factor_lines(wt)}")
@@ -515,14 +517,16 @@ def test_crash_steps(tmp):
                   f"{step}{ckp}: nothing left behind: {os.listdir(d)}")
 
 
-def run_killed(args, d, kill_when, timeout=60):
-    """Starts lode, SIGKILLs it when kill_when(proc) says so; returns the exit status."""
+def run_killed(args, d, kill_when, timeout=60, pause=0.0):
+    """Starts lode, SIGKILLs it when kill_when(t0) says so; returns the exit status."""
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=d)
     t0 = time.time()
     while proc.poll() is None and time.time() - t0 < timeout:
         if kill_when(t0):
             proc.kill()
             break
+        if pause:
+            time.sleep(pause)
     return proc.wait()
 
 
@@ -567,8 +571,9 @@ def test_kill_window(tmp):
     full = max(time.time() - t0, 0.2)
     kills = 0
     for attempt in range(40):
-        when = rng.uniform(0.0, full)
-        rc = run_killed(args, d, lambda t: time.time() - t >= when)
+        # The first kill surely lands inside the run; later ones anywhere.
+        when = rng.uniform(0.05, 0.5) * full if attempt == 0 else rng.uniform(0.0, full)
+        rc = run_killed(args, d, lambda t: time.time() - t >= when, pause=0.001)
         if rc == 0:
             break
         kills += rc == -signal.SIGKILL
@@ -605,7 +610,7 @@ def test_two_instances(tmp):
     # A lock left by a killed run does not block the next one.
     with open(wt, "w") as f:
         f.write("Factor=N/A,100003,1,41\n")
-    rc = run_killed(args, d, lambda t: time.time() - t > 0.3)
+    rc = run_killed(args, d, lambda t: time.time() - t > 0.2, pause=0.001)
     r = subprocess.run(args, capture_output=True, text=True, timeout=300, cwd=d)
     check(rc == -signal.SIGKILL and r.returncode == 0 and factor_lines(wt) == [],
           f"after a killed run: {rc} {r.returncode} {r.stderr!r}")

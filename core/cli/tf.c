@@ -134,7 +134,7 @@ static int fsync_dir_of(const char *path)
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         return -1;
-    int rc = fsync(fd);
+    int rc = fsync(fd) == 0 || errno == EINVAL ? 0 : -1; /* EINVAL: cannot be synced */
     close(fd);
     return rc;
 }
@@ -161,7 +161,7 @@ static int write_atomic(const char *path, const char *text, size_t len)
     int saved = errno;
     ok &= close(fd) == 0;
     if (ok && rename(tmp, path) == 0)
-        return fsync_dir_of(path) == 0 || errno == EINVAL ? 0 : -1;
+        return fsync_dir_of(path);
     saved = ok ? errno : saved;
     remove(tmp);
     errno = saved ? saved : EIO;
@@ -173,14 +173,19 @@ static int write_atomic(const char *path, const char *text, size_t len)
  * directory and EINVAL for anything else that is not a regular file. */
 static char *read_file(const char *path, size_t *len)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC /* a FIFO must not block */);
     if (fd < 0)
         return NULL;
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        int e = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
         close(fd);
         errno = e;
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
         return NULL;
     }
     size_t cap = (size_t)st.st_size + 4096, n = 0;
@@ -416,7 +421,8 @@ static long merge_add_file(const char *worktodo)
         return -1;
     snprintf(merging, sizeof merging, "%s.merging", add);
     long total = 0;
-    for (int round = 0; round < 2; round++) {
+    bool took_add = false;
+    for (int round = 0; round < 3; round++) { /* a leftover .merging, then worktodo.add */
         size_t add_len, len = 0;
         char *extra = read_file(merging, &add_len);
         if (extra == NULL && errno != ENOENT) {
@@ -424,17 +430,18 @@ static long merge_add_file(const char *worktodo)
             return -1;
         }
         if (extra == NULL) { /* nothing being merged: take worktodo.add, if any */
-            if (round > 0)
+            if (took_add)
                 break;
             struct stat st;
             if (stat(add, &st) != 0)
                 return errno == ENOENT ? total : -1;
-            if (!S_ISREG(st.st_mode)) {
-                lode_log(LODE_LOG_ERROR, "%s is not a regular file: left alone", add);
+            if (!S_ISREG(st.st_mode)) { /* left alone */
+                errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
                 return -1;
             }
             if (rename(add, merging) != 0 || fsync_dir_of(merging) != 0)
                 return -1;
+            took_add = true;
             crash_point("add-renamed");
             continue;
         }
@@ -532,15 +539,16 @@ static int lock_worktodo(const char *worktodo)
         return -1;
     }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
         char pid[32] = "";
         ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
         pid[n > 0 ? n : 0] = '\0';
         pid[strcspn(pid, "\n")] = '\0';
-        if (errno == EWOULDBLOCK || errno == EAGAIN)
+        if (e == EWOULDBLOCK || e == EAGAIN)
             lode_log(LODE_LOG_ERROR, "%s is in use by another lode tf (pid %s, lock %s): not starting a second "
                      "one on it", worktodo, pid[0] ? pid : "unknown", path);
         else
-            lode_log(LODE_LOG_ERROR, "cannot lock %s: %s", path, strerror(errno));
+            lode_log(LODE_LOG_ERROR, "cannot lock %s: %s", path, strerror(e));
         close(fd);
         return -1;
     }
@@ -605,7 +613,9 @@ static int ckp_load(const char *path, const assignment *a, progress *pr)
     char *text = read_file(path, &len);
     if (text == NULL)
         return 0;
-    char *crc_at = strstr(text, "crc32 ");
+    char *crc_at = NULL; /* the last "crc32 " line (an aid could hold the text) */
+    for (char *s = text; (s = strstr(s, "\ncrc32 ")) != NULL; s++)
+        crc_at = s + 1;
     unsigned crc = 0, p = 0, lo = 0, hi = 0;
     progress q = {.results_offset = -1, .legacy_offset = -1};
     int rc = -1, used = 0;
