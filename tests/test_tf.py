@@ -10,6 +10,7 @@ usage: test_tf.py PATH_TO_LODE   (LODE_TEST_SEED replays a random run)
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -324,9 +325,373 @@ def test_selftest():
     check(r.returncode == 0, f"lode --selftest -a tf: {r.stdout} {r.stderr}")
 
 
+# ---- issue 14 section 2: no result lost or reported twice ----
+
+def results_of(path):
+    """(exponent, bitlo, bithi) of every results.json.txt line, in order; a
+    line that is not JSON counts as ("bad", line)."""
+    out = []
+    if not os.path.exists(path):
+        return out
+    with open(path, "rb") as f:
+        for line in f.read().split(b"\n"):
+            if not line:
+                continue
+            try:
+                r = json.loads(line)
+                out.append((r["exponent"], r["bitlo"], r["bithi"]))
+            except (ValueError, KeyError, TypeError):
+                out.append(("bad", line[:80]))
+    return out
+
+
+def summaries_of(path):
+    """(p, lo, hi) of every legacy summary line ('no factor for' / 'found n factors for')."""
+    out = []
+    if not os.path.exists(path):
+        return out
+    with open(path) as f:
+        for line in f:
+            w = line.split()
+            if line.startswith(("no factor for M", "found ")) and " from 2^" in line:
+                i = w.index("from")
+                out.append((int(w[i - 1][1:]), int(w[i + 1][2:]), int(w[i + 3][2:])))
+    return out
+
+
+def fresh(tmp, name):
+    d = os.path.join(tmp, name)
+    os.makedirs(d)
+    return d
+
+
+def factor_lines(path):
+    with open(path, "rb") as f:
+        return [l for l in f.read().split(b"\n") if l.startswith(b"Factor=")]
+
+
+def test_worktodo_bytes(tmp):
+    """Bullets 1 and 6: a line with a NUL (alone, or inside the line), a
+    1 MiB line and one with escape sequences are reported, cut and escaped,
+    and kept byte for byte with everything around them; the good lines run."""
+    long_line = b"Factor=" + b"7" * (1 << 20)
+    evil = b"\x1b[2J\x1b[31mFactor=evil\x07\x1b[0m"
+    cases = [
+        (b"Factor=100003,1,30\n\x00junk\nFactor=100019,1,30\nFactor=100043,1,30\n", [b"\x00junk\n"]),
+        (b"Factor=100003,1,30\nFactor=100019,\x00,1,30\nFactor=100043,1,30\n", [b"Factor=100019,\x00,1,30\n"]),
+        (b"// keep\r\nFactor=100003,1,30\r\n" + long_line + b"\n" + evil + b"\r\nFactor=100043,1,30\n\n\\\\ end",
+         [b"// keep\r\n", long_line + b"\n", evil + b"\r\n", b"\n", b"\\\\ end"]),
+    ]
+    for n, (text, kept) in enumerate(cases):
+        d = fresh(tmp, f"bytes{n}")
+        wt = os.path.join(d, "worktodo.txt")
+        with open(wt, "wb") as f:
+            f.write(text)
+        r = subprocess.run([LODE, "tf", "-w", wt, "-d", "cpu", "-q"], capture_output=True, timeout=300, cwd=d)
+        with open(wt, "rb") as f:
+            left = f.read()
+        check(r.returncode == 2, f"case {n}: malformed lines exit 2: {r.returncode} {r.stderr[:300]!r}")
+        check(left == b"".join(kept), f"case {n}: only the finished lines removed, rest byte for byte: {left[:200]!r}")
+        want = [(int(l.split(b"=")[1].split(b",")[0]), 1, 30) for l in text.split(b"\n")
+                if l.rstrip(b"\r").endswith(b",1,30") and b"\x00" not in l]
+        check(results_of(os.path.join(d, "results.json.txt")) == want, f"case {n}: results {want}")
+        err = r.stderr
+        check(b"\x1b" not in err and b"\x00" not in err and b"\x07" not in err,
+              f"case {n}: no raw control bytes echoed: {err[:300]!r}")
+        longest = max(len(l) for l in err.split(b"\n"))
+        check(longest < 400, f"case {n}: stderr lines cut: {longest} bytes")
+        check(err.count(b"malformed") == sum(1 for k in kept if k.strip() and not k.startswith((b"//", b"\\\\"))),
+              f"case {n}: each malformed line reported: {err[:600]!r}")
+
+
+def test_results_unwritable(tmp):
+    """Bullet 2: a results file that cannot be written (a directory, a
+    file system that is full: /dev/full, a file-size limit) stops lode with
+    a non-zero exit; the checkpoint and the worktodo line stay, and the next
+    run writes the result once without running the classes again."""
+    p, lo, hi = 100043, 1, 33
+    want = oracle_factors(p, lo, hi)
+    for how in ("directory", "devfull", "fsize"):
+        for ckp in ((), ("--no-checkpoints",)):
+            d = fresh(tmp, f"unwritable-{how}{len(ckp)}")
+            wt, res, log = (os.path.join(d, n) for n in ("worktodo.txt", "results.json.txt", "classes.log"))
+            with open(wt, "w") as f:
+                f.write(f"Factor=N/A,{p},{lo},{hi}\n")
+            args = [LODE, "tf", "-w", wt, "-d", "cpu", "-q", "--class-log", log, *ckp]
+            pre = None
+            if how == "directory":
+                os.mkdir(res)
+                first = args
+            elif how == "devfull":
+                if not os.path.exists("/dev/full"):
+                    continue
+                first = args + ["--results", "/dev/full"]
+            else:
+                earlier = json.dumps({"exponent": 100003, "worktype": "TF", "note": "x" * 9000}) + "\n"
+                with open(res, "w") as f:
+                    f.write(earlier)
+                first = args
+
+                def pre():
+                    import resource
+                    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+                    resource.setrlimit(resource.RLIMIT_FSIZE, (8192, 8192))
+            r = subprocess.run(first, capture_output=True, text=True, timeout=300, cwd=d, preexec_fn=pre)
+            tag = f"{how} {ckp}"
+            check(r.returncode != 0 and "cannot append" in r.stderr, f"{tag}: non-zero exit: {r.returncode} {r.stderr!r}")
+            check(factor_lines(wt) == [f"Factor=N/A,{p},{lo},{hi}".encode()], f"{tag}: worktodo line kept")
+            check(os.path.exists(os.path.join(d, f"M{p}_{lo}_{hi}.ckp")), f"{tag}: checkpoint kept")
+            if how == "directory":
+                os.rmdir(res)
+            with open(log) as f:
+                ran = f.read()
+            r = subprocess.run(args, capture_output=True, text=True, timeout=300, cwd=d)
+            check(r.returncode == 0 and r.stdout.splitlines() == legacy(p, lo, hi, want), f"{tag}: next run {r}")
+            got = results_of(res)
+            check(got.count((p, lo, hi)) == 1, f"{tag}: the result written once by the next run: {got}")
+            check(factor_lines(wt) == [] and not os.path.exists(os.path.join(d, f"M{p}_{lo}_{hi}.ckp")),
+                  f"{tag}: line and checkpoint gone: {os.listdir(d)}")
+            with open(log) as f:
+                check(f.read() == ran and len(ran.split()) == len(needed_classes(p)),
+                      f"{tag}: the next run ran no class again")
+
+
+def test_worktodo_rewrite_fails(tmp):
+    """Bullet 3: the worktodo file cannot be rewritten (a file-size limit:
+    the disk-full case, for root too): lode exits non-zero, and the next run
+    removes the line without reporting the assignment a second time."""
+    d = fresh(tmp, "rewrite")
+    wt, res = os.path.join(d, "worktodo.txt"), os.path.join(d, "results.json.txt")
+    pad = "".join(f"// comment line {i:04d} to make the file bigger than the limit\n" for i in range(100))
+    with open(wt, "w") as f:
+        f.write(pad + "Factor=N/A,100043,1,32\n" + pad)
+
+    def limit():
+        import resource
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+    r = subprocess.run([LODE, "tf", "-w", wt, "-d", "cpu", "-q"], capture_output=True, text=True, timeout=300,
+                       cwd=d, preexec_fn=limit)
+    check(r.returncode != 0 and "cannot remove" in r.stderr, f"rewrite fails: exit {r.returncode} {r.stderr!r}")
+    for attempt in range(2):
+        r = subprocess.run([LODE, "tf", "-w", wt, "-d", "cpu", "-q"], capture_output=True, text=True,
+                           timeout=300, cwd=d)
+        check(r.returncode == 0, f"later run {attempt}: {r.returncode} {r.stderr!r}")
+    check(results_of(res) == [(100043, 1, 32)], f"reported exactly once: {results_of(res)}")
+    with open(wt) as f:
+        check(f.read() == pad + pad, "the line removed, the rest kept")
+
+
+CRASH_STEPS = ("pending-saved", "legacy-appended", "result-appended", "reported-saved", "worktodo-rewritten",
+               "checkpoint-removed", "add-renamed", "add-merged")
+
+
+def test_crash_steps(tmp):
+    """Bullet 3: SIGKILL at each step of finishing an assignment (the test
+    hook LODE_TF_CRASH_AT) and of merging worktodo.add, with and without
+    checkpoints: over the killed run and the next one every assignment is
+    reported exactly once (JSON and legacy lines) and leaves the worktodo."""
+    jobs = [(100003, 1, 31), (100019, 1, 31)]
+    extra, later = (100043, 1, 31), (100057, 1, 31)
+    for step in CRASH_STEPS:
+        for ckp in ((), ("--no-checkpoints",)):
+            d = fresh(tmp, f"crash-{step}{len(ckp)}")
+            wt, res, leg = (os.path.join(d, n) for n in ("worktodo.txt", "results.json.txt", "results.txt"))
+            with open(wt, "w") as f:
+                f.write("".join(f"Factor=N/A,{p},{lo},{hi}\n" for p, lo, hi in jobs))
+            with open(os.path.join(d, "worktodo.add"), "w") as f:
+                f.write("Factor=N/A,%d,%d,%d\n" % extra)
+            args = [LODE, "tf", "-w", wt, "-d", "cpu", "-q", "--legacy-results", leg, *ckp]
+            r = subprocess.run(args, capture_output=True, text=True, timeout=300, cwd=d,
+                               env=dict(os.environ, LODE_TF_CRASH_AT=step))
+            check(r.returncode == -signal.SIGKILL, f"{step}{ckp}: killed at the step: {r.returncode} {r.stderr!r}")
+            with open(os.path.join(d, "worktodo.add"), "a") as f:  # more work dropped meanwhile
+                f.write("Factor=N/A,%d,%d,%d\n" % later)
+            r = subprocess.run(args, capture_output=True, text=True, timeout=300, cwd=d)
+            check(r.returncode == 0, f"{step}{ckp}: next run {r.returncode} {r.stderr!r}")
+            want = sorted(jobs + [extra, later])
+            check(sorted(results_of(res)) == want, f"{step}{ckp}: each result once: {results_of(res)}")
+            check(sorted(summaries_of(leg)) == want, f"{step}{ckp}: each legacy result once: {summaries_of(leg)}")
+            check(factor_lines(wt) == [], f"{step}{ckp}: worktodo emptied: {factor_lines(wt)}")
+            check(not [n for n in os.listdir(d) if n.endswith((".ckp", ".tmp", ".merging", ".add"))],
+                  f"{step}{ckp}: nothing left behind: {os.listdir(d)}")
+
+
+def run_killed(args, d, kill_when, timeout=60, pause=0.0):
+    """Starts lode, SIGKILLs it when kill_when(t0) says so; returns the exit status."""
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=d)
+    t0 = time.time()
+    while proc.poll() is None and time.time() - t0 < timeout:
+        if kill_when(t0):
+            proc.kill()
+            break
+        if pause:
+            time.sleep(pause)
+    return proc.wait()
+
+
+def test_kill_window(tmp):
+    """Bullet 3: SIGKILL the moment the finished assignment's checkpoint
+    disappears (8 of 8 double reports before), then SIGKILLs at random
+    moments of a multi-assignment run: each assignment reported once."""
+    jobs = [(100003, 1, 36), (100019, 1, 30), (100043, 1, 30)]
+    for attempt in range(4):
+        d = fresh(tmp, f"window{attempt}")
+        wt, res = os.path.join(d, "worktodo.txt"), os.path.join(d, "results.json.txt")
+        with open(wt, "w") as f:
+            f.write("".join(f"Factor=N/A,{p},{lo},{hi}\n" for p, lo, hi in jobs))
+        ckp = os.path.join(d, "M%d_%d_%d.ckp" % jobs[0])
+        seen = [False]
+
+        def gone(t0):
+            if os.path.exists(ckp):
+                seen[0] = True
+                return False
+            return seen[0]
+        args = [LODE, "tf", "-w", wt, "-d", "cpu", "-t", "1", "--checkpoint-interval", "0.05"]
+        rc = run_killed(args, d, gone)
+        check(seen[0] and rc == -signal.SIGKILL, f"window {attempt}: killed as the checkpoint went: {rc}")
+        r = subprocess.run(args + ["-q"], capture_output=True, text=True, timeout=300, cwd=d)
+        check(r.returncode == 0 and sorted(results_of(res)) == sorted(jobs) and factor_lines(wt) == [],
+              f"window {attempt}: each result once: {results_of(res)} {factor_lines(wt)}")
+
+    d = fresh(tmp, "random-kills")
+    wt, res = os.path.join(d, "worktodo.txt"), os.path.join(d, "results.json.txt")
+    jobs = [(100003, 1, 31), (100019, 1, 30), (100043, 1, 30), (100049, 1, 30), (100057, 1, 31)]
+    jobs = [j for j in jobs if is_prime(j[0])]
+    with open(wt, "w") as f:
+        f.write("".join(f"Factor=N/A,{p},{lo},{hi}\n" for p, lo, hi in jobs))
+    args = [LODE, "tf", "-w", wt, "-d", "cpu", "-t", "1", "--checkpoint-interval", "0.02", "-q"]
+    timing = os.path.join(d, "timing.txt")  # the same work once, unkilled: how long it takes
+    with open(timing, "w") as f:
+        f.write("".join(f"Factor=N/A,{p},{lo},{hi}\n" for p, lo, hi in jobs))
+    t0 = time.time()
+    subprocess.run([LODE, "tf", "-w", timing, "-d", "cpu", "-t", "1", "--checkpoint-interval", "0.02", "-q",
+                    "--results", os.path.join(d, "timing.json")], capture_output=True, timeout=300, cwd=d)
+    full = max(time.time() - t0, 0.2)
+    kills = 0
+    for attempt in range(40):
+        # The first kill surely lands inside the run; later ones anywhere.
+        when = rng.uniform(0.05, 0.5) * full if attempt == 0 else rng.uniform(0.0, full)
+        rc = run_killed(args, d, lambda t: time.time() - t >= when, pause=0.001)
+        if rc == 0:
+            break
+        kills += rc == -signal.SIGKILL
+    else:
+        rc = subprocess.run(args, capture_output=True, timeout=300, cwd=d).returncode
+    check(rc == 0 and kills > 0, f"random kills: {kills} kills, then exit {rc}")
+    check(sorted(results_of(res)) == sorted(jobs), f"random kills: each result once: {results_of(res)}")
+    check(factor_lines(wt) == [], "random kills: worktodo emptied")
+
+
+def test_two_instances(tmp):
+    """Bullet 4: a second lode tf on the same worktodo is refused with a
+    clear message while the first runs; the lock dies with its process."""
+    d = fresh(tmp, "two")
+    wt, res = os.path.join(d, "worktodo.txt"), os.path.join(d, "results.json.txt")
+    jobs = [(100003, 1, 41), (100019, 1, 30), (100043, 1, 30)]
+    with open(wt, "w") as f:
+        f.write("".join(f"Factor=N/A,{p},{lo},{hi}\n" for p, lo, hi in jobs))
+    args = [LODE, "tf", "-w", wt, "-d", "cpu", "-t", "1", "--checkpoint-interval", "0.05", "-q"]
+    first = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=d)
+    ckp = os.path.join(d, "M%d_%d_%d.ckp" % jobs[0])
+    t0 = time.time()
+    while not os.path.exists(ckp) and first.poll() is None and time.time() - t0 < 60:
+        time.sleep(0.005)
+    second = subprocess.run(args, capture_output=True, text=True, timeout=300, cwd=d)
+    running = first.poll() is None
+    out, err = first.communicate(timeout=300)
+    check(running, "the first instance was still running when the second started (make its work longer)")
+    check(second.returncode != 0 and "another lode tf" in second.stderr and wt in second.stderr
+          and second.stdout == "", f"second instance refused: {second.returncode} {second.stderr!r}")
+    check(first.returncode == 0, f"first instance: {first.returncode} {err!r}")
+    check(sorted(results_of(res)) == sorted(jobs), f"three results for three assignments: {results_of(res)}")
+
+    # A lock left by a killed run does not block the next one.
+    with open(wt, "w") as f:
+        f.write("Factor=N/A,100003,1,41\n")
+    rc = run_killed(args, d, lambda t: time.time() - t > 0.2, pause=0.001)
+    r = subprocess.run(args, capture_output=True, text=True, timeout=300, cwd=d)
+    check(rc == -signal.SIGKILL and r.returncode == 0 and factor_lines(wt) == [],
+          f"after a killed run: {rc} {r.returncode} {r.stderr!r}")
+
+
+def test_json_escaping(tmp):
+    """Bullet 5: --user/--computer with quotes, backslashes, control
+    characters and UTF-8 give a valid JSON line carrying them exactly."""
+    d = fresh(tmp, "json")
+    res = os.path.join(d, "r.json")
+    user, computer = 'ann "the miner"', "box\\1\t\u00e9\u4e2d\n\x1b[0m"
+    r = subprocess.run([LODE, "tf", "100003", "1", "30", "-q", "--no-checkpoints", "--results", res,
+                        "--user", user, "--computer", computer], capture_output=True, text=True, timeout=300, cwd=d)
+    check(r.returncode == 0, f"run {r.returncode} {r.stderr!r}")
+    with open(res, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    try:
+        got = [json.loads(l) for l in lines]
+    except ValueError as e:
+        got = [f"invalid JSON: {e}"]
+    check(len(got) == 1 and isinstance(got[0], dict) and got[0].get("user") == user
+          and got[0].get("computer") == computer, f"user and computer round-trip: {lines!r}")
+    if got and isinstance(got[0], dict):
+        check_json(lines[0], 100003, 1, 30, oracle_factors(100003, 1, 30))
+    r = subprocess.run([LODE.encode(), b"tf", b"100003", b"1", b"30", b"--results", res.encode(), b"--user",
+                        b"\xff\xfe"], capture_output=True, timeout=300, cwd=d)
+    check(r.returncode == 2, f"a --user that is not UTF-8 is refused: {r.returncode}")
+
+
+def test_worktodo_not_a_file(tmp):
+    """Bullet 6: -w DIR is an error (not 'no assignments'); a directory
+    named worktodo.add is reported and left alone."""
+    d = fresh(tmp, "wdir")
+    os.mkdir(os.path.join(d, "worktodo.txt"))
+    r = run("-w", os.path.join(d, "worktodo.txt"), "-q", cwd=d)
+    check(r.returncode == 2 and "directory" in r.stderr.lower() and "no assignments" not in r.stderr,
+          f"-w DIR: {r.returncode} {r.stderr!r}")
+    d = fresh(tmp, "adddir")
+    wt, add = os.path.join(d, "worktodo.txt"), os.path.join(d, "worktodo.add")
+    with open(wt, "w") as f:
+        f.write("Factor=N/A,100003,1,30\n")
+    os.mkdir(add)
+    r = run("-w", wt, "-d", "cpu", "-q", cwd=d)
+    check(os.path.isdir(add), "an empty directory named worktodo.add is not deleted")
+    check("worktodo.add" in r.stderr, f"and it is reported: {r.stderr!r}")
+
+
+ETA_RE = re.compile(r"ETA (\d+d [0-1]\dh [0-5]\dm|[1-9]\d?h [0-5]\dm|[1-9]\d?m [0-5]\ds|\d{1,2}s)$")
+
+
+def test_messages(tmp):
+    """Bullet 7: an interrupted --no-checkpoints run does not claim it saved
+    progress; ETA is in d/h/m/s."""
+    d = fresh(tmp, "msgs")
+    r = run("100003", "1", "36", "-d", "cpu", "-t", "1", "--no-checkpoints", "--progress-interval", "0",
+            "--results", os.path.join(d, "r.json"), cwd=d)
+    etas = [l[l.index("ETA "):] for l in r.stderr.splitlines() if "ETA " in l]
+    bad = [e for e in etas if not ETA_RE.match(e)]
+    check(r.returncode == 0 and etas and not bad, f"ETA in d/h/m/s: {bad[:3]} of {len(etas)}")
+    for signals in (1, 2):
+        proc = subprocess.Popen([LODE, "tf", "100003", "1", "44", "-d", "cpu", "-t", "1", "--no-checkpoints",
+                                 "--results", os.path.join(d, "r2.json")], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, cwd=d)
+        time.sleep(0.5)
+        for _ in range(signals):
+            proc.send_signal(signal.SIGINT)
+            time.sleep(0.05)
+        out, err = proc.communicate(timeout=120)
+        check(proc.returncode == 130 and "saved" in err and "progress saved" not in err
+              and "progress before it saved" not in err and "not saved" in err,
+              f"--no-checkpoints, {signals} Ctrl-C: {proc.returncode} {err!r}")
+
+
+ONLY = os.environ.get("LODE_TEST_ONLY")  # e.g. LODE_TEST_ONLY=test_crash_steps
 with tempfile.TemporaryDirectory() as tmp:
     for test in (test_selftest, test_errors, test_ranges, test_worktodo, test_worktodo_add, test_report_once,
-                 test_double_interrupt, test_kill_resume):
+                 test_double_interrupt, test_kill_resume, test_worktodo_bytes, test_results_unwritable,
+                 test_worktodo_rewrite_fails, test_crash_steps, test_kill_window, test_two_instances,
+                 test_json_escaping, test_worktodo_not_a_file, test_messages):
+        if ONLY and test.__name__ not in ONLY.split(","):
+            continue
         t0 = time.time()
         test(*([tmp] if test is not test_selftest else []))
         print(f"{test.__name__}: {time.time() - t0:.1f} s")

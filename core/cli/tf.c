@@ -11,17 +11,38 @@
  * --checkpoint-interval seconds and on Ctrl-C, after a whole class: a
  * SIGKILL loses at most the classes since the last one and a class is never
  * skipped. Results: the legacy lines on stdout, one PrimeNet JSON line in
- * results.json.txt, optionally results.txt. */
+ * results.json.txt, optionally results.txt.
+ *
+ * No result lost or reported twice. A finished assignment goes through
+ * these steps, each durable (fsync) before the next; a kill at any instant
+ * leaves either the result unwritten or a record that stops a second report:
+ *   1. the checkpoint says "finished, result pending" with the lengths of
+ *      the results files (even with --no-checkpoints: it is the record);
+ *   2. the legacy lines, then the JSON line, are appended (a restart in
+ *      state 1 looks after those lengths for this assignment's lines and
+ *      appends only what is missing);
+ *   3. the checkpoint says "reported" (a restart only cleans up);
+ *   4. the worktodo line is removed (temporary file, fsync, rename, fsync
+ *      of the directory);
+ *   5. the checkpoint is removed.
+ * A result that cannot be written stops lode (exit 1) with the checkpoint
+ * and the worktodo line kept; the next run writes it. The worktodo file is
+ * locked (flock on FILE.lock) for the whole run. */
 #include "core/cli/tf.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -36,12 +57,14 @@
 
 #define MAX_FACTORS 64
 #define LINE_MAX_LEN 100 /* mfaktc's worktodo limit */
+#define ECHO_MAX 80      /* bytes of a malformed line shown in its message */
 
 typedef struct tf_options {
     const char *devices;
     unsigned threads;
     const char *worktodo, *results, *legacy, *ckp_dir, *class_log, *user, *computer;
     double ckp_interval, progress_interval;
+    bool progress_ckp; /* false: --no-checkpoints (the finish record is still written) */
     bool selftest, quiet;
 } tf_options;
 
@@ -49,7 +72,8 @@ typedef struct assignment {
     char aid[64]; /* "" or "N/A" or the key */
     uint32_t p;
     unsigned bit_min, bit_max;
-    char line[LINE_MAX_LEN + 2]; /* the worktodo line as read (no newline) */
+    char line[LINE_MAX_LEN + 2]; /* the worktodo line as read (no newline, no final CR) */
+    size_t line_len;
 } assignment;
 
 /* Confirmed hits of the running class. */
@@ -71,6 +95,16 @@ static void on_found(void *user, const lode_found *f)
     pthread_mutex_unlock(&h->lock);
 }
 
+/* Test hook: LODE_TF_CRASH_AT=STEP kills lode (SIGKILL, as a power cut
+ * would) the first time it reaches STEP; tests/test_tf.py uses it to check
+ * every step of the finishing order. */
+static void crash_point(const char *step)
+{
+    const char *want = getenv("LODE_TF_CRASH_AT");
+    if (want != NULL && strcmp(want, step) == 0)
+        raise(SIGKILL);
+}
+
 /* ---- CRC-32 (poly 0xEDB88320, as zlib.crc32) ---- */
 static uint32_t crc32_of(const void *data, size_t len)
 {
@@ -84,50 +118,156 @@ static uint32_t crc32_of(const void *data, size_t len)
     return c ^ 0xFFFFFFFFu;
 }
 
-/* Writes text to path through path.tmp, fsync and rename. */
+/* ---- files ---- */
+
+/* Makes a rename or unlink in path's directory durable. */
+static int fsync_dir_of(const char *path)
+{
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int rc = fsync(fd) == 0 || errno == EINVAL ? 0 : -1; /* EINVAL: cannot be synced */
+    close(fd);
+    return rc;
+}
+
+/* Writes text to path through path.tmp, fsync, rename and fsync of the
+ * directory: at every instant path holds the old or the new text, whole. */
 static int write_atomic(const char *path, const char *text, size_t len)
 {
     char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (f == NULL)
-        return -1;
-    bool ok = fwrite(text, 1, len, f) == len && fflush(f) == 0 && fsync(fileno(f)) == 0;
-    ok &= fclose(f) == 0;
-    if (!ok || rename(tmp, path) != 0) {
-        remove(tmp);
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) {
+        errno = ENAMETOOLONG;
         return -1;
     }
-    return 0;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    bool ok = true;
+    for (size_t o = 0; ok && o < len;) {
+        ssize_t w = write(fd, text + o, len - o);
+        ok = w > 0;
+        o += ok ? (size_t)w : 0;
+    }
+    ok = ok && fsync(fd) == 0;
+    int saved = errno;
+    ok &= close(fd) == 0;
+    if (ok && rename(tmp, path) == 0)
+        return fsync_dir_of(path);
+    saved = ok ? errno : saved;
+    remove(tmp);
+    errno = saved ? saved : EIO;
+    return -1;
 }
 
+/* The whole content of a regular file (NUL-terminated for convenience; it
+ * may hold NUL bytes: use *len). NULL with errno set, EISDIR for a
+ * directory and EINVAL for anything else that is not a regular file. */
 static char *read_file(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC /* a FIFO must not block */);
+    if (fd < 0)
         return NULL;
-    size_t cap = 4096, n = 0;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+        return NULL;
+    }
+    size_t cap = (size_t)st.st_size + 4096, n = 0;
     char *buf = malloc(cap + 1);
-    size_t got;
-    while (buf != NULL && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += got;
+    while (buf != NULL) {
         if (n == cap) {
             char *g = realloc(buf, 2 * cap + 1);
             if (g == NULL) {
                 free(buf);
                 buf = NULL;
+                errno = ENOMEM;
                 break;
             }
             buf = g;
             cap *= 2;
         }
+        ssize_t got = read(fd, buf + n, cap - n);
+        if (got < 0) {
+            int e = errno;
+            free(buf);
+            buf = NULL;
+            errno = e;
+        } else if (got == 0) {
+            break;
+        } else {
+            n += (size_t)got;
+        }
     }
-    fclose(f);
+    close(fd);
     if (buf != NULL) {
         buf[n] = '\0';
         *len = n;
     }
     return buf;
+}
+
+/* Appends text (whole lines) to path and fsyncs it. A file whose last line
+ * was cut short (a full disk) gets a newline first, so that the new line
+ * stays a line of its own; a failed append is cut off again. */
+static int append_record(const char *path, const char *text, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    bool regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    off_t before = regular ? st.st_size : 0;
+    char last = '\n';
+    if (regular && before > 0 && pread(fd, &last, 1, before - 1) != 1)
+        last = '\n';
+    bool ok = last == '\n' || write(fd, "\n", 1) == 1;
+    for (size_t o = 0; ok && o < len;) {
+        ssize_t w = write(fd, text + o, len - o);
+        ok = w > 0;
+        o += ok ? (size_t)w : 0;
+    }
+    ok = ok && fsync(fd) == 0;
+    int saved = errno;
+    if (!ok && regular && ftruncate(fd, before) == 0)
+        (void)fsync(fd);
+    ok &= close(fd) == 0;
+    if (!ok)
+        errno = saved ? saved : EIO;
+    return ok ? 0 : -1;
+}
+
+/* Shows at most ECHO_MAX bytes of s[0..n) with every byte that is not
+ * printable ASCII as \xNN (escape sequences, NUL), and the full length when
+ * it was cut. */
+static void sanitize(const char *s, size_t n, char *out, size_t out_len)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n && i < ECHO_MAX && o + 5 < out_len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c < 0x7f && c != '\\')
+            out[o++] = (char)c;
+        else
+            o += (size_t)snprintf(out + o, out_len - o, "\\x%02x", c);
+    }
+    out[o] = '\0';
+    if (n > ECHO_MAX)
+        snprintf(out + o, out_len - o, "... (%zu bytes)", n);
 }
 
 /* ---- worktodo ---- */
@@ -151,19 +291,45 @@ static bool parse_uint(const char *s, const char **end, uint64_t max, uint64_t *
     return true;
 }
 
-/* One line: 1 = an assignment, 0 = blank or comment, -1 = malformed (why). */
-static int parse_line(const char *line, assignment *a, char *why, size_t why_len)
+/* The next line of text[0..len) from *pos: its bytes without the newline
+ * and a final CR. false at the end. */
+static bool next_line(const char *text, size_t len, size_t *pos, const char **line, size_t *n)
 {
-    size_t len = strlen(line);
-    const char *s = line;
-    while (*s == ' ' || *s == '\t')
-        s++;
-    if (*s == '\0' || strncmp(s, "//", 2) == 0 || strncmp(s, "\\\\", 2) == 0)
+    if (*pos >= len)
+        return false;
+    const char *s = text + *pos;
+    const char *nl = memchr(s, '\n', len - *pos);
+    size_t k = nl ? (size_t)(nl - s) : len - *pos;
+    *pos += k + (nl != NULL);
+    if (k > 0 && s[k - 1] == '\r')
+        k--;
+    *line = s;
+    *n = k;
+    return true;
+}
+
+/* One line (raw bytes, any content): 1 = an assignment, 0 = blank or
+ * comment, -1 = malformed (why). */
+static int parse_line(const char *raw, size_t len, assignment *a, char *why, size_t why_len)
+{
+    size_t skip = 0;
+    while (skip < len && (raw[skip] == ' ' || raw[skip] == '\t'))
+        skip++;
+    if (skip == len || (len - skip >= 2 && (memcmp(raw + skip, "//", 2) == 0 ||
+                                            memcmp(raw + skip, "\\\\", 2) == 0)))
         return 0;
+    if (memchr(raw, '\0', len) != NULL) {
+        snprintf(why, why_len, "contains a NUL byte");
+        return -1;
+    }
     if (len > LINE_MAX_LEN) {
         snprintf(why, why_len, "longer than %d characters", LINE_MAX_LEN);
         return -1;
     }
+    char line[LINE_MAX_LEN + 1];
+    memcpy(line, raw, len);
+    line[len] = '\0';
+    const char *s = line + skip;
     if (strncasecmp(s, "Factor=", 7) != 0) {
         snprintf(why, why_len, "not a Factor= assignment");
         return -1;
@@ -204,86 +370,121 @@ static int parse_line(const char *line, assignment *a, char *why, size_t why_len
     a->p = (uint32_t)p;
     a->bit_min = (unsigned)lo;
     a->bit_max = (unsigned)hi;
-    snprintf(a->line, sizeof a->line, "%s", line);
+    memcpy(a->line, raw, len);
+    a->line_len = len;
     return 1;
 }
 
-/* Removes the first line equal to `line` from the worktodo file (re-read
- * now: the user may have edited it), through a temporary file and rename. */
-static int remove_line(const char *path, const char *line)
+/* Removes the first line equal to the assignment's from the worktodo file
+ * (re-read now: the user may have edited it), through a temporary file and
+ * rename; every other byte stays as it is. 0 also when the line is gone. */
+static int remove_line(const char *path, const assignment *a)
 {
     size_t len;
     char *text = read_file(path, &len);
     if (text == NULL)
-        return -1;
-    char *out = malloc(len + 1);
-    size_t o = 0;
-    bool removed = false;
-    for (char *s = text; out != NULL && *s;) {
-        char *nl = strchr(s, '\n');
-        size_t n = nl ? (size_t)(nl - s) : strlen(s);
-        size_t cmp = n > 0 && s[n - 1] == '\r' ? n - 1 : n;
-        if (!removed && cmp == strlen(line) && memcmp(s, line, cmp) == 0) {
-            removed = true;
-        } else {
-            memcpy(out + o, s, n);
-            o += n;
-            if (nl)
-                out[o++] = '\n';
-        }
-        s += n + (nl != NULL);
+        return errno == ENOENT ? 0 : -1;
+    size_t pos = 0, at = 0, n;
+    const char *line;
+    bool found = false;
+    while (!found && (at = pos, next_line(text, len, &pos, &line, &n)))
+        found = n == a->line_len && memcmp(line, a->line, n) == 0;
+    int rc = 0;
+    if (found) {
+        /* text[at..pos) is the line with its newline: the rest moves up. */
+        memmove(text + at, text + pos, len - pos);
+        rc = write_atomic(path, text, len - (pos - at));
     }
-    int rc = out != NULL ? write_atomic(path, out, o) : -1;
-    free(out);
     free(text);
     return rc;
 }
 
+/* Does text[0..len) end with tail[0..n) at a line start? */
+static bool ends_with_lines(const char *text, size_t len, const char *tail, size_t n)
+{
+    return n <= len && memcmp(text + len - n, tail, n) == 0 && (n == len || text[len - n - 1] == '\n');
+}
+
 /* worktodo.add beside the worktodo file (mfaktc's habit: a place to drop
- * new work while lode runs): appended to the worktodo file by rename, then
- * removed. Returns how many bytes were merged, or -1 (nothing lost: the
- * .add file is removed only after the merged file is in place). */
+ * new work while lode runs) is appended to the worktodo file. It is first
+ * renamed to worktodo.add.merging; the worktodo file is rewritten (rename)
+ * with it at its end, then the .merging file is removed. A kill before the
+ * removal leaves a .merging file whose text already ends the worktodo file:
+ * the next run only removes it (no assignment is added twice). Returns how
+ * many bytes were merged, or -1 (nothing lost). */
 static long merge_add_file(const char *worktodo)
 {
-    char add[4096];
+    char add[4096], merging[4200];
     const char *slash = strrchr(worktodo, '/');
     int dir = slash ? (int)(slash - worktodo + 1) : 0;
     if (snprintf(add, sizeof add, "%.*sworktodo.add", dir, worktodo) >= (int)sizeof add)
         return -1;
-    size_t add_len, len = 0;
-    char *extra = read_file(add, &add_len);
-    if (extra == NULL)
-        return errno == ENOENT ? 0 : -1;
-    char *text = read_file(worktodo, &len);
-    if (text == NULL && errno != ENOENT) {
-        free(extra);
-        return -1;
-    }
-    char *both = malloc(len + add_len + 2);
-    long rc = -1;
-    if (both != NULL) {
-        size_t o = 0;
-        if (len > 0) {
-            memcpy(both, text, len);
-            o = len;
-            if (both[o - 1] != '\n')
-                both[o++] = '\n';
+    snprintf(merging, sizeof merging, "%s.merging", add);
+    long total = 0;
+    bool took_add = false;
+    for (int round = 0; round < 3; round++) { /* a leftover .merging, then worktodo.add */
+        size_t add_len, len = 0;
+        char *extra = read_file(merging, &add_len);
+        if (extra == NULL && errno != ENOENT) {
+            lode_log(LODE_LOG_ERROR, "cannot read %s: %s", merging, strerror(errno));
+            return -1;
         }
-        memcpy(both + o, extra, add_len);
-        o += add_len;
-        if (write_atomic(worktodo, both, o) == 0 && remove(add) == 0)
-            rc = (long)add_len;
-    }
-    free(both);
-    free(text);
-    free(extra);
-    if (rc > 0)
+        if (extra == NULL) { /* nothing being merged: take worktodo.add, if any */
+            if (took_add)
+                break;
+            struct stat st;
+            if (stat(add, &st) != 0)
+                return errno == ENOENT ? total : -1;
+            if (!S_ISREG(st.st_mode)) { /* left alone */
+                errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+                return -1;
+            }
+            if (rename(add, merging) != 0 || fsync_dir_of(merging) != 0)
+                return -1;
+            took_add = true;
+            crash_point("add-renamed");
+            continue;
+        }
+        char *text = read_file(worktodo, &len);
+        if (text == NULL && errno != ENOENT) {
+            free(extra);
+            return -1;
+        }
+        int rc = 0;
+        if (text == NULL || !ends_with_lines(text, len, extra, add_len)) {
+            char *both = malloc(len + add_len + 2);
+            rc = -1;
+            if (both != NULL) {
+                size_t o = 0;
+                if (len > 0) {
+                    memcpy(both, text, len);
+                    o = len;
+                    if (both[o - 1] != '\n')
+                        both[o++] = '\n';
+                }
+                memcpy(both + o, extra, add_len);
+                o += add_len;
+                rc = write_atomic(worktodo, both, o);
+                free(both);
+            }
+            if (rc == 0)
+                total += (long)add_len;
+        }
+        free(text);
+        free(extra);
+        if (rc != 0)
+            return -1;
+        crash_point("add-merged");
+        if (unlink(merging) != 0 || fsync_dir_of(merging) != 0)
+            return -1;
         lode_log(LODE_LOG_INFO, "%s: merged into %s", add, worktodo);
-    return rc;
+    }
+    return total;
 }
 
 /* Reads the worktodo file's valid assignments into *list (in order);
- * malformed lines are counted in *bad_lines and, if log, named. */
+ * malformed lines are counted in *bad_lines and, if log, named (cut and
+ * with unprintable bytes escaped). */
 static int load_worktodo(const char *path, assignment **list, size_t *count, int *bad_lines, bool log)
 {
     size_t len;
@@ -294,38 +495,73 @@ static int load_worktodo(const char *path, assignment **list, size_t *count, int
     if (text == NULL)
         return -1;
     unsigned lineno = 0;
-    for (char *s = text; *s;) {
-        char *nl = strchr(s, '\n');
-        if (nl)
-            *nl = '\0';
-        size_t n = strlen(s);
-        if (n > 0 && s[n - 1] == '\r')
-            s[n - 1] = '\0';
+    size_t pos = 0, n;
+    const char *line;
+    while (next_line(text, len, &pos, &line, &n)) {
         lineno++;
         assignment a;
         char why[256];
-        int r = parse_line(s, &a, why, sizeof why);
+        int r = parse_line(line, n, &a, why, sizeof why);
         if (r < 0) {
-            if (log)
-                lode_log(LODE_LOG_ERROR, "%s:%u: malformed line '%s': %s (line kept, skipped)", path, lineno, s,
-                         why);
+            if (log) {
+                char shown[ECHO_MAX * 4 + 64];
+                sanitize(line, n, shown, sizeof shown);
+                lode_log(LODE_LOG_ERROR, "%s:%u: malformed line '%s': %s (line kept, skipped)", path, lineno,
+                         shown, why);
+            }
             (*bad_lines)++;
         } else if (r == 1) {
             assignment *g = realloc(*list, (*count + 1) * sizeof **list);
             if (g == NULL) {
                 free(text);
+                free(*list);
+                *list = NULL;
                 return -1;
             }
             *list = g;
             (*list)[(*count)++] = a;
         }
-        s = nl ? nl + 1 : s + n;
     }
     free(text);
     return 0;
 }
 
+/* Locks the worktodo file for this process (flock on FILE.lock, which
+ * holds the pid; the lock dies with the process, the file stays). Returns
+ * the descriptor to keep open, or -1 (reported). */
+static int lock_worktodo(const char *worktodo)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s.lock", worktodo);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        lode_log(LODE_LOG_ERROR, "cannot create the lock file %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        char pid[32] = "";
+        ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
+        pid[n > 0 ? n : 0] = '\0';
+        pid[strcspn(pid, "\n")] = '\0';
+        if (e == EWOULDBLOCK || e == EAGAIN)
+            lode_log(LODE_LOG_ERROR, "%s is in use by another lode tf (pid %s, lock %s): not starting a second "
+                     "one on it", worktodo, pid[0] ? pid : "unknown", path);
+        else
+            lode_log(LODE_LOG_ERROR, "cannot lock %s: %s", path, strerror(e));
+        close(fd);
+        return -1;
+    }
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n)
+        lode_log(LODE_LOG_WARN, "cannot write the pid into %s", path);
+    return fd;
+}
+
 /* ---- checkpoints ---- */
+
+enum { CKP_RUNNING, CKP_PENDING, CKP_REPORTED };
 
 typedef struct progress {
     unsigned next_class;   /* every needed class below it is done */
@@ -333,10 +569,10 @@ typedef struct progress {
     uint64_t k[MAX_FACTORS];
     int factors;
     long class_log_offset; /* length of the class log when saved */
-    long results_offset;   /* -1; else the results file's length just before
-                              the result was appended (a SIGKILL between the
-                              append and the checkpoint's removal must not
-                              report it twice) */
+    int state;             /* CKP_*: a finished assignment's result */
+    long results_offset;   /* CKP_PENDING: the results files' lengths */
+    long legacy_offset;    /*   before the result was appended (-1: none) */
+    char aid[64];          /* the assignment key the state is about */
 } progress;
 
 static void ckp_path(const tf_options *o, const assignment *a, char *out, size_t len)
@@ -354,32 +590,42 @@ static int ckp_save(const char *path, const assignment *a, const progress *pr)
     for (int i = 0; i < pr->factors; i++)
         n += snprintf(buf + n, sizeof buf - (size_t)n, " %llu", (unsigned long long)pr->k[i]);
     n += snprintf(buf + n, sizeof buf - (size_t)n, "\n");
-    if (pr->results_offset >= 0)
-        n += snprintf(buf + n, sizeof buf - (size_t)n, "results_offset %ld\n", pr->results_offset);
+    if (pr->state != CKP_RUNNING) {
+        n += snprintf(buf + n, sizeof buf - (size_t)n, "aid %s\n", a->aid);
+        if (pr->state == CKP_PENDING)
+            n += snprintf(buf + n, sizeof buf - (size_t)n, "results_offset %ld\nlegacy_offset %ld\n",
+                          pr->results_offset, pr->legacy_offset);
+        else
+            n += snprintf(buf + n, sizeof buf - (size_t)n, "reported 1\n");
+    }
     uint32_t crc = crc32_of(buf, (size_t)n);
     n += snprintf(buf + n, sizeof buf - (size_t)n, "crc32 %08X\n", crc);
     return write_atomic(path, buf, (size_t)n);
 }
 
 /* 1 = resumed, 0 = no usable checkpoint (none, or another assignment's),
- * -1 = a damaged one (reported; the assignment starts over). */
+ * -1 = a damaged one (reported; the assignment starts over). A finished
+ * state recorded for another assignment key is dropped (the classes are
+ * kept: the new key gets its own result). */
 static int ckp_load(const char *path, const assignment *a, progress *pr)
 {
     size_t len;
     char *text = read_file(path, &len);
     if (text == NULL)
         return 0;
-    char *crc_at = strstr(text, "crc32 ");
+    char *crc_at = NULL; /* the last "crc32 " line (an aid could hold the text) */
+    for (char *s = text; (s = strstr(s, "\ncrc32 ")) != NULL; s++)
+        crc_at = s + 1;
     unsigned crc = 0, p = 0, lo = 0, hi = 0;
-    progress q = {.results_offset = -1};
+    progress q = {.results_offset = -1, .legacy_offset = -1};
     int rc = -1, used = 0;
-    if (crc_at != NULL && sscanf(crc_at, "crc32 %8X", &crc) == 1 &&
+    if (strlen(text) == len && crc_at != NULL && sscanf(crc_at, "crc32 %8X", &crc) == 1 &&
         crc32_of(text, (size_t)(crc_at - text)) == crc &&
         sscanf(text, "lode-tf-checkpoint 1\nexponent %u\nbits %u %u\nnext_class %u\nclasses_done %u\n"
                "class_log %ld\nfactors %d%n", &p, &lo, &hi, &q.next_class, &q.classes_done,
                &q.class_log_offset, &q.factors, &used) == 7 &&
         q.factors >= 0 && q.factors <= MAX_FACTORS && q.next_class <= LODE_TF_CLASSES) {
-        const char *s = text + used;
+        char *s = text + used;
         rc = 1;
         for (int i = 0; i < q.factors && rc == 1; i++) {
             char *end;
@@ -389,10 +635,25 @@ static int ckp_load(const char *path, const assignment *a, progress *pr)
                 rc = -1;
             s = end;
         }
-        if (rc == 1 && sscanf(s, " results_offset %ld", &q.results_offset) != 1)
-            q.results_offset = -1;
+        /* Optional "key value" lines up to the checksum. */
+        for (s = strchr(s, '\n'); rc == 1 && s != NULL && s + 1 < crc_at; s = strchr(s + 1, '\n')) {
+            char *l = s + 1, *end = strchr(l, '\n');
+            size_t n = (size_t)(end - l);
+            if (strncmp(l, "aid ", 4) == 0 && n - 4 < sizeof q.aid)
+                snprintf(q.aid, sizeof q.aid, "%.*s", (int)(n - 4), l + 4);
+            else if (sscanf(l, "results_offset %ld", &q.results_offset) == 1)
+                q.state = CKP_PENDING;
+            else if (sscanf(l, "legacy_offset %ld", &q.legacy_offset) == 1)
+                ;
+            else if (strncmp(l, "reported 1\n", 11) == 0)
+                q.state = CKP_REPORTED;
+        }
+        if (q.state != CKP_RUNNING && q.next_class < LODE_TF_CLASSES)
+            rc = -1;
         if (rc == 1 && (p != a->p || lo != a->bit_min || hi != a->bit_max))
             rc = 0;
+        if (rc == 1 && q.state != CKP_RUNNING && strcmp(q.aid, a->aid) != 0)
+            q.state = CKP_RUNNING;
     }
     free(text);
     if (rc == 1)
@@ -420,73 +681,55 @@ static int by_k(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static int append_line(const char *path, const char *line)
+static long file_length(const char *path)
 {
-    FILE *f = fopen(path, "a");
-    if (f == NULL)
-        return -1;
-    bool ok = fputs(line, f) >= 0 && fflush(f) == 0 && fsync(fileno(f)) == 0;
-    return fclose(f) == 0 && ok ? 0 : -1;
+    struct stat st;
+    return path != NULL && stat(path, &st) == 0 && S_ISREG(st.st_mode) ? (long)st.st_size : 0;
 }
 
-/* Did an earlier run append this assignment's result to the results file
- * after `offset` (killed before it could remove its checkpoint)? */
-static bool already_reported(const char *results, long offset, const assignment *a)
+/* Is this assignment's JSON line (json) or legacy summary line (!json) in
+ * the file after offset, whole (newline-terminated)? An earlier run was
+ * stopped between the append and the checkpoint that says so. */
+static bool already_written(const char *path, long offset, const assignment *a, bool json)
 {
     size_t len;
-    char *text = results ? read_file(results, &len) : NULL;
+    char *text = path != NULL && offset >= 0 ? read_file(path, &len) : NULL;
     if (text == NULL)
         return false;
-    char want[128];
-    snprintf(want, sizeof want, "{\"exponent\":%u, \"worktype\":\"TF\",", a->p);
-    char range[64];
-    snprintf(range, sizeof range, "\"bitlo\":%u, \"bithi\":%u,", a->bit_min, a->bit_max);
+    char summary[96];
+    snprintf(summary, sizeof summary, " for M%u from 2^%u to 2^%u ", a->p, a->bit_min, a->bit_max);
     bool found = false;
-    for (char *line = (size_t)offset <= len ? text + offset : NULL; line && *line && !found;) {
-        char *nl = strchr(line, '\n');
-        if (nl)
-            *nl = '\0';
-        size_t n = strlen(line); /* a whole line: a kill mid-append leaves no '}' at its end */
-        found = nl != NULL && n > 0 && line[n - 1] == '}' && strncmp(line, want, strlen(want)) == 0 &&
-                strstr(line, range) != NULL;
-        line = nl ? nl + 1 : NULL;
+    size_t pos = (size_t)offset, n;
+    const char *line;
+    while (!found && pos <= len && next_line(text, len, &pos, &line, &n)) {
+        if (pos > len || text[pos - 1] != '\n') /* cut short */
+            break;
+        if (!json) {
+            char *l = strndup(line, n);
+            found = l != NULL && strstr(l, summary) != NULL && (strncmp(l, "no factor", 9) == 0 ||
+                                                                 strncmp(l, "found ", 6) == 0);
+            free(l);
+            continue;
+        }
+        json_t *r = json_loadb(line, n, 0, NULL);
+        const char *aid = json_string_value(json_object_get(r, "aid"));
+        found = r != NULL && json_integer_value(json_object_get(r, "exponent")) == a->p &&
+                json_integer_value(json_object_get(r, "bitlo")) == a->bit_min &&
+                json_integer_value(json_object_get(r, "bithi")) == a->bit_max &&
+                json_is_string(json_object_get(r, "worktype")) &&
+                strcmp(json_string_value(json_object_get(r, "worktype")), "TF") == 0 &&
+                (is_hex32(a->aid) ? aid != NULL && strcmp(aid, a->aid) == 0 : aid == NULL);
+        json_decref(r);
     }
     free(text);
     return found;
 }
 
-/* Prints the legacy lines; appends the results to the files when `write`. */
-static void report(const tf_options *o, const assignment *a, progress *pr, const char *kernel,
-                   const char *details, bool write)
+/* The PrimeNet JSON line (with its newline), built through jansson; NULL
+ * when out of memory. */
+static char *result_json(const tf_options *o, const assignment *a, const progress *pr, const char *kernel,
+                         const char *details)
 {
-    qsort(pr->k, (size_t)pr->factors, sizeof pr->k[0], by_k);
-    char factors_csv[MAX_FACTORS * 42] = "", factors_json[MAX_FACTORS * 44] = "";
-    size_t fc = 0, fj = 0;
-    char legacy[8192] = "";
-    size_t lg = 0;
-    for (int i = 0; i < pr->factors; i++) {
-        char q[48];
-        lode_tf_u128_str(lode_tf_q(a->p, pr->k[i]), q);
-        fc += (size_t)snprintf(factors_csv + fc, sizeof factors_csv - fc, "%s%s", i ? "," : "", q);
-        fj += (size_t)snprintf(factors_json + fj, sizeof factors_json - fj, "%s\"%s\"", i ? "," : "", q);
-        printf("M%u has a factor: %s\n", a->p, q);
-        lg += (size_t)snprintf(legacy + lg, sizeof legacy - lg, "M%u has a factor: %s [TF:%u:%u:lode %s %s]\n",
-                               a->p, q, a->bit_min, a->bit_max, LODE_VERSION, kernel);
-    }
-    if (pr->factors == 0) {
-        printf("no factor for M%u from 2^%u to 2^%u\n", a->p, a->bit_min, a->bit_max);
-        snprintf(legacy + lg, sizeof legacy - lg, "no factor for M%u from 2^%u to 2^%u [lode %s %s]\n",
-                 a->p, a->bit_min, a->bit_max, LODE_VERSION, kernel);
-    } else {
-        printf("found %d factor%s for M%u from 2^%u to 2^%u\n", pr->factors, pr->factors > 1 ? "s" : "",
-               a->p, a->bit_min, a->bit_max);
-        snprintf(legacy + lg, sizeof legacy - lg, "found %d factor%s for M%u from 2^%u to 2^%u [lode %s %s]\n",
-                 pr->factors, pr->factors > 1 ? "s" : "", a->p, a->bit_min, a->bit_max, LODE_VERSION, kernel);
-    }
-    fflush(stdout);
-    if (!write)
-        return;
-
     struct utsname un;
     const char *os = "Linux", *arch = "unknown";
     if (uname(&un) == 0) {
@@ -498,34 +741,192 @@ static void report(const tf_options *o, const assignment *a, progress *pr, const
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(ts, sizeof ts, "%Y-%m-%d %H:%M:%S", &tm);
+    char factors_csv[MAX_FACTORS * 42] = "";
+    size_t fc = 0;
+    json_t *factors = json_array();
+    for (int i = 0; i < pr->factors; i++) {
+        char q[48];
+        lode_tf_u128_str(lode_tf_q(a->p, pr->k[i]), q);
+        fc += (size_t)snprintf(factors_csv + fc, sizeof factors_csv - fc, "%s%s", i ? "," : "", q);
+        json_array_append_new(factors, json_string(q));
+    }
     char sum_text[8192];
     snprintf(sum_text, sizeof sum_text, "%u;TF;%s;;%u;%u;1;;;lode;%s;%s;%s;%s;%s;%s", a->p, factors_csv,
              a->bit_min, a->bit_max, LODE_VERSION, kernel, details, os, arch, ts);
-    char json[12288];
-    size_t j = (size_t)snprintf(json, sizeof json,
-                                "{\"exponent\":%u, \"worktype\":\"TF\", \"status\":\"%s\", \"bitlo\":%u, "
-                                "\"bithi\":%u, \"rangecomplete\":true, ",
-                                a->p, pr->factors ? "F" : "NF", a->bit_min, a->bit_max);
+    char sum[16];
+    snprintf(sum, sizeof sum, "%08X", crc32_of(sum_text, strlen(sum_text)));
+    json_t *r = json_object();
+    json_object_set_new(r, "exponent", json_integer(a->p));
+    json_object_set_new(r, "worktype", json_string("TF"));
+    json_object_set_new(r, "status", json_string(pr->factors ? "F" : "NF"));
+    json_object_set_new(r, "bitlo", json_integer(a->bit_min));
+    json_object_set_new(r, "bithi", json_integer(a->bit_max));
+    json_object_set_new(r, "rangecomplete", json_true());
     if (pr->factors)
-        j += (size_t)snprintf(json + j, sizeof json - j, "\"factors\":[%s], ", factors_json);
-    j += (size_t)snprintf(json + j, sizeof json - j,
-                          "\"program\":{\"name\":\"lode\", \"version\":\"%s\", \"kernel\":\"%s\", "
-                          "\"details\":\"%s\"}, \"timestamp\":\"%s\"",
-                          LODE_VERSION, kernel, details, ts);
+        json_object_set(r, "factors", factors);
+    json_object_set_new(r, "program", json_pack("{s:s, s:s, s:s, s:s}", "name", "lode", "version", LODE_VERSION,
+                                                "kernel", kernel, "details", details));
+    json_object_set_new(r, "timestamp", json_string(ts));
     if (o->user)
-        j += (size_t)snprintf(json + j, sizeof json - j, ", \"user\":\"%s\"", o->user);
+        json_object_set_new(r, "user", json_string(o->user));
     if (o->computer)
-        j += (size_t)snprintf(json + j, sizeof json - j, ", \"computer\":\"%s\"", o->computer);
+        json_object_set_new(r, "computer", json_string(o->computer));
     if (is_hex32(a->aid))
-        j += (size_t)snprintf(json + j, sizeof json - j, ", \"aid\":\"%s\"", a->aid);
-    snprintf(json + j, sizeof json - j,
-             ", \"os\":{\"os\": \"%s\", \"architecture\": \"%s\"}, \"checksum\":{\"version\":1, "
-             "\"checksum\":\"%08X\"}}\n",
-             os, arch, crc32_of(sum_text, strlen(sum_text)));
-    if (o->results && append_line(o->results, json) != 0)
-        lode_log(LODE_LOG_ERROR, "cannot append to %s: %s", o->results, strerror(errno));
-    if (o->legacy && append_line(o->legacy, legacy) != 0)
-        lode_log(LODE_LOG_ERROR, "cannot append to %s: %s", o->legacy, strerror(errno));
+        json_object_set_new(r, "aid", json_string(a->aid));
+    json_object_set_new(r, "os", json_pack("{s:s, s:s}", "os", os, "architecture", arch));
+    json_object_set_new(r, "checksum", json_pack("{s:i, s:s}", "version", 1, "checksum", sum));
+    json_decref(factors);
+    char *body = json_dumps(r, JSON_PRESERVE_ORDER);
+    json_decref(r);
+    char *line = body ? malloc(strlen(body) + 2) : NULL;
+    if (line != NULL)
+        sprintf(line, "%s\n", body);
+    free(body);
+    return line;
+}
+
+/* Prints the legacy lines on stdout and returns them for results.txt. */
+static void legacy_lines(const assignment *a, progress *pr, const char *kernel, char *legacy, size_t size)
+{
+    qsort(pr->k, (size_t)pr->factors, sizeof pr->k[0], by_k);
+    size_t lg = 0;
+    legacy[0] = '\0';
+    for (int i = 0; i < pr->factors; i++) {
+        char q[48];
+        lode_tf_u128_str(lode_tf_q(a->p, pr->k[i]), q);
+        printf("M%u has a factor: %s\n", a->p, q);
+        lg += (size_t)snprintf(legacy + lg, size - lg, "M%u has a factor: %s [TF:%u:%u:lode %s %s]\n", a->p, q,
+                               a->bit_min, a->bit_max, LODE_VERSION, kernel);
+    }
+    if (pr->factors == 0) {
+        printf("no factor for M%u from 2^%u to 2^%u\n", a->p, a->bit_min, a->bit_max);
+        snprintf(legacy + lg, size - lg, "no factor for M%u from 2^%u to 2^%u [lode %s %s]\n", a->p, a->bit_min,
+                 a->bit_max, LODE_VERSION, kernel);
+    } else {
+        printf("found %d factor%s for M%u from 2^%u to 2^%u\n", pr->factors, pr->factors > 1 ? "s" : "",
+               a->p, a->bit_min, a->bit_max);
+        snprintf(legacy + lg, size - lg, "found %d factor%s for M%u from 2^%u to 2^%u [lode %s %s]\n",
+                 pr->factors, pr->factors > 1 ? "s" : "", a->p, a->bit_min, a->bit_max, LODE_VERSION, kernel);
+    }
+    fflush(stdout);
+}
+
+/* Steps 1 to 5 of the order at the top of this file for a finished
+ * assignment. 0, or EXIT_RUNTIME with the reason logged (the checkpoint and
+ * the worktodo line are kept: the next run goes on from there). */
+static int finish(const tf_options *o, const char *path, const assignment *a, progress *pr,
+                  const char *kernel, const char *details)
+{
+    char legacy[8192];
+    legacy_lines(a, pr, kernel, legacy, sizeof legacy);
+    if (pr->state == CKP_REPORTED) {
+        lode_log(LODE_LOG_INFO, "M%u 2^%u..2^%u: the result is already in %s", a->p, a->bit_min, a->bit_max,
+                 o->results);
+    } else {
+        bool resumed = pr->state == CKP_PENDING;
+        if (!resumed) {
+            pr->state = CKP_PENDING;
+            pr->results_offset = file_length(o->results);
+            pr->legacy_offset = file_length(o->legacy);
+            if (ckp_save(path, a, pr) != 0) {
+                lode_log(LODE_LOG_ERROR, "cannot write checkpoint %s: %s; the result is not written (it "
+                         "could not be guarded against a second report); the next run tries again", path,
+                         strerror(errno));
+                return EXIT_RUNTIME;
+            }
+            crash_point("pending-saved");
+        }
+        if (o->legacy != NULL && !(resumed && already_written(o->legacy, pr->legacy_offset, a, false))) {
+            if (append_record(o->legacy, legacy, strlen(legacy)) != 0) {
+                lode_log(LODE_LOG_ERROR, "cannot append to %s: %s; the result stays in %s and the next run "
+                         "writes it", o->legacy, strerror(errno), path);
+                return EXIT_RUNTIME;
+            }
+            crash_point("legacy-appended");
+        }
+        if (resumed && already_written(o->results, pr->results_offset, a, true)) {
+            lode_log(LODE_LOG_INFO, "M%u 2^%u..2^%u: the result is already in %s", a->p, a->bit_min,
+                     a->bit_max, o->results);
+        } else {
+            char *json = result_json(o, a, pr, kernel, details);
+            int rc = json != NULL ? append_record(o->results, json, strlen(json)) : -1;
+            free(json);
+            if (rc != 0) {
+                lode_log(LODE_LOG_ERROR, "cannot append to %s: %s; the result stays in %s and the next run "
+                         "writes it", o->results, strerror(errno), path);
+                return EXIT_RUNTIME;
+            }
+            crash_point("result-appended");
+        }
+        pr->state = CKP_REPORTED;
+        if (ckp_save(path, a, pr) != 0) /* the pending record still guards it */
+            lode_log(LODE_LOG_WARN, "cannot write checkpoint %s: %s", path, strerror(errno));
+        crash_point("reported-saved");
+    }
+    if (o->worktodo != NULL) {
+        if (remove_line(o->worktodo, a) != 0) {
+            lode_log(LODE_LOG_ERROR, "cannot remove the finished line from %s: %s; %s records that it is "
+                     "reported and the next run removes it", o->worktodo, strerror(errno), path);
+            return EXIT_RUNTIME;
+        }
+        crash_point("worktodo-rewritten");
+    }
+    if (unlink(path) != 0 && errno != ENOENT)
+        lode_log(LODE_LOG_WARN, "cannot remove %s: %s", path, strerror(errno));
+    else
+        (void)fsync_dir_of(path);
+    crash_point("checkpoint-removed");
+    return 0;
+}
+
+/* Removes the checkpoints in the checkpoint directory that say "reported"
+ * for an assignment no longer in the worktodo file: a run killed between
+ * removing the line (step 4) and the checkpoint (step 5) leaves one. */
+static void remove_stale_records(const tf_options *o, const assignment *list, size_t count)
+{
+    DIR *dir = opendir(o->ckp_dir);
+    if (dir == NULL)
+        return;
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL) {
+        assignment a = {0};
+        char again[256];
+        if (sscanf(e->d_name, "M%u_%u_%u.ckp", &a.p, &a.bit_min, &a.bit_max) != 3)
+            continue;
+        snprintf(again, sizeof again, "M%u_%u_%u.ckp", a.p, a.bit_min, a.bit_max);
+        bool listed = strcmp(again, e->d_name) != 0;
+        for (size_t i = 0; i < count && !listed; i++)
+            listed = list[i].p == a.p && list[i].bit_min == a.bit_min && list[i].bit_max == a.bit_max;
+        char path[4096];
+        ckp_path(o, &a, path, sizeof path);
+        progress pr;
+        size_t len;
+        char *text = listed ? NULL : read_file(path, &len);
+        bool reported = text != NULL && strstr(text, "\nreported 1\n") != NULL;
+        free(text);
+        if (reported && ckp_load(path, &a, &pr) == 1) { /* any key: the line is gone */
+            if (unlink(path) == 0)
+                lode_log(LODE_LOG_INFO, "removed %s: its result is reported and its line is gone", path);
+        }
+    }
+    closedir(dir);
+}
+
+/* "3d 04h 05m", "4h 05m", "5m 06s", "7s". */
+static void format_eta(double s, char *out, size_t len)
+{
+    if (!(s >= 0) || s > 1e12)
+        s = 0;
+    unsigned long long t = (unsigned long long)(s + 0.5);
+    unsigned long long d = t / 86400, h = t / 3600 % 24, m = t / 60 % 60, sec = t % 60;
+    if (d)
+        snprintf(out, len, "%llud %02lluh %02llum", d, h, m);
+    else if (h)
+        snprintf(out, len, "%lluh %02llum", h, m);
+    else if (m)
+        snprintf(out, len, "%llum %02llus", m, sec);
+    else
+        snprintf(out, len, "%llus", sec);
 }
 
 /* ---- running one assignment ---- */
@@ -536,7 +937,7 @@ static int run_assignment(const tf_options *o, lode_miner *m, hit_log *hits, con
 {
     char path[4096];
     ckp_path(o, a, path, sizeof path);
-    progress pr = {.results_offset = -1};
+    progress pr = {.results_offset = -1, .legacy_offset = -1};
     if (ckp_load(path, a, &pr) == 1)
         lode_log(LODE_LOG_INFO, "M%u 2^%u..2^%u: resuming from %s at class %u (%u of %u done)", a->p,
                  a->bit_min, a->bit_max, path, pr.next_class, pr.classes_done, LODE_TF_NEEDED_CLASSES);
@@ -581,9 +982,13 @@ static int run_assignment(const tf_options *o, lode_miner *m, hit_log *hits, con
                 }
             }
             if (r == 0) { /* stopped mid-class: the checkpoint says this class is not done */
-                if (o->ckp_dir != NULL && ckp_save(path, a, &pr) != 0)
+                bool saved = false;
+                if (o->progress_ckp && !(saved = ckp_save(path, a, &pr) == 0))
                     lode_log(LODE_LOG_ERROR, "cannot write checkpoint %s: %s", path, strerror(errno));
-                lode_log(LODE_LOG_INFO, "stopped in class %u: progress before it saved", c);
+                lode_log(LODE_LOG_INFO, "stopped in class %u: %s", c,
+                         saved ? "progress before it saved"
+                               : o->progress_ckp ? "progress NOT saved"
+                                                 : "progress not saved (--no-checkpoints)");
                 status = EXIT_INTERRUPTED;
                 break;
             }
@@ -607,9 +1012,9 @@ static int run_assignment(const tf_options *o, lode_miner *m, hit_log *hits, con
             pr.class_log_offset = ftell(class_log);
         }
         double now = cli_now();
-        bool stop = cli_interrupted();
-        if (o->ckp_dir != NULL && (stop || now - last_ckp >= o->ckp_interval)) {
-            if (ckp_save(path, a, &pr) != 0)
+        bool stop = cli_interrupted(), saved = false;
+        if (o->progress_ckp && (stop || now - last_ckp >= o->ckp_interval)) {
+            if (!(saved = ckp_save(path, a, &pr) == 0))
                 lode_log(LODE_LOG_ERROR, "cannot write checkpoint %s: %s", path, strerror(errno));
             last_ckp = now;
         }
@@ -624,13 +1029,18 @@ static int run_assignment(const tf_options *o, lode_miner *m, hit_log *hits, con
             double frac = (double)(pr.classes_done - done_at_start) / LODE_TF_NEEDED_CLASSES;
             double left = (double)(LODE_TF_NEEDED_CLASSES - pr.classes_done);
             double eta = pr.classes_done > done_at_start ? el / (pr.classes_done - done_at_start) * left : 0;
-            lode_log(LODE_LOG_INFO, "M%u %u-%u class %4u: %5.1f%%, %.3g candidates/s, %.2f GHz-days/day, ETA %.0f s",
+            char eta_text[48];
+            format_eta(eta, eta_text, sizeof eta_text);
+            lode_log(LODE_LOG_INFO, "M%u %u-%u class %4u: %5.1f%%, %.3g candidates/s, %.2f GHz-days/day, ETA %s",
                      a->p, a->bit_min, a->bit_max, c, 100.0 * pr.classes_done / LODE_TF_NEEDED_CLASSES,
-                     (double)(cand - cand0) / el, ghz_days * frac / (el / 86400.0), eta);
+                     (double)(cand - cand0) / el, ghz_days * frac / (el / 86400.0), eta_text);
             last_line = now;
         }
-        if (stop) {
-            lode_log(LODE_LOG_INFO, "interrupted after class %u: progress saved", c);
+        if (stop && pr.classes_done < LODE_TF_NEEDED_CLASSES) { /* else: report it first */
+            lode_log(LODE_LOG_INFO, "interrupted after class %u: %s", c,
+                     saved ? "progress saved"
+                           : o->progress_ckp ? "progress NOT saved"
+                                             : "progress not saved (--no-checkpoints)");
             status = EXIT_INTERRUPTED;
             break;
         }
@@ -639,20 +1049,7 @@ static int run_assignment(const tf_options *o, lode_miner *m, hit_log *hits, con
         fclose(class_log);
     if (status != 0)
         return status;
-    bool write = true;
-    if (pr.results_offset >= 0 && already_reported(o->results, pr.results_offset, a)) {
-        lode_log(LODE_LOG_INFO, "M%u 2^%u..2^%u: the result is already in %s", a->p, a->bit_min, a->bit_max,
-                 o->results);
-        write = false;
-    } else if (o->ckp_dir != NULL) {
-        struct stat st;
-        pr.results_offset = o->results && stat(o->results, &st) == 0 ? (long)st.st_size : 0;
-        if (ckp_save(path, a, &pr) != 0)
-            lode_log(LODE_LOG_ERROR, "cannot write checkpoint %s: %s", path, strerror(errno));
-    }
-    report(o, a, &pr, kernel, details, write);
-    remove(path);
-    return 0;
+    return finish(o, path, a, &pr, kernel, details);
 }
 
 static int run_selftest(const tf_options *o)
@@ -699,12 +1096,14 @@ static void usage(FILE *out)
             "  -t, --threads N           CPU worker threads\n"
             "  -w, --worktodo FILE       assignments: Factor=[AID,]exponent,bit_min,bit_max;\n"
             "                            worktodo.add beside it is merged in at start and\n"
-            "                            after each finished assignment\n"
+            "                            after each finished assignment; FILE.lock keeps a\n"
+            "                            second lode tf off the same file\n"
             "      --results FILE        PrimeNet JSON results (results.json.txt)\n"
             "      --legacy-results FILE also append the legacy lines here (e.g. results.txt)\n"
             "      --checkpoint-dir DIR  where M<p>_<a>_<b>.ckp live (.)\n"
             "      --checkpoint-interval S  seconds between checkpoints (60; 0 = every class)\n"
-            "      --no-checkpoints\n"
+            "      --no-checkpoints      no progress saves (a finished assignment's short-lived\n"
+            "                            record against a second report is still written)\n"
             "      --progress-interval S seconds between progress lines (10)\n"
             "      --user NAME, --computer NAME  put into the JSON results\n"
             "      --class-log FILE      append each class as it completes (for tests)\n"
@@ -737,7 +1136,7 @@ int cmd_tf(int argc, char **argv)
         {"computer", required_argument, NULL, 8}, {"class-log", required_argument, NULL, 9},
         {"selftest", no_argument, NULL, 10}, {0}};
     tf_options o = {.results = "results.json.txt", .ckp_dir = ".", .ckp_interval = 60,
-                    .progress_interval = 10};
+                    .progress_interval = 10, .progress_ckp = true};
     bool no_ckp = false;
     int c;
     optind = 1;
@@ -768,8 +1167,15 @@ int cmd_tf(int argc, char **argv)
             if (parse_seconds(optarg, &o.progress_interval) != 0)
                 return cli_usage_error("--progress-interval wants seconds, not '%s'", optarg);
             break;
-        case 7: o.user = optarg; break;
-        case 8: o.computer = optarg; break;
+        case 7:
+        case 8: {
+            json_t *s = json_string(optarg); /* NULL: not UTF-8 */
+            if (s == NULL)
+                return cli_usage_error("--%s wants UTF-8 text", c == 7 ? "user" : "computer");
+            json_decref(s);
+            *(c == 7 ? &o.user : &o.computer) = optarg;
+            break;
+        }
         case 9: o.class_log = optarg; break;
         case 10: o.selftest = true; break;
         case ':': return cli_usage_error("option '%s' needs a value", argv[optind - 1]);
@@ -777,13 +1183,14 @@ int cmd_tf(int argc, char **argv)
         }
     }
     if (no_ckp)
-        o.ckp_dir = NULL;
+        o.progress_ckp = false;
     lode_log_configure(o.quiet, false);
     cli_install_signal_handlers();
     if (o.selftest)
         return optind == argc ? run_selftest(&o) : cli_usage_error("--selftest takes no assignment");
 
     /* The assignments: from the command line, or the worktodo file. */
+    int lock_fd = -1;
     assignment *list = NULL;
     size_t count = 0;
     int bad_lines = 0;
@@ -795,7 +1202,7 @@ int cmd_tf(int argc, char **argv)
         list = calloc(1, sizeof *list);
         if (list == NULL)
             return EXIT_RUNTIME;
-        if (parse_line(line, list, why, sizeof why) != 1) {
+        if (parse_line(line, strlen(line), list, why, sizeof why) != 1) {
             free(list);
             return cli_usage_error("M%s %s..%s: %s", argv[optind], argv[optind + 1], argv[optind + 2], why);
         }
@@ -803,12 +1210,22 @@ int cmd_tf(int argc, char **argv)
     } else {
         if (o.worktodo == NULL)
             o.worktodo = "worktodo.txt";
+        struct stat st;
+        if (stat(o.worktodo, &st) == 0 && !S_ISREG(st.st_mode))
+            return cli_usage_error("cannot read %s: %s", o.worktodo,
+                                   S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
+        if ((lock_fd = lock_worktodo(o.worktodo)) < 0)
+            return EXIT_RUNTIME;
         if (merge_add_file(o.worktodo) < 0)
             lode_log(LODE_LOG_ERROR, "cannot merge worktodo.add into %s: %s", o.worktodo, strerror(errno));
-        if (load_worktodo(o.worktodo, &list, &count, &bad_lines, true) != 0)
+        if (load_worktodo(o.worktodo, &list, &count, &bad_lines, true) != 0) {
+            close(lock_fd);
             return cli_usage_error("cannot read %s: %s", o.worktodo, strerror(errno));
+        }
+        remove_stale_records(&o, list, count);
         if (count == 0) {
             free(list);
+            close(lock_fd);
             if (bad_lines)
                 return EXIT_USAGE;
             lode_log(LODE_LOG_INFO, "%s has no assignments", o.worktodo);
@@ -821,6 +1238,8 @@ int cmd_tf(int argc, char **argv)
     char err[512];
     if (lode_registry_select(o.devices, LODE_ALGO_TF, &devices, &ndev, err, sizeof err) != 0) {
         free(list);
+        if (lock_fd >= 0)
+            close(lock_fd);
         return cli_usage_error("%s", err);
     }
     char kernel[128] = "", details[256] = "";
@@ -832,6 +1251,10 @@ int cmd_tf(int argc, char **argv)
                  k > 0 && names[0] ? names[0] : "default");
         snprintf(details + dl, sizeof details - dl, "%s%s", d ? ", " : "", devices[d].info.name);
     }
+    for (char *s = kernel; *s; s++) /* printable ASCII: the JSON line and its checksum agree */
+        *s = *s >= 0x20 && *s < 0x7f ? *s : '?';
+    for (char *s = details; *s; s++)
+        *s = *s >= 0x20 && *s < 0x7f ? *s : '?';
     hit_log hits = {.lock = PTHREAD_MUTEX_INITIALIZER};
     lode_miner_config cfg = {.algo = LODE_ALGO_TF, .devices = devices, .device_count = ndev,
                              .threads = o.threads, .chunk_ms = 100,
@@ -840,6 +1263,8 @@ int cmd_tf(int argc, char **argv)
     free(devices);
     if (m == NULL) {
         free(list);
+        if (lock_fd >= 0)
+            close(lock_fd);
         lode_log(LODE_LOG_ERROR, "%s", err);
         return EXIT_RUNTIME;
     }
@@ -851,13 +1276,10 @@ int cmd_tf(int argc, char **argv)
     }
     for (size_t i = 0; status == 0 && i < count; i++) {
         status = run_assignment(&o, m, &hits, &list[i], kernel, details);
+        if (status == 0 && cli_interrupted())
+            status = EXIT_INTERRUPTED;
         if (status != 0 || o.worktodo == NULL)
             continue;
-        if (remove_line(o.worktodo, list[i].line) != 0) {
-            lode_log(LODE_LOG_ERROR, "cannot remove the finished line from %s: %s", o.worktodo,
-                     strerror(errno));
-            continue;
-        }
         /* New work dropped into worktodo.add meanwhile: merge it, and go on
          * with whatever the file now holds (the finished line is gone). */
         long merged = merge_add_file(o.worktodo);
@@ -877,6 +1299,8 @@ int cmd_tf(int argc, char **argv)
     }
     lode_miner_free(m);
     free(list);
+    if (lock_fd >= 0)
+        close(lock_fd); /* after the last write to the worktodo */
     if (status == 0 && bad_lines)
         status = EXIT_USAGE;
     return status;
