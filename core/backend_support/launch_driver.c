@@ -19,6 +19,12 @@
 /* A launch already finished at the first poll ended at an unknown time
  * before it: the estimate was too long, so shorten it by this factor. */
 #define ESTIMATE_SHRINK 0.9
+/* A launch still reported running this long after it began (GIVE_UP_FACTOR
+ * times the estimate plus GIVE_UP_MIN_S, or GIVE_UP_UNKNOWN_S before the
+ * first estimate) is waited for with the engine's wait. */
+#define GIVE_UP_FACTOR 4.0
+#define GIVE_UP_MIN_S 0.01
+#define GIVE_UP_UNKNOWN_S 2.0
 
 double lode_launch_now(void)
 {
@@ -48,7 +54,8 @@ typedef struct launch {
 /* Waits for the oldest launch of a polling engine: sleep through most of
  * its expected duration, then poll with short sleeps; the time it took
  * updates the estimate. */
-static int wait_polling(lode_launch_driver *drv, const lode_launch_engine *e, unsigned slot, const launch *l)
+static int wait_polling(lode_launch_driver *drv, const lode_launch_engine *e, unsigned slot, const launch *l,
+                        bool full)
 {
     /* The device runs launches in order: this one began when the one ahead
      * of it was seen to finish, or when it was queued if that was later. */
@@ -64,6 +71,9 @@ static int wait_polling(lode_launch_driver *drv, const lode_launch_engine *e, un
             drv->sleeps++;
         }
     }
+    /* Past this, stop trusting the query and block in wait (a driver that
+     * updates an event's state only inside its own wait must not hang us). */
+    const double give_up = began + (expect > 0 ? GIVE_UP_FACTOR * expect + GIVE_UP_MIN_S : GIVE_UP_UNKNOWN_S);
     bool caught_running = false;
     for (;;) {
         int q = e->query(e->ctx, slot);
@@ -72,10 +82,23 @@ static int wait_polling(lode_launch_driver *drv, const lode_launch_engine *e, un
             return q;
         if (q > 0)
             break;
+        if (e->wait != NULL && lode_launch_now() > give_up) {
+            drv->give_ups++;
+            int rc = e->wait(e->ctx, slot);
+            drv->last_finish = lode_launch_now(); /* no measurement: it may have ended long ago */
+            return rc;
+        }
         caught_running = true;
         sleep_s(poll);
     }
     const double t = lode_launch_now();
+    drv->last_finish = t;
+    /* Only full launches teach the estimate: a launch has a fixed cost too,
+     * so a short one (a self-test's, a range's tail) would inflate the time
+     * per index; for short ones the proportional estimate errs early,
+     * which costs a few polls, never a late wake. */
+    if (!full)
+        return e->wait != NULL ? e->wait(e->ctx, slot) : LODE_OK;
     /* Seen running and then finished: the time is known to within a poll.
      * Finished at the first look: it took at most this long. */
     const double measured = (t - began) / (double)l->count;
@@ -85,7 +108,6 @@ static int wait_polling(lode_launch_driver *drv, const lode_launch_engine *e, un
         drv->sec_per_index += ESTIMATE_WEIGHT * (measured - drv->sec_per_index);
     else
         drv->sec_per_index = ESTIMATE_SHRINK * (measured < drv->sec_per_index ? measured : drv->sec_per_index);
-    drv->last_finish = t;
     return e->wait != NULL ? e->wait(e->ctx, slot) : LODE_OK;
 }
 
@@ -146,7 +168,7 @@ int lode_launch_run(lode_launch_driver *drv, const lode_launch_engine *e, uint64
             rc = e->wait(e->ctx, slot);
             drv->last_finish = lode_launch_now();
         } else {
-            rc = wait_polling(drv, e, slot, &l);
+            rc = wait_polling(drv, e, slot, &l, l.count == p.size);
         }
         if (rc == LODE_OK && e->fetch != NULL)
             rc = e->fetch(e->ctx, slot);

@@ -25,7 +25,8 @@
  *     when it really started (when the launch ahead of it was seen to
  *     finish, or when it was queued if the device was idle) with a running
  *     estimate of the time per index, then polls the engine's query with
- *     short sleeps.
+ *     short sleeps (and blocks in its wait if the query still says running
+ *     long after the expected end).
  *
  * The driver is plain C with no device API: tests/test_launch_driver.c runs
  * it on a fake engine. One driver state per device handle (the time
@@ -61,8 +62,9 @@ typedef struct lode_launch_engine {
     /* The oldest launch (in slot): 1 finished, 0 still running, < 0 a lode
      * status (the device failed). Needed unless blocking_wait. */
     int (*query)(void *ctx, unsigned slot);
-    /* Waits until the oldest launch has finished (after query said 1 it
-     * must not block). */
+    /* Waits until the oldest launch has finished: after query said 1 it
+     * should return at once; a polling engine's wait is also the fallback
+     * when query still says 0 long after the expected end. */
     int (*wait)(void *ctx, unsigned slot);
     /* Optional: copies a finished launch's results out of its slot, so
      * the driver may queue the next launch before collect (which then reads
@@ -84,7 +86,7 @@ typedef struct lode_launch_driver {
     double sec_per_index;   /* running estimate, 0 until the first measurement */
     double last_finish;     /* when the last launch was seen to finish (monotonic s) */
     /* Counters, for tests and measurements. */
-    uint64_t launches, polls, sleeps;
+    uint64_t launches, polls, sleeps, give_ups;
 } lode_launch_driver;
 
 void lode_launch_driver_init(lode_launch_driver *drv);
