@@ -5,10 +5,11 @@
  * thread and makes the device current there, and every later call of the
  * handle comes from that thread (core/backend.h).
  *
- * A scan is cut into launches of about LAUNCH_MS each, two in flight: while
- * the GPU runs launch k+1, the host reads launch k's hits, so the GPU never
- * waits for the host, and the abort flag is looked at between launches. The
- * host sleeps in blocking-sync event waits, so it uses next to no CPU.
+ * A scan runs through the launch driver (core/backend_support/launch_driver.h)
+ * with one engine per workload below: nonce scans (launches of about
+ * LAUNCH_MS, two in flight), Momentum sweeps and trial-factoring launches.
+ * Every engine waits on events created with cudaEventBlockingSync, so the
+ * host sleeps while the GPU works.
  *
  * The CUDA runtime is linked statically: on a machine with no NVIDIA driver
  * the binary still starts, and probe() reports why the backend is off. */
@@ -27,6 +28,7 @@
 #include "backend-cuda/cuda_kernels.h"
 #include "backend-cuda/momentum_cuda.h"
 #include "backend-cuda/tf_cuda.h"
+#include "core/backend_support/launch_driver.h"
 #include "core/backend.h"
 #include "core/log.h"
 #include "core/status.h"
@@ -114,6 +116,16 @@ struct lode_device {
     momentum_entry *cands; /* a sweep's candidates, copied off the pinned buffer */
     size_t cand_cap;
     cuda_tf *tf;
+
+    lode_launch_driver driver;
+    /* What the last wait returned (Momentum: the sweep's candidates; trial
+     * factoring: the launch's factors), read by fetch and collect. */
+    momentum_entry *sweep_list;
+    size_t sweep_count;
+    uint64_t tf_n0;
+    uint32_t tf_count, tf_nfound;
+    const uint32_t *tf_found;
+    bool tf_overflow;
 };
 
 /* ---- errors ---------------------------------------------------------- */
@@ -769,9 +781,26 @@ static bool sha256d_exact(const void *ctx, uint32_t nonce)
     return cpu_sha256d_meets_target(&d->host_job, nonce, &d->target);
 }
 
-/* Appends a finished launch's hits. */
-static int collect(lode_device *d, int slot, uint64_t start, uint64_t count, lode_hits *hits)
+/* ---- engines of the launch driver --------------------------------------- */
+
+/* Nonce scans (SHA-256d, scrypt): enqueue() above; each slot has its hit
+ * buffers and its event. */
+static int nonce_enqueue(void *ctx, unsigned slot, uint64_t start, uint64_t count)
 {
+    return enqueue(ctx, (int)slot, start, count);
+}
+
+static int nonce_wait(void *ctx, unsigned slot)
+{
+    lode_device *d = ctx;
+    cudaError_t err = cudaEventSynchronize(d->finished[slot]);
+    return err == cudaSuccess ? LODE_OK : fail(d, d->index, "a kernel launch", err);
+}
+
+/* Appends a finished launch's hits. */
+static int nonce_collect(void *ctx, unsigned slot, uint64_t start, uint64_t count, lode_hits *hits)
+{
+    lode_device *d = ctx;
     const cuda_hits *h = d->hits_host[slot];
     if (h->count > CUDA_HITS_CAP)
         return LODE_ERR_HITS_OVERFLOW;
@@ -782,178 +811,136 @@ static int collect(lode_device *d, int slot, uint64_t start, uint64_t count, lod
     return rc;
 }
 
-/* Momentum: one sweep per header nonce. Sweeps are queued ahead (as many
- * as the engine takes: two for the bucket method), so the GPU does not
- * wait while the host recovers the pairs of the oldest. */
-static int scan_momentum(lode_device *d, const lode_range *r, lode_hits *hits, uint64_t *done,
-                         const atomic_int *abort)
+static void nonce_drain(void *ctx)
 {
-    const uint64_t end = r->start + r->count;
-    const unsigned depth = cuda_momentum_depth(d->momentum);
-    uint8_t mid[32];
-    momentum_consts c;
-    uint64_t next = r->start; /* the next header nonce to queue */
-    cudaError_t err = cudaSuccess;
-    if (atomic_load_explicit(abort, memory_order_relaxed))
-        return LODE_OK;
-    for (uint64_t index = r->start;; index++) {
-        bool stop = atomic_load_explicit(abort, memory_order_relaxed);
-        while (err == cudaSuccess && !stop && next < end && next < index + depth) {
-            momentum_midhash(d->header, (uint32_t)next, mid);
-            momentum_consts_init(&c, mid);
-            err = cuda_momentum_enqueue(d->momentum, &c);
-            next++;
-        }
-        momentum_entry *list;
-        size_t n;
-        if (err == cudaSuccess)
-            err = cuda_momentum_finish(d->momentum, &list, &n);
-        if (err != cudaSuccess)
-            break;
-        /* Keep the candidates (a later sweep's copy overwrites them), queue
-         * the next sweep, then pair them up while the GPU runs. */
-        if (n > d->cand_cap) {
-            momentum_entry *grown = realloc(d->cands, n * sizeof *grown);
-            if (grown == NULL) {
-                cuda_momentum_discard(d->momentum);
-                return LODE_ERR_NO_MEMORY;
-            }
-            d->cands = grown;
-            d->cand_cap = n;
-        }
-        if (n > 0)
-            memcpy(d->cands, list, n * sizeof *list);
-        stop = atomic_load_explicit(abort, memory_order_relaxed);
-        if (!stop && next < end && next < index + 1 + depth) {
-            momentum_midhash(d->header, (uint32_t)next, mid);
-            momentum_consts_init(&c, mid);
-            err = cuda_momentum_enqueue(d->momentum, &c);
-            next++;
-        }
-        d->pairs.count = 0;
-        int rc = momentum_pairs_from_entries(d->cands, n, &d->pairs);
-        if (rc == LODE_OK)
-            rc = momentum_push_hits(d->header, (uint32_t)index, &d->target, &d->pairs, hits);
-        if (rc != LODE_OK) {
-            cuda_momentum_discard(d->momentum);
-            return rc;
-        }
-        *done = index + 1 - r->start;
-        if (index + 1 >= end || stop) { /* sweeps queued ahead are dropped */
-            cuda_momentum_discard(d->momentum);
-            return LODE_OK;
-        }
-    }
-    cuda_momentum_discard(d->momentum);
-    return fail(d, d->index, "a Momentum sweep", err);
+    lode_device *d = ctx; /* a launch may be half queued */
+    cudaStreamSynchronize(d->stream);
+    cudaStreamSynchronize(d->stream2);
 }
 
-/* Trial factoring: launches of up to cuda_tf_launch_size() indices, a few
- * queued ahead; the dispatcher re-checks every factor with the reference. */
-static int scan_tf(lode_device *d, const lode_range *r, lode_hits *hits, uint64_t *done,
-                   const atomic_int *abort)
+/* Momentum: a launch is one sweep of one header nonce. The engine queues
+ * sweeps ahead (two for the bucket method); fetch copies the candidates
+ * off the pinned buffer (a later sweep's copy overwrites it), so the next
+ * sweep is queued before the host pairs them. */
+static int momentum_enqueue(void *ctx, unsigned slot, uint64_t start, uint64_t count)
 {
-    const uint64_t end = r->start + r->count, launch = cuda_tf_launch_size(d->tf);
-    const unsigned depth = cuda_tf_depth(d->tf);
-    uint64_t next = r->start;
-    unsigned queued = 0;
-    cudaError_t err = cudaSuccess;
-    int rc = LODE_OK;
-    for (;;) {
-        bool stop = atomic_load_explicit(abort, memory_order_relaxed);
-        while (err == cudaSuccess && rc == LODE_OK && !stop && next < end && queued < depth) {
-            uint32_t n = (uint32_t)(end - next < launch ? end - next : launch);
-            err = cuda_tf_enqueue(d->tf, next, n);
-            if (err == cudaSuccess) {
-                next += n;
-                queued++;
-            }
-        }
-        if (queued == 0)
-            break;
-        uint64_t n0;
-        uint32_t count, nfound;
-        const uint32_t *found;
-        bool overflow;
-        cudaError_t e = cuda_tf_finish(d->tf, &n0, &count, &found, &nfound, &overflow);
-        queued--;
-        if (err == cudaSuccess)
-            err = e;
-        if (err != cudaSuccess || rc != LODE_OK)
-            continue; /* draining: results no longer count */
-        if (overflow) {
-            rc = LODE_ERR_HITS_OVERFLOW;
-            continue;
-        }
-        rc = lode_hits_push_offsets(hits, n0, count, found, nfound);
-        if (rc == LODE_ERR_DEVICE)
-            lode_log(LODE_LOG_ERROR, "cuda:%d (%s): a factor outside its launch", d->index, d->name);
-        if (rc == LODE_OK)
-            *done = n0 + count - r->start;
+    lode_device *d = ctx;
+    (void)slot, (void)count; /* launches of one index */
+    uint8_t mid[32];
+    momentum_consts c;
+    momentum_midhash(d->header, (uint32_t)start, mid);
+    momentum_consts_init(&c, mid);
+    cudaError_t err = cuda_momentum_enqueue(d->momentum, &c);
+    return err == cudaSuccess ? LODE_OK : fail(d, d->index, "queueing a Momentum sweep", err);
+}
+
+static int momentum_wait(void *ctx, unsigned slot)
+{
+    lode_device *d = ctx;
+    (void)slot; /* the engine finishes its oldest sweep */
+    cudaError_t err = cuda_momentum_finish(d->momentum, &d->sweep_list, &d->sweep_count);
+    return err == cudaSuccess ? LODE_OK : fail(d, d->index, "a Momentum sweep", err);
+}
+
+static int momentum_fetch(void *ctx, unsigned slot)
+{
+    lode_device *d = ctx;
+    (void)slot;
+    const size_t n = d->sweep_count;
+    if (n > d->cand_cap) {
+        momentum_entry *grown = realloc(d->cands, n * sizeof *grown);
+        if (grown == NULL)
+            return LODE_ERR_NO_MEMORY;
+        d->cands = grown;
+        d->cand_cap = n;
     }
-    if (err != cudaSuccess) {
-        cuda_tf_discard(d->tf);
-        return fail(d, d->index, "a trial-factoring launch", err);
+    if (n > 0)
+        memcpy(d->cands, d->sweep_list, n * sizeof *d->cands);
+    return LODE_OK;
+}
+
+static int momentum_collect(void *ctx, unsigned slot, uint64_t start, uint64_t count, lode_hits *hits)
+{
+    lode_device *d = ctx;
+    (void)slot, (void)count;
+    d->pairs.count = 0;
+    int rc = momentum_pairs_from_entries(d->cands, d->sweep_count, &d->pairs);
+    return rc == LODE_OK ? momentum_push_hits(d->header, (uint32_t)start, &d->target, &d->pairs, hits) : rc;
+}
+
+static void momentum_drain(void *ctx)
+{
+    lode_device *d = ctx;
+    cuda_momentum_discard(d->momentum);
+}
+
+/* Trial factoring: launches of up to cuda_tf_launch_size() indices of one
+ * class, as many in flight as the engine has streams; the dispatcher
+ * re-checks every factor with the reference. */
+static int tf_enqueue(void *ctx, unsigned slot, uint64_t start, uint64_t count)
+{
+    lode_device *d = ctx;
+    (void)slot; /* the engine queues in turn */
+    cudaError_t err = cuda_tf_enqueue(d->tf, start, (uint32_t)count);
+    return err == cudaSuccess ? LODE_OK : fail(d, d->index, "queueing a trial-factoring launch", err);
+}
+
+static int tf_wait(void *ctx, unsigned slot)
+{
+    lode_device *d = ctx;
+    (void)slot; /* the engine finishes its oldest launch */
+    cudaError_t err = cuda_tf_finish(d->tf, &d->tf_n0, &d->tf_count, &d->tf_found, &d->tf_nfound, &d->tf_overflow);
+    return err == cudaSuccess ? LODE_OK : fail(d, d->index, "a trial-factoring launch", err);
+}
+
+static int tf_collect(void *ctx, unsigned slot, uint64_t start, uint64_t count, lode_hits *hits)
+{
+    lode_device *d = ctx;
+    (void)slot;
+    if (d->tf_n0 != start || d->tf_count != count) {
+        lode_log(LODE_LOG_ERROR, "cuda:%d (%s): a trial-factoring launch out of order", d->index, d->name);
+        return LODE_ERR_DEVICE;
     }
+    if (d->tf_overflow)
+        return LODE_ERR_HITS_OVERFLOW;
+    int rc = lode_hits_push_offsets(hits, d->tf_n0, d->tf_count, d->tf_found, d->tf_nfound);
+    if (rc == LODE_ERR_DEVICE)
+        lode_log(LODE_LOG_ERROR, "cuda:%d (%s): a factor outside its launch", d->index, d->name);
     return rc;
+}
+
+static void tf_drain(void *ctx)
+{
+    lode_device *d = ctx;
+    cuda_tf_discard(d->tf);
+}
+
+/* The engine of the handle's algorithm. */
+static lode_launch_engine engine_of(lode_device *d)
+{
+    if (d->algo == LODE_ALGO_MOMENTUM)
+        return (lode_launch_engine){.ctx = d, .depth = cuda_momentum_depth(d->momentum), .launch_size = 1,
+                                    .blocking_wait = true, .enqueue = momentum_enqueue, .wait = momentum_wait,
+                                    .fetch = momentum_fetch, .collect = momentum_collect,
+                                    .drain = momentum_drain};
+    if (d->algo == LODE_ALGO_TF)
+        return (lode_launch_engine){.ctx = d, .depth = cuda_tf_depth(d->tf),
+                                    .launch_size = cuda_tf_launch_size(d->tf), .blocking_wait = true,
+                                    .enqueue = tf_enqueue, .wait = tf_wait, .collect = tf_collect,
+                                    .drain = tf_drain};
+    return (lode_launch_engine){.ctx = d, .depth = IN_FLIGHT, .launch_size = d->launch_count,
+                                .blocking_wait = true, .enqueue = nonce_enqueue, .wait = nonce_wait,
+                                .collect = nonce_collect, .drain = nonce_drain};
 }
 
 static int cuda_scan(lode_device *d, const lode_range *r, lode_hits *hits, uint64_t *done,
                      const atomic_int *abort)
 {
     *done = 0;
-    if (d->algo == LODE_ALGO_TF)
-        return scan_tf(d, r, hits, done, abort);
-    if (r->start > UINT32_MAX || r->count > (UINT64_C(1) << 32) - r->start)
+    if (d->algo != LODE_ALGO_TF && (r->start > UINT32_MAX || r->count > (UINT64_C(1) << 32) - r->start))
         return LODE_ERR_INVALID; /* nonces are 32 bits; 64-bit arithmetic here */
-    if (d->algo == LODE_ALGO_MOMENTUM)
-        return scan_momentum(d, r, hits, done, abort);
-    const uint64_t end = r->start + r->count;
-    uint64_t next = r->start;
-    struct { uint64_t start, count; } queued[IN_FLIGHT];
-    int oldest = 0, in_flight = 0, rc = LODE_OK;
-    bool stopping = false;
-
-    for (;;) {
-        while (rc == LODE_OK && !stopping && in_flight < IN_FLIGHT && next < end) {
-            if (atomic_load_explicit(abort, memory_order_relaxed)) {
-                stopping = true;
-                break;
-            }
-            int slot = (oldest + in_flight) % IN_FLIGHT;
-            uint64_t n = end - next < d->launch_count ? end - next : d->launch_count;
-            rc = enqueue(d, slot, next, n);
-            if (rc != LODE_OK)
-                break;
-            queued[slot].start = next;
-            queued[slot].count = n;
-            next += n;
-            in_flight++;
-        }
-        if (in_flight == 0)
-            break;
-        int slot = oldest;
-        oldest = (oldest + 1) % IN_FLIGHT;
-        in_flight--;
-        cudaError_t err = cudaEventSynchronize(d->finished[slot]);
-        if (rc != LODE_OK)
-            continue; /* draining after a failure: results no longer count */
-        if (err != cudaSuccess) {
-            rc = fail(d, d->index, "a kernel launch", err);
-            continue;
-        }
-        rc = collect(d, slot, queued[slot].start, queued[slot].count, hits);
-        if (rc != LODE_OK)
-            continue;
-        *done += queued[slot].count;
-        if (atomic_load_explicit(abort, memory_order_relaxed))
-            stopping = true;
-    }
-    if (rc != LODE_OK) { /* a launch may be half queued */
-        cudaStreamSynchronize(d->stream);
-        cudaStreamSynchronize(d->stream2);
-    }
-    return rc;
+    const lode_launch_engine e = engine_of(d);
+    return lode_launch_run(&d->driver, &e, r->start, r->count, hits, done, abort);
 }
 
 static uint64_t cuda_preferred_chunk(lode_device *d, double target_ms)

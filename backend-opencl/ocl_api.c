@@ -97,3 +97,12 @@ int ocl_status(cl_int err)
                ? LODE_ERR_NO_MEMORY
                : LODE_ERR_DEVICE;
 }
+
+cl_int ocl_event_done(cl_event ev)
+{
+    cl_int status = CL_QUEUED;
+    cl_int err = ocl.clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
+    if (err != CL_SUCCESS)
+        return err;
+    return status < 0 ? status : status == CL_COMPLETE ? 1 : 0;
+}

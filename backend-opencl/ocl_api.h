@@ -79,5 +79,8 @@ int ocl_api_load(char *why, size_t why_len);
 const char *ocl_error_name(cl_int err, char buf[32]);
 /* The lode status of a failed OpenCL call: out of memory, or a device failure. */
 int ocl_status(cl_int err);
+/* An event's state without waiting (clWaitForEvents spins in some drivers):
+ * 1 complete, 0 queued or running, else the command's (negative) error. */
+cl_int ocl_event_done(cl_event ev);
 
 #endif

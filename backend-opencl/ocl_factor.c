@@ -21,7 +21,8 @@ typedef struct slot {
     cl_command_queue queue;
     cl_mem start, bits, cand, counts, found;
     uint32_t host[2 + OCL_FACTOR_FOUND_CAP]; /* counts, then found */
-    cl_event done;
+    cl_event done;  /* the read-back */
+    cl_event kdone; /* the last kernel (polled: the read-back may complete only in a wait) */
     uint64_t n0;
     uint32_t count;
 } slot;
@@ -79,6 +80,8 @@ void ocl_factor_free(ocl_factor *f)
         slot *b = &f->slots[s];
         if (b->done != NULL)
             ocl.clReleaseEvent(b->done);
+        if (b->kdone != NULL)
+            ocl.clReleaseEvent(b->kdone);
         if (b->queue != NULL) {
             ocl.clFinish(b->queue);
             if (b->queue != f->queue)
@@ -270,7 +273,11 @@ int ocl_factor_enqueue(ocl_factor *f, uint64_t n0, uint32_t count)
     ARG(k, 6, b->found);
     local = EXP_LOCAL;
     global = f->exp_items;
-    TRY("tf_exponentiate", ocl.clEnqueueNDRangeKernel(queue, k, 1, NULL, &global, &local, 0, NULL, NULL));
+    if (b->kdone != NULL) {
+        ocl.clReleaseEvent(b->kdone);
+        b->kdone = NULL;
+    }
+    TRY("tf_exponentiate", ocl.clEnqueueNDRangeKernel(queue, k, 1, NULL, &global, &local, 0, NULL, &b->kdone));
     TRY("reading the counts", ocl.clEnqueueReadBuffer(queue, b->counts, CL_FALSE, 0, 2 * sizeof(uint32_t),
                                                       b->host, 0, NULL, NULL));
     TRY("reading the factors", ocl.clEnqueueReadBuffer(queue, b->found, CL_FALSE, 0,
@@ -281,6 +288,14 @@ int ocl_factor_enqueue(ocl_factor *f, uint64_t n0, uint32_t count)
     b->count = count;
     f->queued++;
     return LODE_OK;
+}
+
+int ocl_factor_ready(ocl_factor *f)
+{
+    if (f->queued == 0)
+        return LODE_ERR_INVALID;
+    cl_int done = ocl_event_done(f->slots[f->head].kdone);
+    return done >= 0 ? done : fail(f, "a launch", done);
 }
 
 int ocl_factor_finish(ocl_factor *f, uint64_t *n0, uint32_t *count, const uint32_t **found,

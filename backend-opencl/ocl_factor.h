@@ -31,6 +31,9 @@ unsigned ocl_factor_depth(const ocl_factor *f);
 int ocl_factor_set_job(ocl_factor *f, const lode_factor_job *job);
 /* Queues the indices [n0, n0 + count), 1 <= count <= the launch size. */
 int ocl_factor_enqueue(ocl_factor *f, uint64_t n0, uint32_t count);
+/* Whether the oldest queued launch has finished, without waiting: 1 yes,
+ * 0 not yet, else a lode status. */
+int ocl_factor_ready(ocl_factor *f);
 /* Waits for the oldest queued launch: found[] are offsets from its n0 (valid
  * until the next enqueue); *overflow when more than OCL_FACTOR_FOUND_CAP. */
 int ocl_factor_finish(ocl_factor *f, uint64_t *n0, uint32_t *count, const uint32_t **found,

@@ -44,7 +44,8 @@ struct ocl_momentum {
     momentum_consts job[SLOTS];
     uint32_t hflags[SLOTS][2];
     momentum_entry *hlist[SLOTS];
-    cl_event ev[SLOTS];
+    cl_event ev[SLOTS];  /* a bucket sweep's read-back */
+    cl_event kev[SLOTS]; /* its last kernel (polled: the read-back may complete only in a wait) */
     unsigned table_bits;
     momentum_entry *host;
     size_t host_cap;
@@ -73,6 +74,8 @@ void ocl_momentum_free(ocl_momentum *m)
     for (int k = 0; k < SLOTS; k++) {
         if (m->ev[k] != NULL)
             ocl.clReleaseEvent(m->ev[k]);
+        if (m->kev[k] != NULL)
+            ocl.clReleaseEvent(m->kev[k]);
         free(m->hlist[k]);
     }
     if (m->redos > 0)
@@ -256,8 +259,12 @@ static int enqueue_bucket(ocl_momentum *m, const momentum_consts *c, unsigned sl
     ARG(m->k_bucket_find, 4, m->counts);
     global = (size_t)NBUCKETS * BK_LOCAL;
     local = BK_LOCAL;
+    if (m->kev[slot] != NULL) {
+        ocl.clReleaseEvent(m->kev[slot]);
+        m->kev[slot] = NULL;
+    }
     TRY("mom_bucket_find",
-        ocl.clEnqueueNDRangeKernel(m->queue, m->k_bucket_find, 1, NULL, &global, &local, 0, NULL, NULL));
+        ocl.clEnqueueNDRangeKernel(m->queue, m->k_bucket_find, 1, NULL, &global, &local, 0, NULL, &m->kev[slot]));
     TRY("reading the counts", ocl.clEnqueueReadBuffer(m->queue, m->counts, CL_FALSE, 0, sizeof m->hflags[slot],
                                                       m->hflags[slot], 0, NULL, NULL));
     TRY("reading the pairs", ocl.clEnqueueReadBuffer(m->queue, m->out, CL_FALSE, 0, HOST_CAP * ENTRY,
@@ -281,6 +288,16 @@ int ocl_momentum_enqueue(ocl_momentum *m, const momentum_consts *c)
     if (rc == LODE_OK)
         m->queued++;
     return rc;
+}
+
+int ocl_momentum_ready(ocl_momentum *m)
+{
+    if (m->queued == m->finished)
+        return LODE_ERR_INVALID;
+    if (!m->bucket)
+        return 1;
+    cl_int done = ocl_event_done(m->kev[m->finished % SLOTS]);
+    return done >= 0 ? done : fail(m, "a sweep", done);
 }
 
 int ocl_momentum_finish(ocl_momentum *m, momentum_entry **list, size_t *count)

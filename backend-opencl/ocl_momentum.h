@@ -28,6 +28,9 @@ void ocl_momentum_free(ocl_momentum *m);
  * finish). */
 int ocl_momentum_enqueue(ocl_momentum *m, const momentum_consts *c);
 unsigned ocl_momentum_depth(const ocl_momentum *m);
+/* Whether the oldest queued sweep has finished, without waiting: 1 yes,
+ * 0 not yet (the filter runs in finish: always 1), else a lode status. */
+int ocl_momentum_ready(ocl_momentum *m);
 /* Waits for the oldest queued sweep: *list (valid until the enqueue after
  * next) holds every colliding nonce among its candidates. */
 int ocl_momentum_finish(ocl_momentum *m, momentum_entry **list, size_t *count);

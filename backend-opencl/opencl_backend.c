@@ -6,11 +6,12 @@
  * a context, an in-order queue, the kernels built for this device and
  * variant (ocl_program.h), two hit buffers and (scrypt) the scratchpad.
  *
- * A scan is cut into launches of about LAUNCH_MS each, two in flight: while
- * the device runs launch k+1, the host reads launch k's hits, and the abort
- * flag is looked at between launches. The host blocks in clWaitForEvents;
- * where the launch time is known it first sleeps through most of it, since
- * some drivers spin inside the wait. */
+ * A scan runs through the launch driver (core/backend_support/launch_driver.h)
+ * with one engine per workload below: nonce scans (launches of about
+ * LAUNCH_MS, two in flight), Momentum sweeps and trial-factoring launches.
+ * The engines never block in clWaitForEvents (NVIDIA's driver spins in
+ * it): they answer the driver's polls from the event status, and the
+ * driver sleeps through most of each launch. */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -26,6 +27,7 @@
 #include "backend-opencl/ocl_factor.h"
 #include "backend-opencl/ocl_momentum.h"
 #include "backend-opencl/ocl_program.h"
+#include "core/backend_support/launch_driver.h"
 #include "core/backend.h"
 #include "core/log.h"
 #include "core/status.h"
@@ -86,7 +88,9 @@ struct lode_device {
     unsigned prog_hashes;          /* HASHES the scrypt program was built with */
     size_t main_max_local;         /* the device's limit for k_main */
     cl_mem params, hits[IN_FLIGHT], state, pad;
-    cl_event finished[IN_FLIGHT];
+    cl_event finished[IN_FLIGHT];    /* a launch's hit read-back */
+    cl_event kernel_done[IN_FLIGHT]; /* its last kernel: polled (a pageable read-back may
+                                        complete only inside clWaitForEvents) */
     uint32_t hits_host[IN_FLIGHT][HITS_WORDS];
     cpu_sha256d_job host_job; /* sha256d on the host: precomputation, exact check */
 
@@ -102,6 +106,16 @@ struct lode_device {
     ocl_momentum *momentum;
     momentum_pairs pairs;
     ocl_factor *factor; /* trial factoring */
+
+    lode_launch_driver driver;
+    /* What the last wait returned (Momentum: the sweep's candidates and
+     * their copy; trial factoring: the launch's factors). */
+    momentum_entry *sweep_list, *cands;
+    size_t sweep_count, cand_cap;
+    uint64_t tf_n0;
+    uint32_t tf_count, tf_nfound;
+    const uint32_t *tf_found;
+    bool tf_overflow;
 };
 
 /* ---- errors ---------------------------------------------------------- */
@@ -413,9 +427,12 @@ static void opencl_close(lode_device *d)
     ocl_momentum_free(d->momentum);
     ocl_factor_free(d->factor);
     momentum_pairs_free(&d->pairs);
+    free(d->cands);
     for (int i = 0; i < IN_FLIGHT; i++) {
         if (d->finished[i] != NULL)
             ocl.clReleaseEvent(d->finished[i]);
+        if (d->kernel_done[i] != NULL)
+            ocl.clReleaseEvent(d->kernel_done[i]);
         if (d->hits[i] != NULL)
             ocl.clReleaseMemObject(d->hits[i]);
     }
@@ -636,16 +653,23 @@ static int set_args(lode_device *d, cl_kernel k, unsigned n, const size_t *sizes
     return LODE_OK;
 }
 
-static int run_kernel(lode_device *d, cl_kernel k, size_t global, size_t local, const char *what)
+/* ev, if given, receives the kernel's event (a previous one is released). */
+static int run_kernel(lode_device *d, cl_kernel k, size_t global, size_t local, const char *what, cl_event *ev)
 {
-    TRY(d, what, ocl.clEnqueueNDRangeKernel(d->queue, k, 1, NULL, &global, &local, 0, NULL, NULL));
+    cl_event e = NULL;
+    TRY(d, what, ocl.clEnqueueNDRangeKernel(d->queue, k, 1, NULL, &global, &local, 0, NULL, ev ? &e : NULL));
+    if (ev != NULL) {
+        if (*ev != NULL)
+            ocl.clReleaseEvent(*ev);
+        *ev = e;
+    }
     return LODE_OK;
 }
 
 static size_t round_up(size_t n, size_t q) { return (n + q - 1) / q * q; }
 
 /* One scrypt batch: count (<= batch) hashes from start. */
-static int enqueue_scrypt_batch(lode_device *d, uint32_t start, uint32_t count, cl_mem hits)
+static int enqueue_scrypt_batch(lode_device *d, uint32_t start, uint32_t count, cl_mem hits, cl_event *ev)
 {
     const unsigned g = per_group(d);
     /* Whole work-groups of romix: the slots used, rounded up to a group,
@@ -656,7 +680,7 @@ static int enqueue_scrypt_batch(lode_device *d, uint32_t start, uint32_t count, 
     int rc = set_args(d, d->k_in, 4, (size_t[]){sizeof(cl_mem), 4, 4, sizeof(cl_mem)},
                       (const void *[]){&d->params, &start, &used, &d->state});
     if (rc == LODE_OK)
-        rc = run_kernel(d, d->k_in, round_up(used, pb_local), pb_local, "launching pbkdf2_in");
+        rc = run_kernel(d, d->k_in, round_up(used, pb_local), pb_local, "launching pbkdf2_in", NULL);
     if (rc != LODE_OK)
         return rc;
     if (d->xchg == XCHG_LOCAL || d->xchg == XCHG_STAGED) {
@@ -671,12 +695,12 @@ static int enqueue_scrypt_batch(lode_device *d, uint32_t start, uint32_t count, 
     }
     size_t items = item_per_hash(d) ? used : (size_t)used / d->tune.per_item * 4;
     if (rc == LODE_OK)
-        rc = run_kernel(d, d->k_main, items, d->tune.local_size, "launching romix");
+        rc = run_kernel(d, d->k_main, items, d->tune.local_size, "launching romix", NULL);
     if (rc == LODE_OK)
         rc = set_args(d, d->k_out, 5, (size_t[]){sizeof(cl_mem), 4, 4, sizeof(cl_mem), sizeof(cl_mem)},
                       (const void *[]){&d->params, &start, &n, &d->state, &hits});
     if (rc == LODE_OK)
-        rc = run_kernel(d, d->k_out, round_up(n, pb_local), pb_local, "launching pbkdf2_out");
+        rc = run_kernel(d, d->k_out, round_up(n, pb_local), pb_local, "launching pbkdf2_out", ev);
     return rc;
 }
 
@@ -696,11 +720,11 @@ static int enqueue(lode_device *d, int slot, uint64_t start, uint64_t count)
         rc = set_args(d, d->k_main, 4, (size_t[]){sizeof(cl_mem), 4, 4, sizeof(cl_mem)},
                       (const void *[]){&d->params, &s, &n, &hits});
         if (rc == LODE_OK)
-            rc = run_kernel(d, d->k_main, items, d->tune.local_size, "launching sha256d_search");
+            rc = run_kernel(d, d->k_main, items, d->tune.local_size, "launching sha256d_search", &d->kernel_done[slot]);
     } else {
         for (uint64_t off = 0; off < count && rc == LODE_OK; off += d->tune.batch) {
             uint64_t n = count - off < d->tune.batch ? count - off : d->tune.batch;
-            rc = enqueue_scrypt_batch(d, (uint32_t)(start + off), (uint32_t)n, hits);
+            rc = enqueue_scrypt_batch(d, (uint32_t)(start + off), (uint32_t)n, hits, &d->kernel_done[slot]);
         }
     }
     if (rc != LODE_OK)
@@ -716,33 +740,6 @@ static int enqueue(lode_device *d, int slot, uint64_t start, uint64_t count)
     return LODE_OK;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* Waits for a launch: sleeps until shortly before its expected end (some
- * drivers spin in clWaitForEvents), then blocks in the wait. */
-static int wait_launch(lode_device *d, int slot, double expected_end)
-{
-    double ahead = expected_end - now_s() - 0.002;
-    if (ahead > 0.0005) {
-        struct timespec ts = {.tv_sec = (time_t)ahead, .tv_nsec = (long)((ahead - (double)(time_t)ahead) * 1e9)};
-        nanosleep(&ts, NULL);
-    }
-    cl_int err = ocl.clWaitForEvents(1, &d->finished[slot]);
-    cl_int status = CL_COMPLETE;
-    if (err == CL_SUCCESS || err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
-        ocl.clGetEventInfo(d->finished[slot], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
-    if (err != CL_SUCCESS)
-        return fail(d, "a kernel launch (device lost or out of resources?)", status < 0 ? status : err);
-    if (status < 0)
-        return fail(d, "a kernel launch (device lost or out of resources?)", status);
-    return LODE_OK;
-}
-
 /* SHA-256d candidates passed only the kernel's top-word test: hash them
  * exactly before they count as hits. */
 static bool sha256d_exact(const void *ctx, uint32_t nonce)
@@ -751,9 +748,39 @@ static bool sha256d_exact(const void *ctx, uint32_t nonce)
     return cpu_sha256d_meets_target(&d->host_job, nonce, &d->target);
 }
 
-/* Appends a finished launch's hits. */
-static int collect(lode_device *d, int slot, uint64_t start, uint64_t count, lode_hits *hits)
+/* ---- engines of the launch driver --------------------------------------- */
+
+/* Nonce scans (SHA-256d, scrypt): enqueue() above; each slot has its hit
+ * buffer and the event of its read-back. */
+static int nonce_enqueue(void *ctx, unsigned slot, uint64_t start, uint64_t count)
 {
+    return enqueue(ctx, (int)slot, start, count);
+}
+
+static int nonce_query(void *ctx, unsigned slot)
+{
+    lode_device *d = ctx;
+    cl_int done = ocl_event_done(d->kernel_done[slot]);
+    return done >= 0 ? done : fail(d, "a kernel launch (device lost or out of resources?)", done);
+}
+
+/* The read-back after the kernel (short once the kernel has finished). */
+static int nonce_wait(void *ctx, unsigned slot)
+{
+    lode_device *d = ctx;
+    cl_int err = ocl.clWaitForEvents(1, &d->finished[slot]);
+    cl_int status = CL_COMPLETE;
+    if (err == CL_SUCCESS || err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+        ocl.clGetEventInfo(d->finished[slot], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
+    if (err != CL_SUCCESS || status < 0)
+        return fail(d, "a kernel launch (device lost or out of resources?)", status < 0 ? status : err);
+    return LODE_OK;
+}
+
+/* Appends a finished launch's hits. */
+static int nonce_collect(void *ctx, unsigned slot, uint64_t start, uint64_t count, lode_hits *hits)
+{
+    lode_device *d = ctx;
     const uint32_t *h = d->hits_host[slot];
     if (h[0] > HITS_CAP)
         return LODE_ERR_HITS_OVERFLOW;
@@ -764,164 +791,146 @@ static int collect(lode_device *d, int slot, uint64_t start, uint64_t count, lod
     return rc;
 }
 
-/* Momentum: one sweep per header nonce; exact pairs on the host. Sweeps
- * are queued ahead as deep as the engine takes, so the device does not
- * wait while the host pairs the oldest. */
-static int scan_momentum(lode_device *d, const lode_range *r, lode_hits *hits, uint64_t *done,
-                         const atomic_int *abort)
+static void nonce_drain(void *ctx)
 {
-    const uint64_t end = r->start + r->count;
-    const unsigned depth = ocl_momentum_depth(d->momentum);
-    uint64_t next = r->start;
-    int rc = LODE_OK;
-    for (uint64_t index = r->start; index < end && rc == LODE_OK; index++) {
-        if (atomic_load_explicit(abort, memory_order_relaxed))
-            break;
-        while (rc == LODE_OK && next < end && next < index + depth) {
-            uint8_t mid[32];
-            momentum_consts c;
-            momentum_midhash(d->header, (uint32_t)next, mid);
-            momentum_consts_init(&c, mid);
-            rc = ocl_momentum_enqueue(d->momentum, &c);
-            next++;
-        }
-        momentum_entry *list;
-        size_t n;
-        if (rc == LODE_OK)
-            rc = ocl_momentum_finish(d->momentum, &list, &n);
-        if (rc == LODE_OK && next < end && next < index + 1 + depth &&
-            !atomic_load_explicit(abort, memory_order_relaxed)) {
-            /* The next sweep runs while this one's pairs are recovered (its
-             * list stays valid until the enqueue after). */
-            uint8_t mid[32];
-            momentum_consts c;
-            momentum_midhash(d->header, (uint32_t)next, mid);
-            momentum_consts_init(&c, mid);
-            rc = ocl_momentum_enqueue(d->momentum, &c);
-            next++;
-        }
-        d->pairs.count = 0;
-        if (rc == LODE_OK)
-            rc = momentum_pairs_from_entries(list, n, &d->pairs);
-        if (rc == LODE_OK)
-            rc = momentum_push_hits(d->header, (uint32_t)index, &d->target, &d->pairs, hits);
-        if (rc == LODE_OK)
-            *done = index + 1 - r->start;
+    lode_device *d = ctx;
+    ocl.clFinish(d->queue); /* a launch may be half queued */
+}
+
+/* Momentum: a launch is one sweep of one header nonce, queued ahead as deep
+ * as the engine takes; fetch copies the candidates (a later sweep's
+ * read-back overwrites them), so the next sweep is queued before the host
+ * pairs them. */
+static int momentum_enqueue(void *ctx, unsigned slot, uint64_t start, uint64_t count)
+{
+    lode_device *d = ctx;
+    (void)slot, (void)count; /* launches of one index */
+    uint8_t mid[32];
+    momentum_consts c;
+    momentum_midhash(d->header, (uint32_t)start, mid);
+    momentum_consts_init(&c, mid);
+    return ocl_momentum_enqueue(d->momentum, &c);
+}
+
+static int momentum_query(void *ctx, unsigned slot)
+{
+    lode_device *d = ctx;
+    (void)slot; /* the engine finishes its oldest sweep */
+    return ocl_momentum_ready(d->momentum);
+}
+
+static int momentum_wait(void *ctx, unsigned slot)
+{
+    lode_device *d = ctx;
+    (void)slot;
+    return ocl_momentum_finish(d->momentum, &d->sweep_list, &d->sweep_count);
+}
+
+static int momentum_fetch(void *ctx, unsigned slot)
+{
+    lode_device *d = ctx;
+    (void)slot;
+    const size_t n = d->sweep_count;
+    if (n > d->cand_cap) {
+        momentum_entry *grown = realloc(d->cands, n * sizeof *grown);
+        if (grown == NULL)
+            return LODE_ERR_NO_MEMORY;
+        d->cands = grown;
+        d->cand_cap = n;
     }
-    ocl_momentum_discard(d->momentum); /* sweeps queued ahead of a stop */
-    return rc;
+    if (n > 0)
+        memcpy(d->cands, d->sweep_list, n * sizeof *d->cands);
+    return LODE_OK;
+}
+
+static int momentum_collect(void *ctx, unsigned slot, uint64_t start, uint64_t count, lode_hits *hits)
+{
+    lode_device *d = ctx;
+    (void)slot, (void)count;
+    d->pairs.count = 0;
+    int rc = momentum_pairs_from_entries(d->cands, d->sweep_count, &d->pairs);
+    return rc == LODE_OK ? momentum_push_hits(d->header, (uint32_t)start, &d->target, &d->pairs, hits) : rc;
+}
+
+static void momentum_drain(void *ctx)
+{
+    lode_device *d = ctx;
+    ocl_momentum_discard(d->momentum);
 }
 
 /* Trial factoring: launches of up to ocl_factor_launch_size() indices, two
- * in flight; the dispatcher re-checks every factor with the reference. */
-static int scan_factor(lode_device *d, const lode_range *r, lode_hits *hits, uint64_t *done,
-                       const atomic_int *abort)
+ * in flight on the engine's two queues; the dispatcher re-checks every
+ * factor with the reference. */
+static int factor_enqueue(void *ctx, unsigned slot, uint64_t start, uint64_t count)
 {
-    const uint64_t end = r->start + r->count, launch = ocl_factor_launch_size(d->factor);
-    const unsigned depth = ocl_factor_depth(d->factor);
-    uint64_t next = r->start;
-    unsigned queued = 0;
-    int rc = LODE_OK, failed = LODE_OK;
-    for (;;) {
-        bool stop = atomic_load_explicit(abort, memory_order_relaxed);
-        while (failed == LODE_OK && rc == LODE_OK && !stop && next < end && queued < depth) {
-            uint32_t n = (uint32_t)(end - next < launch ? end - next : launch);
-            failed = ocl_factor_enqueue(d->factor, next, n);
-            if (failed == LODE_OK) {
-                next += n;
-                queued++;
-            }
-        }
-        if (queued == 0)
-            break;
-        uint64_t n0;
-        uint32_t count, nfound;
-        const uint32_t *found;
-        bool overflow;
-        int e = ocl_factor_finish(d->factor, &n0, &count, &found, &nfound, &overflow);
-        queued--;
-        if (failed == LODE_OK)
-            failed = e;
-        if (failed != LODE_OK || rc != LODE_OK)
-            continue; /* draining: results no longer count */
-        if (overflow) {
-            rc = LODE_ERR_HITS_OVERFLOW;
-            continue;
-        }
-        rc = lode_hits_push_offsets(hits, n0, count, found, nfound);
-        if (rc == LODE_ERR_DEVICE)
-            lode_log(LODE_LOG_ERROR, "%s: a factor outside its launch", d->label);
-        if (rc == LODE_OK)
-            *done = n0 + count - r->start;
+    lode_device *d = ctx;
+    (void)slot; /* the engine queues in turn */
+    return ocl_factor_enqueue(d->factor, start, (uint32_t)count);
+}
+
+static int factor_query(void *ctx, unsigned slot)
+{
+    lode_device *d = ctx;
+    (void)slot;
+    return ocl_factor_ready(d->factor);
+}
+
+static int factor_wait(void *ctx, unsigned slot)
+{
+    lode_device *d = ctx;
+    (void)slot;
+    return ocl_factor_finish(d->factor, &d->tf_n0, &d->tf_count, &d->tf_found, &d->tf_nfound, &d->tf_overflow);
+}
+
+static int factor_collect(void *ctx, unsigned slot, uint64_t start, uint64_t count, lode_hits *hits)
+{
+    lode_device *d = ctx;
+    (void)slot;
+    if (d->tf_n0 != start || d->tf_count != count) {
+        lode_log(LODE_LOG_ERROR, "%s: a trial-factoring launch out of order", d->label);
+        return LODE_ERR_DEVICE;
     }
-    if (failed != LODE_OK) {
-        ocl_factor_discard(d->factor);
-        return failed;
-    }
+    if (d->tf_overflow)
+        return LODE_ERR_HITS_OVERFLOW;
+    int rc = lode_hits_push_offsets(hits, d->tf_n0, d->tf_count, d->tf_found, d->tf_nfound);
+    if (rc == LODE_ERR_DEVICE)
+        lode_log(LODE_LOG_ERROR, "%s: a factor outside its launch", d->label);
     return rc;
+}
+
+static void factor_drain(void *ctx)
+{
+    lode_device *d = ctx;
+    ocl_factor_discard(d->factor);
+}
+
+/* The engine of the handle's algorithm. */
+static lode_launch_engine engine_of(lode_device *d)
+{
+    if (d->algo == LODE_ALGO_MOMENTUM)
+        return (lode_launch_engine){.ctx = d, .depth = ocl_momentum_depth(d->momentum), .launch_size = 1,
+                                    .enqueue = momentum_enqueue, .query = momentum_query,
+                                    .wait = momentum_wait, .fetch = momentum_fetch,
+                                    .collect = momentum_collect, .drain = momentum_drain};
+    if (d->algo == LODE_ALGO_TF)
+        return (lode_launch_engine){.ctx = d, .depth = ocl_factor_depth(d->factor),
+                                    .launch_size = ocl_factor_launch_size(d->factor),
+                                    .enqueue = factor_enqueue, .query = factor_query, .wait = factor_wait,
+                                    .collect = factor_collect, .drain = factor_drain};
+    return (lode_launch_engine){.ctx = d, .depth = IN_FLIGHT, .launch_size = d->launch_count,
+                                .enqueue = nonce_enqueue, .query = nonce_query, .wait = nonce_wait,
+                                .collect = nonce_collect,
+                                .drain = nonce_drain};
 }
 
 static int opencl_scan(lode_device *d, const lode_range *r, lode_hits *hits, uint64_t *done,
                        const atomic_int *abort)
 {
     *done = 0;
-    if (d->algo == LODE_ALGO_TF)
-        return scan_factor(d, r, hits, done, abort);
-    if (r->start > UINT32_MAX || r->count > (UINT64_C(1) << 32) - r->start)
+    if (d->algo != LODE_ALGO_TF && (r->start > UINT32_MAX || r->count > (UINT64_C(1) << 32) - r->start))
         return LODE_ERR_INVALID; /* nonces are 32 bits; 64-bit arithmetic here */
-    if (d->algo == LODE_ALGO_MOMENTUM)
-        return scan_momentum(d, r, hits, done, abort);
-    const uint64_t end = r->start + r->count;
-    uint64_t next = r->start;
-    struct { uint64_t start, count; double end; } queued[IN_FLIGHT];
-    int oldest = 0, in_flight = 0, rc = LODE_OK;
-    bool stopping = false;
-    double busy_until = now_s();
-
-    for (;;) {
-        while (rc == LODE_OK && !stopping && in_flight < IN_FLIGHT && next < end) {
-            if (atomic_load_explicit(abort, memory_order_relaxed)) {
-                stopping = true;
-                break;
-            }
-            int slot = (oldest + in_flight) % IN_FLIGHT;
-            uint64_t n = end - next < d->launch_count ? end - next : d->launch_count;
-            rc = enqueue(d, slot, next, n);
-            if (rc != LODE_OK)
-                break;
-            /* Expected end (a little early): after the launch ahead of it,
-             * at the measured rate; none before tuning, then no sleep. */
-            double t = now_s();
-            const bool known = d->tuned && d->tune.rate > 0;
-            busy_until = (busy_until > t ? busy_until : t) + (known ? 0.9 * (double)n / d->tune.rate : 0);
-            queued[slot].start = next;
-            queued[slot].count = n;
-            queued[slot].end = known ? busy_until : 0;
-            next += n;
-            in_flight++;
-        }
-        if (in_flight == 0)
-            break;
-        int slot = oldest;
-        oldest = (oldest + 1) % IN_FLIGHT;
-        in_flight--;
-        if (rc != LODE_OK) {
-            ocl.clWaitForEvents(1, &d->finished[slot]); /* draining: results no longer count */
-            continue;
-        }
-        rc = wait_launch(d, slot, queued[slot].end);
-        if (rc != LODE_OK)
-            continue;
-        rc = collect(d, slot, queued[slot].start, queued[slot].count, hits);
-        if (rc != LODE_OK)
-            continue;
-        *done += queued[slot].count;
-        if (atomic_load_explicit(abort, memory_order_relaxed))
-            stopping = true;
-    }
-    if (rc != LODE_OK)
-        ocl.clFinish(d->queue); /* a launch may be half queued */
-    return rc;
+    const lode_launch_engine e = engine_of(d);
+    return lode_launch_run(&d->driver, &e, r->start, r->count, hits, done, abort);
 }
 
 /* ---- tuning -------------------------------------------------------------- */
@@ -930,11 +939,15 @@ static int opencl_scan(lode_device *d, const lode_range *r, lode_hits *hits, uin
  * in seconds, or < 0 with *rc set. */
 static double time_launch(lode_device *d, uint64_t count, int *rc)
 {
-    double t0 = now_s();
+    const double t0 = lode_launch_now();
     *rc = enqueue(d, 0, 0, count);
+    int done = 0;
+    /* Polled with short sleeps, not clWaitForEvents (it spins in some drivers). */
+    for (int polls = 0; *rc == LODE_OK && polls < 40000 && (done = nonce_query(d, 0)) == 0; polls++)
+        nanosleep(&(struct timespec){.tv_nsec = 50000}, NULL);
     if (*rc == LODE_OK)
-        *rc = wait_launch(d, 0, 0);
-    return *rc == LODE_OK ? now_s() - t0 : -1;
+        *rc = done < 0 ? done : nonce_wait(d, 0);
+    return *rc == LODE_OK ? lode_launch_now() - t0 : -1;
 }
 
 static void try_shape(lode_device *d, uint64_t count, bool warm_up, ocl_tune_params *best, int *rc)
