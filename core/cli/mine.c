@@ -96,7 +96,7 @@ static void summarise_source(mine_source *s, const cli_options *o)
     if (s->gbt != NULL) {
         lode_gbt_stats st;
         lode_gbt_stats_get(s->gbt, &st);
-        lode_log(LODE_LOG_INFO,
+        lode_log(LODE_LOG_NOTICE,
                  "summary: blocks submitted %llu, accepted %llu, rejected %llu, stale %llu, unsent %llu, "
                  "inconclusive %llu",
                  (unsigned long long)st.submitted, (unsigned long long)st.accepted,
@@ -108,7 +108,7 @@ static void summarise_source(mine_source *s, const cli_options *o)
         lode_pool_stats st;
         lode_stratum_pool_stats(s->stratum, i, &st);
         /* unsent: dropped before sending (a flood); unanswered: sent, no answer. */
-        lode_log(LODE_LOG_INFO,
+        lode_log(LODE_LOG_NOTICE,
                  "summary: pool %zu %s: accepted %llu, rejected %llu, stale %llu, unsent %llu, unanswered %llu", i,
                  o->pools[i].url, (unsigned long long)st.accepted, (unsigned long long)st.rejected,
                  (unsigned long long)st.stale, (unsigned long long)st.unsent, (unsigned long long)st.unanswered);
