@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -465,6 +466,16 @@ static void give_up(lode_gbt *g, const char *why)
 
 typedef enum check_result { CHECK_OK, CHECK_RETRY, CHECK_REFUSED } check_result;
 
+/* A message cut to err_len on purpose (the node's text can be long). */
+static void say(char *err, size_t err_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(char *err, size_t err_len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, err_len, fmt, ap);
+    va_end(ap);
+}
+
 /* Does the node take the payout address, as the same script lode pays to? */
 static check_result check_address(lode_gbt *g, CURL *curl, rpc_status *status, char *err,
                                   size_t err_len)
@@ -492,14 +503,14 @@ static check_result check_address(lode_gbt *g, CURL *curl, rpc_status *status, c
         const json_t *why = json_object_get(r, "error");
         char text[64];
         lode_log_printable(text, sizeof text, json_is_string(why) ? json_string_value(why) : "");
-        snprintf(err, err_len, "the node does not take the payout address %.74s (lode reads a %s %s "
+        say(err, err_len, "the node does not take the payout address %.74s (lode reads a %s %s "
                  "address)%s%s: give an address of the node's chain (--coinbase-addr)",
                  g->payout_text, g->payout.network, g->payout.kind, text[0] ? ": " : "", text);
         out = CHECK_REFUSED;
     } else if (json_is_string(script) && strcasecmp(json_string_value(script), ours) != 0) {
         char text[2 * LODE_ADDRESS_SCRIPT_MAX + 1];
         lode_log_printable(text, sizeof text, json_string_value(script));
-        snprintf(err, err_len, "the node reads the payout address %.74s as script %s, lode as %s: "
+        say(err, err_len, "the node reads the payout address %.74s as script %s, lode as %s: "
                  "not mining to it", g->payout_text, text, ours);
         out = CHECK_REFUSED;
     }
