@@ -333,6 +333,11 @@ class Conn:
 
     # --- receiving -------------------------------------------------------
     async def run(self):
+        # Lines are read as they arrive and handled in order by a second task,
+        # so a slow pool (--submit-delay) still knows when each share came in:
+        # a share is judged stale by its arrival, not by when the pool got to it.
+        inbox = asyncio.Queue()
+        handler = asyncio.ensure_future(self.handle_inbox(inbox))
         try:
             while not self.closed:
                 try:
@@ -354,8 +359,11 @@ class Conn:
                 except ValueError:
                     self.info["client_errors"].append(f"bad json: {line[:100]!r}")
                     continue
-                await self.handle(msg)
+                await inbox.put((time.monotonic(), msg))
+            await inbox.put(None)
+            await handler
         finally:
+            handler.cancel()
             self.closed = True
             self.info["closed_at"] = time.time()
             try:
@@ -363,6 +371,23 @@ class Conn:
             except Exception:
                 pass
             self.pool.changed()
+
+    async def handle_inbox(self, inbox):
+        try:
+            while True:
+                item = await inbox.get()
+                if item is None or self.closed:
+                    return
+                self.received_at, msg = item
+                await self.handle(msg)
+        except (ConnectionError, OSError):
+            pass
+        finally:  # a handler that ends (an error, a dropped connection) ends the reading too
+            self.closed = True
+            try:
+                self.writer.close()
+            except Exception:
+                pass
 
     async def reply(self, rid, result=None, error=None):
         return await self.send({"id": rid, "result": result, "error": error})
@@ -485,7 +510,7 @@ class Conn:
         except ValueError as e:
             return await self.reject(rid, 20, "malformed", f"malformed submit ({e})")
         cj = self.jobs.get(job_id)
-        now = time.monotonic()
+        now = self.received_at  # when the share arrived (run())
         if cj is None:
             return await self.reject(rid, 21, "unknown_job", "job not found")
         if cj.bad:
