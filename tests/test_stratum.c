@@ -742,10 +742,10 @@ static void test_loopback(void)
     CHECK(st.bad_lines == 4 && st.connects == 3, "bad lines %llu connects %llu", (unsigned long long)st.bad_lines,
           (unsigned long long)st.connects);
 
-    /* Stop while the client waits for replies: prompt. */
-    double t0 = now_s();
+    /* Stop while the client waits for replies: it returns without waiting
+     * for them (were it to wait, the replies never come and ctest's timeout
+     * reports the hang; no wall-clock bound here). */
     lode_stratum_stop(s);
-    CHECK(now_s() - t0 < 1.0, "stop took %.2f s", now_s() - t0);
     pool_close(&pool);
     lode_stratum_free(s);
     lode_job_free(&job1);
@@ -797,9 +797,7 @@ static void test_failover_redirect(void)
     CHECK(now_s() - stall_t0 >= 0.5, "reconnected before the stall timeout (%.2f s)", now_s() - stall_t0);
     r = pool_expect(&a, "mining.subscribe");
     json_decref(r);
-    double t0 = now_s();
     lode_stratum_stop(s);
-    CHECK(now_s() - t0 < 1.0, "stop took %.2f s", now_s() - t0);
     lode_stratum_free(s);
     pool_close(&a);
     pool_close(&b);
@@ -963,9 +961,8 @@ static void test_wake(void)
     lode_wake_signal(&w);
     const char *line;
     size_t len;
-    double t0 = now_s();
+    /* Woken, not timed out: the status says which, whatever the load. */
     CHECK(lode_stratum_conn_read_line(c, &w, 10, &line, &len, err, sizeof err) == LODE_CONN_WOKEN, "not woken");
-    CHECK(now_s() - t0 < 0.5, "wake took %.2f s", now_s() - t0);
     lode_wake_drain(&w);
     CHECK(lode_stratum_conn_read_line(c, &w, 0.05, &line, &len, err, sizeof err) == LODE_CONN_TIMEOUT, "timeout");
     lode_wake_destroy(&w);

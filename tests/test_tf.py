@@ -238,10 +238,11 @@ def test_double_interrupt(tmp):
     proc.send_signal(signal.SIGINT)
     time.sleep(1.0)
     check(proc.poll() is None, "one Ctrl-C: still finishing the class")
-    t0 = time.time()
     proc.send_signal(signal.SIGINT)
+    # Behaviour, not speed: it stops by itself (rc 130) with class 0 unfinished
+    # (the checkpoint below); 60 s only guards against a hang.
     out, err = proc.communicate(timeout=60)
-    check(proc.returncode == 130 and time.time() - t0 < 10, f"second Ctrl-C stops: rc {proc.returncode} {err!r}")
+    check(proc.returncode == 130, f"second Ctrl-C stops: rc {proc.returncode} {err!r}")
     with open(os.path.join(d, "M66362159_73_74.ckp")) as f:
         ckp = f.read()
     check("next_class 0\n" in ckp and "classes_done 0\n" in ckp, f"class 0 not done in the checkpoint: {ckp!r}")

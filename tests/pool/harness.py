@@ -103,7 +103,7 @@ class Lode:
     def alive(self):
         return self.proc.poll() is None
 
-    def stop(self, sig=signal.SIGINT, timeout=10):
+    def stop(self, sig=signal.SIGINT, timeout=60):
         if self.proc.poll() is None:
             t0 = time.monotonic()
             self.proc.send_signal(sig)
@@ -138,12 +138,15 @@ class Lode:
         return tuple(int(x) for x in m[-1]) if m else None
 
 
-def check_stopped(check, lode, what, want_rc=130, max_seconds=5.0):
-    """lode stopped by SIGINT: exit status, promptly, no sanitizer report."""
+def check_stopped(check, lode, what, want_rc=130):
+    """lode stopped by SIGINT: it exits by itself with want_rc (one that hangs
+    is killed after stop()'s 60 s guard and fails the status check), and no
+    sanitizer report. How long it took is logged, not judged: a loaded CI
+    machine must not fail a correct stop."""
     rc = lode.stop()
     check(rc == want_rc, f"{what}: exit status {rc}, want {want_rc}\n    {lode.tail()}")
-    check(lode.stop_seconds is None or lode.stop_seconds < max_seconds,
-          f"{what}: took {lode.stop_seconds or 0:.1f} s to stop after SIGINT")
+    if lode.stop_seconds is not None:
+        log(f"{what}: stopped {lode.stop_seconds:.1f} s after SIGINT")
     san = lode.sanitizer_report()
     check(not san, f"{what}: sanitizer report {san} in stderr:\n    {lode.tail(60)}")
     crash = rc is not None and rc < 0
