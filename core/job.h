@@ -82,6 +82,10 @@ typedef struct lode_share {
     uint8_t hash[32];          /* PoW hash (internal order), re-checked by the reference */
     bool block_candidate;      /* the hash also meets the block target (nbits) */
     double difficulty;         /* the hash's difficulty in the algorithm's pool convention */
+    /* The session's job_events (lode_mining_stats) when it decided whether
+     * the share is stale: a share decided at or after event k knows of the
+     * job that event k installed, refused or cleared. */
+    uint64_t decided_at;
 } lode_share;
 
 #endif

@@ -224,6 +224,7 @@ static void on_found(void *user, const lode_found *found)
             break;
         known = true;
         stale = v->epoch < m->clean_epoch;
+        share.decided_at = m->stats.job_events;
         memcpy(share.extranonce2, v->extranonce2, sizeof share.extranonce2);
         share.ntime = v->ntime;
         share.version = v->version;
@@ -311,6 +312,7 @@ int lode_mining_set_job(lode_mining *m, const lode_job *job)
 {
     if (!job_is_well_formed(job, m->algo)) {
         pthread_mutex_lock(&m->lock);
+        m->stats.job_events++;
         if (job->clean)
             drop_jobs_locked(m);
         pthread_mutex_unlock(&m->lock);
@@ -319,6 +321,7 @@ int lode_mining_set_job(lode_mining *m, const lode_job *job)
         return -1;
     }
     pthread_mutex_lock(&m->lock);
+    m->stats.job_events++;
     /* Reuse the slot of the oldest kept job. */
     kept_job *slot = &m->kept[0];
     for (size_t i = 1; i < KEPT_JOBS; i++)
@@ -352,6 +355,7 @@ int lode_mining_set_job(lode_mining *m, const lode_job *job)
 void lode_mining_drop_jobs(lode_mining *m)
 {
     pthread_mutex_lock(&m->lock);
+    m->stats.job_events++;
     drop_jobs_locked(m);
     pthread_mutex_unlock(&m->lock);
 }
@@ -359,6 +363,7 @@ void lode_mining_drop_jobs(lode_mining *m)
 void lode_mining_clear_job(lode_mining *m)
 {
     pthread_mutex_lock(&m->lock);
+    m->stats.job_events++;
     m->has_job = false;
     idle_locked(m);
     pthread_mutex_unlock(&m->lock);

@@ -61,6 +61,7 @@ typedef struct lode_mining_stats {
     uint64_t stale;        /* shares of replaced jobs, not submitted */
     uint64_t jobs;         /* jobs installed */
     uint64_t spent;        /* jobs whose every header was mined before the next job came */
+    uint64_t job_events;   /* lode_mining_set_job, _clear_job and _drop_jobs calls so far */
 } lode_mining_stats;
 void lode_mining_stats_get(lode_mining *mining, lode_mining_stats *out);
 

@@ -211,11 +211,17 @@ static void sleep_ms(int ms)
     nanosleep(&ts, NULL);
 }
 
-/* A share's staleness is decided when its hit is confirmed, a moment
- * before the source records it; a clean job installed in between does not
- * make the share stale (as if it had been on the wire). Shares recorded
- * this long after the next job are certainly decided after it. */
-#define DECIDED_S 0.25
+/* The session's job event counter now. A share's staleness is decided when
+ * its hit is confirmed, a moment before the source records it, so a test
+ * asks the share when it was decided (lode_share.decided_at), never the
+ * clock: a share decided at or after a clean job's event must be stale,
+ * however loaded the machine. */
+static uint64_t job_events(lode_mining *m)
+{
+    lode_mining_stats st;
+    lode_mining_stats_get(m, &st);
+    return st.job_events;
+}
 
 static void test_session(void)
 {
@@ -257,13 +263,13 @@ static void test_session(void)
     CHECK(lode_mining_set_job(m, &a) == 0, "job A installed");
     for (int i = 0; i < 1000 && share_count(&src) < 200; i++)
         sleep_ms(10);
-    double b_set = now_s();
     CHECK(lode_mining_set_job(m, &b) == 0, "job B (clean) installed");
+    const uint64_t b_event = job_events(m);
     /* Waits scale with the machine (sanitizers slow hashing tenfold). */
     for (int i = 0; i < 3000 && shares_of(&src, "B") < 50; i++)
         sleep_ms(10);
-    double c_set = now_s();
     CHECK(lode_mining_set_job(m, &c) == 0, "job C (not clean) installed");
+    const uint64_t c_event = job_events(m);
     for (int i = 0; i < 3000 && shares_of(&src, "C") < 50; i++)
         sleep_ms(10);
     /* The same job again under a new id (pools do this): no share twice. */
@@ -274,18 +280,18 @@ static void test_session(void)
     /* A storm of clean jobs with easy targets: hits in flight at each
      * switch must come back stale. */
     enum { STORM = 40 };
-    double storm_set[STORM + 1];
+    uint64_t storm_event[STORM + 1];
     for (int k = 0; k < STORM; k++) {
         lode_job s;
         make_job(&s, "S", true);
         snprintf(s.id, sizeof s.id, "S%d", k);
         s.share_target.w[7] = 0x000fffff;
-        storm_set[k] = now_s();
         lode_mining_set_job(m, &s);
+        storm_event[k] = job_events(m);
         lode_job_free(&s);
         sleep_ms(5);
     }
-    storm_set[STORM] = now_s() + 1e9;
+    storm_event[STORM] = UINT64_MAX;
     lode_mining_clear_job(m);
     sleep_ms(200);
     size_t after_clear = share_count(&src);
@@ -313,7 +319,7 @@ static void test_session(void)
         bad_ntime += r->share.ntime < j->ntime || r->share.ntime > j->ntime + j->ntime_roll_max;
         if (j->id[0] == 'S') {
             int k = atoi(j->id + 1);
-            if (r->when > storm_set[k + 1] + DECIDED_S)
+            if (r->share.decided_at >= storm_event[k + 1])
                 a_fresh_after_b += !r->stale;
             stale += r->stale;
             lode_job_free(&r->job);
@@ -331,9 +337,9 @@ static void test_session(void)
         stale += r->stale;
         /* A's shares after B (clean) was installed must be stale; B's after
          * C (not clean) must not be; B and C's never are. */
-        if (which == 0 && r->when > b_set + DECIDED_S)
+        if (which == 0 && r->share.decided_at >= b_event)
             a_fresh_after_b += !r->stale;
-        if (which == 1 && r->when > c_set + DECIDED_S)
+        if (which == 1 && r->share.decided_at >= c_event)
             b_stale_after_c += r->stale;
         if (which > 0)
             bad_stale += r->stale;
@@ -506,14 +512,14 @@ static void test_refused_clean_job(void)
         sleep_ms(10);
     make_job(&bad, "Z", true);
     memset(&bad.share_target, 0, sizeof bad.share_target); /* no hash can meet it */
-    double refused = now_s();
     CHECK(lode_mining_set_job(m, &bad) == -1, "a clean job with a zero share target is refused");
+    const uint64_t refused_event = job_events(m);
     sleep_ms(600);
     size_t fresh_after = 0, total = 0;
     pthread_mutex_lock(&src.lock);
     for (size_t i = 0; i < src.count; i++) {
         total++;
-        fresh_after += src.shares[i].when > refused + DECIDED_S && !src.shares[i].stale;
+        fresh_after += src.shares[i].share.decided_at >= refused_event && !src.shares[i].stale;
     }
     pthread_mutex_unlock(&src.lock);
     CHECK(total >= 20, "shares on A before the refused job (%zu)", total);
