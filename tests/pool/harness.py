@@ -224,7 +224,9 @@ class PoolProc:
             time.sleep(0.05)
 
     def wait_accepted(self, n, timeout):
-        deadline = time.monotonic() + timeout
+        # timeout guards against a hang; a loaded machine mines slower, so
+        # the guard is three times what an idle 2-core machine needs.
+        deadline = time.monotonic() + 3 * timeout
         while time.monotonic() < deadline:
             if self.totals()["accepted"] >= n:
                 return True
