@@ -15,8 +15,8 @@
 #include "backend-cpu/scrypt_cpu.h"
 #include "backend-cpu/sha256_cpu.h"
 #include "backend-cpu/tf_cpu.h"
-#include "core/backend.h"
-#include "core/status.h"
+#include "core/base/backend.h"
+#include "core/base/status.h"
 
 /* Paths best first: the order in which a path is chosen when the CPU has
  * its features (measured: docs/PERFORMANCE.md). */

@@ -3,8 +3,8 @@
 #include <string.h>
 
 #include "backend-cpu/momentum_cpu.h"
-#include "core/sha256_ref.h"
-#include "core/status.h"
+#include "core/base/sha256_ref.h"
+#include "core/base/status.h"
 
 static uint64_t be64(const uint8_t *p)
 {

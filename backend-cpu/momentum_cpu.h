@@ -9,8 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/u256.h"
-#include "core/work.h"
+#include "core/base/u256.h"
+#include "core/base/work.h"
 
 #define MOMENTUM_NONCES (UINT32_C(1) << 26)
 #define MOMENTUM_BASES (MOMENTUM_NONCES / 8) /* SHA-512 hashes per sweep */

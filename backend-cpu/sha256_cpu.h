@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/u256.h"
+#include "core/base/u256.h"
 
 /* Compresses one 64-byte block into state (FIPS 180-4 words, host order). */
 typedef void (*cpu_sha256_compress_fn)(uint32_t state[8], const uint8_t block[64]);

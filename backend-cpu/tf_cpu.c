@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/status.h"
-#include "core/tf_ref.h"
+#include "core/base/status.h"
+#include "core/base/tf_ref.h"
 
 typedef unsigned __int128 u128;
 

@@ -10,7 +10,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "core/work.h"
+#include "core/base/work.h"
 
 #define TF_CPU_BLOCK_BITS (1u << 15)
 #define TF_CPU_DEFAULT_SIEVE_PRIMES 4000u

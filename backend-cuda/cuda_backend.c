@@ -29,11 +29,11 @@
 #include "backend-cuda/momentum_cuda.h"
 #include "backend-cuda/tf_cuda.h"
 #include "core/backend_support/launch_driver.h"
-#include "core/backend.h"
-#include "core/log.h"
-#include "core/status.h"
-#include "core/tf_ref.h"
-#include "core/tune_cache.h"
+#include "core/base/backend.h"
+#include "core/base/log.h"
+#include "core/base/status.h"
+#include "core/base/tf_ref.h"
+#include "core/base/tune_cache.h"
 
 /* Aimed duration of one launch: long enough that launch overhead vanishes,
  * short enough that a new job (abort) is picked up quickly. */

@@ -31,7 +31,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "core/work.h"
+#include "core/base/work.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -10,7 +10,7 @@
 
 #include <CL/cl_ext.h>
 
-#include "core/registry.h"
+#include "core/dispatch/registry.h"
 
 /* cl_nv_device_attribute_query values; the Khronos headers leave them out. */
 #ifndef CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/mining.h"
+#include "core/mining/mining.h"
 
 #define FAKE_JOBS_MAX 64
 

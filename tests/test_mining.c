@@ -9,9 +9,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/job.h"
-#include "core/mining.h"
-#include "core/registry.h"
+#include "core/base/job.h"
+#include "core/mining/mining.h"
+#include "core/dispatch/registry.h"
 #include "tests/test_util.h"
 
 static void ossl_sha256d(const void *data, size_t len, uint8_t out[32])

@@ -8,11 +8,11 @@
 #include <pthread.h>
 
 #include "backend-cpu/tf_cpu.h"
-#include "core/dispatch.h"
-#include "core/registry.h"
-#include "core/status.h"
-#include "core/tf_ref.h"
-#include "core/tf_selftest.h"
+#include "core/dispatch/dispatch.h"
+#include "core/dispatch/registry.h"
+#include "core/base/status.h"
+#include "core/base/tf_ref.h"
+#include "core/dispatch/tf_selftest.h"
 #include "tests/test_util.h"
 
 static const atomic_int never_abort = 0;

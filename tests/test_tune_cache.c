@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/tune_cache.h"
+#include "core/base/tune_cache.h"
 #include "tests/test_util.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))

@@ -39,7 +39,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/work.h"
+#include "core/base/work.h"
 
 /* The most launches an engine may keep in flight. */
 #define LODE_LAUNCH_MAX_DEPTH 8u

@@ -6,9 +6,9 @@
 #include <time.h>
 
 #include "core/cli/cli.h"
-#include "core/dispatch.h"
-#include "core/log.h"
-#include "core/target.h"
+#include "core/dispatch/dispatch.h"
+#include "core/base/log.h"
+#include "core/base/target.h"
 
 #define REPORT_SECONDS 5.0
 

@@ -4,9 +4,9 @@
 #include <string.h>
 
 #include "core/cli/cli.h"
-#include "core/registry.h"
-#include "core/selftest.h"
-#include "core/status.h"
+#include "core/dispatch/registry.h"
+#include "core/dispatch/selftest.h"
+#include "core/base/status.h"
 
 #define MAX_VARIANTS 16
 

@@ -10,8 +10,8 @@
 
 #include "core/cli/cli.h"
 #include "core/cli/tf.h"
-#include "core/dispatch.h"
-#include "core/log.h"
+#include "core/dispatch/dispatch.h"
+#include "core/base/log.h"
 
 static volatile sig_atomic_t interrupted;
 

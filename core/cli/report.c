@@ -5,8 +5,8 @@
 #include <time.h>
 
 #include "core/cli/cli.h"
-#include "core/dispatch.h"
-#include "core/log.h"
+#include "core/dispatch/dispatch.h"
+#include "core/base/log.h"
 
 double cli_now(void)
 {

@@ -49,11 +49,11 @@
 #include <unistd.h>
 
 #include "core/cli/cli.h"
-#include "core/dispatch.h"
-#include "core/log.h"
-#include "core/status.h"
-#include "core/tf_ref.h"
-#include "core/tf_selftest.h"
+#include "core/dispatch/dispatch.h"
+#include "core/base/log.h"
+#include "core/base/status.h"
+#include "core/base/tf_ref.h"
+#include "core/dispatch/tf_selftest.h"
 
 #define MAX_FACTORS 64
 #define LINE_MAX_LEN 100 /* mfaktc's worktodo limit */
