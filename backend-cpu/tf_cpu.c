@@ -1,5 +1,5 @@
 #include "backend-cpu/tf_cpu.h"
-#include "backend-cpu/tf_tables.h"
+#include "core/backend_support/tf_tables.h"
 
 #include <stdlib.h>
 #include <string.h>

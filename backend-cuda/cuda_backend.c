@@ -22,13 +22,13 @@
 
 #include <cuda_runtime_api.h>
 
-#include "backend-cpu/sha256_cpu.h"
-#include "backend-cpu/sha256d_lanes.h"
-#include "backend-cpu/momentum_cpu.h"
 #include "backend-cuda/cuda_kernels.h"
 #include "backend-cuda/momentum_cuda.h"
 #include "backend-cuda/tf_cuda.h"
 #include "core/backend_support/launch_driver.h"
+#include "core/backend_support/momentum_common.h"
+#include "core/backend_support/sha256d_job.h"
+#include "core/backend_support/sha256d_lanes.h"
 #include "core/base/backend.h"
 #include "core/base/log.h"
 #include "core/base/status.h"
@@ -105,7 +105,7 @@ struct lode_device {
     uint8_t header[80];
     lode_u256 target;
     cuda_sha256d_params sha;
-    cpu_sha256d_job host_job; /* the job on the host: precomputation, exact check */
+    sha256d_job host_job; /* the job on the host: precomputation, exact check */
     cuda_scrypt_params scrypt;
     void *scrypt_state, *scrypt_pad;
     unsigned scrypt_slots; /* hash slots allocated (all lanes together) */
@@ -685,9 +685,9 @@ static void prepare_sha256d(lode_device *d)
     /* The same per-job precomputation as the CPU lane paths: midstate,
      * rounds 0..2 of the second block, the W3-free parts of round 3 and of
      * the early schedule (backend-cpu/sha256d_lanes.h). */
-    cpu_sha256d_job *job = &d->host_job;
-    cpu_sha256d_job_init(job, d->header, d->target.w[7]);
-    cpu_sha256d_prepare_lanes(job);
+    sha256d_job *job = &d->host_job;
+    sha256d_job_init(job, d->header, d->target.w[7]);
+    sha256d_prepare_lanes(job);
     cuda_sha256d_params *p = &d->sha;
     memcpy(p->midstate, job->midstate, sizeof p->midstate);
     p->a3 = job->pre[PRE_A3], p->b3 = job->pre[PRE_B3], p->c3 = job->pre[PRE_C3];
@@ -707,8 +707,8 @@ static void prepare_sha256d(lode_device *d)
 static void prepare_scrypt(lode_device *d)
 {
     cuda_scrypt_params *p = &d->scrypt;
-    cpu_sha256d_job job; /* for its midstate: the HMAC key hash starts there */
-    cpu_sha256d_job_init(&job, d->header, 0);
+    sha256d_job job; /* for its midstate: the HMAC key hash starts there */
+    sha256d_job_init(&job, d->header, 0);
     for (int i = 0; i < 19; i++)
         p->header[i] = (uint32_t)d->header[4 * i] << 24 | (uint32_t)d->header[4 * i + 1] << 16 |
                        (uint32_t)d->header[4 * i + 2] << 8 | d->header[4 * i + 3];
@@ -778,7 +778,7 @@ static int enqueue(lode_device *d, int slot, uint64_t start, uint64_t count)
 static bool sha256d_exact(const void *ctx, uint32_t nonce)
 {
     const lode_device *d = ctx;
-    return cpu_sha256d_meets_target(&d->host_job, nonce, &d->target);
+    return sha256d_meets_target(&d->host_job, nonce, &d->target);
 }
 
 /* ---- engines of the launch driver --------------------------------------- */

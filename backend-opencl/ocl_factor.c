@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend-cpu/tf_tables.h"
 #include "backend-opencl/ocl_program.h"
+#include "core/backend_support/tf_tables.h"
 #include "core/base/log.h"
 #include "core/base/status.h"
 

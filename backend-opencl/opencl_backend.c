@@ -20,14 +20,14 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend-cpu/sha256_cpu.h"
-#include "backend-cpu/sha256d_lanes.h"
 #include "backend-opencl/ocl_api.h"
 #include "backend-opencl/ocl_devices.h"
 #include "backend-opencl/ocl_factor.h"
 #include "backend-opencl/ocl_momentum.h"
 #include "backend-opencl/ocl_program.h"
 #include "core/backend_support/launch_driver.h"
+#include "core/backend_support/sha256d_job.h"
+#include "core/backend_support/sha256d_lanes.h"
 #include "core/base/backend.h"
 #include "core/base/log.h"
 #include "core/base/status.h"
@@ -92,7 +92,7 @@ struct lode_device {
     cl_event kernel_done[IN_FLIGHT]; /* its last kernel: polled (a pageable read-back may
                                         complete only inside clWaitForEvents) */
     uint32_t hits_host[IN_FLIGHT][HITS_WORDS];
-    cpu_sha256d_job host_job; /* sha256d on the host: precomputation, exact check */
+    sha256d_job host_job; /* sha256d on the host: precomputation, exact check */
 
     ocl_tune_params tune;
     bool tuned; /* tune holds measured or user-given values */
@@ -590,9 +590,9 @@ static void prepare_sha256d(lode_device *d)
 {
     /* The same per-job precomputation as the CPU lane paths and CUDA
      * (backend-cpu/sha256d_lanes.h), in the order kernels/sha256d.cl reads. */
-    cpu_sha256d_job *job = &d->host_job;
-    cpu_sha256d_job_init(job, d->header, d->target.w[7]);
-    cpu_sha256d_prepare_lanes(job);
+    sha256d_job *job = &d->host_job;
+    sha256d_job_init(job, d->header, d->target.w[7]);
+    sha256d_prepare_lanes(job);
     static const unsigned order[] = {PRE_A3, PRE_B3, PRE_C3, PRE_E3, PRE_F3, PRE_G3,
                                      PRE_A4_LESS_W3, PRE_E4_LESS_W3, PRE_W16, PRE_W17,
                                      PRE_W18_LESS_NONCE, PRE_W19_LESS_NONCE, PRE_W31_PART,
@@ -607,8 +607,8 @@ static void prepare_sha256d(lode_device *d)
 static void prepare_scrypt(lode_device *d)
 {
     uint32_t *p = d->param_words;
-    cpu_sha256d_job job; /* for its midstate: the HMAC key hash starts there */
-    cpu_sha256d_job_init(&job, d->header, 0);
+    sha256d_job job; /* for its midstate: the HMAC key hash starts there */
+    sha256d_job_init(&job, d->header, 0);
     for (int i = 0; i < 19; i++)
         p[i] = (uint32_t)d->header[4 * i] << 24 | (uint32_t)d->header[4 * i + 1] << 16 |
                (uint32_t)d->header[4 * i + 2] << 8 | d->header[4 * i + 3];
@@ -745,7 +745,7 @@ static int enqueue(lode_device *d, int slot, uint64_t start, uint64_t count)
 static bool sha256d_exact(const void *ctx, uint32_t nonce)
 {
     const lode_device *d = ctx;
-    return cpu_sha256d_meets_target(&d->host_job, nonce, &d->target);
+    return sha256d_meets_target(&d->host_job, nonce, &d->target);
 }
 
 /* ---- engines of the launch driver --------------------------------------- */

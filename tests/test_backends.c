@@ -8,8 +8,8 @@
  * skip code) if no device offers it, e.g. AVX-512 on a CPU without it. */
 #include "core/base/hex.h"
 #include "core/base/momentum_ref.h"
-#include "core/dispatch/registry.h"
 #include "core/base/status.h"
+#include "core/dispatch/registry.h"
 #include "core/dispatch/tf_selftest.h"
 #include "tests/momentum_oracle.h"
 #include "tests/test_util.h"

@@ -10,8 +10,8 @@
 #include <time.h>
 
 #include "core/base/job.h"
-#include "core/mining/mining.h"
 #include "core/dispatch/registry.h"
+#include "core/mining/mining.h"
 #include "tests/test_util.h"
 
 static void ossl_sha256d(const void *data, size_t len, uint8_t out[32])

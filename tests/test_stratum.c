@@ -18,10 +18,10 @@
 #include "core/base/hex.h"
 #include "core/base/job.h"
 #include "core/base/log.h"
+#include "core/base/target.h"
 #include "core/stratum/stratum_client.h"
 #include "core/stratum/stratum_conn.h"
 #include "core/stratum/stratum_msg.h"
-#include "core/base/target.h"
 #include "tests/test_util.h"
 
 /* tests/stratum_fake_mining.c */

@@ -8,10 +8,10 @@
 #include <pthread.h>
 
 #include "backend-cpu/tf_cpu.h"
-#include "core/dispatch/dispatch.h"
-#include "core/dispatch/registry.h"
 #include "core/base/status.h"
 #include "core/base/tf_ref.h"
+#include "core/dispatch/dispatch.h"
+#include "core/dispatch/registry.h"
 #include "core/dispatch/tf_selftest.h"
 #include "tests/test_util.h"
 

@@ -5,10 +5,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/cli/cli.h"
-#include "core/dispatch/dispatch.h"
 #include "core/base/log.h"
 #include "core/base/target.h"
+#include "core/cli/cli.h"
+#include "core/dispatch/dispatch.h"
 
 #define REPORT_SECONDS 5.0
 

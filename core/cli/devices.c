@@ -3,10 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/status.h"
 #include "core/cli/cli.h"
 #include "core/dispatch/registry.h"
 #include "core/dispatch/selftest.h"
-#include "core/base/status.h"
 
 #define MAX_VARIANTS 16
 

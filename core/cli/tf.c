@@ -48,11 +48,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/cli/cli.h"
-#include "core/dispatch/dispatch.h"
 #include "core/base/log.h"
 #include "core/base/status.h"
 #include "core/base/tf_ref.h"
+#include "core/cli/cli.h"
+#include "core/dispatch/dispatch.h"
 #include "core/dispatch/tf_selftest.h"
 
 #define MAX_FACTORS 64

@@ -8,8 +8,8 @@
 #include <time.h>
 
 #include "core/base/log.h"
-#include "core/dispatch/selftest.h"
 #include "core/base/status.h"
+#include "core/dispatch/selftest.h"
 
 typedef struct index_span {
     uint64_t start, count;

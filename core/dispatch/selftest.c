@@ -5,8 +5,8 @@
 
 #include "core/base/hex.h"
 #include "core/base/status.h"
-#include "core/dispatch/tf_selftest.h"
 #include "core/base/vectors.h"
+#include "core/dispatch/tf_selftest.h"
 
 /* Scans [start, start+count) and returns the hits in *hits. */
 static int scan_all(lode_handle *h, uint64_t start, uint64_t count, lode_hits *hits)

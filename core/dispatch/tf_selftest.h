@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/dispatch/registry.h"
 #include "core/base/tf_vectors.h"
+#include "core/dispatch/registry.h"
 
 /* Runs one vector through the handle's real scan path, as mfaktc's
  * self-test does: TF of M(p) over the vector's bit level, narrowed to the

@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/dispatch/dispatch.h"
 #include "core/base/job.h"
+#include "core/dispatch/dispatch.h"
 
 typedef struct lode_mining lode_mining;
 

@@ -1,8 +1,10 @@
-/* Host-side Momentum pieces shared by the CPU, CUDA and OpenCL backends. */
+/* Host-side Momentum pieces shared by the CPU, CUDA and OpenCL backends
+ * (momentum_common.h). */
+#include "core/backend_support/momentum_common.h"
+
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend-cpu/momentum_cpu.h"
 #include "core/base/sha256_ref.h"
 #include "core/base/status.h"
 

@@ -9,8 +9,8 @@
  * r, seg mod r for the segment size seg, and floor((2^32 - 1) / r) for a
  * quick remainder. The first 13 (13 .. 61) are always usable (p >= 100000)
  * and are the kernels' per-word pattern primes. */
-#ifndef LODE_BACKEND_CPU_TF_TABLES_H
-#define LODE_BACKEND_CPU_TF_TABLES_H
+#ifndef LODE_BACKEND_SUPPORT_TF_TABLES_H
+#define LODE_BACKEND_SUPPORT_TF_TABLES_H
 
 #include <stdint.h>
 

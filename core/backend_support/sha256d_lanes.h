@@ -1,13 +1,13 @@
-/* What the portable, AVX2 and AVX-512 SHA-256d paths share: the padding
- * words of the two blocks they hash, and the layout of job->pre that
- * cpu_sha256d_prepare_lanes() fills for all three (the SHA-NI path has a
- * layout of its own). The CUDA and OpenCL backends take their kernels'
- * per-job constants from the same layout, so this precomputation exists
- * once. */
-#ifndef LODE_CPU_SHA256D_LANES_H
-#define LODE_CPU_SHA256D_LANES_H
+/* What the CPU backend's portable, AVX2 and AVX-512 SHA-256d paths and the
+ * GPU kernels share: the padding words of the two blocks they hash, and the
+ * layout of job->pre that sha256d_prepare_lanes() fills for all of them (the
+ * CPU's SHA-NI path has a layout of its own). The CUDA and OpenCL backends
+ * take their kernels' per-job constants from this layout, so this
+ * precomputation exists once. */
+#ifndef LODE_BACKEND_SUPPORT_SHA256D_LANES_H
+#define LODE_BACKEND_SUPPORT_SHA256D_LANES_H
 
-#include "backend-cpu/sha256_cpu.h"
+#include "core/backend_support/sha256d_job.h"
 
 /* Padding of the header's second block (W4..W15) and of the outer hash's
  * block (W8..W15). */
@@ -39,11 +39,11 @@ enum {
     PRE_OUTER_W30_PART,   /* sigma0(W15) */
     PRE_WORDS
 };
-_Static_assert(PRE_WORDS <= sizeof(((cpu_sha256d_job *)0)->pre) / sizeof(uint32_t),
+_Static_assert(PRE_WORDS <= sizeof(((sha256d_job *)0)->pre) / sizeof(uint32_t),
                "job->pre is too small");
 
 /* Fills job->pre: rounds 0..2 of the second block, the nonce-free parts of
  * the early schedule, and the outer hash's constant first round. */
-void cpu_sha256d_prepare_lanes(cpu_sha256d_job *job);
+void sha256d_prepare_lanes(sha256d_job *job);
 
 #endif

@@ -1,4 +1,4 @@
-#include "backend-cpu/tf_tables.h"
+#include "core/backend_support/tf_tables.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
