@@ -4,6 +4,8 @@
  * default) each hold their own handle, bound to their core, with scratch
  * memory on that core's node. The SIMD path is chosen once per handle: the
  * variant asked for, or the best the CPU supports. */
+#include "backend-cpu/cpu_backend.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>

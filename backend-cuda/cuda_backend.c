@@ -13,6 +13,8 @@
  *
  * The CUDA runtime is linked statically: on a machine with no NVIDIA driver
  * the binary still starts, and probe() reports why the backend is off. */
+#include "backend-cuda/cuda_backend.h"
+
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdbool.h>

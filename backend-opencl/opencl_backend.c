@@ -12,6 +12,8 @@
  * The engines never block in clWaitForEvents (NVIDIA's driver spins in
  * it): they answer the driver's polls from the event status, and the
  * driver sleeps through most of each launch. */
+#include "backend-opencl/opencl_backend.h"
+
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -554,6 +556,11 @@ static int opencl_open(int index, const lode_open_params *params, lode_device **
     const char *names[4];
     int n = variant_list(x, params->algo, names, 4);
     int rc = LODE_ERR_UNSUPPORTED;
+    char label[sizeof ((lode_device *)0)->label]; /* named as the user names it */
+    if (params->id != NULL)
+        snprintf(label, sizeof label, "%s (%s)", params->id, x->name);
+    else
+        snprintf(label, sizeof label, "opencl:%d (%s)", index, x->name);
     /* An explicit variant must be one of the device's; without one, the
      * best that builds and runs here (a driver may reject the shuffles). */
     for (int i = 0; i < n; i++) {
@@ -569,7 +576,7 @@ static int opencl_open(int index, const lode_open_params *params, lode_device **
         d->cpu = is_cpu(x);
         d->xchg = params->algo == LODE_ALGO_SCRYPT ? xchg_of(x, names[i]) : XCHG_SINGLE;
         d->lookup_gap = d->xchg == XCHG_STAGED ? 1 : lookup_gap_for(x); /* romix_thread: no gap */
-        snprintf(d->label, sizeof d->label, "opencl:%d (%s)", index, x->name);
+        snprintf(d->label, sizeof d->label, "%s", label);
         rc = open_variant(d);
         if (rc == LODE_OK) {
             *out = d;
@@ -578,8 +585,7 @@ static int opencl_open(int index, const lode_open_params *params, lode_device **
         opencl_close(d);
         if (params->variant != NULL || rc == LODE_ERR_NO_MEMORY)
             return rc;
-        lode_log(LODE_LOG_WARN, "opencl:%d (%s): variant %s failed, trying the next", index, x->name,
-                 names[i]);
+        lode_log(LODE_LOG_WARN, "%s: variant %s failed, trying the next", label, names[i]);
     }
     return rc;
 }

@@ -316,7 +316,7 @@ int main(int argc, char **argv)
     }
     int runs = 0;
     for (size_t d = 0; d < count; d++) {
-        if (only_backend && strcmp(devices[d].backend->name, only_backend) != 0)
+        if (only_backend && strcmp(lode_device_backend_name(&devices[d]), only_backend) != 0)
             continue;
         for (int a = 0; a < LODE_ALGO_COUNT; a++) {
             if (!((devices[d].info.algo_mask >> a) & 1u))

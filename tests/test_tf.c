@@ -285,8 +285,8 @@ int main(int argc, char **argv)
         return 1;
     for (size_t d = 0; d < count; d++) {
         if (!((devices[d].info.algo_mask >> LODE_ALGO_TF) & 1u) ||
-            (only_backend ? strcmp(devices[d].backend->name, only_backend) != 0
-                          : strcmp(devices[d].backend->name, "cpu") != 0))
+            (only_backend ? strcmp(lode_device_backend_name(&devices[d]), only_backend) != 0
+                          : strcmp(lode_device_backend_name(&devices[d]), "cpu") != 0))
             continue;
         const char *names[8];
         int k = lode_device_variants(&devices[d], LODE_ALGO_TF, names, 8);

@@ -1,8 +1,9 @@
 /* The backend vtable: how the core drives a kind of device.
  *
  * A backend (cpu, cuda, opencl) is one `const lode_backend_ops` built with
- * designated initializers. The core reaches it only through the wrappers in
- * core/registry.h, which supply the fallbacks for optional operations.
+ * designated initializers. The rest of the program reaches it only through
+ * the wrappers in core/dispatch/registry.h, which supply the fallbacks for
+ * optional operations.
  *
  * Threading contract: the core opens one lode_device handle per worker
  * thread and makes every call on that handle (set_work, scan, close) from
@@ -25,7 +26,9 @@ typedef struct lode_device lode_device; /* opaque, owned by the backend */
 
 typedef struct lode_device_info {
     char name[128];        /* "AMD EPYC 9B14", "NVIDIA H100 80GB HBM3" */
-    char bus_id[32];       /* PCI bus id "0000:41:00.0" for GPUs; "" otherwise */
+    char bus_id[32];       /* PCI bus id "0000:41:00.0" for GPUs ("41:00.0" when the
+                              domain is unknown); "" otherwise. The registry hides a
+                              device whose bus id an earlier backend lists. */
     unsigned workers;      /* worker threads used by default (CPU: physical cores) */
     unsigned max_workers;  /* most worker threads the device can use */
     uint64_t memory_bytes; /* device (or NUMA-node) memory, 0 if unknown */
@@ -37,6 +40,8 @@ typedef struct lode_open_params {
     lode_algo algo;
     unsigned worker;     /* 0 .. workers-1: which worker of the device this is */
     const char *variant; /* an implementation from variants(); NULL = the best */
+    const char *id;      /* the device as the user names it ("opencl:0"), for
+                            messages; NULL = unknown (the backend's index then) */
 } lode_open_params;
 
 #define LODE_WHY_LEN 256

@@ -1247,7 +1247,7 @@ int cmd_tf(int argc, char **argv)
         const char *names[1];
         int k = lode_device_variants(&devices[d], LODE_ALGO_TF, names, 1);
         size_t kl = strlen(kernel), dl = strlen(details);
-        snprintf(kernel + kl, sizeof kernel - kl, "%s%s_%s", d ? "+" : "", devices[d].backend->name,
+        snprintf(kernel + kl, sizeof kernel - kl, "%s%s_%s", d ? "+" : "", lode_device_backend_name(&devices[d]),
                  k > 0 && names[0] ? names[0] : "default");
         snprintf(details + dl, sizeof details - dl, "%s%s", d ? ", " : "", devices[d].info.name);
     }

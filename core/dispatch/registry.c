@@ -1,21 +1,23 @@
 #include "core/dispatch/registry.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "backend-cpu/cpu_backend.h"
 #include "core/base/status.h"
-
-/* The one place that knows which backends were compiled in. */
-extern const lode_backend_ops lode_backend_cpu;
 #ifdef LODE_HAVE_CUDA
-extern const lode_backend_ops lode_backend_cuda;
+#include "backend-cuda/cuda_backend.h"
 #endif
 #ifdef LODE_HAVE_OPENCL
-extern const lode_backend_ops lode_backend_opencl;
+#include "backend-opencl/opencl_backend.h"
 #endif
 
-static const lode_backend_ops *const backends[] = {
+/* The one place that knows which backends were compiled in, preferred
+ * first: a GPU that several list is kept by the first. */
+static const lode_backend_ops *const compiled_in[] = {
 #ifdef LODE_HAVE_CUDA
     &lode_backend_cuda,
 #endif
@@ -25,28 +27,108 @@ static const lode_backend_ops *const backends[] = {
     &lode_backend_cpu,
 };
 
-size_t lode_backend_count(void) { return sizeof backends / sizeof backends[0]; }
+/* How messages name a backend ("every OpenCL device is also a CUDA device"). */
+static const struct {
+    const lode_backend_ops *ops;
+    const char *title;
+} titles[] = {
+#ifdef LODE_HAVE_CUDA
+    {&lode_backend_cuda, "CUDA"},
+#endif
+#ifdef LODE_HAVE_OPENCL
+    {&lode_backend_opencl, "OpenCL"},
+#endif
+    {&lode_backend_cpu, "CPU"},
+};
 
-const lode_backend_ops *lode_backend_at(size_t i)
+static const lode_backend_ops *const *backends = compiled_in;
+static size_t n_backends = sizeof compiled_in / sizeof compiled_in[0];
+
+void lode_registry_use_backends(const lode_backend_ops *const *list, size_t n)
 {
-    return i < lode_backend_count() ? backends[i] : NULL;
+    backends = list ? list : compiled_in;
+    n_backends = list ? n : sizeof compiled_in / sizeof compiled_in[0];
 }
 
-int lode_registry_enumerate(lode_device_ref **devices, size_t *count)
+static const char *title_of(const lode_backend_ops *ops)
+{
+    for (size_t i = 0; i < sizeof titles / sizeof titles[0]; i++)
+        if (titles[i].ops == ops)
+            return titles[i].title;
+    return ops->name;
+}
+
+size_t lode_backend_count(void) { return n_backends; }
+
+const char *lode_backend_name(size_t i) { return i < n_backends ? backends[i]->name : NULL; }
+
+/* LODE_<NAME>_SHOW_ALL=1: the backend lists its aliases of earlier
+ * backends' devices too. */
+static void show_all_variable(const lode_backend_ops *ops, char *out, size_t len)
+{
+    int n = snprintf(out, len, "LODE_%s_SHOW_ALL", ops->name);
+    for (int i = 0; i < n && (size_t)i < len; i++)
+        out[i] = (char)toupper((unsigned char)out[i]);
+}
+
+static bool shows_all(const lode_backend_ops *ops)
+{
+    char name[64];
+    show_all_variable(ops, name, sizeof name);
+    const char *v = getenv(name);
+    return v != NULL && strcmp(v, "1") == 0;
+}
+
+/* "0000:41:00.0" -> "41:00.0"; an id without a domain as it is. */
+static const char *without_domain(const char *bus_id)
+{
+    const char *colon = strchr(bus_id, ':');
+    return colon != NULL && strchr(colon + 1, ':') != NULL ? colon + 1 : bus_id;
+}
+
+/* Same PCI device? Where one id has no domain (a driver that does not say
+ * it), bus:device.function alone is compared. */
+static bool same_bus_id(const char *x, const char *y)
+{
+    if (x[0] == '\0' || y[0] == '\0')
+        return false;
+    if (without_domain(x) == x || without_domain(y) == y)
+        return strcasecmp(without_domain(x), without_domain(y)) == 0;
+    return strcasecmp(x, y) == 0;
+}
+
+/* Every device of every usable backend, aliases of an earlier backend's
+ * devices left out unless the backend shows all. hidden[b], when given,
+ * counts backend b's hidden devices and alias_of[b] names the backend
+ * that lists the first of them. */
+static int enumerate(lode_device_ref **devices, size_t *count, size_t *hidden,
+                     const lode_backend_ops **alias_of)
 {
     *devices = NULL;
     *count = 0;
     size_t capacity = 0;
-    for (size_t b = 0; b < lode_backend_count(); b++) {
+    for (size_t b = 0; b < n_backends; b++) {
         const lode_backend_ops *ops = backends[b];
         char why[LODE_WHY_LEN];
         if (ops->probe(why) != 0)
             continue;
-        int n = ops->device_count();
+        const bool show_all = shows_all(ops);
+        const size_t earlier = *count; /* devices of the backends before this one */
+        int n = ops->device_count(), n_hidden = 0;
         for (int i = 0; i < n; i++) {
             lode_device_info info;
             if (ops->device_info(i, &info) != 0)
                 continue;
+            const lode_device_ref *twin = NULL;
+            for (size_t k = 0; k < earlier && twin == NULL && !show_all; k++)
+                if (same_bus_id(info.bus_id, (*devices)[k].info.bus_id))
+                    twin = &(*devices)[k];
+            if (twin != NULL) {
+                if (hidden != NULL && hidden[b]++ == 0)
+                    alias_of[b] = twin->backend;
+                n_hidden++;
+                continue;
+            }
             if (*count == capacity) {
                 capacity = capacity ? 2 * capacity : 8;
                 lode_device_ref *grown = realloc(*devices, capacity * sizeof *grown);
@@ -62,10 +144,51 @@ int lode_registry_enumerate(lode_device_ref **devices, size_t *count)
             ref->backend = ops;
             ref->index = i;
             ref->info = info;
-            snprintf(ref->id, sizeof ref->id, "%s:%d", ops->name, i);
+            /* Hidden devices leave no gap: the ids number what is listed. */
+            snprintf(ref->id, sizeof ref->id, "%s:%d", ops->name, i - n_hidden);
         }
     }
     return 0;
+}
+
+int lode_registry_enumerate(lode_device_ref **devices, size_t *count)
+{
+    return enumerate(devices, count, NULL, NULL);
+}
+
+int lode_backend_probe(size_t i, char why[LODE_WHY_LEN])
+{
+    if (i >= n_backends) {
+        snprintf(why, LODE_WHY_LEN, "no such backend");
+        return -1;
+    }
+    const lode_backend_ops *ops = backends[i];
+    if (ops->probe(why) != 0)
+        return -1;
+    if (i == 0)
+        return 0; /* no earlier backend to alias */
+    size_t *hidden = calloc(n_backends, sizeof *hidden);
+    const lode_backend_ops **alias_of = calloc(n_backends, sizeof *alias_of);
+    lode_device_ref *devices = NULL;
+    size_t count = 0, listed = 0;
+    int rc = 0;
+    /* Out of memory: usable as far as we know. */
+    if (hidden != NULL && alias_of != NULL && enumerate(&devices, &count, hidden, alias_of) == 0) {
+        for (size_t k = 0; k < count; k++)
+            listed += devices[k].backend == ops;
+        if (listed == 0 && hidden[i] > 0) {
+            char variable[64];
+            show_all_variable(ops, variable, sizeof variable);
+            snprintf(why, LODE_WHY_LEN,
+                     "every %s device is also a %s device and listed as such (%s=1 lists both)",
+                     title_of(ops), title_of(alias_of[i]), variable);
+            rc = -1;
+        }
+    }
+    free(devices);
+    free(hidden);
+    free(alias_of);
+    return rc;
 }
 
 static bool runs_algo(const lode_device_ref *ref, lode_algo algo)
@@ -73,12 +196,13 @@ static bool runs_algo(const lode_device_ref *ref, lode_algo algo)
     return (ref->info.algo_mask >> algo) & 1u;
 }
 
-static const lode_backend_ops *backend_named(const char *name, size_t len)
+/* Index of the backend with this name, or -1. */
+static int backend_named(const char *name, size_t len)
 {
-    for (size_t b = 0; b < lode_backend_count(); b++)
+    for (size_t b = 0; b < n_backends; b++)
         if (strlen(backends[b]->name) == len && strncmp(backends[b]->name, name, len) == 0)
-            return backends[b];
-    return NULL;
+            return (int)b;
+    return -1;
 }
 
 int lode_registry_select(const char *spec, lode_algo algo, lode_device_ref **devices,
@@ -110,14 +234,15 @@ int lode_registry_select(const char *spec, lode_algo algo, lode_device_ref **dev
             size_t len = strcspn(p, ",");
             const char *colon = memchr(p, ':', len);
             size_t name_len = colon ? (size_t)(colon - p) : len;
-            const lode_backend_ops *ops = backend_named(p, name_len);
-            if (len == 0 || ops == NULL) {
+            int b = backend_named(p, name_len);
+            if (len == 0 || b < 0) {
                 snprintf(err, err_len, "unknown device '%.*s' (see lode --list-devices)", (int)len, p);
                 rc = -1;
                 break;
             }
+            const lode_backend_ops *ops = backends[b];
             char why[LODE_WHY_LEN];
-            if (ops->probe(why) != 0) {
+            if (lode_backend_probe((size_t)b, why) != 0) {
                 snprintf(err, err_len, "device '%.*s': the %s backend is unavailable: %s", (int)len,
                          p, ops->name, why);
                 rc = -1;
@@ -166,6 +291,8 @@ int lode_registry_select(const char *spec, lode_algo algo, lode_device_ref **dev
     return rc;
 }
 
+const char *lode_device_backend_name(const lode_device_ref *ref) { return ref->backend->name; }
+
 int lode_device_variants(const lode_device_ref *ref, lode_algo algo, const char **names, int max)
 {
     if (max < 1)
@@ -184,7 +311,10 @@ int lode_handle_open(lode_handle *h, const lode_device_ref *ref, const lode_open
     h->dev = NULL;
     if (!runs_algo(ref, params->algo))
         return LODE_ERR_UNSUPPORTED;
-    return ref->backend->open(ref->index, params, &h->dev);
+    lode_open_params named = *params;
+    if (named.id == NULL && ref->id[0] != '\0')
+        named.id = ref->id; /* messages name the device as the user does */
+    return ref->backend->open(ref->index, &named, &h->dev);
 }
 
 int lode_handle_set_work(lode_handle *h, const lode_work *work)
