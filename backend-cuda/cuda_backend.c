@@ -3,7 +3,7 @@
  * One device is one GPU with one worker. The worker's handle owns a stream,
  * two hit buffers and (scrypt) the scratchpad; open() runs on the worker's
  * thread and makes the device current there, and every later call of the
- * handle comes from that thread (core/backend.h).
+ * handle comes from that thread (core/base/backend.h).
  *
  * A scan runs through the launch driver (core/backend_support/launch_driver.h)
  * with one engine per workload below: nonce scans (launches of about
@@ -76,7 +76,7 @@ static const variant_desc tf_variants[] = {{"gpusieve", 0, 1}};
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Launch parameters: tuned, cached (core/tune_cache.h) or set by LODE_CUDA_TUNE
+/* Launch parameters: tuned, cached (core/base/tune_cache.h) or set by LODE_CUDA_TUNE
  * (keys tpb, npt, waves). */
 typedef struct cuda_tune_params {
     unsigned threads_per_block;
@@ -686,7 +686,7 @@ static void prepare_sha256d(lode_device *d)
 {
     /* The same per-job precomputation as the CPU lane paths: midstate,
      * rounds 0..2 of the second block, the W3-free parts of round 3 and of
-     * the early schedule (backend-cpu/sha256d_lanes.h). */
+     * the early schedule (core/backend_support/sha256d_lanes.h). */
     sha256d_job *job = &d->host_job;
     sha256d_job_init(job, d->header, d->target.w[7]);
     sha256d_prepare_lanes(job);

@@ -64,7 +64,7 @@ enum { XCHG_SINGLE = 0, XCHG_LOCAL = 1, XCHG_NV = 2, XCHG_KHR = 3, XCHG_INTEL = 
 #define STAGED_ROW_BYTES 144u
 #define STAGED_MAX_LOCAL 128u
 
-/* Launch parameters: tuned, cached (core/tune_cache.h) or set by
+/* Launch parameters: tuned, cached (core/base/tune_cache.h) or set by
  * LODE_OPENCL_TUNE (keys ls, npt, il, batch). */
 typedef struct ocl_tune_params {
     unsigned local_size; /* work-group size of the main kernel */
@@ -595,7 +595,7 @@ static int opencl_open(int index, const lode_open_params *params, lode_device **
 static void prepare_sha256d(lode_device *d)
 {
     /* The same per-job precomputation as the CPU lane paths and CUDA
-     * (backend-cpu/sha256d_lanes.h), in the order kernels/sha256d.cl reads. */
+     * (core/backend_support/sha256d_lanes.h), in the order kernels/sha256d.cl reads. */
     sha256d_job *job = &d->host_job;
     sha256d_job_init(job, d->header, d->target.w[7]);
     sha256d_prepare_lanes(job);

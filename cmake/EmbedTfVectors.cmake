@@ -1,5 +1,5 @@
 # Writes a C file with the Mersenne trial-factoring vectors of
-# tests/vectors/mersenne-factors.json, so the self-test (core/selftest.c,
+# tests/vectors/mersenne-factors.json, so the self-test (core/dispatch/selftest.c,
 # lode tf --selftest) uses exactly the factors the test suite uses.
 #   lode_embed_tf_vectors(<output.c>)
 function(lode_embed_tf_vectors output)

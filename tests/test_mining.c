@@ -1,4 +1,4 @@
-/* The job model and the mining session (core/job.c, core/mining.c), checked
+/* The job model and the mining session (core/base/job.c, core/mining/mining.c), checked
  * against OpenSSL: merkle branches against whole trees, headers rebuilt
  * independently, and every share the session reports re-hashed, on the
  * real CPU backend with extranonce2, version and ntime rolling. */

@@ -1,4 +1,4 @@
-/* Mersenne trial factoring: the reference (core/tf_ref.c) and every
+/* Mersenne trial factoring: the reference (core/base/tf_ref.c) and every
  * backend that offers "tf", against the known factors of
  * tests/vectors/mersenne-factors.json (each verified there with Python's
  * pow(2, p, q) == 1; tests/test_tf.py checks lode's CLI against Python).

@@ -1,4 +1,4 @@
-/* The tuning cache and environment override (core/tune_cache.h):
+/* The tuning cache and environment override (core/base/tune_cache.h):
  * - a store loads back, and a missing name loads nothing;
  * - an entry of another driver or lode version is stale: not loaded, and
  *   replaced by the next store of its slot;

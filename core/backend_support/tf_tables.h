@@ -1,6 +1,6 @@
 /* Sieve primes and per-exponent tables for trial factoring (the CPU sieve
  * uses the primes and inverses; CUDA and OpenCL upload the tables;
- * core/tf_ref.h has the math).
+ * core/base/tf_ref.h has the math).
  *
  * Per exponent p the usable sieve primes are the odd primes from 13 below
  * 2p + 1 (a larger one could equal a candidate q = 2kp + 1) other than p

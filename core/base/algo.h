@@ -16,7 +16,7 @@ typedef enum lode_algo {
     LODE_ALGO_SHA256D,
     LODE_ALGO_SCRYPT,
     LODE_ALGO_MOMENTUM,
-    LODE_ALGO_TF, /* Mersenne trial factoring (core/tf_ref.h) */
+    LODE_ALGO_TF, /* Mersenne trial factoring (core/base/tf_ref.h) */
     LODE_ALGO_COUNT
 } lode_algo;
 

@@ -5,7 +5,7 @@
  * extranonce (coinb1 || extranonce1 || extranonce2 || coinb2, the non-witness
  * serialisation, so its SHA-256d is the txid), the merkle branch that joins
  * the coinbase txid to the root, and the other header fields. The mining
- * session (core/mining.h) rolls extranonce2, the version bits and ntime to
+ * session (core/mining/mining.h) rolls extranonce2, the version bits and ntime to
  * turn one job into as many 2^32-nonce headers as the devices need. */
 #ifndef LODE_CORE_JOB_H
 #define LODE_CORE_JOB_H

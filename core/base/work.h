@@ -22,7 +22,7 @@ typedef struct lode_header_job {
 
 /* One class of a trial-factoring assignment: factors of 2^exponent - 1 in
  * [2^bit_min, 2^bit_max), split into classes of k mod num_classes; one job
- * covers one class (core/tf_ref.h). */
+ * covers one class (core/base/tf_ref.h). */
 typedef struct lode_factor_job {
     uint32_t exponent;
     uint32_t bit_min, bit_max;
