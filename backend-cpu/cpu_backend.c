@@ -4,6 +4,8 @@
  * default) each hold their own handle, bound to their core, with scratch
  * memory on that core's node. The SIMD path is chosen once per handle: the
  * variant asked for, or the best the CPU supports. */
+#include "backend-cpu/cpu_backend.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,8 +17,8 @@
 #include "backend-cpu/scrypt_cpu.h"
 #include "backend-cpu/sha256_cpu.h"
 #include "backend-cpu/tf_cpu.h"
-#include "core/backend.h"
-#include "core/status.h"
+#include "core/base/backend.h"
+#include "core/base/status.h"
 
 /* Paths best first: the order in which a path is chosen when the CPU has
  * its features (measured: docs/PERFORMANCE.md). */
@@ -46,7 +48,7 @@ struct lode_device {
     lode_algo algo;
     const cpu_sha256d_path *sha256d;
     const cpu_scrypt_path *scrypt;
-    cpu_sha256d_job sha256d_job;
+    sha256d_job sha256d_job;
     cpu_scrypt_job scrypt_job;
     lode_u256 target;
     void *scratch;
@@ -186,7 +188,7 @@ static int cpu_set_work(lode_device *d, const lode_work *work)
     if (d->momentum != NULL)
         return LODE_OK;
     if (d->sha256d != NULL) {
-        cpu_sha256d_job_init(&d->sha256d_job, header, d->target.w[7]);
+        sha256d_job_init(&d->sha256d_job, header, d->target.w[7]);
         if (d->sha256d->prepare != NULL)
             d->sha256d->prepare(&d->sha256d_job);
     } else {
@@ -216,7 +218,7 @@ static int scan_sha256d(lode_device *d, const lode_range *r, lode_hits *hits, ui
             while (mask != 0) {
                 uint32_t nonce = (uint32_t)n + (uint32_t)__builtin_ctz(mask);
                 mask &= mask - 1;
-                if (cpu_sha256d_meets_target(&d->sha256d_job, nonce, &d->target) &&
+                if (sha256d_meets_target(&d->sha256d_job, nonce, &d->target) &&
                     lode_hits_push(hits, (lode_hit){.index = nonce}) != 0)
                     return LODE_ERR_NO_MEMORY;
             }

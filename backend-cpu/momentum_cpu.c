@@ -18,8 +18,8 @@
 #include <string.h>
 
 #include "backend-cpu/momentum_cpu.h"
-#include "core/sha512_ref.h"
-#include "core/status.h"
+#include "core/base/sha512_ref.h"
+#include "core/base/status.h"
 
 #define BUCKET_BITS 12
 #define NBUCKETS (1u << BUCKET_BITS)

@@ -64,7 +64,7 @@ void cpu_scrypt_prepare(cpu_scrypt_job *job)
 {
     memset(job->pre, 0, sizeof job->pre);
     uint32_t *midstate = job->pre + CPU_SCRYPT_PRE_MIDSTATE;
-    memcpy(midstate, cpu_sha256_iv, 32);
+    memcpy(midstate, sha256_iv, 32);
     job->compress(midstate, job->header);
 }
 
@@ -96,9 +96,9 @@ void cpu_scrypt_pbkdf2_start(const cpu_scrypt_job *job, uint32_t nonce, cpu_scry
         opad[i] = ipad[i] ^ 0x5c;
         ipad[i] ^= 0x36;
     }
-    memcpy(hmac->inner, cpu_sha256_iv, 32);
+    memcpy(hmac->inner, sha256_iv, 32);
     job->compress(hmac->inner, ipad);
-    memcpy(hmac->outer, cpu_sha256_iv, 32);
+    memcpy(hmac->outer, sha256_iv, 32);
     job->compress(hmac->outer, opad);
 
     /* T_k = HMAC(header, header || be32(k)) for k = 1..4; the inner hash

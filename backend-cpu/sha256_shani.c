@@ -20,7 +20,7 @@
 /* K[t..t+3] added to four message words. */
 static inline __m128i add_round_constants(__m128i words, unsigned t)
 {
-    return _mm_add_epi32(words, _mm_load_si128((const __m128i *)&cpu_sha256_k[t]));
+    return _mm_add_epi32(words, _mm_load_si128((const __m128i *)&sha256_k[t]));
 }
 
 /* The state as sha256rnds2 takes it, lowest word first: {F, E, B, A} and
@@ -135,15 +135,15 @@ enum {
     PRE_W28_W31_SIGMA0 = 24, /* sha256msg1 of W12..W16, free of W3 */
     PRE_WORDS = 28
 };
-_Static_assert(PRE_WORDS <= sizeof(((cpu_sha256d_job *)0)->pre) / sizeof(uint32_t),
+_Static_assert(PRE_WORDS <= sizeof(((sha256d_job *)0)->pre) / sizeof(uint32_t),
                "job->pre is too small");
 
-static inline __m128i load_pre(const cpu_sha256d_job *job, unsigned index)
+static inline __m128i load_pre(const sha256d_job *job, unsigned index)
 {
     return _mm_loadu_si128((const __m128i *)&job->pre[index]);
 }
 
-static inline void store_pre(cpu_sha256d_job *job, unsigned index, __m128i words)
+static inline void store_pre(sha256d_job *job, unsigned index, __m128i words)
 {
     _mm_storeu_si128((__m128i *)&job->pre[index], words);
 }
@@ -155,7 +155,7 @@ static inline __m128i padding_start(void) { return _mm_setr_epi32((int)0x8000000
 static inline __m128i header_w12_w15(void) { return _mm_setr_epi32(0, 0, 0, 640); }
 static inline __m128i outer_w12_w15(void) { return _mm_setr_epi32(0, 0, 0, 256); }
 
-static void shani_prepare(cpu_sha256d_job *job)
+static void shani_prepare(sha256d_job *job)
 {
     const shani_state mid = pack_state(job->midstate);
     const uint32_t *tail = job->tail;
@@ -221,7 +221,7 @@ static inline __m128i outer_w60(const __m128i w[16])
     return _mm_add_epi32(partial, sigma1);
 }
 
-static uint32_t shani_candidates(const cpu_sha256d_job *job, uint32_t nonce0)
+static uint32_t shani_candidates(const sha256d_job *job, uint32_t nonce0)
 {
     shani_state st[SCAN_LANES];
     __m128i w[SCAN_LANES][16]; /* W[4i..4i+3] in w[lane][i] */
@@ -252,7 +252,7 @@ static uint32_t shani_candidates(const cpu_sha256d_job *job, uint32_t nonce0)
 
     const shani_state midstate = {load_pre(job, PRE_MIDSTATE_ABEF),
                                   load_pre(job, PRE_MIDSTATE_CDGH)};
-    const shani_state iv = pack_state(cpu_sha256_iv);
+    const shani_state iv = pack_state(sha256_iv);
     for (unsigned lane = 0; lane < SCAN_LANES; lane++) {
         unpack_state(add_states(st[lane], midstate), &w[lane][0], &w[lane][1]);
         w[lane][2] = padding_start();
@@ -272,7 +272,7 @@ static uint32_t shani_candidates(const cpu_sha256d_job *job, uint32_t nonce0)
     for (unsigned lane = 0; lane < SCAN_LANES; lane++) {
         rounds2(&st[lane], add_round_constants(outer_w60(w[lane]), 60));
         uint32_t e61 = (uint32_t)_mm_cvtsi128_si32(st[lane].abef); /* word 0 is F */
-        uint32_t h7 = cpu_sha256_iv[7] + e61;
+        uint32_t h7 = sha256_iv[7] + e61;
         mask |= (uint32_t)(__builtin_bswap32(h7) <= job->target_top) << lane;
     }
     return mask;

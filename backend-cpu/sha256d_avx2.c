@@ -11,7 +11,7 @@
 #include <immintrin.h>
 
 #include "backend-cpu/cpu_features.h"
-#include "backend-cpu/sha256d_lanes.h"
+#include "core/backend_support/sha256d_lanes.h"
 
 #define LANES 8
 
@@ -63,7 +63,7 @@ static inline uint32_t lanes_at_most(vec x, vec limit)
  * GCC 12 build it from an immediate with two more vector instructions. */
 static inline vec round_constant(unsigned t)
 {
-    return _mm256_broadcastd_epi32(_mm_loadu_si32(&cpu_sha256_k[t]));
+    return _mm256_broadcastd_epi32(_mm_loadu_si32(&sha256_k[t]));
 }
 
 static inline vec schedule_word(const vec w[], unsigned t)
@@ -125,11 +125,11 @@ static inline void first_hash(const uint32_t pre[], const uint32_t midstate[8], 
         .g = broadcast(pre[PRE_F3]),
         .h = broadcast(pre[PRE_G3]),
     };
-    sha256_round(&v, broadcast(cpu_sha256_k[4] + HEADER_PAD_W4));
+    sha256_round(&v, broadcast(sha256_k[4] + HEADER_PAD_W4));
 #pragma GCC unroll 10
     for (unsigned t = 5; t < 15; t++)
         sha256_round(&v, round_constant(t));
-    sha256_round(&v, broadcast(cpu_sha256_k[15] + HEADER_PAD_W15));
+    sha256_round(&v, broadcast(sha256_k[15] + HEADER_PAD_W15));
 #pragma GCC unroll 48
     for (unsigned t = 16; t < 64; t++)
         sha256_round(&v, add(round_constant(t), w[t]));
@@ -170,7 +170,7 @@ static inline vec outer_hash_h7(const uint32_t pre[], const vec digest[8])
         w[t] = schedule_word(w, t);
 
     /* State after round 0: W0 enters a and e, the rest is the IV shifted. */
-    const uint32_t *iv = cpu_sha256_iv;
+    const uint32_t *iv = sha256_iv;
     lane_vars v = {
         .a = add(broadcast(pre[PRE_OUTER_A1_LESS_W0]), w[0]),
         .b = broadcast(iv[0]),
@@ -184,11 +184,11 @@ static inline vec outer_hash_h7(const uint32_t pre[], const vec digest[8])
 #pragma GCC unroll 7
     for (unsigned t = 1; t < 8; t++)
         sha256_round(&v, add(round_constant(t), w[t]));
-    sha256_round(&v, broadcast(cpu_sha256_k[8] + OUTER_PAD_W8));
+    sha256_round(&v, broadcast(sha256_k[8] + OUTER_PAD_W8));
 #pragma GCC unroll 6
     for (unsigned t = 9; t < 15; t++)
         sha256_round(&v, round_constant(t));
-    sha256_round(&v, broadcast(cpu_sha256_k[15] + OUTER_PAD_W15));
+    sha256_round(&v, broadcast(sha256_k[15] + OUTER_PAD_W15));
 #pragma GCC unroll 45
     for (unsigned t = 16; t < 61; t++)
         sha256_round(&v, add(round_constant(t), w[t]));
@@ -196,7 +196,7 @@ static inline vec outer_hash_h7(const uint32_t pre[], const vec digest[8])
     return add(broadcast(iv[7]), v.e);
 }
 
-static uint32_t avx2_candidates(const cpu_sha256d_job *job, uint32_t nonce0)
+static uint32_t avx2_candidates(const sha256d_job *job, uint32_t nonce0)
 {
     const vec lane_index = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     vec nonce = add(broadcast(nonce0), lane_index);
@@ -209,7 +209,7 @@ const cpu_sha256d_path cpu_sha256d_avx2 = {
     .name = "avx2",
     .features = CPU_FEATURE_AVX2,
     .lanes = LANES,
-    .prepare = cpu_sha256d_prepare_lanes,
+    .prepare = sha256d_prepare_lanes,
     .candidates = avx2_candidates,
 };
 

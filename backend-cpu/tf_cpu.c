@@ -1,11 +1,11 @@
 #include "backend-cpu/tf_cpu.h"
-#include "backend-cpu/tf_tables.h"
+#include "core/backend_support/tf_tables.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/status.h"
-#include "core/tf_ref.h"
+#include "core/base/status.h"
+#include "core/base/tf_ref.h"
 
 typedef unsigned __int128 u128;
 
@@ -59,7 +59,7 @@ int cpu_tf_set_work(cpu_tf *tf, const lode_factor_job *job)
         return LODE_ERR_INVALID;
     const uint64_t p = job->exponent, c = job->class_index;
     /* Per exponent: the usable primes (the same rule as the GPUs': below
-     * 2p + 1, never p) and their inverses of q_step (backend-cpu/tf_tables.h). */
+     * 2p + 1, never p) and their inverses of q_step (core/backend_support/tf_tables.h). */
     if (tf->exponent != job->exponent) {
         tf_sieve_tables_free(&tf->tables);
         tf->exponent = 0;

@@ -1,4 +1,4 @@
-/* The CPU backend's Mersenne trial factoring (core/tf_ref.h has the math).
+/* The CPU backend's Mersenne trial factoring (core/base/tf_ref.h has the math).
  *
  * Per scan, blocks of TF_CPU_BLOCK_BITS consecutive indices n of one class
  * are sieved with the first `sieve_primes` odd primes above 11 (a bit per
@@ -10,7 +10,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "core/work.h"
+#include "core/base/work.h"
 
 #define TF_CPU_BLOCK_BITS (1u << 15)
 #define TF_CPU_DEFAULT_SIEVE_PRIMES 4000u
@@ -23,7 +23,7 @@ typedef struct cpu_tf cpu_tf;
 cpu_tf *cpu_tf_new(unsigned sieve_primes);
 void cpu_tf_free(cpu_tf *tf);
 /* Per class: the residues of every sieve prime. LODE_ERR_INVALID for a job
- * outside the bounds of core/tf_ref.h. */
+ * outside the bounds of core/base/tf_ref.h. */
 int cpu_tf_set_work(cpu_tf *tf, const lode_factor_job *job);
 /* Scans n in [start, start + count); appends each n whose q divides M(p). */
 int cpu_tf_scan(cpu_tf *tf, uint64_t start, uint64_t count, lode_hits *hits, uint64_t *done,

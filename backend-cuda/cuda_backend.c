@@ -3,7 +3,7 @@
  * One device is one GPU with one worker. The worker's handle owns a stream,
  * two hit buffers and (scrypt) the scratchpad; open() runs on the worker's
  * thread and makes the device current there, and every later call of the
- * handle comes from that thread (core/backend.h).
+ * handle comes from that thread (core/base/backend.h).
  *
  * A scan runs through the launch driver (core/backend_support/launch_driver.h)
  * with one engine per workload below: nonce scans (launches of about
@@ -13,6 +13,8 @@
  *
  * The CUDA runtime is linked statically: on a machine with no NVIDIA driver
  * the binary still starts, and probe() reports why the backend is off. */
+#include "backend-cuda/cuda_backend.h"
+
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -22,18 +24,18 @@
 
 #include <cuda_runtime_api.h>
 
-#include "backend-cpu/sha256_cpu.h"
-#include "backend-cpu/sha256d_lanes.h"
-#include "backend-cpu/momentum_cpu.h"
 #include "backend-cuda/cuda_kernels.h"
 #include "backend-cuda/momentum_cuda.h"
 #include "backend-cuda/tf_cuda.h"
 #include "core/backend_support/launch_driver.h"
-#include "core/backend.h"
-#include "core/log.h"
-#include "core/status.h"
-#include "core/tf_ref.h"
-#include "core/tune_cache.h"
+#include "core/backend_support/momentum_common.h"
+#include "core/backend_support/sha256d_job.h"
+#include "core/backend_support/sha256d_lanes.h"
+#include "core/base/backend.h"
+#include "core/base/log.h"
+#include "core/base/status.h"
+#include "core/base/tf_ref.h"
+#include "core/base/tune_cache.h"
 
 /* Aimed duration of one launch: long enough that launch overhead vanishes,
  * short enough that a new job (abort) is picked up quickly. */
@@ -74,7 +76,7 @@ static const variant_desc tf_variants[] = {{"gpusieve", 0, 1}};
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Launch parameters: tuned, cached (core/tune_cache.h) or set by LODE_CUDA_TUNE
+/* Launch parameters: tuned, cached (core/base/tune_cache.h) or set by LODE_CUDA_TUNE
  * (keys tpb, npt, waves). */
 typedef struct cuda_tune_params {
     unsigned threads_per_block;
@@ -105,7 +107,7 @@ struct lode_device {
     uint8_t header[80];
     lode_u256 target;
     cuda_sha256d_params sha;
-    cpu_sha256d_job host_job; /* the job on the host: precomputation, exact check */
+    sha256d_job host_job; /* the job on the host: precomputation, exact check */
     cuda_scrypt_params scrypt;
     void *scrypt_state, *scrypt_pad;
     unsigned scrypt_slots; /* hash slots allocated (all lanes together) */
@@ -687,10 +689,10 @@ static void prepare_sha256d(lode_device *d)
 {
     /* The same per-job precomputation as the CPU lane paths: midstate,
      * rounds 0..2 of the second block, the W3-free parts of round 3 and of
-     * the early schedule (backend-cpu/sha256d_lanes.h). */
-    cpu_sha256d_job *job = &d->host_job;
-    cpu_sha256d_job_init(job, d->header, d->target.w[7]);
-    cpu_sha256d_prepare_lanes(job);
+     * the early schedule (core/backend_support/sha256d_lanes.h). */
+    sha256d_job *job = &d->host_job;
+    sha256d_job_init(job, d->header, d->target.w[7]);
+    sha256d_prepare_lanes(job);
     cuda_sha256d_params *p = &d->sha;
     memcpy(p->midstate, job->midstate, sizeof p->midstate);
     p->a3 = job->pre[PRE_A3], p->b3 = job->pre[PRE_B3], p->c3 = job->pre[PRE_C3];
@@ -710,8 +712,8 @@ static void prepare_sha256d(lode_device *d)
 static void prepare_scrypt(lode_device *d)
 {
     cuda_scrypt_params *p = &d->scrypt;
-    cpu_sha256d_job job; /* for its midstate: the HMAC key hash starts there */
-    cpu_sha256d_job_init(&job, d->header, 0);
+    sha256d_job job; /* for its midstate: the HMAC key hash starts there */
+    sha256d_job_init(&job, d->header, 0);
     for (int i = 0; i < 19; i++)
         p->header[i] = (uint32_t)d->header[4 * i] << 24 | (uint32_t)d->header[4 * i + 1] << 16 |
                        (uint32_t)d->header[4 * i + 2] << 8 | d->header[4 * i + 3];
@@ -781,7 +783,7 @@ static int enqueue(lode_device *d, int slot, uint64_t start, uint64_t count)
 static bool sha256d_exact(const void *ctx, uint32_t nonce)
 {
     const lode_device *d = ctx;
-    return cpu_sha256d_meets_target(&d->host_job, nonce, &d->target);
+    return sha256d_meets_target(&d->host_job, nonce, &d->target);
 }
 
 /* ---- engines of the launch driver --------------------------------------- */

@@ -2,7 +2,7 @@
  * momentum_kernel.cu. One engine per worker handle holds the device memory
  * of one sweep; a sweep returns a short list of (birthday, nonce)
  * candidates that contains every colliding nonce, and the host recovers the
- * exact pairs from it (backend-cpu/momentum_cpu.h). */
+ * exact pairs from it (core/backend_support/momentum_common.h). */
 #ifndef LODE_CUDA_MOMENTUM_CUDA_H
 #define LODE_CUDA_MOMENTUM_CUDA_H
 
@@ -11,7 +11,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "backend-cpu/momentum_cpu.h"
+#include "core/backend_support/momentum_common.h"
 
 #ifdef __cplusplus
 extern "C" {

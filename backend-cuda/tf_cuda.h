@@ -1,5 +1,5 @@
 /* Mersenne trial factoring on an NVIDIA GPU: the C interface between
- * cuda_backend.c and tf_kernel.cu (core/tf_ref.h has the math).
+ * cuda_backend.c and tf_kernel.cu (core/base/tf_ref.h has the math).
  *
  * One engine per worker handle. A launch covers up to cuda_tf_launch_size()
  * consecutive indices n of one class (k = c + 4620 n, q = 2kp + 1) and runs
@@ -31,7 +31,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "core/work.h"
+#include "core/base/work.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -5,7 +5,7 @@
  * divides q(n) exactly when n = root (mod r), root = -q(0) / q_step mod r;
  * "start" is the first such bit of the launch, (root - n0) mod r. */
 #include "backend-cuda/tf_cuda.h"
-#include "backend-cpu/tf_tables.h"
+#include "core/backend_support/tf_tables.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/status.h"
+#include "core/base/status.h"
 
 ocl_api ocl;
 

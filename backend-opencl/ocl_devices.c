@@ -6,11 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include <CL/cl_ext.h>
-
-#include "core/registry.h"
 
 /* cl_nv_device_attribute_query values; the Khronos headers leave them out. */
 #ifndef CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV
@@ -57,17 +54,17 @@ static bool has_ext(const char *exts, const char *name)
     return false;
 }
 
-/* PCI address from whichever vendor query the driver answers. Returns
- * whether the domain is known (AMD's topology query has none). */
-static bool read_bus_id(const ocl_dev_desc *d, const char *exts, char out[32], bool *domain_known)
+/* PCI address from whichever vendor query the driver answers:
+ * "0000:41:00.0", or "41:00.0" where the driver does not say the domain
+ * (AMD's topology query has none; older NVIDIA drivers). The registry
+ * matches it against the other backends' devices to hide aliases. */
+static bool read_bus_id(const ocl_dev_desc *d, const char *exts, char out[32])
 {
-    *domain_known = false;
     if (has_ext(exts, "cl_khr_pci_bus_info")) {
         cl_device_pci_bus_info_khr info;
         if (ocl.clGetDeviceInfo(d->id, CL_DEVICE_PCI_BUS_INFO_KHR, sizeof info, &info, NULL) == CL_SUCCESS) {
             snprintf(out, 32, "%04x:%02x:%02x.%x", info.pci_domain & 0xffff, info.pci_bus & 0xff,
                      info.pci_device & 0x1f, info.pci_function & 7);
-            *domain_known = true;
             return true;
         }
     }
@@ -77,10 +74,12 @@ static bool read_bus_id(const ocl_dev_desc *d, const char *exts, char out[32], b
             ocl.clGetDeviceInfo(d->id, CL_DEVICE_PCI_SLOT_ID_NV, sizeof slot, &slot, NULL) == CL_SUCCESS) {
             /* The slot id packs device << 3 | function; newer drivers also
              * answer the domain. */
-            *domain_known = ocl.clGetDeviceInfo(d->id, CL_DEVICE_PCI_DOMAIN_ID_NV, sizeof domain,
-                                                &domain, NULL) == CL_SUCCESS;
-            snprintf(out, 32, "%04x:%02x:%02x.%x", domain & 0xffff, bus & 0xff, (slot >> 3) & 0x1f,
-                     slot & 7);
+            if (ocl.clGetDeviceInfo(d->id, CL_DEVICE_PCI_DOMAIN_ID_NV, sizeof domain, &domain, NULL) ==
+                CL_SUCCESS)
+                snprintf(out, 32, "%04x:%02x:%02x.%x", domain & 0xffff, bus & 0xff, (slot >> 3) & 0x1f,
+                         slot & 7);
+            else
+                snprintf(out, 32, "%02x:%02x.%x", bus & 0xff, (slot >> 3) & 0x1f, slot & 7);
             return true;
         }
     }
@@ -88,40 +87,13 @@ static bool read_bus_id(const ocl_dev_desc *d, const char *exts, char out[32], b
         cl_device_topology_amd topo;
         if (ocl.clGetDeviceInfo(d->id, CL_DEVICE_TOPOLOGY_AMD, sizeof topo, &topo, NULL) == CL_SUCCESS &&
             topo.raw.type == CL_DEVICE_TOPOLOGY_TYPE_PCIE_AMD) {
-            snprintf(out, 32, "0000:%02x:%02x.%x", (unsigned)(unsigned char)topo.pcie.bus,
+            snprintf(out, 32, "%02x:%02x.%x", (unsigned)(unsigned char)topo.pcie.bus,
                      (unsigned)(unsigned char)topo.pcie.device & 0x1f,
                      (unsigned)(unsigned char)topo.pcie.function & 7);
             return true;
         }
     }
     out[0] = '\0';
-    return false;
-}
-
-/* Is this bus id one of the CUDA backend's devices? Without a domain only
- * bus:device.function is compared. */
-static bool listed_by_cuda(const char *bus_id, bool domain_known)
-{
-    for (size_t b = 0; b < lode_backend_count(); b++) {
-        const lode_backend_ops *ops = lode_backend_at(b);
-        char why[LODE_WHY_LEN];
-        if (strcmp(ops->name, "cuda") != 0 || ops->probe(why) != 0)
-            continue;
-        int n = ops->device_count();
-        for (int i = 0; i < n; i++) {
-            lode_device_info info;
-            if (ops->device_info(i, &info) != 0 || info.bus_id[0] == '\0')
-                continue;
-            const char *x = bus_id, *y = info.bus_id;
-            if (!domain_known) {
-                x = strchr(x, ':'), y = strchr(y, ':');
-                if (x == NULL || y == NULL)
-                    continue;
-            }
-            if (strcasecmp(x, y) == 0)
-                return true;
-        }
-    }
     return false;
 }
 
@@ -142,8 +114,7 @@ static unsigned read_caps(const ocl_dev_desc *d, const char *exts)
     return caps;
 }
 
-static void add_device(cl_platform_id p, cl_device_id id, const char *pname, const char *pversion,
-                       bool show_all, int *hidden)
+static void add_device(cl_platform_id p, cl_device_id id, const char *pname, const char *pversion)
 {
     if (device_count == MAX_DEVICES)
         return;
@@ -180,15 +151,9 @@ static void add_device(cl_platform_id p, cl_device_id id, const char *pname, con
         exts[0] = '\0';
     const char *e = exts ? exts : "";
     d->caps = read_caps(d, e);
-    bool domain_known = false;
     if (d->type & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR))
-        read_bus_id(d, e, d->bus_id, &domain_known);
+        read_bus_id(d, e, d->bus_id);
     free(exts);
-
-    if (d->bus_id[0] != '\0' && !show_all && listed_by_cuda(d->bus_id, domain_known)) {
-        (*hidden)++; /* the CUDA backend drives it better */
-        return;
-    }
     device_count++;
 }
 
@@ -207,9 +172,6 @@ static void probe_run(void)
                  "0 platforms" : ocl_error_name(err, buf));
         return;
     }
-    const char *env = getenv("LODE_OPENCL_SHOW_ALL");
-    const bool show_all = env != NULL && strcmp(env, "1") == 0;
-    int hidden = 0;
     for (cl_uint i = 0; i < np && i < MAX_PLATFORMS; i++) {
         char pname[128] = "", pversion[128] = "";
         ocl.clGetPlatformInfo(platforms[i], CL_PLATFORM_NAME, sizeof pname, pname, NULL);
@@ -220,12 +182,9 @@ static void probe_run(void)
         if (ocl.clGetDeviceIDs(platforms[i], CL_DEVICE_TYPE_ALL, MAX_DEVICES, ids, &nd) != CL_SUCCESS)
             continue; /* CL_DEVICE_NOT_FOUND: a platform with no device */
         for (cl_uint j = 0; j < nd && j < MAX_DEVICES; j++)
-            add_device(platforms[i], ids[j], pname, pversion, show_all, &hidden);
+            add_device(platforms[i], ids[j], pname, pversion);
     }
-    if (device_count == 0 && hidden > 0)
-        snprintf(probe_why, sizeof probe_why, "every OpenCL device is also a CUDA device and "
-                 "listed as such (LODE_OPENCL_SHOW_ALL=1 lists both)");
-    else if (device_count == 0)
+    if (device_count == 0)
         snprintf(probe_why, sizeof probe_why, "no usable OpenCL device (%u platform(s), none "
                  "with an available device and compiler)", (unsigned)np);
 }

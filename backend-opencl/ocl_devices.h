@@ -1,6 +1,7 @@
-/* OpenCL device enumeration: every device of every platform, less the GPUs
- * that the CUDA backend already lists (matched by PCI bus id; the
- * environment variable LODE_OPENCL_SHOW_ALL=1 keeps them). */
+/* OpenCL device enumeration: every available device of every platform, with
+ * its PCI bus id where the driver tells it. A GPU that the CUDA backend also
+ * lists is hidden above the backends, by the registry (core/dispatch/registry.h),
+ * which matches the bus ids. */
 #ifndef LODE_OCL_DEVICES_H
 #define LODE_OCL_DEVICES_H
 
@@ -24,7 +25,7 @@ typedef struct ocl_dev_desc {
     char platform_name[128];
     char platform_version[128];
     char driver[128];
-    char bus_id[32]; /* "0000:41:00.0", "" if unknown */
+    char bus_id[32]; /* "0000:41:00.0", "41:00.0" without a domain, "" if unknown */
     cl_device_type type;
     cl_uint vendor_id;
     cl_uint compute_units;

@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend-cpu/tf_tables.h"
 #include "backend-opencl/ocl_program.h"
-#include "core/log.h"
-#include "core/status.h"
+#include "core/backend_support/tf_tables.h"
+#include "core/base/log.h"
+#include "core/base/status.h"
 
 #define SEG_BITS 131072u /* as in kernels/factor.cl */
 #define SIEVE_LOCAL 256u

@@ -12,7 +12,7 @@
 
 #include "backend-opencl/ocl_api.h"
 #include "backend-opencl/ocl_devices.h"
-#include "core/work.h"
+#include "core/base/work.h"
 
 #define OCL_FACTOR_FOUND_CAP 256u /* as FOUND_CAP in kernels/factor.cl */
 

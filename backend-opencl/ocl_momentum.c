@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "backend-opencl/ocl_program.h"
-#include "core/log.h"
-#include "core/status.h"
+#include "core/base/log.h"
+#include "core/base/status.h"
 
 #define NBASES (UINT32_C(1) << 23)
 #define NONCES (UINT32_C(1) << 26)

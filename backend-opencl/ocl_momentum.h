@@ -6,9 +6,9 @@
 
 #include <stdbool.h>
 
-#include "backend-cpu/momentum_cpu.h"
 #include "backend-opencl/ocl_api.h"
 #include "backend-opencl/ocl_devices.h"
+#include "core/backend_support/momentum_common.h"
 
 typedef struct ocl_momentum ocl_momentum;
 

@@ -8,9 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/sha256_ref.h"
-#include "core/log.h"
-#include "core/status.h"
+#include "core/base/log.h"
+#include "core/base/sha256_ref.h"
+#include "core/base/status.h"
 
 #define MAX_BINARY (64u << 20)
 

@@ -12,6 +12,8 @@
  * The engines never block in clWaitForEvents (NVIDIA's driver spins in
  * it): they answer the driver's polls from the event status, and the
  * driver sleeps through most of each launch. */
+#include "backend-opencl/opencl_backend.h"
+
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -20,19 +22,19 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend-cpu/sha256_cpu.h"
-#include "backend-cpu/sha256d_lanes.h"
 #include "backend-opencl/ocl_api.h"
 #include "backend-opencl/ocl_devices.h"
 #include "backend-opencl/ocl_factor.h"
 #include "backend-opencl/ocl_momentum.h"
 #include "backend-opencl/ocl_program.h"
 #include "core/backend_support/launch_driver.h"
-#include "core/backend.h"
-#include "core/log.h"
-#include "core/status.h"
-#include "core/tf_ref.h"
-#include "core/tune_cache.h"
+#include "core/backend_support/sha256d_job.h"
+#include "core/backend_support/sha256d_lanes.h"
+#include "core/base/backend.h"
+#include "core/base/log.h"
+#include "core/base/status.h"
+#include "core/base/tf_ref.h"
+#include "core/base/tune_cache.h"
 
 /* Aimed duration of one launch: long enough that launch overhead vanishes,
  * short enough that a new job (abort) is picked up quickly. */
@@ -62,7 +64,7 @@ enum { XCHG_SINGLE = 0, XCHG_LOCAL = 1, XCHG_NV = 2, XCHG_KHR = 3, XCHG_INTEL = 
 #define STAGED_ROW_BYTES 144u
 #define STAGED_MAX_LOCAL 128u
 
-/* Launch parameters: tuned, cached (core/tune_cache.h) or set by
+/* Launch parameters: tuned, cached (core/base/tune_cache.h) or set by
  * LODE_OPENCL_TUNE (keys ls, npt, il, batch). */
 typedef struct ocl_tune_params {
     unsigned local_size; /* work-group size of the main kernel */
@@ -92,7 +94,7 @@ struct lode_device {
     cl_event kernel_done[IN_FLIGHT]; /* its last kernel: polled (a pageable read-back may
                                         complete only inside clWaitForEvents) */
     uint32_t hits_host[IN_FLIGHT][HITS_WORDS];
-    cpu_sha256d_job host_job; /* sha256d on the host: precomputation, exact check */
+    sha256d_job host_job; /* sha256d on the host: precomputation, exact check */
 
     ocl_tune_params tune;
     bool tuned; /* tune holds measured or user-given values */
@@ -554,6 +556,11 @@ static int opencl_open(int index, const lode_open_params *params, lode_device **
     const char *names[4];
     int n = variant_list(x, params->algo, names, 4);
     int rc = LODE_ERR_UNSUPPORTED;
+    char label[sizeof ((lode_device *)0)->label]; /* named as the user names it */
+    if (params->id != NULL)
+        snprintf(label, sizeof label, "%s (%s)", params->id, x->name);
+    else
+        snprintf(label, sizeof label, "opencl:%d (%s)", index, x->name);
     /* An explicit variant must be one of the device's; without one, the
      * best that builds and runs here (a driver may reject the shuffles). */
     for (int i = 0; i < n; i++) {
@@ -569,7 +576,7 @@ static int opencl_open(int index, const lode_open_params *params, lode_device **
         d->cpu = is_cpu(x);
         d->xchg = params->algo == LODE_ALGO_SCRYPT ? xchg_of(x, names[i]) : XCHG_SINGLE;
         d->lookup_gap = d->xchg == XCHG_STAGED ? 1 : lookup_gap_for(x); /* romix_thread: no gap */
-        snprintf(d->label, sizeof d->label, "opencl:%d (%s)", index, x->name);
+        snprintf(d->label, sizeof d->label, "%s", label);
         rc = open_variant(d);
         if (rc == LODE_OK) {
             *out = d;
@@ -578,8 +585,7 @@ static int opencl_open(int index, const lode_open_params *params, lode_device **
         opencl_close(d);
         if (params->variant != NULL || rc == LODE_ERR_NO_MEMORY)
             return rc;
-        lode_log(LODE_LOG_WARN, "opencl:%d (%s): variant %s failed, trying the next", index, x->name,
-                 names[i]);
+        lode_log(LODE_LOG_WARN, "%s: variant %s failed, trying the next", label, names[i]);
     }
     return rc;
 }
@@ -589,10 +595,10 @@ static int opencl_open(int index, const lode_open_params *params, lode_device **
 static void prepare_sha256d(lode_device *d)
 {
     /* The same per-job precomputation as the CPU lane paths and CUDA
-     * (backend-cpu/sha256d_lanes.h), in the order kernels/sha256d.cl reads. */
-    cpu_sha256d_job *job = &d->host_job;
-    cpu_sha256d_job_init(job, d->header, d->target.w[7]);
-    cpu_sha256d_prepare_lanes(job);
+     * (core/backend_support/sha256d_lanes.h), in the order kernels/sha256d.cl reads. */
+    sha256d_job *job = &d->host_job;
+    sha256d_job_init(job, d->header, d->target.w[7]);
+    sha256d_prepare_lanes(job);
     static const unsigned order[] = {PRE_A3, PRE_B3, PRE_C3, PRE_E3, PRE_F3, PRE_G3,
                                      PRE_A4_LESS_W3, PRE_E4_LESS_W3, PRE_W16, PRE_W17,
                                      PRE_W18_LESS_NONCE, PRE_W19_LESS_NONCE, PRE_W31_PART,
@@ -607,8 +613,8 @@ static void prepare_sha256d(lode_device *d)
 static void prepare_scrypt(lode_device *d)
 {
     uint32_t *p = d->param_words;
-    cpu_sha256d_job job; /* for its midstate: the HMAC key hash starts there */
-    cpu_sha256d_job_init(&job, d->header, 0);
+    sha256d_job job; /* for its midstate: the HMAC key hash starts there */
+    sha256d_job_init(&job, d->header, 0);
     for (int i = 0; i < 19; i++)
         p[i] = (uint32_t)d->header[4 * i] << 24 | (uint32_t)d->header[4 * i + 1] << 16 |
                (uint32_t)d->header[4 * i + 2] << 8 | d->header[4 * i + 3];
@@ -745,7 +751,7 @@ static int enqueue(lode_device *d, int slot, uint64_t start, uint64_t count)
 static bool sha256d_exact(const void *ctx, uint32_t nonce)
 {
     const lode_device *d = ctx;
-    return cpu_sha256d_meets_target(&d->host_job, nonce, &d->target);
+    return sha256d_meets_target(&d->host_job, nonce, &d->target);
 }
 
 /* ---- engines of the launch driver --------------------------------------- */

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "core/dispatch.h"
+#include "core/dispatch/dispatch.h"
 #include "tests/test_util.h"
 
 static double now_seconds(void)

@@ -1,4 +1,4 @@
-/* A stand-in for the mining session (core/mining.c) in the stratum tests:
+/* A stand-in for the mining session (core/mining/mining.c) in the stratum tests:
  * it records the jobs the source installs and the clears, so a test can
  * check what the client did without starting any device. */
 #include <pthread.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/mining.h"
+#include "core/mining/mining.h"
 
 #define FAKE_JOBS_MAX 64
 

@@ -6,11 +6,11 @@
  *   test_backends [--variant NAME] [--backend NAME]
  * With --variant, only that variant runs, and the test exits 77 (ctest's
  * skip code) if no device offers it, e.g. AVX-512 on a CPU without it. */
-#include "core/hex.h"
-#include "core/momentum_ref.h"
-#include "core/registry.h"
-#include "core/status.h"
-#include "core/tf_selftest.h"
+#include "core/base/hex.h"
+#include "core/base/momentum_ref.h"
+#include "core/base/status.h"
+#include "core/dispatch/registry.h"
+#include "core/dispatch/tf_selftest.h"
 #include "tests/momentum_oracle.h"
 #include "tests/test_util.h"
 
@@ -316,7 +316,7 @@ int main(int argc, char **argv)
     }
     int runs = 0;
     for (size_t d = 0; d < count; d++) {
-        if (only_backend && strcmp(devices[d].backend->name, only_backend) != 0)
+        if (only_backend && strcmp(lode_device_backend_name(&devices[d]), only_backend) != 0)
             continue;
         for (int a = 0; a < LODE_ALGO_COUNT; a++) {
             if (!((devices[d].info.algo_mask >> a) & 1u))

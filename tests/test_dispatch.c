@@ -11,9 +11,9 @@
 #include <pthread.h>
 #include <time.h>
 
-#include "core/dispatch.h"
-#include "core/sha256_ref.h"
-#include "core/status.h"
+#include "core/base/sha256_ref.h"
+#include "core/base/status.h"
+#include "core/dispatch/dispatch.h"
 #include "tests/test_util.h"
 
 enum fake_mode { FAKE_GOOD, FAKE_BROKEN, FAKE_LIAR, FAKE_OVERFLOW, FAKE_DIES, FAKE_MODES, FAKE_SPIN };

@@ -6,15 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/hex.h"
+#include "core/base/log.h"
+#include "core/base/sha256_ref.h"
+#include "core/base/target.h"
+#include "core/base/vectors.h"
 #include "core/gbt/address.h"
 #include "core/gbt/block.h"
 #include "core/gbt/node_check.h"
 #include "core/gbt/template.h"
-#include "core/hex.h"
-#include "core/log.h"
-#include "core/sha256_ref.h"
-#include "core/target.h"
-#include "core/vectors.h"
 #include "test_util.h"
 
 static size_t hex_to_bytes(const char *hex, uint8_t *out, size_t max)

@@ -10,8 +10,8 @@
 #include <time.h>
 
 #include "core/backend_support/launch_driver.h"
-#include "core/status.h"
-#include "core/work.h"
+#include "core/base/status.h"
+#include "core/base/work.h"
 
 #define NONE UINT64_MAX
 

@@ -1,4 +1,4 @@
-/* The job model and the mining session (core/job.c, core/mining.c), checked
+/* The job model and the mining session (core/base/job.c, core/mining/mining.c), checked
  * against OpenSSL: merkle branches against whole trees, headers rebuilt
  * independently, and every share the session reports re-hashed, on the
  * real CPU backend with extranonce2, version and ntime rolling. */
@@ -9,9 +9,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/job.h"
-#include "core/mining.h"
-#include "core/registry.h"
+#include "core/base/job.h"
+#include "core/dispatch/registry.h"
+#include "core/mining/mining.h"
 #include "tests/test_util.h"
 
 static void ossl_sha256d(const void *data, size_t len, uint8_t out[32])

@@ -8,10 +8,10 @@
 #include <openssl/evp.h>
 
 #include "backend-cpu/momentum_cpu.h"
-#include "core/hex.h"
-#include "core/momentum_ref.h"
-#include "core/sha512_ref.h"
-#include "core/status.h"
+#include "core/base/hex.h"
+#include "core/base/momentum_ref.h"
+#include "core/base/sha512_ref.h"
+#include "core/base/status.h"
 #include "tests/momentum_oracle.h"
 #include "tests/test_util.h"
 

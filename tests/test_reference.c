@@ -3,10 +3,10 @@
 #include <openssl/evp.h>
 #include <openssl/sha.h>
 
-#include "core/hex.h"
-#include "core/scrypt_ref.h"
-#include "core/sha256_ref.h"
-#include "core/target.h"
+#include "core/base/hex.h"
+#include "core/base/scrypt_ref.h"
+#include "core/base/sha256_ref.h"
+#include "core/base/target.h"
 #include "tests/test_util.h"
 
 static void reverse(uint8_t *b, size_t n)

@@ -15,13 +15,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/hex.h"
-#include "core/job.h"
-#include "core/log.h"
+#include "core/base/hex.h"
+#include "core/base/job.h"
+#include "core/base/log.h"
+#include "core/base/target.h"
 #include "core/stratum/stratum_client.h"
 #include "core/stratum/stratum_conn.h"
 #include "core/stratum/stratum_msg.h"
-#include "core/target.h"
 #include "tests/test_util.h"
 
 /* tests/stratum_fake_mining.c */

@@ -1,4 +1,4 @@
-/* Mersenne trial factoring: the reference (core/tf_ref.c) and every
+/* Mersenne trial factoring: the reference (core/base/tf_ref.c) and every
  * backend that offers "tf", against the known factors of
  * tests/vectors/mersenne-factors.json (each verified there with Python's
  * pow(2, p, q) == 1; tests/test_tf.py checks lode's CLI against Python).
@@ -8,11 +8,11 @@
 #include <pthread.h>
 
 #include "backend-cpu/tf_cpu.h"
-#include "core/dispatch.h"
-#include "core/registry.h"
-#include "core/status.h"
-#include "core/tf_ref.h"
-#include "core/tf_selftest.h"
+#include "core/base/status.h"
+#include "core/base/tf_ref.h"
+#include "core/dispatch/dispatch.h"
+#include "core/dispatch/registry.h"
+#include "core/dispatch/tf_selftest.h"
 #include "tests/test_util.h"
 
 static const atomic_int never_abort = 0;
@@ -285,8 +285,8 @@ int main(int argc, char **argv)
         return 1;
     for (size_t d = 0; d < count; d++) {
         if (!((devices[d].info.algo_mask >> LODE_ALGO_TF) & 1u) ||
-            (only_backend ? strcmp(devices[d].backend->name, only_backend) != 0
-                          : strcmp(devices[d].backend->name, "cpu") != 0))
+            (only_backend ? strcmp(lode_device_backend_name(&devices[d]), only_backend) != 0
+                          : strcmp(lode_device_backend_name(&devices[d]), "cpu") != 0))
             continue;
         const char *names[8];
         int k = lode_device_variants(&devices[d], LODE_ALGO_TF, names, 8);

@@ -2,7 +2,7 @@
 
 #include <time.h>
 
-#include "core/hex.h"
+#include "core/base/hex.h"
 
 int test_passed, test_failed;
 

@@ -4,7 +4,7 @@
 
 #include <time.h>
 
-#include "core/status.h"
+#include "core/base/status.h"
 
 /* Polling engines: wake this share of the expected duration after the
  * launch began, then poll every expected/POLL_DIVISOR, within the bounds. */

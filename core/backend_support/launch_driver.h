@@ -31,7 +31,7 @@
  * The driver is plain C with no device API: tests/test_launch_driver.c runs
  * it on a fake engine. One driver state per device handle (the time
  * estimate carries over from scan to scan); no locks: a handle is used from
- * one thread (core/backend.h). */
+ * one thread (core/base/backend.h). */
 #ifndef LODE_BACKEND_SUPPORT_LAUNCH_DRIVER_H
 #define LODE_BACKEND_SUPPORT_LAUNCH_DRIVER_H
 
@@ -39,7 +39,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/work.h"
+#include "core/base/work.h"
 
 /* The most launches an engine may keep in flight. */
 #define LODE_LAUNCH_MAX_DEPTH 8u

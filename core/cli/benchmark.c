@@ -8,10 +8,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/base/log.h"
+#include "core/base/target.h"
 #include "core/cli/cli.h"
-#include "core/dispatch.h"
-#include "core/log.h"
-#include "core/target.h"
+#include "core/dispatch/dispatch.h"
 
 #define REPORT_SECONDS 5.0
 /* The share difficulty starts at 1 and is raised, as a pool's vardiff

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/algo.h"
+#include "core/base/algo.h"
 
 /* Exit statuses (listed in --help and the README): 0 success, 1 a failure
  * at run time (a self-test failed, every device failed, a result could not

@@ -3,48 +3,54 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/status.h"
 #include "core/cli/cli.h"
-#include "core/registry.h"
-#include "core/selftest.h"
-#include "core/status.h"
+#include "core/dispatch/registry.h"
+#include "core/dispatch/selftest.h"
 
 #define MAX_VARIANTS 16
 
 int cmd_list_devices(void)
 {
+    lode_device_ref *devices;
+    size_t count;
+    if (lode_registry_enumerate(&devices, &count) != 0) {
+        fprintf(stderr, "lode: out of memory while listing devices\n");
+        return EXIT_RUNTIME;
+    }
     for (size_t b = 0; b < lode_backend_count(); b++) {
-        const lode_backend_ops *ops = lode_backend_at(b);
+        const char *name = lode_backend_name(b);
         char why[LODE_WHY_LEN];
-        if (ops->probe(why) != 0) {
-            printf("%s: unavailable: %s\n", ops->name, why);
+        if (lode_backend_probe(b, why) != 0) {
+            printf("%s: unavailable: %s\n", name, why);
             continue;
         }
-        int n = ops->device_count();
-        if (n == 0)
-            printf("%s: no devices\n", ops->name);
-        for (int i = 0; i < n; i++) {
-            lode_device_ref ref = {.backend = ops, .index = i};
-            if (ops->device_info(i, &ref.info) != 0) {
-                printf("%s:%d: cannot read its properties\n", ops->name, i);
+        size_t listed = 0;
+        for (size_t d = 0; d < count; d++) {
+            const lode_device_ref *ref = &devices[d];
+            if (strcmp(lode_device_backend_name(ref), name) != 0)
                 continue;
-            }
-            printf("%s:%d  %s", ops->name, i, ref.info.name);
-            if (ref.info.bus_id[0])
-                printf("  [%s]", ref.info.bus_id);
-            printf("\n    workers %u (up to %u), memory %.1f GiB\n", ref.info.workers,
-                   ref.info.max_workers, (double)ref.info.memory_bytes / (1u << 30));
+            listed++;
+            printf("%s  %s", ref->id, ref->info.name);
+            if (ref->info.bus_id[0])
+                printf("  [%s]", ref->info.bus_id);
+            printf("\n    workers %u (up to %u), memory %.1f GiB\n", ref->info.workers,
+                   ref->info.max_workers, (double)ref->info.memory_bytes / (1u << 30));
             for (int a = 0; a < LODE_ALGO_COUNT; a++) {
-                if (!((ref.info.algo_mask >> a) & 1u))
+                if (!((ref->info.algo_mask >> a) & 1u))
                     continue;
                 const char *names[MAX_VARIANTS];
-                int k = lode_device_variants(&ref, (lode_algo)a, names, MAX_VARIANTS);
+                int k = lode_device_variants(ref, (lode_algo)a, names, MAX_VARIANTS);
                 printf("    %-8s variants:", lode_algo_get((lode_algo)a)->name);
                 for (int v = 0; v < k; v++)
                     printf(" %s", names[v] ? names[v] : "default");
                 printf("\n");
             }
         }
+        if (listed == 0)
+            printf("%s: no devices\n", name);
     }
+    free(devices);
     return 0;
 }
 

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/log.h"
 #include "core/cli/cli.h"
 #include "core/cli/tf.h"
-#include "core/dispatch.h"
-#include "core/log.h"
+#include "core/dispatch/dispatch.h"
 
 static volatile sig_atomic_t interrupted;
 

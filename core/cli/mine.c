@@ -6,11 +6,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/base/log.h"
 #include "core/cli/cli.h"
+#include "core/dispatch/registry.h"
 #include "core/gbt/gbt_client.h"
-#include "core/log.h"
-#include "core/mining.h"
-#include "core/registry.h"
+#include "core/mining/mining.h"
 #include "core/stratum/stratum_client.h"
 
 #define DEFAULT_LOG_INTERVAL 30.0

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "core/base/log.h"
 #include "core/cli/cli.h"
-#include "core/dispatch.h"
-#include "core/log.h"
+#include "core/dispatch/dispatch.h"
 
 double cli_now(void)
 {

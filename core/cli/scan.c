@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/hex.h"
+#include "core/base/momentum_ref.h"
+#include "core/base/target.h"
 #include "core/cli/cli.h"
-#include "core/dispatch.h"
-#include "core/hex.h"
-#include "core/momentum_ref.h"
-#include "core/target.h"
+#include "core/dispatch/dispatch.h"
 
 typedef struct scan_results {
     pthread_mutex_t lock;

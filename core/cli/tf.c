@@ -48,12 +48,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/base/log.h"
+#include "core/base/status.h"
+#include "core/base/tf_ref.h"
 #include "core/cli/cli.h"
-#include "core/dispatch.h"
-#include "core/log.h"
-#include "core/status.h"
-#include "core/tf_ref.h"
-#include "core/tf_selftest.h"
+#include "core/dispatch/dispatch.h"
+#include "core/dispatch/tf_selftest.h"
 
 #define MAX_FACTORS 64
 #define LINE_MAX_LEN 100 /* mfaktc's worktodo limit */
@@ -1247,7 +1247,7 @@ int cmd_tf(int argc, char **argv)
         const char *names[1];
         int k = lode_device_variants(&devices[d], LODE_ALGO_TF, names, 1);
         size_t kl = strlen(kernel), dl = strlen(details);
-        snprintf(kernel + kl, sizeof kernel - kl, "%s%s_%s", d ? "+" : "", devices[d].backend->name,
+        snprintf(kernel + kl, sizeof kernel - kl, "%s%s_%s", d ? "+" : "", lode_device_backend_name(&devices[d]),
                  k > 0 && names[0] ? names[0] : "default");
         snprintf(details + dl, sizeof details - dl, "%s%s", d ? ", " : "", devices[d].info.name);
     }

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/sha256_ref.h"
+#include "core/base/sha256_ref.h"
 
 #define BECH32_MAX_LEN 90
 #define BECH32_CONST 1u

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/sha256_ref.h"
+#include "core/base/sha256_ref.h"
 
 #define DEFAULT_TAG "/lode/"
 #define OP_0 0x00

@@ -18,8 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/base/job.h"
 #include "core/gbt/template.h"
-#include "core/job.h"
 
 #define LODE_GBT_EXTRANONCE_LEN 8
 #define LODE_GBT_TAG_MAX 32          /* bytes of the coinbase tag */

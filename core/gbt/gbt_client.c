@@ -15,13 +15,13 @@
 #include <strings.h>
 #include <time.h>
 
+#include "core/base/hex.h"
+#include "core/base/log.h"
+#include "core/base/sha256_ref.h"
 #include "core/gbt/address.h"
 #include "core/gbt/block.h"
 #include "core/gbt/node_check.h"
 #include "core/gbt/template.h"
-#include "core/hex.h"
-#include "core/log.h"
-#include "core/sha256_ref.h"
 
 #define KEPT_TEMPLATES 8
 #define SHARE_QUEUE_LEN 64

@@ -63,8 +63,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/algo.h"
-#include "core/mining.h"
+#include "core/base/algo.h"
+#include "core/mining/mining.h"
 
 typedef struct lode_gbt lode_gbt;
 

@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "core/target.h"
+#include "core/base/target.h"
 
 void lode_gbt_pow_check_init(lode_gbt_pow_check *c, lode_algo algo)
 {

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/algo.h"
+#include "core/base/algo.h"
 
 /* The algorithm check: headers are fed from the node's tip backwards. A
  * header the node accepted always meets its own target under the chain's

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/hex.h"
-#include "core/sha256_ref.h"
-#include "core/target.h"
+#include "core/base/hex.h"
+#include "core/base/sha256_ref.h"
+#include "core/base/target.h"
 
 #define MAX_COINBASE_VALUE 9000000000000000ull /* above any chain's supply */
 

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/u256.h"
+#include "core/base/u256.h"
 
 #define LODE_GBT_MAX_TXS 200000                   /* a 4 MWU block holds far fewer */
 #define LODE_GBT_MAX_TX_BYTES 4000000             /* one transaction, witness included */

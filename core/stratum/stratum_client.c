@@ -10,10 +10,10 @@
 #include <strings.h>
 #include <time.h>
 
-#include "core/log.h"
+#include "core/base/log.h"
+#include "core/base/target.h"
 #include "core/stratum/stratum_conn.h"
 #include "core/stratum/stratum_msg.h"
-#include "core/target.h"
 
 #define SUBMIT_QUEUE_MAX 256     /* shares waiting for the I/O thread */
 /* Submits sent and not yet answered. More wait in the queue (and beyond it

@@ -25,8 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/algo.h"
-#include "core/mining.h"
+#include "core/base/algo.h"
+#include "core/mining/mining.h"
 
 /* How far ntime may follow the clock past the job's ntime: pools accept
  * a few minutes (most allow far more; 300 s stays well inside the usual

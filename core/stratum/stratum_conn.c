@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/hex.h"
+#include "core/base/hex.h"
 
 struct lode_stratum_conn {
     int fd;

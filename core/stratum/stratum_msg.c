@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/hex.h"
-#include "core/log.h"
-#include "core/target.h"
+#include "core/base/hex.h"
+#include "core/base/log.h"
+#include "core/base/target.h"
 
 static int fail(char *err, size_t err_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(char *err, size_t err_len, const char *fmt, ...)

@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/algo.h"
-#include "core/job.h"
+#include "core/base/algo.h"
+#include "core/base/job.h"
 
 /* The longest line lode accepts from a pool, newline excluded. A notify with
  * a 32-entry branch and a large coinbase is a few KiB; 64 KiB leaves room

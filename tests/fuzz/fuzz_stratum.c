@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/job.h"
+#include "core/base/job.h"
 #include "core/stratum/stratum_msg.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

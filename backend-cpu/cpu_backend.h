@@ -1,0 +1,11 @@
+/* The CPU backend's public header: its vtable, all that the layers above
+ * (the registry, core/dispatch/registry.c) see of it. Everything else in
+ * backend-cpu/ is private to the backend. */
+#ifndef LODE_BACKEND_CPU_PUBLIC_H
+#define LODE_BACKEND_CPU_PUBLIC_H
+
+#include "core/base/backend.h"
+
+extern const lode_backend_ops lode_backend_cpu;
+
+#endif

@@ -1,0 +1,92 @@
+#include "core/backend_support/tf_tables.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+uint32_t *tf_first_primes(unsigned count)
+{
+    uint32_t *out = malloc((size_t)count * sizeof *out);
+    if (out == NULL)
+        return NULL;
+    unsigned got = 0;
+    for (uint64_t limit = (uint64_t)count * 20 + 1000; got < count; limit *= 2) {
+        uint8_t *composite = calloc(limit, 1);
+        if (composite == NULL) {
+            free(out);
+            return NULL;
+        }
+        got = 0;
+        for (uint64_t i = 2; i < limit && got < count; i++) {
+            if (composite[i])
+                continue;
+            if (i >= 13)
+                out[got++] = (uint32_t)i;
+            for (uint64_t j = i * i; j < limit; j += i)
+                composite[j] = 1;
+        }
+        free(composite);
+    }
+    return out;
+}
+
+uint32_t tf_inverse_mod(uint32_t x, uint32_t r)
+{
+    int64_t t = 0, nt = 1, a = r, b = x % r;
+    while (b != 0) {
+        int64_t q = a / b, tmp = t - q * nt;
+        t = nt;
+        nt = tmp;
+        tmp = a - q * b;
+        a = b;
+        b = tmp;
+    }
+    return (uint32_t)(t < 0 ? t + r : t);
+}
+
+int tf_sieve_tables_build(const uint32_t *primes, unsigned nprimes, uint32_t p, uint32_t seg,
+                          tf_sieve_tables *t)
+{
+    memset(t, 0, sizeof *t);
+    uint32_t *h = malloc(5 * (size_t)(nprimes ? nprimes : 1) * sizeof *h);
+    if (h == NULL)
+        return -1;
+    t->prime = h;
+    t->inv = h + nprimes;
+    t->pmod = h + 2 * (size_t)nprimes;
+    t->smod = h + 3 * (size_t)nprimes;
+    t->minv = h + 4 * (size_t)nprimes;
+    unsigned n = 0;
+    for (unsigned i = 0; i < nprimes; i++) {
+        const uint32_t r = primes[i];
+        if ((uint64_t)r >= 2ull * p + 1)
+            break;
+        if (r == p)
+            continue;
+        t->prime[n] = r;
+        t->pmod[n] = p % r;
+        t->inv[n] = tf_inverse_mod((uint32_t)((2ull * p * 4620u) % r), r);
+        t->smod[n] = seg % r;
+        t->minv[n] = 0xFFFFFFFFu / r;
+        if (r < seg)
+            t->n_small = n + 1;
+        n++;
+    }
+    t->count = n;
+    return 0;
+}
+
+void tf_sieve_tables_free(tf_sieve_tables *t)
+{
+    free(t->prime);
+    memset(t, 0, sizeof *t);
+}
+
+unsigned tf_env_unsigned(const char *name, unsigned dflt, unsigned lo, unsigned hi)
+{
+    const char *v = getenv(name);
+    if (v == NULL || *v == '\0')
+        return dflt;
+    long n = strtol(v, NULL, 10);
+    return n < (long)lo ? lo : n > (long)hi ? hi : (unsigned)n;
+}

@@ -1,0 +1,44 @@
+/* Sieve primes and per-exponent tables for trial factoring (the CPU sieve
+ * uses the primes and inverses; CUDA and OpenCL upload the tables;
+ * core/base/tf_ref.h has the math).
+ *
+ * Per exponent p the usable sieve primes are the odd primes from 13 below
+ * 2p + 1 (a larger one could equal a candidate q = 2kp + 1) other than p
+ * (which never divides q); for each, the kernels need the inverse of
+ * q_step = 2p 4620 mod r (root of class c: -(2pc + 1) / q_step mod r), p mod
+ * r, seg mod r for the segment size seg, and floor((2^32 - 1) / r) for a
+ * quick remainder. The first 13 (13 .. 61) are always usable (p >= 100000)
+ * and are the kernels' per-word pattern primes. */
+#ifndef LODE_BACKEND_SUPPORT_TF_TABLES_H
+#define LODE_BACKEND_SUPPORT_TF_TABLES_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tf_sieve_tables {
+    uint32_t *prime, *inv, *pmod, *smod, *minv; /* count entries each (one allocation) */
+    unsigned count;
+    unsigned n_small; /* primes below seg: the first n_small */
+} tf_sieve_tables;
+
+/* The first `count` odd primes from 13 (malloc'd), or NULL. */
+uint32_t *tf_first_primes(unsigned count);
+/* x^-1 mod r for gcd(x, r) = 1 (extended Euclid). */
+uint32_t tf_inverse_mod(uint32_t x, uint32_t r);
+/* Fills t from the first nprimes of primes for exponent p. Returns 0, or
+ * -1 when memory ran out. */
+int tf_sieve_tables_build(const uint32_t *primes, unsigned nprimes, uint32_t p, uint32_t seg,
+                          tf_sieve_tables *t);
+void tf_sieve_tables_free(tf_sieve_tables *t);
+/* A tuning knob from the environment (LODE_TF_*): dflt when unset or
+ * empty, else the number clamped to [lo, hi]. */
+unsigned tf_env_unsigned(const char *name, unsigned dflt, unsigned lo, unsigned hi);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,111 @@
+#include "core/base/algo.h"
+
+#include <string.h>
+
+#include "core/base/momentum_ref.h"
+#include "core/base/scrypt_ref.h"
+#include "core/base/sha256_ref.h"
+#include "core/base/tf_ref.h"
+#include "core/base/work.h"
+
+static void sha256d_pow(const uint8_t header[80], uint8_t hash[32])
+{
+    lode_ref_sha256d(header, 80, hash);
+}
+
+/* A nonce-scan hit is genuine if the header with that nonce hashes, by the
+ * reference, to at most the target. */
+static bool check_nonce_hit(const lode_work *work, const lode_hit *hit, uint8_t hash[32])
+{
+    if (hit->index > UINT32_MAX)
+        return false;
+    uint8_t header[80];
+    memcpy(header, work->header.header, 80);
+    for (int i = 0; i < 4; i++)
+        header[76 + i] = (uint8_t)(hit->index >> (8 * i));
+    lode_algo_get(work->algo)->pow_hash_ref(header, hash);
+    return lode_hash_meets_target(hash, &work->header.target);
+}
+
+/* A collision-search hit is genuine if the pair (a < b, both inside the
+ * 2^26 space) collides by the reference for the header whose nonce is the
+ * hit's index, and the 88-byte header's block hash meets the target. */
+static bool check_collision_hit(const lode_work *work, const lode_hit *hit, uint8_t hash[32])
+{
+    memset(hash, 0xff, 32);
+    if (hit->index > UINT32_MAX || hit->pair[0] >= hit->pair[1] ||
+        hit->pair[1] >= LODE_MOMENTUM_NONCES)
+        return false;
+    uint8_t header[80], header88[88];
+    memcpy(header, work->header.header, 80);
+    for (int i = 0; i < 4; i++)
+        header[76 + i] = (uint8_t)(hit->index >> (8 * i));
+    lode_ref_momentum_header88(header, hit->pair[0], hit->pair[1], header88);
+    if (!lode_ref_momentum_block_hash(header88, hash))
+        return false;
+    return lode_hash_meets_target(hash, &work->header.target);
+}
+
+/* A trial-factoring hit is genuine if index n of the job's class gives a
+ * q = 2kp + 1 inside [2^bit_min, 2^bit_max) that divides 2^p - 1 by the
+ * reference. */
+static bool check_factor_hit(const lode_work *work, const lode_hit *hit, uint8_t hash[32])
+{
+    const lode_factor_job *f = &work->factor;
+    memset(hash, 0, 32);
+    if (f->num_classes != LODE_TF_CLASSES || f->class_index >= LODE_TF_CLASSES ||
+        f->bit_max > LODE_TF_MAX_BITS || hit->index > (UINT64_MAX - f->class_index) / LODE_TF_CLASSES)
+        return false;
+    lode_u128 q = lode_tf_q(f->exponent, lode_tf_k(f->class_index, hit->index));
+    if (q >> f->bit_max != 0 || q >> f->bit_min == 0)
+        return false;
+    return lode_tf_divides(f->exponent, q);
+}
+
+static const lode_algo_info algos[LODE_ALGO_COUNT] = {
+    [LODE_ALGO_SHA256D] = {
+        .name = "sha256d",
+        .kind = LODE_WORK_NONCE_SCAN,
+        .pow_hash_ref = sha256d_pow,
+        .check_hit = check_nonce_hit,
+        .pool_diff1_shift = 0,
+    },
+    [LODE_ALGO_SCRYPT] = {
+        .name = "scrypt",
+        .kind = LODE_WORK_NONCE_SCAN,
+        .pow_hash_ref = lode_ref_scrypt_pow,
+        .check_hit = check_nonce_hit,
+        .pool_diff1_shift = 16,
+    },
+    [LODE_ALGO_MOMENTUM] = {
+        .name = "momentum",
+        .kind = LODE_WORK_COLLISION_SEARCH,
+        .pow_hash_ref = NULL,
+        .check_hit = check_collision_hit,
+        .pool_diff1_shift = 0,
+    },
+    [LODE_ALGO_TF] = {
+        .name = "tf",
+        .kind = LODE_WORK_TRIAL_FACTOR,
+        .pow_hash_ref = NULL,
+        .check_hit = check_factor_hit,
+        .pool_diff1_shift = 0,
+    },
+};
+
+const lode_algo_info *lode_algo_get(lode_algo algo)
+{
+    return (unsigned)algo < LODE_ALGO_COUNT ? &algos[algo] : NULL;
+}
+
+int lode_algo_parse(const char *name, lode_algo *out)
+{
+    for (int i = 0; i < LODE_ALGO_COUNT; i++)
+        if (name != NULL && strcmp(name, algos[i].name) == 0) {
+            *out = (lode_algo)i;
+            return 0;
+        }
+    return -1;
+}
+
+const char *lode_algo_names(void) { return "sha256d, scrypt, momentum, tf"; }

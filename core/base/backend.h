@@ -1,0 +1,87 @@
+/* The backend vtable: how the core drives a kind of device.
+ *
+ * A backend (cpu, cuda, opencl) is one `const lode_backend_ops` built with
+ * designated initializers. The rest of the program reaches it only through
+ * the wrappers in core/dispatch/registry.h, which supply the fallbacks for
+ * optional operations.
+ *
+ * Threading contract: the core opens one lode_device handle per worker
+ * thread and makes every call on that handle (set_work, scan, close) from
+ * that same thread, so a handle needs no locking and a backend may bind the
+ * thread, allocate node-local memory or make a GPU context current in open.
+ * probe, device_count, device_info and variants may be called from any
+ * thread. */
+#ifndef LODE_CORE_BACKEND_H
+#define LODE_CORE_BACKEND_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/base/algo.h"
+#include "core/base/work.h"
+
+typedef struct lode_device lode_device; /* opaque, owned by the backend */
+
+typedef struct lode_device_info {
+    char name[128];        /* "AMD EPYC 9B14", "NVIDIA H100 80GB HBM3" */
+    char bus_id[32];       /* PCI bus id "0000:41:00.0" for GPUs ("41:00.0" when the
+                              domain is unknown); "" otherwise. The registry hides a
+                              device whose bus id an earlier backend lists. */
+    unsigned workers;      /* worker threads used by default (CPU: physical cores) */
+    unsigned max_workers;  /* most worker threads the device can use */
+    uint64_t memory_bytes; /* device (or NUMA-node) memory, 0 if unknown */
+    uint32_t algo_mask;    /* bit (1u << algo) for every algorithm it runs */
+    bool on_host_cpu;      /* computes on the host's cores (CPU backend, OpenCL on a CPU) */
+} lode_device_info;
+
+typedef struct lode_open_params {
+    lode_algo algo;
+    unsigned worker;     /* 0 .. workers-1: which worker of the device this is */
+    const char *variant; /* an implementation from variants(); NULL = the best */
+    const char *id;      /* the device as the user names it ("opencl:0"), for
+                            messages; NULL = unknown (the backend's index then) */
+} lode_open_params;
+
+#define LODE_WHY_LEN 256
+
+typedef struct lode_backend_ops {
+    const char *name; /* "cpu": the prefix in device ids such as cpu:0 */
+
+    /* Is the driver/runtime usable? 0, or non-zero with a reason in why
+     * (for --list-devices). Never fatal, never prints. */
+    int (*probe)(char why[LODE_WHY_LEN]);
+    int (*device_count)(void);
+    int (*device_info)(int index, lode_device_info *out);
+
+    /* Opens a worker's handle; see the threading contract above. */
+    int (*open)(int index, const lode_open_params *params, lode_device **out);
+    void (*close)(lode_device *dev);
+
+    /* Installs a job: per-job precomputation (midstate, constants) goes here. */
+    int (*set_work)(lode_device *dev, const lode_work *work);
+
+    /* Scans one range of the installed job, blocking, and appends every hit
+     * to hits. Polls *abort and returns early once it is non-zero. Sets *done
+     * to the number of indices fully scanned from range->start on (all hits
+     * among them reported), which is range->count unless aborted. */
+    int (*scan)(lode_device *dev, const lode_range *range, lode_hits *hits, uint64_t *done,
+                const atomic_int *abort);
+
+    /* ---- optional: NULL means the core's fallback ---- */
+
+    /* Lists implementation variants of an algorithm for tests and tuning
+     * ("portable", "avx2", ...), best first. Returns how many were written
+     * (at most max). Fallback: one unnamed default variant. */
+    int (*variants)(int index, lode_algo algo, const char **names, int max);
+    /* Indices a scan should cover to run about target_ms; the dispatcher
+     * starts its chunk sizing there. Fallback: measured from the first scans. */
+    uint64_t (*preferred_chunk)(lode_device *dev, double target_ms);
+    /* Called once per handle after its self-test: tune launch parameters
+     * towards target_ms per scan, or load a cached tuning. A failure is
+     * logged and the defaults stay. Fallback: no tuning. */
+    int (*tune)(lode_device *dev, double target_ms);
+} lode_backend_ops;
+
+#endif

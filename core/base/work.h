@@ -1,0 +1,79 @@
+/* The unit of work a backend receives and the results it returns.
+ *
+ * One shape serves every workload (docs/ARCHITECTURE.md has the mapping):
+ * a job (lode_work) is installed once with set_work, then ranges of an index
+ * space (lode_range) are scanned, each returning hits (lode_hit). What an
+ * index and a hit mean depends on the algorithm's lode_work_kind. */
+#ifndef LODE_CORE_WORK_H
+#define LODE_CORE_WORK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/base/algo.h"
+#include "core/base/u256.h"
+
+/* A block header to search (nonce scans and collision searches). */
+typedef struct lode_header_job {
+    uint8_t header[80]; /* the nonce field (bytes 76..79) is replaced per index */
+    lode_u256 target;   /* a hit's PoW hash is at or below this */
+} lode_header_job;
+
+/* One class of a trial-factoring assignment: factors of 2^exponent - 1 in
+ * [2^bit_min, 2^bit_max), split into classes of k mod num_classes; one job
+ * covers one class (core/base/tf_ref.h). */
+typedef struct lode_factor_job {
+    uint32_t exponent;
+    uint32_t bit_min, bit_max;
+    uint32_t num_classes;
+    uint32_t class_index; /* the class of k this job covers: k = class_index + num_classes * index */
+} lode_factor_job;
+
+typedef struct lode_work {
+    lode_algo algo;
+    uint64_t seq; /* the core's job sequence number, echoed in results */
+    union {
+        lode_header_job header; /* LODE_WORK_NONCE_SCAN, LODE_WORK_COLLISION_SEARCH */
+        lode_factor_job factor; /* LODE_WORK_TRIAL_FACTOR */
+    };
+} lode_work;
+
+/* Indices [start, start + count) of the job's index space. */
+typedef struct lode_range {
+    uint64_t start;
+    uint64_t count;
+    uint32_t class_index; /* LODE_WORK_TRIAL_FACTOR: the class of k */
+} lode_range;
+
+typedef struct lode_hit {
+    uint64_t index;     /* nonce; header nonce (collision); k (trial factor) */
+    uint32_t pair[2];   /* LODE_WORK_COLLISION_SEARCH: colliding nonces, a < b */
+} lode_hit;
+
+/* A growable list of hits owned by the caller of scan. */
+typedef struct lode_hits {
+    lode_hit *items;
+    size_t count, capacity;
+} lode_hits;
+
+/* Appends a hit. Returns 0, or -1 if memory ran out (the hit is lost, and
+ * the caller must treat the whole range as failed rather than incomplete). */
+int lode_hits_push(lode_hits *hits, lode_hit hit);
+/* Appends the nonces a device reported for its launch over nonces
+ * [start, start + count). keep, if given, filters them (a GPU's top-word
+ * prefilter re-hashed exactly, say). Returns LODE_OK, LODE_ERR_DEVICE if a
+ * nonce lies outside the launch (the device is faulty: nothing it said can
+ * be trusted), or LODE_ERR_NO_MEMORY. */
+int lode_hits_push_nonces(lode_hits *hits, const uint32_t *nonces, uint32_t n, uint64_t start,
+                          uint64_t count, bool (*keep)(const void *ctx, uint32_t nonce),
+                          const void *ctx);
+/* Appends base + offsets[i] for the offsets a device reported for its launch
+ * over indices [base, base + count) (trial factoring). Returns LODE_OK,
+ * LODE_ERR_DEVICE if an offset lies outside the launch, or
+ * LODE_ERR_NO_MEMORY. */
+int lode_hits_push_offsets(lode_hits *hits, uint64_t base, uint32_t count, const uint32_t *offsets, uint32_t n);
+void lode_hits_clear(lode_hits *hits);
+void lode_hits_free(lode_hits *hits);
+
+#endif

@@ -1,0 +1,83 @@
+/* The dispatcher: runs one worker thread per device worker, hands out the
+ * job's index space in chunks (backends never split it themselves), switches
+ * every worker to a new job within milliseconds, and re-checks every hit
+ * with the reference before anyone sees it. */
+#ifndef LODE_CORE_DISPATCH_H
+#define LODE_CORE_DISPATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/dispatch/registry.h"
+
+typedef struct lode_miner lode_miner;
+
+/* A hit that the reference confirmed. */
+typedef struct lode_found {
+    uint64_t job_seq;
+    size_t device; /* index into the configured device list */
+    lode_hit hit;
+    uint8_t hash[32]; /* reference PoW hash, internal byte order */
+} lode_found;
+
+typedef struct lode_miner_callbacks {
+    void *user;
+    /* A confirmed hit (called from a worker thread; keep it short). */
+    void (*found)(void *user, const lode_found *found);
+    /* Every index of job job_seq has been scanned. A job source installs
+     * the next job here (lode_miner_set_job may be called from it). */
+    void (*exhausted)(void *user, uint64_t job_seq);
+    /* Whether hits of job job_seq still matter, asked before each re-check
+     * (NULL: always). Unwanted hits are dropped unchecked, so a replaced
+     * job's hits cost no reference hashing (at a regtest target every other
+     * scrypt hash is a hit) and a stopping miner does not drain a backlog. */
+    bool (*wanted)(void *user, uint64_t job_seq);
+} lode_miner_callbacks;
+
+typedef struct lode_miner_config {
+    lode_algo algo;
+    const lode_device_ref *devices; /* copied */
+    size_t device_count;
+    unsigned threads;      /* workers per CPU-like device; 0 = the device's default */
+    const char *variant;   /* force an implementation variant; NULL = best */
+    double chunk_ms;       /* target length of one scan call; 0 = 200 ms */
+    lode_miner_callbacks callbacks;
+} lode_miner_config;
+
+typedef struct lode_device_stats {
+    uint64_t hashes;         /* indices scanned */
+    uint64_t hits;           /* hits confirmed by the reference */
+    uint64_t hw_errors;      /* hits the reference rejected */
+    unsigned workers_ready;  /* workers that passed their self-test */
+    unsigned workers_failed; /* workers refused or disabled */
+} lode_device_stats;
+
+/* Starts the workers; each opens its device and self-tests before taking
+ * work. Returns NULL with a message in err if nothing could be started.
+ * Tests only: with LODE_TEST_FAIL_SCANS_AFTER=N in the environment, every
+ * worker fails with a device error in place of its scan N+1 (a device lost
+ * at run time), so the every-device-failed paths can be tested. */
+lode_miner *lode_miner_start(const lode_miner_config *config, char *err, size_t err_len);
+/* Waits until every worker has passed or failed its self-test (timeout_ms
+ * < 0: for as long as that takes); returns how many passed, or -1 if the
+ * timeout came first. */
+int lode_miner_wait_ready(lode_miner *m, int timeout_ms);
+/* Installs a job over indices [begin, end) and aborts the current scans.
+ * Returns the job's sequence number (also written to the work's seq). */
+uint64_t lode_miner_set_job(lode_miner *m, const lode_work *work, uint64_t begin, uint64_t end);
+/* Waits up to timeout_ms for job seq to be fully scanned. Returns 1 when
+ * it is, 0 on timeout, -1 if it never will be (a newer job replaced it, the
+ * miner stopped, or every worker failed). */
+int lode_miner_wait_job(lode_miner *m, uint64_t seq, int timeout_ms);
+void lode_miner_device_stats(lode_miner *m, size_t device, lode_device_stats *out);
+/* How many workers have job seq installed and are scanning it. */
+unsigned lode_miner_workers_on_job(lode_miner *m, uint64_t seq);
+size_t lode_miner_device_count(const lode_miner *m);
+const lode_device_ref *lode_miner_device(const lode_miner *m, size_t device);
+/* Asks every worker to stop (async-signal-unsafe; call from a normal thread). */
+void lode_miner_request_stop(lode_miner *m);
+/* Stops, joins and frees. */
+void lode_miner_free(lode_miner *m);
+
+#endif

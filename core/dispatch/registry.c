@@ -1,0 +1,355 @@
+#include "core/dispatch/registry.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "backend-cpu/cpu_backend.h"
+#include "core/base/status.h"
+#ifdef LODE_HAVE_CUDA
+#include "backend-cuda/cuda_backend.h"
+#endif
+#ifdef LODE_HAVE_OPENCL
+#include "backend-opencl/opencl_backend.h"
+#endif
+
+/* The one place that knows which backends were compiled in, preferred
+ * first: a GPU that several list is kept by the first. */
+static const lode_backend_ops *const compiled_in[] = {
+#ifdef LODE_HAVE_CUDA
+    &lode_backend_cuda,
+#endif
+#ifdef LODE_HAVE_OPENCL
+    &lode_backend_opencl,
+#endif
+    &lode_backend_cpu,
+};
+
+/* How messages name a backend ("every OpenCL device is also a CUDA device"). */
+static const struct {
+    const lode_backend_ops *ops;
+    const char *title;
+} titles[] = {
+#ifdef LODE_HAVE_CUDA
+    {&lode_backend_cuda, "CUDA"},
+#endif
+#ifdef LODE_HAVE_OPENCL
+    {&lode_backend_opencl, "OpenCL"},
+#endif
+    {&lode_backend_cpu, "CPU"},
+};
+
+static const lode_backend_ops *const *backends = compiled_in;
+static size_t n_backends = sizeof compiled_in / sizeof compiled_in[0];
+
+void lode_registry_use_backends(const lode_backend_ops *const *list, size_t n)
+{
+    backends = list ? list : compiled_in;
+    n_backends = list ? n : sizeof compiled_in / sizeof compiled_in[0];
+}
+
+static const char *title_of(const lode_backend_ops *ops)
+{
+    for (size_t i = 0; i < sizeof titles / sizeof titles[0]; i++)
+        if (titles[i].ops == ops)
+            return titles[i].title;
+    return ops->name;
+}
+
+size_t lode_backend_count(void) { return n_backends; }
+
+const char *lode_backend_name(size_t i) { return i < n_backends ? backends[i]->name : NULL; }
+
+/* LODE_<NAME>_SHOW_ALL=1: the backend lists its aliases of earlier
+ * backends' devices too. */
+static void show_all_variable(const lode_backend_ops *ops, char *out, size_t len)
+{
+    int n = snprintf(out, len, "LODE_%s_SHOW_ALL", ops->name);
+    for (int i = 0; i < n && (size_t)i < len; i++)
+        out[i] = (char)toupper((unsigned char)out[i]);
+}
+
+static bool shows_all(const lode_backend_ops *ops)
+{
+    char name[64];
+    show_all_variable(ops, name, sizeof name);
+    const char *v = getenv(name);
+    return v != NULL && strcmp(v, "1") == 0;
+}
+
+/* "0000:41:00.0" -> "41:00.0"; an id without a domain as it is. */
+static const char *without_domain(const char *bus_id)
+{
+    const char *colon = strchr(bus_id, ':');
+    return colon != NULL && strchr(colon + 1, ':') != NULL ? colon + 1 : bus_id;
+}
+
+/* Same PCI device? Where one id has no domain (a driver that does not say
+ * it), bus:device.function alone is compared. */
+static bool same_bus_id(const char *x, const char *y)
+{
+    if (x[0] == '\0' || y[0] == '\0')
+        return false;
+    if (without_domain(x) == x || without_domain(y) == y)
+        return strcasecmp(without_domain(x), without_domain(y)) == 0;
+    return strcasecmp(x, y) == 0;
+}
+
+/* Every device of every usable backend, aliases of an earlier backend's
+ * devices left out unless the backend shows all. hidden[b], when given,
+ * counts backend b's hidden devices and alias_of[b] names the backend
+ * that lists the first of them. */
+static int enumerate(lode_device_ref **devices, size_t *count, size_t *hidden,
+                     const lode_backend_ops **alias_of)
+{
+    *devices = NULL;
+    *count = 0;
+    size_t capacity = 0;
+    for (size_t b = 0; b < n_backends; b++) {
+        const lode_backend_ops *ops = backends[b];
+        char why[LODE_WHY_LEN];
+        if (ops->probe(why) != 0)
+            continue;
+        const bool show_all = shows_all(ops);
+        const size_t earlier = *count; /* devices of the backends before this one */
+        int n = ops->device_count(), n_hidden = 0;
+        for (int i = 0; i < n; i++) {
+            lode_device_info info;
+            if (ops->device_info(i, &info) != 0)
+                continue;
+            const lode_device_ref *twin = NULL;
+            for (size_t k = 0; k < earlier && twin == NULL && !show_all; k++)
+                if (same_bus_id(info.bus_id, (*devices)[k].info.bus_id))
+                    twin = &(*devices)[k];
+            if (twin != NULL) {
+                if (hidden != NULL && hidden[b]++ == 0)
+                    alias_of[b] = twin->backend;
+                n_hidden++;
+                continue;
+            }
+            if (*count == capacity) {
+                capacity = capacity ? 2 * capacity : 8;
+                lode_device_ref *grown = realloc(*devices, capacity * sizeof *grown);
+                if (grown == NULL) {
+                    free(*devices);
+                    *devices = NULL;
+                    *count = 0;
+                    return -1;
+                }
+                *devices = grown;
+            }
+            lode_device_ref *ref = &(*devices)[(*count)++];
+            ref->backend = ops;
+            ref->index = i;
+            ref->info = info;
+            /* Hidden devices leave no gap: the ids number what is listed. */
+            snprintf(ref->id, sizeof ref->id, "%s:%d", ops->name, i - n_hidden);
+        }
+    }
+    return 0;
+}
+
+int lode_registry_enumerate(lode_device_ref **devices, size_t *count)
+{
+    return enumerate(devices, count, NULL, NULL);
+}
+
+int lode_backend_probe(size_t i, char why[LODE_WHY_LEN])
+{
+    if (i >= n_backends) {
+        snprintf(why, LODE_WHY_LEN, "no such backend");
+        return -1;
+    }
+    const lode_backend_ops *ops = backends[i];
+    if (ops->probe(why) != 0)
+        return -1;
+    if (i == 0)
+        return 0; /* no earlier backend to alias */
+    size_t *hidden = calloc(n_backends, sizeof *hidden);
+    const lode_backend_ops **alias_of = calloc(n_backends, sizeof *alias_of);
+    lode_device_ref *devices = NULL;
+    size_t count = 0, listed = 0;
+    int rc = 0;
+    /* Out of memory: usable as far as we know. */
+    if (hidden != NULL && alias_of != NULL && enumerate(&devices, &count, hidden, alias_of) == 0) {
+        for (size_t k = 0; k < count; k++)
+            listed += devices[k].backend == ops;
+        if (listed == 0 && hidden[i] > 0) {
+            char variable[64];
+            show_all_variable(ops, variable, sizeof variable);
+            snprintf(why, LODE_WHY_LEN,
+                     "every %s device is also a %s device and listed as such (%s=1 lists both)",
+                     title_of(ops), title_of(alias_of[i]), variable);
+            rc = -1;
+        }
+    }
+    free(devices);
+    free(hidden);
+    free(alias_of);
+    return rc;
+}
+
+static bool runs_algo(const lode_device_ref *ref, lode_algo algo)
+{
+    return (ref->info.algo_mask >> algo) & 1u;
+}
+
+/* Index of the backend with this name, or -1. */
+static int backend_named(const char *name, size_t len)
+{
+    for (size_t b = 0; b < n_backends; b++)
+        if (strlen(backends[b]->name) == len && strncmp(backends[b]->name, name, len) == 0)
+            return (int)b;
+    return -1;
+}
+
+int lode_registry_select(const char *spec, lode_algo algo, lode_device_ref **devices,
+                         size_t *count, char *err, size_t err_len)
+{
+    lode_device_ref *all;
+    size_t n_all;
+    *devices = NULL;
+    *count = 0;
+    if (lode_registry_enumerate(&all, &n_all) != 0) {
+        snprintf(err, err_len, "out of memory while listing devices");
+        return -1;
+    }
+    bool *chosen = calloc(n_all ? n_all : 1, sizeof *chosen);
+    if (chosen == NULL) {
+        free(all);
+        snprintf(err, err_len, "out of memory while listing devices");
+        return -1;
+    }
+    const lode_algo_info *info = lode_algo_get(algo);
+    int rc = 0;
+    if (spec == NULL || *spec == '\0') {
+        for (size_t i = 0; i < n_all; i++)
+            chosen[i] = runs_algo(&all[i], algo) &&
+                        (!all[i].info.on_host_cpu || all[i].backend == &lode_backend_cpu);
+    } else {
+        const char *p = spec;
+        while (rc == 0) {
+            size_t len = strcspn(p, ",");
+            const char *colon = memchr(p, ':', len);
+            size_t name_len = colon ? (size_t)(colon - p) : len;
+            int b = backend_named(p, name_len);
+            if (len == 0 || b < 0) {
+                snprintf(err, err_len, "unknown device '%.*s' (see lode --list-devices)", (int)len, p);
+                rc = -1;
+                break;
+            }
+            const lode_backend_ops *ops = backends[b];
+            char why[LODE_WHY_LEN];
+            if (lode_backend_probe((size_t)b, why) != 0) {
+                snprintf(err, err_len, "device '%.*s': the %s backend is unavailable: %s", (int)len,
+                         p, ops->name, why);
+                rc = -1;
+                break;
+            }
+            bool matched = false;
+            for (size_t i = 0; i < n_all; i++) {
+                if (all[i].backend != ops)
+                    continue;
+                if (colon && strlen(all[i].id) == len && strncmp(all[i].id, p, len) == 0)
+                    matched = true, chosen[i] = true;
+                else if (!colon && runs_algo(&all[i], algo))
+                    matched = true, chosen[i] = true;
+            }
+            if (!matched) {
+                snprintf(err, err_len, "no device '%.*s' (see lode --list-devices)", (int)len, p);
+                rc = -1;
+                break;
+            }
+            if (p[len] == '\0')
+                break;
+            p += len + 1;
+        }
+        for (size_t i = 0; rc == 0 && i < n_all; i++)
+            if (chosen[i] && !runs_algo(&all[i], algo)) {
+                snprintf(err, err_len, "device %s does not run %s", all[i].id, info->name);
+                rc = -1;
+            }
+    }
+    if (rc == 0) {
+        size_t k = 0;
+        for (size_t i = 0; i < n_all; i++)
+            if (chosen[i])
+                all[k++] = all[i];
+        if (k == 0) {
+            snprintf(err, err_len, "no device runs %s (see lode --list-devices)", info->name);
+            rc = -1;
+        } else {
+            *devices = all;
+            *count = k;
+        }
+    }
+    if (rc != 0)
+        free(all);
+    free(chosen);
+    return rc;
+}
+
+const char *lode_device_backend_name(const lode_device_ref *ref) { return ref->backend->name; }
+
+int lode_device_variants(const lode_device_ref *ref, lode_algo algo, const char **names, int max)
+{
+    if (max < 1)
+        return 0;
+    if (ref->backend->variants == NULL) {
+        names[0] = NULL;
+        return 1;
+    }
+    return ref->backend->variants(ref->index, algo, names, max);
+}
+
+int lode_handle_open(lode_handle *h, const lode_device_ref *ref, const lode_open_params *params)
+{
+    h->ref = ref;
+    h->algo = params->algo;
+    h->dev = NULL;
+    if (!runs_algo(ref, params->algo))
+        return LODE_ERR_UNSUPPORTED;
+    lode_open_params named = *params;
+    if (named.id == NULL && ref->id[0] != '\0')
+        named.id = ref->id; /* messages name the device as the user does */
+    return ref->backend->open(ref->index, &named, &h->dev);
+}
+
+int lode_handle_set_work(lode_handle *h, const lode_work *work)
+{
+    if (work->algo != h->algo)
+        return LODE_ERR_INVALID;
+    return h->ref->backend->set_work(h->dev, work);
+}
+
+int lode_handle_scan(lode_handle *h, const lode_range *range, lode_hits *hits, uint64_t *done,
+                     const atomic_int *abort)
+{
+    *done = 0;
+    if (range->count == 0)
+        return LODE_OK;
+    return h->ref->backend->scan(h->dev, range, hits, done, abort);
+}
+
+int lode_handle_tune(lode_handle *h, double target_ms)
+{
+    if (h->ref->backend->tune == NULL)
+        return LODE_OK;
+    return h->ref->backend->tune(h->dev, target_ms);
+}
+
+uint64_t lode_handle_preferred_chunk(lode_handle *h, double target_ms)
+{
+    if (h->ref->backend->preferred_chunk == NULL)
+        return 0;
+    return h->ref->backend->preferred_chunk(h->dev, target_ms);
+}
+
+void lode_handle_close(lode_handle *h)
+{
+    if (h->dev != NULL)
+        h->ref->backend->close(h->dev);
+    h->dev = NULL;
+}

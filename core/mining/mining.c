@@ -1,0 +1,409 @@
+#include "core/mining/mining.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/base/log.h"
+#include "core/base/target.h"
+
+/* Jobs a share may still belong to: a pool accepts shares of the jobs it
+ * sent before its last clean job, and shares arrive after the switch. */
+#define KEPT_JOBS 8
+/* Headers installed on the dispatcher, newest last, so a hit's job_seq
+ * finds its extranonce2, ntime and version. */
+#define KEPT_VARIANTS 64
+
+typedef struct kept_job {
+    uint64_t epoch; /* 0 = empty slot */
+    lode_job job;
+} kept_job;
+
+typedef struct header_variant {
+    uint64_t seq;   /* the dispatcher's job sequence number; 0 = empty */
+    uint64_t epoch; /* which kept job */
+    uint8_t extranonce2[LODE_EXTRANONCE_MAX];
+    uint32_t ntime, version;
+    uint8_t header[80];
+} header_variant;
+
+struct lode_mining {
+    lode_miner *miner;
+    lode_algo algo;
+    const lode_job_source_ops *ops;
+    void *source;
+    uint64_t nonces_per_header;
+
+    pthread_mutex_t lock;
+    kept_job kept[KEPT_JOBS];
+    uint64_t epoch;       /* the current job's epoch; 0 = no job yet */
+    uint64_t clean_epoch; /* jobs older than this one are stale */
+    bool has_job;
+    double job_received;  /* monotonic seconds */
+    /* Header variants made so far. Never reset: a pool that sends the same
+     * job again under a new id must not get the same shares twice. */
+    uint64_t rolls;
+    /* The current job's header space: variants made on it, how many
+     * (version, extranonce2) combinations one pass has (0 = more than
+     * lode will ever make), the least ntime the current pass may use and
+     * the ntime of the last variant. A pass of combinations never repeats
+     * one; the next pass starts at a later ntime, so no header is made
+     * twice. spent: no later ntime is left, the devices idle. */
+    uint64_t job_variants, job_space;
+    uint64_t pass_floor, last_ntime;
+    bool spent;
+    bool stopping;        /* hits found now are worth nothing */
+    uint64_t current_seq; /* the variant being scanned */
+    header_variant variants[KEPT_VARIANTS];
+    size_t variant_next;
+    lode_mining_stats stats;
+    char failure[256]; /* lode_mining_fail's reason; "" = none */
+};
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static kept_job *find_kept(lode_mining *m, uint64_t epoch)
+{
+    for (size_t i = 0; i < KEPT_JOBS; i++)
+        if (m->kept[i].epoch == epoch && epoch != 0)
+            return &m->kept[i];
+    return NULL;
+}
+
+/* Spreads the low bits of counter over the set bits of mask. */
+static uint32_t deposit_bits(uint64_t counter, uint32_t mask)
+{
+    uint32_t out = 0;
+    for (uint32_t bit = 1; bit != 0 && mask != 0; bit <<= 1) {
+        if (!(mask & bit))
+            continue;
+        if (counter & 1)
+            out |= bit;
+        counter >>= 1;
+        mask &= ~bit;
+    }
+    return out;
+}
+
+static unsigned popcount32(uint32_t v)
+{
+    unsigned n = 0;
+    for (; v; v &= v - 1)
+        n++;
+    return n;
+}
+
+/* The devices stop until the next job: an empty index space, the workers
+ * finish their scans and wait. Called with the lock held. */
+static void idle_locked(lode_mining *m)
+{
+    m->current_seq = lode_miner_set_job(m->miner, &(lode_work){.algo = m->algo}, 0, 0);
+}
+
+/* How many (version, extranonce2) combinations a job has: 0 when there are
+ * 2^64 or more (never spent). */
+static uint64_t header_space(const lode_job *job, unsigned version_bits)
+{
+    size_t en2_bytes = job->extranonce2_len < 8 ? job->extranonce2_len : 8;
+    unsigned bits = version_bits + 8 * (unsigned)en2_bytes;
+    return bits >= 64 ? 0 : UINT64_C(1) << bits;
+}
+
+/* Installs the next 2^32-nonce header of the current job: roll the version
+ * bits first (no merkle work), then extranonce2; ntime follows the clock
+ * within what the job allows. A pass over every (version, extranonce2)
+ * combination makes distinct headers; the next pass needs an ntime above
+ * every one of the last pass (ahead of the clock if need be, never past
+ * the job's limit). When none is left the job is spent: the devices idle
+ * until the source sends a new job, and the log says so. Called with the
+ * lock held. */
+static void install_next_variant(lode_mining *m)
+{
+    kept_job *k = find_kept(m, m->epoch);
+    if (k == NULL || m->spent)
+        return;
+    const lode_job *job = &k->job;
+    unsigned version_bits = popcount32(job->version_mask);
+    if (version_bits > 16) /* plenty of headers; keeps the split below in range */
+        version_bits = 16;
+    if (m->job_space != 0 && m->job_variants > 0 && m->job_variants % m->job_space == 0)
+        m->pass_floor = m->last_ntime + 1; /* a new pass: every combination again */
+    double ahead = now_seconds() - m->job_received;
+    if (ahead < 0)
+        ahead = 0;
+    if (ahead > job->ntime_roll_max)
+        ahead = job->ntime_roll_max;
+    uint64_t ntime = (uint64_t)job->ntime + (uint64_t)ahead;
+    if (ntime < m->pass_floor)
+        ntime = m->pass_floor;
+    if (ntime > (uint64_t)job->ntime + job->ntime_roll_max || ntime > UINT32_MAX) {
+        m->spent = true;
+        m->stats.spent++;
+        idle_locked(m);
+        lode_log(LODE_LOG_WARN,
+                 "job '%s': all %llu headers are mined (extranonce2 of %zu byte(s), %u version bit(s), "
+                 "ntime up to %u s ahead); waiting for a new job",
+                 job->id, (unsigned long long)m->job_variants, job->extranonce2_len, version_bits,
+                 job->ntime_roll_max);
+        return;
+    }
+    uint64_t roll = m->rolls++;
+    m->job_variants++;
+    m->last_ntime = ntime;
+    uint64_t version_roll = version_bits ? roll & ((UINT64_C(1) << version_bits) - 1) : 0;
+    uint64_t extranonce_roll = roll >> version_bits;
+
+    header_variant *v = &m->variants[m->variant_next];
+    m->variant_next = (m->variant_next + 1) % KEPT_VARIANTS;
+    memset(v, 0, sizeof *v);
+    v->epoch = m->epoch;
+    /* extranonce2 as a little-endian counter over its whole width. */
+    for (size_t i = 0; i < job->extranonce2_len && i < 8; i++)
+        v->extranonce2[i] = (uint8_t)(extranonce_roll >> (8 * i));
+    v->version = (job->version & ~job->version_mask) | deposit_bits(version_roll, job->version_mask);
+    v->ntime = (uint32_t)ntime;
+    lode_job_header(job, v->extranonce2, v->ntime, v->version, v->header);
+
+    lode_work work = {.algo = m->algo};
+    memcpy(work.header.header, v->header, 80);
+    work.header.target = job->share_target;
+    v->seq = lode_miner_set_job(m->miner, &work, 0, m->nonces_per_header);
+    m->current_seq = v->seq;
+}
+
+static void on_exhausted(void *user, uint64_t seq)
+{
+    lode_mining *m = user;
+    pthread_mutex_lock(&m->lock);
+    if (m->has_job && !m->spent && seq == m->current_seq)
+        install_next_variant(m);
+    pthread_mutex_unlock(&m->lock);
+}
+
+/* Hits of a job a clean job replaced, or of a session that is stopping,
+ * are dropped before the reference re-checks them (counted stale). */
+static bool on_wanted(void *user, uint64_t seq)
+{
+    lode_mining *m = user;
+    bool wanted = false;
+    pthread_mutex_lock(&m->lock);
+    for (size_t i = 0; i < KEPT_VARIANTS; i++) {
+        const header_variant *v = &m->variants[i];
+        if (v->seq == seq && seq != 0) {
+            wanted = !m->stopping && v->epoch >= m->clean_epoch && find_kept(m, v->epoch) != NULL;
+            break;
+        }
+    }
+    if (!wanted)
+        m->stats.stale++;
+    pthread_mutex_unlock(&m->lock);
+    return wanted;
+}
+
+static void on_found(void *user, const lode_found *found)
+{
+    lode_mining *m = user;
+    lode_share share = {.nonce = (uint32_t)found->hit.index};
+    lode_job job = {0};
+    bool known = false, stale = false;
+
+    pthread_mutex_lock(&m->lock);
+    for (size_t i = 0; i < KEPT_VARIANTS && !known; i++) {
+        const header_variant *v = &m->variants[i];
+        if (v->seq != found->job_seq || v->seq == 0)
+            continue;
+        kept_job *k = find_kept(m, v->epoch);
+        if (k == NULL || lode_job_copy(&job, &k->job) != 0)
+            break;
+        known = true;
+        stale = v->epoch < m->clean_epoch;
+        share.decided_at = m->stats.job_events;
+        memcpy(share.extranonce2, v->extranonce2, sizeof share.extranonce2);
+        share.ntime = v->ntime;
+        share.version = v->version;
+        memcpy(share.header, v->header, 80);
+    }
+    if (known)
+        stale ? m->stats.stale++ : m->stats.shares++;
+    else
+        m->stats.stale++; /* its job is long gone */
+    pthread_mutex_unlock(&m->lock);
+    if (!known)
+        return;
+
+    share.job = &job;
+    share.header[76] = (uint8_t)share.nonce;
+    share.header[77] = (uint8_t)(share.nonce >> 8);
+    share.header[78] = (uint8_t)(share.nonce >> 16);
+    share.header[79] = (uint8_t)(share.nonce >> 24);
+    memcpy(share.hash, found->hash, 32);
+    lode_u256 block_target;
+    share.block_candidate = lode_target_from_nbits(job.nbits, &block_target) == 0 &&
+                            lode_hash_meets_target(share.hash, &block_target);
+    lode_u256 hash_value = lode_u256_from_le_bytes(share.hash);
+    share.difficulty = lode_target_to_difficulty(&hash_value, m->algo);
+    /* The dispatcher re-checked the hash against this very target; a share
+     * that misses it here means the bookkeeping above is wrong. */
+    if (!lode_hash_meets_target(share.hash, &job.share_target)) {
+        lode_log(LODE_LOG_ERROR, "internal error: a share misses its job's target; not submitted");
+    } else {
+        m->ops->submit(m->source, &share, stale);
+    }
+    lode_job_free(&job);
+}
+
+lode_mining *lode_mining_start(const lode_mining_config *config, char *err, size_t err_len)
+{
+    if (config->source_ops == NULL || config->source_ops->submit == NULL) {
+        snprintf(err, err_len, "no job source");
+        return NULL;
+    }
+    lode_mining *m = calloc(1, sizeof *m);
+    if (m == NULL) {
+        snprintf(err, err_len, "out of memory");
+        return NULL;
+    }
+    m->algo = config->miner.algo;
+    m->ops = config->source_ops;
+    m->source = config->source;
+    m->nonces_per_header = config->nonces_per_header;
+    if (m->nonces_per_header == 0 || m->nonces_per_header > (UINT64_C(1) << 32))
+        m->nonces_per_header = UINT64_C(1) << 32;
+    pthread_mutex_init(&m->lock, NULL);
+    lode_miner_config mc = config->miner;
+    mc.callbacks = (lode_miner_callbacks){
+        .user = m, .found = on_found, .exhausted = on_exhausted, .wanted = on_wanted};
+    m->miner = lode_miner_start(&mc, err, err_len);
+    if (m->miner == NULL) {
+        pthread_mutex_destroy(&m->lock);
+        free(m);
+        return NULL;
+    }
+    return m;
+}
+
+lode_miner *lode_mining_miner(lode_mining *m) { return m->miner; }
+
+static bool job_is_well_formed(const lode_job *job, lode_algo algo)
+{
+    return job->algo == algo && job->coinb1 != NULL && job->coinb2 != NULL &&
+           job->extranonce1_len <= LODE_EXTRANONCE_MAX && job->extranonce2_len >= 1 &&
+           job->extranonce2_len <= LODE_EXTRANONCE_MAX && job->branch_len <= LODE_MERKLE_BRANCH_MAX &&
+           !lode_u256_is_zero(&job->share_target);
+}
+
+/* Every job so far is dead (a clean job that cannot be mined replaced
+ * them): their shares are stale and the devices idle. Lock held. */
+static void drop_jobs_locked(lode_mining *m)
+{
+    m->clean_epoch = m->epoch + 1;
+    m->has_job = false;
+    idle_locked(m);
+}
+
+int lode_mining_set_job(lode_mining *m, const lode_job *job)
+{
+    if (!job_is_well_formed(job, m->algo)) {
+        pthread_mutex_lock(&m->lock);
+        m->stats.job_events++;
+        if (job->clean)
+            drop_jobs_locked(m);
+        pthread_mutex_unlock(&m->lock);
+        lode_log(LODE_LOG_WARN, "job '%s' is malformed; not mined%s", job->id,
+                 job->clean ? " (it replaces the older jobs: idle until a usable job arrives)" : "");
+        return -1;
+    }
+    pthread_mutex_lock(&m->lock);
+    m->stats.job_events++;
+    /* Reuse the slot of the oldest kept job. */
+    kept_job *slot = &m->kept[0];
+    for (size_t i = 1; i < KEPT_JOBS; i++)
+        if (m->kept[i].epoch < slot->epoch)
+            slot = &m->kept[i];
+    lode_job_free(&slot->job);
+    slot->epoch = 0;
+    if (lode_job_copy(&slot->job, job) != 0) {
+        if (job->clean) /* the old jobs are dead and the new one is lost */
+            drop_jobs_locked(m);
+        pthread_mutex_unlock(&m->lock);
+        lode_log(LODE_LOG_ERROR, "out of memory installing job '%s'", job->id);
+        return -1;
+    }
+    slot->epoch = ++m->epoch;
+    if (job->clean)
+        m->clean_epoch = m->epoch;
+    m->has_job = true;
+    m->job_received = now_seconds();
+    m->stats.jobs++;
+    unsigned version_bits = popcount32(job->version_mask);
+    m->job_space = header_space(job, version_bits > 16 ? 16 : version_bits);
+    m->job_variants = 0;
+    m->pass_floor = m->last_ntime = 0;
+    m->spent = false;
+    install_next_variant(m);
+    pthread_mutex_unlock(&m->lock);
+    return 0;
+}
+
+void lode_mining_drop_jobs(lode_mining *m)
+{
+    pthread_mutex_lock(&m->lock);
+    m->stats.job_events++;
+    drop_jobs_locked(m);
+    pthread_mutex_unlock(&m->lock);
+}
+
+void lode_mining_clear_job(lode_mining *m)
+{
+    pthread_mutex_lock(&m->lock);
+    m->stats.job_events++;
+    m->has_job = false;
+    idle_locked(m);
+    pthread_mutex_unlock(&m->lock);
+}
+
+void lode_mining_stats_get(lode_mining *m, lode_mining_stats *out)
+{
+    pthread_mutex_lock(&m->lock);
+    *out = m->stats;
+    pthread_mutex_unlock(&m->lock);
+}
+
+void lode_mining_fail(lode_mining *m, const char *why)
+{
+    pthread_mutex_lock(&m->lock);
+    if (m->failure[0] == '\0')
+        snprintf(m->failure, sizeof m->failure, "%s", why && why[0] ? why : "the job source failed");
+    pthread_mutex_unlock(&m->lock);
+}
+
+bool lode_mining_failure(lode_mining *m, char *why, size_t why_len)
+{
+    pthread_mutex_lock(&m->lock);
+    bool failed = m->failure[0] != '\0';
+    if (failed && why != NULL && why_len > 0)
+        snprintf(why, why_len, "%s", m->failure);
+    pthread_mutex_unlock(&m->lock);
+    return failed;
+}
+
+void lode_mining_free(lode_mining *m)
+{
+    if (m == NULL)
+        return;
+    pthread_mutex_lock(&m->lock);
+    m->stopping = true;
+    pthread_mutex_unlock(&m->lock);
+    lode_miner_free(m->miner);
+    for (size_t i = 0; i < KEPT_JOBS; i++)
+        lode_job_free(&m->kept[i].job);
+    pthread_mutex_destroy(&m->lock);
+    free(m);
+}

@@ -1,0 +1,196 @@
+/* The registry over fake backends (no GPU needed):
+ * - a device whose PCI bus id a backend listed earlier already has is
+ *   hidden (an alias: the same GPU through CUDA and OpenCL), with or
+ *   without a PCI domain in either id, in any letter case;
+ * - ids number the devices listed, so "beta:0" is beta's first device not
+ *   hidden, and -d, the listing and an open handle all agree on it;
+ * - LODE_<BACKEND>_SHOW_ALL=1 lists a backend's aliases too;
+ * - a backend whose every device is an alias is unavailable, and says why. */
+#include <stdlib.h>
+
+#include "core/base/status.h"
+#include "core/dispatch/registry.h"
+#include "tests/test_util.h"
+
+struct lode_device {
+    int index;
+};
+
+static int probe_ok(char why[LODE_WHY_LEN])
+{
+    why[0] = '\0';
+    return 0;
+}
+
+static int set_info(lode_device_info *out, const char *name, const char *bus_id)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "%s", name);
+    snprintf(out->bus_id, sizeof out->bus_id, "%s", bus_id);
+    out->workers = out->max_workers = 1;
+    out->algo_mask = 1u << LODE_ALGO_SHA256D;
+    return 0;
+}
+
+/* What the last open was told about its device. */
+static struct {
+    int index;
+    char id[32];
+} opened;
+
+static int fake_open(int index, const lode_open_params *p, lode_device **out)
+{
+    opened.index = index;
+    snprintf(opened.id, sizeof opened.id, "%s", p->id ? p->id : "(none)");
+    *out = calloc(1, sizeof **out);
+    return *out ? LODE_OK : LODE_ERR_NO_MEMORY;
+}
+
+static void fake_close(lode_device *d) { free(d); }
+static int fake_set_work(lode_device *d, const lode_work *w) { (void)d, (void)w; return LODE_OK; }
+
+static int fake_scan(lode_device *d, const lode_range *r, lode_hits *h, uint64_t *done, const atomic_int *a)
+{
+    (void)d, (void)h, (void)a;
+    *done = r->count;
+    return LODE_OK;
+}
+
+#define FAKE_OPS(backend_name, prefix)                                                   \
+    {.name = backend_name, .probe = probe_ok, .device_count = prefix##_count,           \
+     .device_info = prefix##_info, .open = fake_open, .close = fake_close,               \
+     .set_work = fake_set_work, .scan = fake_scan}
+
+/* alpha: the preferred backend, two GPUs. */
+static const char *const alpha_bus[] = {"0000:41:00.0", "0000:4a:00.0"};
+static int alpha_count(void) { return 2; }
+static int alpha_info(int i, lode_device_info *out) { return set_info(out, "alpha gpu", alpha_bus[i]); }
+
+/* beta: alpha's first GPU again, a device without a bus id, alpha's second
+ * GPU without a domain and in capitals, and a GPU of its own in another
+ * PCI domain than alpha's first. */
+static const char *const beta_bus[] = {"0000:41:00.0", "", "4A:00.0", "0001:41:00.0"};
+static int beta_count(void) { return 4; }
+static int beta_info(int i, lode_device_info *out) { return set_info(out, "beta device", beta_bus[i]); }
+
+/* gamma: nothing but aliases of alpha's GPUs. */
+static const char *const gamma_bus[] = {"0000:4a:00.0", "0000:41:00.0"};
+static int gamma_count(void) { return 2; }
+static int gamma_info(int i, lode_device_info *out) { return set_info(out, "gamma gpu", gamma_bus[i]); }
+
+static const lode_backend_ops alpha = FAKE_OPS("alpha", alpha);
+static const lode_backend_ops beta = FAKE_OPS("beta", beta);
+static const lode_backend_ops gamma_ops = FAKE_OPS("gamma", gamma);
+
+static const lode_backend_ops *const fakes[] = {&alpha, &beta, &gamma_ops};
+
+/* The ids listed, "alpha:0=0 ..." (id=backend index). */
+static void listing(char *out, size_t len)
+{
+    lode_device_ref *devices;
+    size_t count;
+    out[0] = '\0';
+    if (lode_registry_enumerate(&devices, &count) != 0) {
+        snprintf(out, len, "enumerate failed");
+        return;
+    }
+    size_t used = 0;
+    for (size_t i = 0; i < count && used < len; i++)
+        used += (size_t)snprintf(out + used, len - used, "%s%s=%d", i ? " " : "", devices[i].id,
+                                 devices[i].index);
+    free(devices);
+}
+
+static void test_aliases_hidden(void)
+{
+    char got[512];
+    listing(got, sizeof got);
+    CHECK(strcmp(got, "alpha:0=0 alpha:1=1 beta:0=1 beta:1=3") == 0, "listed: %s", got);
+
+    char why[LODE_WHY_LEN];
+    CHECK(lode_backend_probe(0, why) == 0, "alpha: %s", why);
+    CHECK(lode_backend_probe(1, why) == 0, "beta has devices of its own: %s", why);
+    CHECK(lode_backend_probe(2, why) != 0, "gamma has only aliases");
+    const char *want = "every gamma device is also a alpha device and listed as such "
+                       "(LODE_GAMMA_SHOW_ALL=1 lists both)";
+    CHECK(strcmp(why, want) == 0, "gamma: '%s'", why);
+}
+
+static void test_selection_uses_listed_ids(void)
+{
+    lode_device_ref *devices;
+    size_t count;
+    char err[256] = "";
+    int rc = lode_registry_select("beta:1", LODE_ALGO_SHA256D, &devices, &count, err, sizeof err);
+    CHECK(rc == 0 && count == 1, "select beta:1: %s", err);
+    if (rc == 0 && count == 1) {
+        CHECK(devices[0].index == 3, "beta:1 is beta's device 3, got %d", devices[0].index);
+        lode_handle h;
+        lode_open_params params = {.algo = LODE_ALGO_SHA256D};
+        CHECK(lode_handle_open(&h, &devices[0], &params) == LODE_OK, "open");
+        CHECK(opened.index == 3 && strcmp(opened.id, "beta:1") == 0, "the backend opened %d as '%s'",
+              opened.index, opened.id);
+        lode_handle_close(&h);
+        free(devices);
+    }
+
+    rc = lode_registry_select("beta:2", LODE_ALGO_SHA256D, &devices, &count, err, sizeof err);
+    CHECK(rc != 0 && strstr(err, "no device 'beta:2'") != NULL, "beta:2 is hidden: %s", err);
+    if (rc == 0)
+        free(devices);
+
+    rc = lode_registry_select("gamma", LODE_ALGO_SHA256D, &devices, &count, err, sizeof err);
+    CHECK(rc != 0 && strstr(err, "every gamma device is also a alpha device") != NULL, "gamma: %s", err);
+    if (rc == 0)
+        free(devices);
+
+    /* The default selection: every device listed, aliases left out. */
+    rc = lode_registry_select(NULL, LODE_ALGO_SHA256D, &devices, &count, err, sizeof err);
+    CHECK(rc == 0 && count == 4, "default selection: %zu devices (%s)", count, err);
+    if (rc == 0)
+        free(devices);
+}
+
+static void test_show_all(void)
+{
+    setenv("LODE_BETA_SHOW_ALL", "1", 1);
+    char got[512];
+    listing(got, sizeof got);
+    CHECK(strcmp(got, "alpha:0=0 alpha:1=1 beta:0=0 beta:1=1 beta:2=2 beta:3=3") == 0, "listed: %s", got);
+    unsetenv("LODE_BETA_SHOW_ALL");
+
+    setenv("LODE_GAMMA_SHOW_ALL", "1", 1);
+    char why[LODE_WHY_LEN];
+    CHECK(lode_backend_probe(2, why) == 0, "gamma shows all: %s", why);
+    listing(got, sizeof got);
+    CHECK(strstr(got, "gamma:0=0 gamma:1=1") != NULL, "listed: %s", got);
+    unsetenv("LODE_GAMMA_SHOW_ALL");
+}
+
+/* The alias rule looks only at earlier backends: in the other order, the
+ * first listed keeps the GPU. */
+static void test_order_decides(void)
+{
+    static const lode_backend_ops *const reversed[] = {&gamma_ops, &alpha};
+    lode_registry_use_backends(reversed, 2);
+    char got[512];
+    listing(got, sizeof got);
+    CHECK(strcmp(got, "gamma:0=0 gamma:1=1") == 0, "listed: %s", got);
+    char why[LODE_WHY_LEN];
+    CHECK(lode_backend_probe(1, why) != 0 && strstr(why, "every alpha device is also a gamma device"),
+          "alpha after gamma: %s", why);
+    lode_registry_use_backends(fakes, sizeof fakes / sizeof fakes[0]);
+}
+
+int main(void)
+{
+    unsetenv("LODE_BETA_SHOW_ALL");
+    unsetenv("LODE_GAMMA_SHOW_ALL");
+    lode_registry_use_backends(fakes, sizeof fakes / sizeof fakes[0]);
+    test_aliases_hidden();
+    test_selection_uses_listed_ids();
+    test_show_all();
+    test_order_decides();
+    lode_registry_use_backends(NULL, 0);
+    return test_summary();
+}
