@@ -539,6 +539,9 @@ static void cuda_close(lode_device *d)
     }
     cudaFree(d->scrypt_state);
     cudaFree(d->scrypt_pad);
+    if (cuda_momentum_redos(d->momentum) > 0) /* as OpenCL's: tests look for it */
+        lode_log(LODE_LOG_INFO, "cuda:%d (%s): momentum: %u sweep(s) redone with the filter", d->index,
+                 d->name, cuda_momentum_redos(d->momentum));
     cuda_momentum_free(d->momentum);
     cuda_tf_free(d->tf);
     momentum_pairs_free(&d->pairs);

@@ -39,6 +39,8 @@ typedef struct cuda_momentum cuda_momentum;
 cudaError_t cuda_momentum_new(cuda_momentum_method method, unsigned table_bits, cudaStream_t stream,
                               cuda_momentum **out);
 void cuda_momentum_free(cuda_momentum *m);
+/* Sweeps redone with the filter method after a bucket overflowed. */
+unsigned cuda_momentum_redos(const cuda_momentum *m);
 /* Device bytes an engine of this method and table size allocates. */
 size_t cuda_momentum_bytes(cuda_momentum_method method, unsigned table_bits);
 

@@ -339,6 +339,11 @@ extern "C" size_t cuda_momentum_bytes(cuda_momentum_method method, unsigned tabl
     return (size_t)LODE_MOM_NONCES * 8 + ((size_t)1 << table_bits) / 4 + ((size_t)1 << LIST_TABLE_BITS) / 4 + lists;
 }
 
+extern "C" unsigned cuda_momentum_redos(const cuda_momentum *m)
+{
+    return m != nullptr ? m->redos : 0;
+}
+
 extern "C" void cuda_momentum_free(cuda_momentum *m)
 {
     if (m == nullptr)

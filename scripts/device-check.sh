@@ -6,13 +6,15 @@
 #   copies the binaries into .devbin/ and the shared libraries the GPU
 #   machine may lack into .devlibs/ (both ignored by git; carry both).
 # There:        scripts/device-check.sh [SECONDS_PER_BENCHMARK]
+#   PARTS (default "tests sanitize bench") picks the parts, for runs that
+#   must fit a device call's time limit.
 set -u
 cd "$(dirname "$0")/.."
 
 if [ "${1:-}" = "--stage" ]; then
   build=${2:-build/ci}
   mkdir -p .devbin .devlibs
-  cp "$build/core/cli/lode" "$build"/tests/test_{backends,dispatch,reference,tf} .devbin/
+  cp "$build/core/cli/lode" "$build"/tests/test_{backends,dispatch,reference,tf,launch_driver} .devbin/
   for lib in libhwloc.so.15 libjansson.so.4 libudev.so.1 libcrypto.so.3 libOpenCL.so.1; do
     cp -L "$(ldconfig -p | awk -v l="$lib" '$1 == l {print $NF; exit}')" .devlibs/
   done
@@ -46,15 +48,21 @@ step() { # step NAME COMMAND...: runs it, keeps its log, notes pass/FAIL
   if "$@" >"$out/$name.log" 2>&1; then note "$name" ok; else note "$name" "FAIL (rc $?, see $name.log)"; fi
   tail -3 "$out/$name.log"
 }
+parts=${PARTS:-tests sanitize bench}
+has() { [[ " $parts " == *" $1 "* ]]; }
+if has tests; then
 step selftest "$lode" --selftest
 step test_backends .devbin/test_backends
 step test_dispatch .devbin/test_dispatch
+step test_launch_driver .devbin/test_launch_driver
+LODE_TF_LAUNCH_BITS=20 step test_tf .devbin/test_tf
 step test_cli python3 tests/test_cli.py "$lode"
+fi
 
 # compute-sanitizer on short real scans through every CUDA kernel.
 h=0100000000000000000000000000000000000000000000000000000000000000000000003ba3edfd7a7b12b27ac72c3e67768f617fc81bc3888a51323a9fb8aa4b1e5e4a29ab5f49ffff001d1dac2b7c
 t=0000ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff
-if command -v compute-sanitizer >/dev/null && "$lode" --list-devices | grep -q '^cuda:0'; then
+if has sanitize && command -v compute-sanitizer >/dev/null && "$lode" --list-devices | grep -q '^cuda:0'; then
   for tool in memcheck racecheck; do
     for v in $("$lode" --list-devices | awk '/^cuda:0/{f=1} f && $1=="sha256d"{for(i=3;i<=NF;i++) print "sha256d:"$i} f && $1=="scrypt"{for(i=3;i<=NF;i++) print "scrypt:"$i; f=0}'); do
       # scrypt: one block of 128 hashes (racecheck follows every shared-memory
@@ -64,8 +72,18 @@ if command -v compute-sanitizer >/dev/null && "$lode" --list-devices | grep -q '
         "$lode" scan -a "$a" -d cuda:0 --variant "${v#*:}" --header "$h" --target "$t" \
         --start 2083000000 --count "$n"
     done
+    # Momentum: the self-test's sweeps and one sweep of the genesis header.
+    for v in $("$lode" --list-devices | awk '/^cuda:0/{f=1} f && $1=="momentum"{for(i=3;i<=NF;i++) print $i; f=0}'); do
+      step "sanitizer-$tool-momentum-$v" timeout 600 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+        "$lode" scan -a momentum -d cuda:0 --variant "$v" --header "${h:0:152}00000000"
+    done
+    # Trial factoring: the self-test (nine known factors) and the 960
+    # classes of M100003 up to 2^36 (every kernel, short launches).
+    LODE_TF_LAUNCH_BITS=16 step "sanitizer-$tool-tf" timeout 600 compute-sanitizer --tool "$tool" \
+      --error-exitcode 9 "$lode" tf 100003 1 36 -d cuda:0 --no-checkpoints --results "$out/tf-sanitizer.json"
   done
 fi
+has bench || { echo; printf '%s\n' "${table[@]}"; exit 0; }
 
 bench() { # bench LABEL ARGS...: the benchmark's total rate
   local label=$1; shift

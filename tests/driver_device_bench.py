@@ -12,6 +12,7 @@ The OpenCL device is the GPU's (LODE_OPENCL_SHOW_ALL=1 lists it).
 """
 import os
 import re
+import resource
 import signal
 import subprocess
 import sys
@@ -40,9 +41,14 @@ def run(cmd, secs, out_path, stop_with_sigint):
         if stop_with_sigint:
             time.sleep(max(0.0, t0 + secs - time.monotonic()))
             p.send_signal(signal.SIGINT)
-        _, status, ru = os.wait4(p.pid, 0)
+        # The children's CPU time grows by this child's once it is reaped
+        # (os.wait4 could lose the race with subprocess's own reaping).
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        status = p.wait()
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
         wall = time.monotonic() - t0
-    total = 100.0 * (ru.ru_utime + ru.ru_stime) / wall
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    total = 100.0 * cpu / wall
     steady = None
     if len(samples) == 2 and samples[1][0] > samples[0][0]:
         steady = 100.0 * (samples[1][1] - samples[0][1]) / (samples[1][0] - samples[0][0])

@@ -231,6 +231,25 @@ def test_momentum(devices_args, with_target):
     check(r.returncode == 2 and "88-byte" in r.stderr, f"hash momentum wants 88 bytes: {r.stderr!r}")
 
 
+def test_momentum_bucket_overflow(dev):
+    """GPU Momentum with buckets too small for a sweep (LODE_MOMENTUM_BUCKET_CAP,
+    a test setting): every overflowing sweep is redone exactly with the
+    filter method, so the complete collision list still comes out, and the
+    device says it redid sweeps (else the overflow path never ran)."""
+    vectors = json.load(open(os.path.join(os.path.dirname(__file__), "vectors", "momentum.json")))
+    v = vectors["vectors"][0]
+    items = sorted(v["all_collisions_in_nonce_space"]["items"], key=lambda i: i["nBirthdayA"])
+    want = [f'{i["nBirthdayA"]} {i["nBirthdayB"]} {i["birthday_hex"]}' for i in items]
+    r = subprocess.run([LODE, "scan", "--algo", "momentum", "--header", v["header80_hex"], "--devices", dev],
+                       capture_output=True, text=True, timeout=600,
+                       env=dict(os.environ, LODE_MOMENTUM_BUCKET_CAP="64"))
+    check(r.returncode == 0 and r.stdout.splitlines() == want,
+          f"scan momentum on {dev} with overflowing buckets: rc {r.returncode}, got {r.stdout.splitlines()}, "
+          f"want {want} {r.stderr[-300:]!r}")
+    check(re.search(r"momentum: [1-9][0-9]* sweep\(s\) redone with the filter", r.stderr) is not None,
+          f"{dev}: the overflowing sweeps were redone: {r.stderr[-500:]!r}")
+
+
 def wait_for_line(p, needle, lines):
     """Reads p's stderr until a line containing needle (True) or EOF (False)."""
     for line in p.stderr:
@@ -495,6 +514,7 @@ def main():
             test_scan("sha256d", 3000, ["--devices", dev])
             test_scan("scrypt", 300, ["--devices", dev])
             test_momentum(["--devices", dev], False)
+            test_momentum_bucket_overflow(dev)
         test_errors()
         test_config_files()
         test_devices_and_selftest()
