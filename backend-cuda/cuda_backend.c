@@ -412,8 +412,8 @@ static int cuda_tune(lode_device *d, double target_ms)
     /* A job whose target no hash meets: the hit buffers stay empty. */
     const cuda_sha256d_params sha_saved = d->sha;
     const cuda_scrypt_params scrypt_saved = d->scrypt;
-    d->sha.target_top = 0;
-    memset(d->scrypt.target, 0, sizeof d->scrypt.target);
+    d->sha.w[LODE_SHA256D_P_TARGET_TOP] = 0;
+    memset(d->scrypt.w + LODE_SCRYPT_P_TARGET, 0, 8 * sizeof(uint32_t));
 
     cuda_tune_params best = saved;
     best.rate = 0;
@@ -693,32 +693,14 @@ static void prepare_sha256d(lode_device *d)
     sha256d_job *job = &d->host_job;
     sha256d_job_init(job, d->header, d->target.w[7]);
     sha256d_prepare_lanes(job);
-    cuda_sha256d_params *p = &d->sha;
-    memcpy(p->midstate, job->midstate, sizeof p->midstate);
-    p->a3 = job->pre[PRE_A3], p->b3 = job->pre[PRE_B3], p->c3 = job->pre[PRE_C3];
-    p->e3 = job->pre[PRE_E3], p->f3 = job->pre[PRE_F3], p->g3 = job->pre[PRE_G3];
-    p->a4_base = job->pre[PRE_A4_LESS_W3];
-    p->e4_base = job->pre[PRE_E4_LESS_W3];
-    p->w16 = job->pre[PRE_W16];
-    p->w17 = job->pre[PRE_W17];
-    p->w18_base = job->pre[PRE_W18_LESS_NONCE];
-    p->w19_base = job->pre[PRE_W19_LESS_NONCE];
-    p->w31_part = job->pre[PRE_W31_PART];
-    p->w32_part = job->pre[PRE_W32_PART];
-    p->target_top = job->target_top;
-    p->one = 1;
+    lode_sha256d_params_fill(d->sha.w, job->midstate, job->pre, job->target_top);
 }
 
 static void prepare_scrypt(lode_device *d)
 {
-    cuda_scrypt_params *p = &d->scrypt;
     sha256d_job job; /* for its midstate: the HMAC key hash starts there */
     sha256d_job_init(&job, d->header, 0);
-    for (int i = 0; i < 19; i++)
-        p->header[i] = (uint32_t)d->header[4 * i] << 24 | (uint32_t)d->header[4 * i + 1] << 16 |
-                       (uint32_t)d->header[4 * i + 2] << 8 | d->header[4 * i + 3];
-    memcpy(p->midstate, job.midstate, sizeof p->midstate);
-    memcpy(p->target, d->target.w, sizeof p->target);
+    lode_scrypt_params_fill(d->scrypt.w, d->header, job.midstate, d->target.w);
 }
 
 static int cuda_set_work(lode_device *d, const lode_work *work)
@@ -807,7 +789,7 @@ static int nonce_collect(void *ctx, unsigned slot, uint64_t start, uint64_t coun
 {
     lode_device *d = ctx;
     const cuda_hits *h = d->hits_host[slot];
-    if (h->count > CUDA_HITS_CAP)
+    if (h->count > LODE_HITS_CAP)
         return LODE_ERR_HITS_OVERFLOW;
     int rc = lode_hits_push_nonces(hits, h->nonce, h->count, start, count,
                                    d->algo == LODE_ALGO_SHA256D ? sha256d_exact : NULL, d);

@@ -11,36 +11,27 @@
 
 #include <cuda_runtime_api.h>
 
+#include "core/backend_support/kernel_params.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Hits of one launch: the kernel bumps count with atomicAdd and writes the
- * nonce only while a slot is free, so count > CUDA_HITS_CAP means some hits
- * were dropped and the launch must be redone in smaller pieces. */
-#define CUDA_HITS_CAP 1024u
-
+/* Hits of one launch, laid out as LODE_HITS_* (kernel_params.h) says. */
 typedef struct cuda_hits {
     uint32_t count;
-    uint32_t pad[3];
-    uint32_t nonce[CUDA_HITS_CAP];
+    uint32_t pad[LODE_HITS_NONCE0 - 1];
+    uint32_t nonce[LODE_HITS_CAP];
 } cuda_hits;
+#ifndef __cplusplus
+_Static_assert(offsetof(cuda_hits, nonce) == LODE_HITS_NONCE0 * sizeof(uint32_t), "hit buffer layout");
+#endif
 
-/* SHA-256d: everything that does not depend on the nonce (see
- * sha256d_kernel.cu for the round and schedule bookkeeping). */
+/* SHA-256d: everything that does not depend on the nonce, words
+ * LODE_SHA256D_P_* (kernel_params.h; sha256d_kernel.cu has the round and
+ * schedule bookkeeping). */
 typedef struct cuda_sha256d_params {
-    uint32_t midstate[8]; /* after header bytes 0..63 */
-    uint32_t a3, b3, c3;  /* second block, working variables after rounds 0..2 */
-    uint32_t e3, f3, g3;
-    uint32_t a4_base;     /* a after round 3, less W3 (the nonce word) */
-    uint32_t e4_base;     /* e after round 3, less W3 */
-    uint32_t w16, w17;    /* schedule words that do not involve W3 */
-    uint32_t w18_base;    /* W18 less sigma0(W3) */
-    uint32_t w19_base;    /* W19 less W3 */
-    uint32_t w31_part;    /* sigma0(W16) + W15 */
-    uint32_t w32_part;    /* sigma0(W17) + W16 */
-    uint32_t target_top;  /* candidates: byteswap(H7) <= target_top */
-    uint32_t one;         /* 1: keeps additions on the FMA pipe (sha256d_kernel.cu) */
+    uint32_t w[LODE_SHA256D_PARAM_WORDS];
 } cuda_sha256d_params;
 
 /* Hashes nonces start .. start+count-1 (count >= 1, no wrap past 2^32),
@@ -52,16 +43,13 @@ cudaError_t cuda_sha256d_launch(const cuda_sha256d_params *p, uint32_t start, ui
                                 unsigned threads_per_block, unsigned nonces_per_thread,
                                 int fma_adds, cuda_hits *hits, cudaStream_t stream);
 
-/* scrypt(N=1024, r=1, p=1) of the 80-byte header. */
+/* scrypt(N=1024, r=1, p=1) of the 80-byte header: words LODE_SCRYPT_P_*. */
 typedef struct cuda_scrypt_params {
-    uint32_t header[19];  /* header words 0..18, big-endian (word 19 is the nonce) */
-    uint32_t midstate[8]; /* SHA-256 state after header bytes 0..63 (for the HMAC key) */
-    uint32_t target[8];   /* 256-bit target, w[0] least significant */
+    uint32_t w[LODE_SCRYPT_PARAM_WORDS];
 } cuda_scrypt_params;
 
 /* Per-slot device memory besides the scratchpad (state between kernels). */
-#define CUDA_SCRYPT_STATE_BYTES 192u /* X (128 bytes) + HMAC inner/outer states (64) */
-#define CUDA_SCRYPT_N 1024u
+#define CUDA_SCRYPT_STATE_BYTES (LODE_SCRYPT_STATE_WORDS * 4u)
 
 /* How romix runs (see scrypt_kernel.cu):
  *   quad: four threads per hash, Salsa20/8 transposed by warp shuffles;

@@ -37,9 +37,9 @@
 #include <stdlib.h>
 
 #include "backend-cuda/momentum_cuda.h"
+#include "core/backend_support/kernel_params.h"
+#include "core/backend_support/kernels/sha512.h"
 
-#define NBASES (1u << 23)
-#define NONCES (1u << 26)
 #define TPB 256
 /* Later rounds: table of 2^LIST_TABLE_BITS counters (16 MiB), kept in L2. */
 #define LIST_TABLE_BITS 26
@@ -48,104 +48,16 @@
 /* Candidates copied back with every sweep; more come in a second copy. */
 #define HOST_CAP 4096u
 #define SLOTS 2
-/* Bucket method: 2^BK_BITS buckets of BK_CAP slots (mean 4096, sd 64). */
-#define BK_BITS 14
-#define NBUCKETS (1u << BK_BITS)
-#define BK_CAP 4864u
-#define BK_RBITS (50 - BK_BITS) /* birthday bits kept in an entry */
+/* Bucket method: LODE_MOM_NBUCKETS buckets of LODE_MOM_BK_CAP slots
+ * (kernel_params.h), entries of LODE_MOM_BK_RBITS birthday bits. */
 #define BK_TPB 256
 #define BK_TAB_BITS 17                  /* shared counters per round */
 #define BK_TAB_WORDS (1u << (BK_TAB_BITS - 4))
 #define BK_SURV 1024u                   /* first-round survivors a block keeps */
-#define BK_OUT_CAP (1u << 20)           /* colliding entries per sweep */
 
 static const unsigned long long mixers[1 + LIST_ROUNDS] = {
     0x9E3779B97F4A7C15ull, 0xC2B2AE3D27D4EB4Full, 0x165667B19E3779F9ull, 0xD6E8FEB86659FD93ull,
     0xFF51AFD7ED558CCDull};
-
-__constant__ uint64_t mom_k[80] = {
-    0x428a2f98d728ae22ull, 0x7137449123ef65cdull, 0xb5c0fbcfec4d3b2full, 0xe9b5dba58189dbbcull,
-    0x3956c25bf348b538ull, 0x59f111f1b605d019ull, 0x923f82a4af194f9bull, 0xab1c5ed5da6d8118ull,
-    0xd807aa98a3030242ull, 0x12835b0145706fbeull, 0x243185be4ee4b28cull, 0x550c7dc3d5ffb4e2ull,
-    0x72be5d74f27b896full, 0x80deb1fe3b1696b1ull, 0x9bdc06a725c71235ull, 0xc19bf174cf692694ull,
-    0xe49b69c19ef14ad2ull, 0xefbe4786384f25e3ull, 0x0fc19dc68b8cd5b5ull, 0x240ca1cc77ac9c65ull,
-    0x2de92c6f592b0275ull, 0x4a7484aa6ea6e483ull, 0x5cb0a9dcbd41fbd4ull, 0x76f988da831153b5ull,
-    0x983e5152ee66dfabull, 0xa831c66d2db43210ull, 0xb00327c898fb213full, 0xbf597fc7beef0ee4ull,
-    0xc6e00bf33da88fc2ull, 0xd5a79147930aa725ull, 0x06ca6351e003826full, 0x142929670a0e6e70ull,
-    0x27b70a8546d22ffcull, 0x2e1b21385c26c926ull, 0x4d2c6dfc5ac42aedull, 0x53380d139d95b3dfull,
-    0x650a73548baf63deull, 0x766a0abb3c77b2a8ull, 0x81c2c92e47edaee6ull, 0x92722c851482353bull,
-    0xa2bfe8a14cf10364ull, 0xa81a664bbc423001ull, 0xc24b8b70d0f89791ull, 0xc76c51a30654be30ull,
-    0xd192e819d6ef5218ull, 0xd69906245565a910ull, 0xf40e35855771202aull, 0x106aa07032bbd1b8ull,
-    0x19a4c116b8d2d0c8ull, 0x1e376c085141ab53ull, 0x2748774cdf8eeb99ull, 0x34b0bcb5e19b48a8ull,
-    0x391c0cb3c5c95a63ull, 0x4ed8aa4ae3418acbull, 0x5b9cca4f7763e373ull, 0x682e6ff3d6b2b8a3ull,
-    0x748f82ee5defb2fcull, 0x78a5636f43172f60ull, 0x84c87814a1f0ab72ull, 0x8cc702081a6439ecull,
-    0x90befffa23631e28ull, 0xa4506cebde82bde9ull, 0xbef9a3f7b2c67915ull, 0xc67178f2e372532bull,
-    0xca273eceea26619cull, 0xd186b8c721c0c207ull, 0xeada7dd6cde0eb1eull, 0xf57d4f7fee6ed178ull,
-    0x06f067aa72176fbaull, 0x0a637dc5a2c898a6ull, 0x113f9804bef90daeull, 0x1b710b35131c471bull,
-    0x28db77f523047d84ull, 0x32caab7b40c72493ull, 0x3c9ebe0a15c9bebcull, 0x431d67c49c100d4cull,
-    0x4cc5d4becb3e42b6ull, 0x597f299cfc657e2aull, 0x5fcb6fab3ad6faecull, 0x6c44198c4a475817ull,
-};
-
-/* Rotate right by a constant: two funnel shifts on the 32-bit halves. */
-template <unsigned N> __device__ __forceinline__ uint64_t rotr(uint64_t x)
-{
-    const uint32_t lo = (uint32_t)x, hi = (uint32_t)(x >> 32);
-    if (N < 32)
-        return (uint64_t)__funnelshift_r(hi, lo, N) << 32 | __funnelshift_r(lo, hi, N);
-    return (uint64_t)__funnelshift_r(lo, hi, N & 31) << 32 | __funnelshift_r(hi, lo, N & 31);
-}
-
-__device__ __forceinline__ uint64_t bswap64(uint64_t x)
-{
-    const uint32_t lo = (uint32_t)x, hi = (uint32_t)(x >> 32);
-    return (uint64_t)__byte_perm(lo, 0, 0x0123) << 32 | __byte_perm(hi, 0, 0x0123);
-}
-
-/* The eight birthdays of nonce base `base`. */
-__device__ __forceinline__ void birthdays8(const momentum_consts &c, uint32_t base, uint64_t out[8])
-{
-    uint64_t w[16];
-    w[0] = (uint64_t)__byte_perm(base, 0, 0x0123) << 32 | c.w0_low;
-    w[1] = c.w1;
-    w[2] = c.w2;
-    w[3] = c.w3;
-    w[4] = c.w4;
-#pragma unroll
-    for (int t = 5; t < 15; t++)
-        w[t] = 0;
-    w[15] = 288;
-    const uint64_t iv[8] = {0x6a09e667f3bcc908ull, 0xbb67ae8584caa73bull, 0x3c6ef372fe94f82bull,
-                            0xa54ff53a5f1d36f1ull, 0x510e527fade682d1ull, 0x9b05688c2b3e6c1full,
-                            0x1f83d9abfb41bd6bull, 0x5be0cd19137e2179ull};
-    uint64_t a = iv[0], b = iv[1], cc = iv[2], d = iv[3], e = iv[4], f = iv[5], g = iv[6], h = iv[7];
-#pragma unroll
-    for (int t = 0; t < 80; t++) {
-        if (t >= 16) {
-            const uint64_t x = w[(t + 1) & 15], y = w[(t + 14) & 15];
-            w[t & 15] += (rotr<1>(x) ^ rotr<8>(x) ^ (x >> 7)) + w[(t + 9) & 15] +
-                         (rotr<19>(y) ^ rotr<61>(y) ^ (y >> 6));
-        }
-        const uint64_t t1 = h + (rotr<14>(e) ^ rotr<18>(e) ^ rotr<41>(e)) + (g ^ (e & (f ^ g))) +
-                            mom_k[t] + w[t & 15];
-        const uint64_t t2 = (rotr<28>(a) ^ rotr<34>(a) ^ rotr<39>(a)) + ((a & b) | (cc & (a | b)));
-        h = g;
-        g = f;
-        f = e;
-        e = d + t1;
-        d = cc;
-        cc = b;
-        b = a;
-        a = t1 + t2;
-    }
-    out[0] = bswap64(a + iv[0]) >> 14;
-    out[1] = bswap64(b + iv[1]) >> 14;
-    out[2] = bswap64(cc + iv[2]) >> 14;
-    out[3] = bswap64(d + iv[3]) >> 14;
-    out[4] = bswap64(e + iv[4]) >> 14;
-    out[5] = bswap64(f + iv[5]) >> 14;
-    out[6] = bswap64(g + iv[6]) >> 14;
-    out[7] = bswap64(h + iv[7]) >> 14;
-}
 
 /* Counts a birthday in a table of 2-bit counters (16 per word). */
 __device__ __forceinline__ void count(uint32_t *table, uint64_t bd, uint64_t mixer, unsigned shift)
@@ -202,10 +114,10 @@ __global__ void __launch_bounds__(TPB) mom_hash(momentum_consts c, uint64_t *__r
 {
     const uint32_t t = blockIdx.x * TPB + threadIdx.x;
     uint64_t bd[8];
-    birthdays8(c, t * 8, bd);
+    momentum_birthdays8(c.w0_low, c.w1, c.w2, c.w3, c.w4, t * 8, bd); /* sha512.h */
 #pragma unroll
     for (int j = 0; j < 8; j++)
-        B[(size_t)j * NBASES + t] = bd[j];
+        B[(size_t)j * LODE_MOM_NBASES + t] = bd[j];
     if (table != nullptr) {
 #pragma unroll
         for (int j = 0; j < 8; j++)
@@ -213,7 +125,7 @@ __global__ void __launch_bounds__(TPB) mom_hash(momentum_consts c, uint64_t *__r
     } else {
 #pragma unroll
         for (int j = 0; j < 8; j++)
-            V[(size_t)j * NBASES + t] = t * 8 + j;
+            V[(size_t)j * LODE_MOM_NBASES + t] = t * 8 + j;
     }
 }
 
@@ -224,7 +136,7 @@ __global__ void __launch_bounds__(TPB) mom_keep_all(const uint64_t *__restrict__
 {
     const uint32_t i = blockIdx.x * TPB + threadIdx.x;
     const uint64_t bd = B[i];
-    append(counted_twice(table, bd, mixer, shift), bd, (i & (NBASES - 1)) * 8 + (i >> 23), out, count_out);
+    append(counted_twice(table, bd, mixer, shift), bd, (i & (LODE_MOM_NBASES - 1)) * 8 + (i >> 23), out, count_out);
 }
 
 /* Rounds 2..: count the survivors, then keep those counted twice. */
@@ -262,7 +174,7 @@ __global__ void __launch_bounds__(TPB) mom_keep_sorted(const uint64_t *__restric
 {
     const uint32_t i = blockIdx.x * TPB + threadIdx.x;
     const uint64_t k = K[i];
-    const bool keep = (i > 0 && K[i - 1] == k) || (i + 1 < NONCES && K[i + 1] == k);
+    const bool keep = (i > 0 && K[i - 1] == k) || (i + 1 < LODE_MOM_NONCES && K[i + 1] == k);
     append(keep, k, V[i], out, count_out);
 }
 
@@ -276,16 +188,16 @@ __global__ void __launch_bounds__(TPB) mom_hash_bucket(momentum_consts c, uint64
 {
     const uint32_t t = blockIdx.x * TPB + threadIdx.x;
     uint64_t bd[8];
-    birthdays8(c, t * 8, bd);
+    momentum_birthdays8(c.w0_low, c.w1, c.w2, c.w3, c.w4, t * 8, bd); /* sha512.h */
     uint32_t slot[8];
 #pragma unroll
     for (int j = 0; j < 8; j++)
-        slot[j] = atomicAdd(&bcount[bd[j] >> BK_RBITS], 1u);
+        slot[j] = atomicAdd(&bcount[bd[j] >> LODE_MOM_BK_RBITS], 1u);
 #pragma unroll
     for (int j = 0; j < 8; j++)
         if (slot[j] < cap)
-            store[(size_t)(bd[j] >> BK_RBITS) * cap + slot[j]] =
-                (bd[j] & ((1ull << BK_RBITS) - 1)) << 26 | (t * 8 + j);
+            store[(size_t)(bd[j] >> LODE_MOM_BK_RBITS) * cap + slot[j]] =
+                (bd[j] & ((1ull << LODE_MOM_BK_RBITS) - 1)) << 26 | (t * 8 + j);
 }
 
 /* 2-bit saturating counter idx of a shared table. */
@@ -363,9 +275,9 @@ __global__ void __launch_bounds__(BK_TPB) mom_bucket_find(const uint64_t *__rest
             hit = j != i && (surv[j] >> 26) == r;
         if (hit) {
             const uint32_t o = atomicAdd(&flags[0], 1u);
-            if (o < BK_OUT_CAP) {
+            if (o < LODE_MOM_BK_OUT_CAP) {
                 momentum_entry me;
-                me.birthday = (uint64_t)b << BK_RBITS | r;
+                me.birthday = (uint64_t)b << LODE_MOM_BK_RBITS | r;
                 me.nonce = (uint32_t)v & ((1u << 26) - 1);
                 me.pad = 0;
                 out[o] = me;
@@ -385,7 +297,7 @@ struct cuda_momentum {
     void *cub_temp;
     size_t cub_temp_bytes;
     uint32_t *table, *list_table;
-    uint64_t *store;  /* bucket method: NBUCKETS x bucket_cap entries */
+    uint64_t *store;  /* bucket method: LODE_MOM_NBUCKETS x bucket_cap entries */
     uint32_t *bcount; /* bucket method: one counter per bucket */
     unsigned bucket_cap;
     momentum_consts job[SLOTS]; /* the queued sweeps', for a redo */
@@ -419,12 +331,12 @@ struct cuda_momentum {
 
 extern "C" size_t cuda_momentum_bytes(cuda_momentum_method method, unsigned table_bits)
 {
-    size_t lists = 2 * (size_t)NONCES * sizeof(momentum_entry);
+    size_t lists = 2 * (size_t)LODE_MOM_NONCES * sizeof(momentum_entry);
     if (method == CUDA_MOMENTUM_BUCKET) /* a redo allocates a filter engine besides */
-        return (size_t)NBUCKETS * BK_CAP * 8 + NBUCKETS * 4 + (size_t)BK_OUT_CAP * sizeof(momentum_entry);
+        return (size_t)LODE_MOM_NBUCKETS * LODE_MOM_BK_CAP * 8 + LODE_MOM_NBUCKETS * 4 + (size_t)LODE_MOM_BK_OUT_CAP * sizeof(momentum_entry);
     if (method == CUDA_MOMENTUM_RADIX)
-        return (size_t)NONCES * (8 + 8 + 4 + 4) + (size_t)NONCES * sizeof(momentum_entry) + (64u << 20);
-    return (size_t)NONCES * 8 + ((size_t)1 << table_bits) / 4 + ((size_t)1 << LIST_TABLE_BITS) / 4 + lists;
+        return (size_t)LODE_MOM_NONCES * (8 + 8 + 4 + 4) + (size_t)LODE_MOM_NONCES * sizeof(momentum_entry) + (64u << 20);
+    return (size_t)LODE_MOM_NONCES * 8 + ((size_t)1 << table_bits) / 4 + ((size_t)1 << LIST_TABLE_BITS) / 4 + lists;
 }
 
 extern "C" unsigned cuda_momentum_redos(const cuda_momentum *m)
@@ -475,13 +387,13 @@ static cudaError_t setup(cuda_momentum *m)
     if (m->method == CUDA_MOMENTUM_BUCKET) {
         /* LODE_MOMENTUM_BUCKET_CAP (tests): fewer slots, to force redos. */
         const char *cap = getenv("LODE_MOMENTUM_BUCKET_CAP");
-        m->bucket_cap = cap != nullptr && atoi(cap) >= 64 && atoi(cap) <= (int)BK_CAP ? (unsigned)atoi(cap) : BK_CAP;
-        CHECK_CUDA(cudaMalloc(&m->store, (size_t)NBUCKETS * m->bucket_cap * 8));
-        CHECK_CUDA(cudaMalloc(&m->bcount, NBUCKETS * sizeof(uint32_t)));
-        CHECK_CUDA(cudaMalloc(&m->list[0], (size_t)BK_OUT_CAP * sizeof(momentum_entry)));
+        m->bucket_cap = cap != nullptr && atoi(cap) >= 64 && atoi(cap) <= (int)LODE_MOM_BK_CAP ? (unsigned)atoi(cap) : LODE_MOM_BK_CAP;
+        CHECK_CUDA(cudaMalloc(&m->store, (size_t)LODE_MOM_NBUCKETS * m->bucket_cap * 8));
+        CHECK_CUDA(cudaMalloc(&m->bcount, LODE_MOM_NBUCKETS * sizeof(uint32_t)));
+        CHECK_CUDA(cudaMalloc(&m->list[0], (size_t)LODE_MOM_BK_OUT_CAP * sizeof(momentum_entry)));
     } else {
-        CHECK_CUDA(cudaMalloc(&m->B, (size_t)NONCES * 8));
-        CHECK_CUDA(cudaMalloc(&m->list[0], (size_t)NONCES * sizeof(momentum_entry)));
+        CHECK_CUDA(cudaMalloc(&m->B, (size_t)LODE_MOM_NONCES * 8));
+        CHECK_CUDA(cudaMalloc(&m->list[0], (size_t)LODE_MOM_NONCES * sizeof(momentum_entry)));
     }
     CHECK_CUDA(cudaMalloc(&m->counts, (2 + LIST_ROUNDS) * sizeof(uint32_t)));
     const char *env = getenv("LODE_MOMENTUM_PROFILE");
@@ -494,16 +406,16 @@ static cudaError_t setup(cuda_momentum *m)
             CHECK_CUDA(cudaEventCreate(&m->ev[k][i]));
     }
     if (m->method == CUDA_MOMENTUM_RADIX) {
-        CHECK_CUDA(cudaMalloc(&m->B_sorted, (size_t)NONCES * 8));
-        CHECK_CUDA(cudaMalloc(&m->V, (size_t)NONCES * 4));
-        CHECK_CUDA(cudaMalloc(&m->V_sorted, (size_t)NONCES * 4));
+        CHECK_CUDA(cudaMalloc(&m->B_sorted, (size_t)LODE_MOM_NONCES * 8));
+        CHECK_CUDA(cudaMalloc(&m->V, (size_t)LODE_MOM_NONCES * 4));
+        CHECK_CUDA(cudaMalloc(&m->V_sorted, (size_t)LODE_MOM_NONCES * 4));
         CHECK_CUDA(cub::DeviceRadixSort::SortPairs(nullptr, m->cub_temp_bytes, m->B, m->B_sorted, m->V,
-                                                   m->V_sorted, (int)NONCES, 0, 50, m->stream));
+                                                   m->V_sorted, (int)LODE_MOM_NONCES, 0, 50, m->stream));
         CHECK_CUDA(cudaMalloc(&m->cub_temp, m->cub_temp_bytes));
     } else if (m->method == CUDA_MOMENTUM_FILTER) {
         CHECK_CUDA(cudaMalloc(&m->table, ((size_t)1 << m->table_bits) / 4));
         CHECK_CUDA(cudaMalloc(&m->list_table, ((size_t)1 << LIST_TABLE_BITS) / 4));
-        CHECK_CUDA(cudaMalloc(&m->list[1], (size_t)NONCES * sizeof(momentum_entry)));
+        CHECK_CUDA(cudaMalloc(&m->list[1], (size_t)LODE_MOM_NONCES * sizeof(momentum_entry)));
     }
     return cudaSuccess;
 }
@@ -542,28 +454,28 @@ extern "C" cudaError_t cuda_momentum_enqueue(cuda_momentum *m, const momentum_co
     MARK(0);
     CHECK_CUDA(cudaMemsetAsync(m->counts, 0, (2 + LIST_ROUNDS) * sizeof(uint32_t), s));
     if (m->method == CUDA_MOMENTUM_BUCKET) {
-        CHECK_CUDA(cudaMemsetAsync(m->bcount, 0, NBUCKETS * sizeof(uint32_t), s));
-        mom_hash_bucket<<<NBASES / TPB, TPB, 0, s>>>(*c, m->store, m->bcount, m->bucket_cap);
+        CHECK_CUDA(cudaMemsetAsync(m->bcount, 0, LODE_MOM_NBUCKETS * sizeof(uint32_t), s));
+        mom_hash_bucket<<<LODE_MOM_NBASES / TPB, TPB, 0, s>>>(*c, m->store, m->bcount, m->bucket_cap);
         MARK(1);
-        mom_bucket_find<<<NBUCKETS, BK_TPB, 0, s>>>(m->store, m->bcount, m->bucket_cap, m->list[0], m->counts);
+        mom_bucket_find<<<LODE_MOM_NBUCKETS, BK_TPB, 0, s>>>(m->store, m->bcount, m->bucket_cap, m->list[0], m->counts);
         MARK(2);
         m->final_list = 0;
         m->final_count = 0;
     } else if (m->method == CUDA_MOMENTUM_RADIX) {
-        mom_hash<<<NBASES / TPB, TPB, 0, s>>>(*c, m->B, nullptr, 0, 0, m->V);
+        mom_hash<<<LODE_MOM_NBASES / TPB, TPB, 0, s>>>(*c, m->B, nullptr, 0, 0, m->V);
         MARK(1);
         CHECK_CUDA(cub::DeviceRadixSort::SortPairs(m->cub_temp, m->cub_temp_bytes, m->B, m->B_sorted, m->V,
-                                                   m->V_sorted, (int)NONCES, 0, 50, s));
-        mom_keep_sorted<<<NONCES / TPB, TPB, 0, s>>>(m->B_sorted, m->V_sorted, m->list[0], &m->counts[0]);
+                                                   m->V_sorted, (int)LODE_MOM_NONCES, 0, 50, s));
+        mom_keep_sorted<<<LODE_MOM_NONCES / TPB, TPB, 0, s>>>(m->B_sorted, m->V_sorted, m->list[0], &m->counts[0]);
         MARK(2);
         m->final_list = 0;
         m->final_count = 0;
     } else {
         const unsigned shift = 64 - m->table_bits, list_shift = 64 - LIST_TABLE_BITS;
         CHECK_CUDA(cudaMemsetAsync(m->table, 0, ((size_t)1 << m->table_bits) / 4, s));
-        mom_hash<<<NBASES / TPB, TPB, 0, s>>>(*c, m->B, m->table, mixers[0], shift, nullptr);
+        mom_hash<<<LODE_MOM_NBASES / TPB, TPB, 0, s>>>(*c, m->B, m->table, mixers[0], shift, nullptr);
         MARK(1);
-        mom_keep_all<<<NONCES / TPB, TPB, 0, s>>>(m->B, m->table, mixers[0], shift, m->list[0], &m->counts[0]);
+        mom_keep_all<<<LODE_MOM_NONCES / TPB, TPB, 0, s>>>(m->B, m->table, mixers[0], shift, m->list[0], &m->counts[0]);
         MARK(2);
         for (int r = 1; r <= LIST_ROUNDS; r++) {
             const momentum_entry *in = m->list[(r - 1) & 1];

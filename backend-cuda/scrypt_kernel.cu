@@ -29,63 +29,24 @@
  * were a fifth of the four-thread layout's instructions (0.40 M of 2.18 M
  * per hash), and at the H100's power limit instructions are what costs. */
 #include "backend-cuda/cuda_kernels.h"
-#include "backend-cuda/sha256_device.cuh"
-
-using namespace lode_cuda;
+#include "core/backend_support/kernels/hits.h"
+#include "core/backend_support/kernels/pbkdf2.h"
+#include "core/backend_support/kernels/salsa.h"
 
 namespace {
 
 /* ---- PBKDF2-HMAC-SHA256 ------------------------------------------------ */
 
-/* The HMAC key is the 80-byte header, longer than a block, so the key is
- * SHA-256(header): the first block is the per-job midstate. */
+/* The HMAC pad states of the hash of nonce_be (pbkdf2.h). */
 __device__ __forceinline__ void hmac_pads(const cuda_scrypt_params &p, uint32_t nonce_be,
                                           uint32_t (&ipad)[8], uint32_t (&opad)[8])
 {
-    uint32_t key[8], m[16];
+    uint32_t key[8];
 #pragma unroll
     for (int i = 0; i < 8; i++)
-        key[i] = p.midstate[i];
-    m[0] = p.header[16];
-    m[1] = p.header[17];
-    m[2] = p.header[18];
-    m[3] = nonce_be;
-    m[4] = 0x80000000u;
-#pragma unroll
-    for (int i = 5; i < 15; i++)
-        m[i] = 0;
-    m[15] = 80 * 8;
-    compress(key, m);
-
-#pragma unroll
-    for (int i = 0; i < 16; i++)
-        m[i] = (i < 8 ? key[i] : 0) ^ 0x36363636u;
-    set_iv(ipad);
-    compress(ipad, m);
-#pragma unroll
-    for (int i = 0; i < 16; i++)
-        m[i] = (i < 8 ? key[i] : 0) ^ 0x5c5c5c5cu;
-    set_iv(opad);
-    compress(opad, m);
-}
-
-/* Outer HMAC hash: opad state, then the 32-byte inner digest (message
- * length 64 + 32 bytes). */
-__device__ __forceinline__ void hmac_outer(const uint32_t (&opad)[8], uint32_t (&digest)[8])
-{
-    uint32_t m[16];
-#pragma unroll
-    for (int i = 0; i < 8; i++)
-        m[i] = digest[i];
-    m[8] = 0x80000000u;
-#pragma unroll
-    for (int i = 9; i < 15; i++)
-        m[i] = 0;
-    m[15] = (64 + 32) * 8;
-#pragma unroll
-    for (int i = 0; i < 8; i++)
-        digest[i] = opad[i];
-    compress(digest, m);
+        key[i] = p.w[LODE_SCRYPT_P_MID + i];
+    pbkdf2_hmac_pads(key, p.w[LODE_SCRYPT_P_HEADER + 16], p.w[LODE_SCRYPT_P_HEADER + 17],
+                     p.w[LODE_SCRYPT_P_HEADER + 18], nonce_be, ipad, opad);
 }
 
 __device__ __forceinline__ uint32_t nonce_of(uint32_t start, uint32_t slot) { return start + slot; }
@@ -97,6 +58,10 @@ struct slot_state {
     uint32_t ipad[8], opad[8];
 };
 static_assert(sizeof(slot_state) == CUDA_SCRYPT_STATE_BYTES, "state layout");
+static_assert(offsetof(slot_state, x) == LODE_SCRYPT_STATE_X * 4 &&
+                  offsetof(slot_state, ipad) == LODE_SCRYPT_STATE_IPAD * 4 &&
+                  offsetof(slot_state, opad) == LODE_SCRYPT_STATE_OPAD * 4,
+              "state layout");
 
 __global__ void __launch_bounds__(128)
 pbkdf2_in(const cuda_scrypt_params p, uint32_t start, uint32_t slots, slot_state *state)
@@ -106,7 +71,7 @@ pbkdf2_in(const cuda_scrypt_params p, uint32_t start, uint32_t slots, slot_state
         return;
     /* Slots past the range's count hash nonces beyond it: their results are
      * never compared, and romix needs every slot of a warp filled. */
-    const uint32_t nonce_be = bswap32(nonce_of(start, slot));
+    const uint32_t nonce_be = lode_bswap32(nonce_of(start, slot));
     uint32_t ipad[8], opad[8];
     hmac_pads(p, nonce_be, ipad, opad);
 
@@ -118,8 +83,8 @@ pbkdf2_in(const cuda_scrypt_params p, uint32_t start, uint32_t slots, slot_state
         inner[i] = ipad[i];
 #pragma unroll
     for (int i = 0; i < 16; i++)
-        m[i] = p.header[i];
-    compress(inner, m);
+        m[i] = p.w[LODE_SCRYPT_P_HEADER + i];
+    sha256_compress(inner, m);
 
     slot_state *s = &state[slot];
 #pragma unroll 1
@@ -128,9 +93,9 @@ pbkdf2_in(const cuda_scrypt_params p, uint32_t start, uint32_t slots, slot_state
 #pragma unroll
         for (int k = 0; k < 8; k++)
             d[k] = inner[k];
-        b[0] = p.header[16];
-        b[1] = p.header[17];
-        b[2] = p.header[18];
+        b[0] = p.w[LODE_SCRYPT_P_HEADER + 16];
+        b[1] = p.w[LODE_SCRYPT_P_HEADER + 17];
+        b[2] = p.w[LODE_SCRYPT_P_HEADER + 18];
         b[3] = nonce_be;
         b[4] = i;
         b[5] = 0x80000000u;
@@ -138,12 +103,12 @@ pbkdf2_in(const cuda_scrypt_params p, uint32_t start, uint32_t slots, slot_state
         for (int k = 6; k < 15; k++)
             b[k] = 0;
         b[15] = (64 + 80 + 4) * 8;
-        compress(d, b);
-        hmac_outer(opad, d);
+        sha256_compress(d, b);
+        pbkdf2_hmac_outer(opad, d);
         /* Salsa works on little-endian words of the derived bytes. */
 #pragma unroll
         for (int k = 0; k < 8; k++)
-            s->x[8 * (i - 1) + k] = bswap32(d[k]);
+            s->x[8 * (i - 1) + k] = lode_bswap32(d[k]);
     }
 #pragma unroll
     for (int k = 0; k < 8; k++) {
@@ -170,12 +135,12 @@ pbkdf2_out(const cuda_scrypt_params p, uint32_t start, uint32_t count, const slo
 #pragma unroll
         for (int q = 0; q < 4; q++) {
             uint4 v = x4[q];
-            m[4 * q + 0] = bswap32(v.x);
-            m[4 * q + 1] = bswap32(v.y);
-            m[4 * q + 2] = bswap32(v.z);
-            m[4 * q + 3] = bswap32(v.w);
+            m[4 * q + 0] = lode_bswap32(v.x);
+            m[4 * q + 1] = lode_bswap32(v.y);
+            m[4 * q + 2] = lode_bswap32(v.z);
+            m[4 * q + 3] = lode_bswap32(v.w);
         }
-        compress(d, m);
+        sha256_compress(d, m);
     }
     m[0] = 1; /* INT(1) */
     m[1] = 0x80000000u;
@@ -183,29 +148,26 @@ pbkdf2_out(const cuda_scrypt_params p, uint32_t start, uint32_t count, const slo
     for (int k = 2; k < 15; k++)
         m[k] = 0;
     m[15] = (64 + 128 + 4) * 8;
-    compress(d, m);
+    sha256_compress(d, m);
     uint32_t opad[8];
 #pragma unroll
     for (int k = 0; k < 8; k++)
         opad[k] = s->opad[k];
-    hmac_outer(opad, d);
+    pbkdf2_hmac_outer(opad, d);
 
     /* The PoW hash is the digest read as a little-endian 256-bit integer:
      * word k of it is byteswap(d[k]); compare from the top word down. */
     bool hit = true;
 #pragma unroll
     for (int k = 7; k >= 0; k--) {
-        uint32_t h = bswap32(d[k]);
-        if (h != p.target[k]) {
-            hit = h < p.target[k];
+        uint32_t h = lode_bswap32(d[k]);
+        if (h != p.w[LODE_SCRYPT_P_TARGET + k]) {
+            hit = h < p.w[LODE_SCRYPT_P_TARGET + k];
             break;
         }
     }
-    if (hit) {
-        uint32_t i = atomicAdd(&hits->count, 1u);
-        if (i < CUDA_HITS_CAP)
-            hits->nonce[i] = nonce_of(start, slot);
-    }
+    if (hit)
+        lode_report_hit(reinterpret_cast<u32 *>(hits), nonce_of(start, slot));
 }
 
 /* ---- ROMix --------------------------------------------------------------- */
@@ -231,12 +193,6 @@ struct quad {
     int next, prev, across; /* t+1, t-1, t+2 within the group (width 4) */
 };
 
-/* x ^= rotl(a + b, n) */
-__device__ __forceinline__ uint32_t qr(uint32_t x, uint32_t a, uint32_t b, unsigned n)
-{
-    return x ^ rotl(a + b, n);
-}
-
 /* b[h] = Salsa20/8(b[h]) + b[h] for H independent hashes, one diagonal of
  * each per thread. The H chains interleave: while one waits for a shuffle
  * or an add, the others issue. */
@@ -254,18 +210,18 @@ template <int H> __device__ __forceinline__ void salsa8(uint4 (&b)[H], const qua
              * row round of the same shape on one row. */
 #pragma unroll
             for (int h = 0; h < H; h++) {
-                x1[h] = qr(x1[h], a[h], x3[h], 7);
-                x2[h] = qr(x2[h], x1[h], a[h], 9);
-                x3[h] = qr(x3[h], x2[h], x1[h], 13);
-                a[h] = qr(a[h], x3[h], x2[h], 18);
+                x1[h] = salsa_qr(x1[h], a[h], x3[h], 7);
+                x2[h] = salsa_qr(x2[h], x1[h], a[h], 9);
+                x3[h] = salsa_qr(x3[h], x2[h], x1[h], 13);
+                a[h] = salsa_qr(a[h], x3[h], x2[h], 18);
             }
             /* Columns -> rows, and back after the row round: both are b <- d
              * of t+1, c <- c of t+2, d <- b of t-1. */
 #pragma unroll
             for (int h = 0; h < H; h++) {
-                uint32_t nb = __shfl_sync(FULL_WARP, x3[h], q.next, 4);
-                uint32_t nc = __shfl_sync(FULL_WARP, x2[h], q.across, 4);
-                uint32_t nd = __shfl_sync(FULL_WARP, x1[h], q.prev, 4);
+                uint32_t nb = lode_shfl4(x3[h], q.next);
+                uint32_t nc = lode_shfl4(x2[h], q.across);
+                uint32_t nd = lode_shfl4(x1[h], q.prev);
                 x1[h] = nb, x2[h] = nc, x3[h] = nd;
             }
         }
@@ -320,7 +276,7 @@ romix(slot_state *state, uint4 *pad, uint32_t slots)
     const size_t entry_stride = (size_t)slots * 8;
 
 #pragma unroll 1
-    for (uint32_t i = 0; i < CUDA_SCRYPT_N; i += LG) {
+    for (uint32_t i = 0; i < LODE_SCRYPT_N; i += LG) {
         uint4 *e = mine + (i / LG) * entry_stride;
 #pragma unroll
         for (int h = 0; h < H; h++) {
@@ -333,13 +289,13 @@ romix(slot_state *state, uint4 *pad, uint32_t slots)
     }
 
 #pragma unroll 1
-    for (uint32_t i = 0; i < CUDA_SCRYPT_N; i++) {
+    for (uint32_t i = 0; i < LODE_SCRYPT_N; i++) {
         uint4 y0[H], y1[H];
         uint32_t need[H];
 #pragma unroll
         for (int h = 0; h < H; h++) {
             /* Integerify: word 16 of X is x[0] of X1, held by thread 0. */
-            const uint32_t j = __shfl_sync(FULL_WARP, x1[h].x, 0, 4) & (CUDA_SCRYPT_N - 1);
+            const uint32_t j = lode_shfl4(x1[h].x, 0) & (LODE_SCRYPT_N - 1);
             const uint4 *e = mine + 8 * h + (j / LG) * entry_stride;
             y0[h] = __ldcg(e); /* no reuse: skip L1 */
             y1[h] = __ldcg(e + 4);
@@ -385,50 +341,6 @@ romix(slot_state *state, uint4 *pad, uint32_t slots)
 }
 
 /* ---- ROMix, one thread per hash ------------------------------------------ */
-
-/* One Salsa quarter-round on words a, b, c, d of a thread's state. */
-__device__ __forceinline__ void quarter_round(uint32_t &a, uint32_t &b, uint32_t &c, uint32_t &d)
-{
-    b = qr(b, a, d, 7);
-    c = qr(c, b, a, 9);
-    d = qr(d, c, b, 13);
-    a = qr(a, d, c, 18);
-}
-
-/* b = Salsa20/8(b) + b, the whole 16-word state in one thread: no shuffles. */
-__device__ __forceinline__ void salsa8_thread(uint32_t (&b)[16])
-{
-    uint32_t x[16];
-#pragma unroll
-    for (int i = 0; i < 16; i++)
-        x[i] = b[i];
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-        quarter_round(x[0], x[4], x[8], x[12]);
-        quarter_round(x[5], x[9], x[13], x[1]);
-        quarter_round(x[10], x[14], x[2], x[6]);
-        quarter_round(x[15], x[3], x[7], x[11]);
-        quarter_round(x[0], x[1], x[2], x[3]);
-        quarter_round(x[5], x[6], x[7], x[4]);
-        quarter_round(x[10], x[11], x[8], x[9]);
-        quarter_round(x[15], x[12], x[13], x[14]);
-    }
-#pragma unroll
-    for (int i = 0; i < 16; i++)
-        b[i] += x[i];
-}
-
-__device__ __forceinline__ void block_mix_thread(uint32_t (&x0)[16], uint32_t (&x1)[16])
-{
-#pragma unroll
-    for (int i = 0; i < 16; i++)
-        x0[i] ^= x1[i];
-    salsa8_thread(x0);
-#pragma unroll
-    for (int i = 0; i < 16; i++)
-        x1[i] ^= x0[i];
-    salsa8_thread(x1);
-}
 
 /* Shared-memory staging of one warp's 32 scratchpad entries: a row of 144
  * bytes per lane (128 + 16 of padding, so that both a lane reading its own
@@ -621,15 +533,15 @@ romix_thread(slot_state *state, uint4 *pad, uint32_t slots)
 
     const size_t entry_stride = (size_t)slots * 8;
 #pragma unroll 1
-    for (uint32_t i = 0; i < CUDA_SCRYPT_N; i++) {
+    for (uint32_t i = 0; i < LODE_SCRYPT_N; i++) {
         if (SKIP == 0 || i % SKIP != SKIP - 1)
             store_entry(own, carried, lane_pad + stored_index<SKIP>(i) * entry_stride, x0, x1);
-        block_mix_thread(x0, x1);
+        salsa_block_mix(x0, x1); /* no shuffles: a hash per thread */
     }
 
     /* Second pass: `left` main steps to go; `parked` when the previous step
      * computed a skipped V_j into x0/x1 and X waits in the row. */
-    uint32_t left = CUDA_SCRYPT_N;
+    uint32_t left = LODE_SCRYPT_N;
     bool parked = false;
 #pragma unroll 1
     do {
@@ -637,7 +549,7 @@ romix_thread(slot_state *state, uint4 *pad, uint32_t slots)
          * 128-byte units; slots * N < 2^32) in shared memory (posted_word),
          * where the lanes carrying that hash read it: two broadcast loads,
          * cheaper than eight shuffles with their lane indices. */
-        const uint32_t j = x1[0] & (CUDA_SCRYPT_N - 1);
+        const uint32_t j = x1[0] & (LODE_SCRYPT_N - 1);
         const bool recompute = SKIP && !parked && left > 0 && j % SKIP == SKIP - 1;
         uint32_t entry = kNoEntry;
         if (!parked && left > 0) {
@@ -657,7 +569,7 @@ romix_thread(slot_state *state, uint4 *pad, uint32_t slots)
             set_piece(x1, c, (piece(x1, c) & keep) ^ w);
         }
         __syncwarp();
-        block_mix_thread(x0, x1);
+        salsa_block_mix(x0, x1);
         if (left > 0 && !recompute && --left == 0 && SKIP)
             store_x(x_state, x0, x1); /* later steps of the warp only churn x0/x1 */
         parked = recompute;
@@ -700,8 +612,8 @@ extern "C" size_t cuda_scrypt_pad_bytes(const cuda_scrypt_shape *shape)
 {
     const size_t entry = 128;
     if (shape->layout == CUDA_SCRYPT_THREAD)
-        return entry * (CUDA_SCRYPT_N - (shape->gap ? CUDA_SCRYPT_N / shape->gap : 0));
-    return entry * CUDA_SCRYPT_N / (shape->gap ? shape->gap : 1);
+        return entry * (LODE_SCRYPT_N - (shape->gap ? LODE_SCRYPT_N / shape->gap : 0));
+    return entry * LODE_SCRYPT_N / (shape->gap ? shape->gap : 1);
 }
 
 extern "C" unsigned cuda_scrypt_hashes_per_block(const cuda_scrypt_shape *shape)

@@ -15,9 +15,8 @@
  * the a-side of rounds 57..60 is dead code the compiler drops. Candidates
  * are checked exactly on the host (a 2^-32 event per nonce at difficulty 1). */
 #include "backend-cuda/cuda_kernels.h"
-#include "backend-cuda/sha256_device.cuh"
-
-using namespace lode_cuda;
+#include "core/backend_support/kernels/hits.h"
+#include "core/backend_support/kernels/sha256.h"
 
 namespace {
 
@@ -31,16 +30,17 @@ template <bool Fma> __device__ __forceinline__ uint32_t add(uint32_t x, uint32_t
     return Fma ? x * one + y : x + y;
 }
 
-/* round() of sha256_device.cuh with kw split into the round constant k and
- * the message word w, and the additions routed by Fma. */
+/* sha256_round() (core/backend_support/kernels/sha256.h) with kw split
+ * into the round constant k and the message word w, and the additions
+ * routed by Fma. */
 template <bool Fma>
 __device__ __forceinline__ void round_w(uint32_t (&v)[8], int t, uint32_t w, uint32_t one)
 {
     uint32_t &a = v[(0 - t) & 7], &b = v[(1 - t) & 7], &c = v[(2 - t) & 7], &d = v[(3 - t) & 7];
     uint32_t &e = v[(4 - t) & 7], &f = v[(5 - t) & 7], &g = v[(6 - t) & 7], &h = v[(7 - t) & 7];
-    uint32_t t1 = add<Fma>(add<Fma>(add<Fma>(h, w + sha256_k[t], one), ch(e, f, g), one), bsig1(e), one);
+    uint32_t t1 = add<Fma>(add<Fma>(add<Fma>(h, w + sha256_k[t], one), sha256_ch(e, f, g), one), sha256_bsig1(e), one);
     d = add<Fma>(d, t1, one);
-    h = add<Fma>(add<Fma>(t1, maj(a, b, c), one), bsig0(a), one);
+    h = add<Fma>(add<Fma>(t1, sha256_maj(a, b, c), one), sha256_bsig0(a), one);
 }
 
 /* A round whose message word is a literal: K[t] + W[t] folds into one
@@ -49,37 +49,37 @@ template <bool Fma> __device__ __forceinline__ void round_c(uint32_t (&v)[8], in
 {
     uint32_t &a = v[(0 - t) & 7], &b = v[(1 - t) & 7], &c = v[(2 - t) & 7], &d = v[(3 - t) & 7];
     uint32_t &e = v[(4 - t) & 7], &f = v[(5 - t) & 7], &g = v[(6 - t) & 7], &h = v[(7 - t) & 7];
-    uint32_t t1 = add<Fma>(add<Fma>(h, ch(e, f, g), one), bsig1(e), one) + (sha256_k[t] + w_lit);
+    uint32_t t1 = add<Fma>(add<Fma>(h, sha256_ch(e, f, g), one), sha256_bsig1(e), one) + (sha256_k[t] + w_lit);
     d = add<Fma>(d, t1, one);
-    h = add<Fma>(add<Fma>(t1, maj(a, b, c), one), bsig0(a), one);
+    h = add<Fma>(add<Fma>(t1, sha256_maj(a, b, c), one), sha256_bsig0(a), one);
 }
 
 /* sigma1(x2) + sum + sigma0(x15): a schedule word whose two plain terms the
  * caller has already summed (or found to be literals). */
 template <bool Fma> __device__ __forceinline__ uint32_t sched(uint32_t x2, uint32_t sum, uint32_t x15, uint32_t one)
 {
-    return add<Fma>(add<Fma>(sum, ssig0(x15), one), ssig1(x2), one);
+    return add<Fma>(add<Fma>(sum, sha256_ssig0(x15), one), sha256_ssig1(x2), one);
 }
 template <bool Fma> __device__ __forceinline__ uint32_t sched2(uint32_t x2, uint32_t sum, uint32_t one)
 {
-    return add<Fma>(sum, ssig1(x2), one);
+    return add<Fma>(sum, sha256_ssig1(x2), one);
 }
 
 template <bool Fma>
 __device__ __forceinline__ uint32_t sha256d_h7(const cuda_sha256d_params &p, uint32_t nonce, uint32_t one)
 {
-    const uint32_t w3 = bswap32(nonce); /* the header stores the nonce little-endian */
+    const uint32_t w3 = lode_bswap32(nonce); /* the header stores the nonce little-endian */
 
     /* Round 4's naming: a = v[4], b = v[5], ... e = v[0], ... h = v[3]. */
     uint32_t v[8];
-    v[4] = add<Fma>(p.a4_base, w3, one);
-    v[5] = p.a3;
-    v[6] = p.b3;
-    v[7] = p.c3;
-    v[0] = add<Fma>(p.e4_base, w3, one);
-    v[1] = p.e3;
-    v[2] = p.f3;
-    v[3] = p.g3;
+    v[4] = add<Fma>(p.w[LODE_SHA256D_P(PRE_A4_LESS_W3)], w3, one);
+    v[5] = p.w[LODE_SHA256D_P(PRE_A3)];
+    v[6] = p.w[LODE_SHA256D_P(PRE_B3)];
+    v[7] = p.w[LODE_SHA256D_P(PRE_C3)];
+    v[0] = add<Fma>(p.w[LODE_SHA256D_P(PRE_E4_LESS_W3)], w3, one);
+    v[1] = p.w[LODE_SHA256D_P(PRE_E3)];
+    v[2] = p.w[LODE_SHA256D_P(PRE_F3)];
+    v[3] = p.w[LODE_SHA256D_P(PRE_G3)];
     /* W4 = 0x80000000, W5..W14 = 0, W15 = 640 (80 bytes in bits). */
     round_c<Fma>(v, 4, 0x80000000u, one);
 #pragma unroll
@@ -88,22 +88,22 @@ __device__ __forceinline__ uint32_t sha256d_h7(const cuda_sha256d_params &p, uin
     round_c<Fma>(v, 15, 640, one);
 
     uint32_t w[64];
-    w[16] = p.w16;
-    w[17] = p.w17;
-    w[18] = add<Fma>(p.w18_base, ssig0(w3), one);
-    w[19] = add<Fma>(p.w19_base, w3, one);
+    w[16] = p.w[LODE_SHA256D_P(PRE_W16)];
+    w[17] = p.w[LODE_SHA256D_P(PRE_W17)];
+    w[18] = add<Fma>(p.w[LODE_SHA256D_P(PRE_W18_LESS_NONCE)], sha256_ssig0(w3), one);
+    w[19] = add<Fma>(p.w[LODE_SHA256D_P(PRE_W19_LESS_NONCE)], w3, one);
     /* Terms from W4..W15 are literals up to W30. */
     w[20] = sched2<Fma>(w[18], 0x80000000u, one);
-    w[21] = ssig1(w[19]);
+    w[21] = sha256_ssig1(w[19]);
     w[22] = sched2<Fma>(w[20], 640u, one);
     w[23] = sched2<Fma>(w[21], w[16], one);
     w[24] = sched2<Fma>(w[22], w[17], one);
 #pragma unroll
     for (int t = 25; t < 30; t++)
         w[t] = sched2<Fma>(w[t - 2], w[t - 7], one);
-    w[30] = sched2<Fma>(w[28], w[23] + ssig0_const(640u), one);
-    w[31] = sched2<Fma>(w[29], add<Fma>(w[24], p.w31_part, one), one);
-    w[32] = sched2<Fma>(w[30], add<Fma>(w[25], p.w32_part, one), one);
+    w[30] = sched2<Fma>(w[28], w[23] + LODE_SHA256_SSIG0_LIT(640u), one);
+    w[31] = sched2<Fma>(w[29], add<Fma>(w[24], p.w[LODE_SHA256D_P(PRE_W31_PART)], one), one);
+    w[32] = sched2<Fma>(w[30], add<Fma>(w[25], p.w[LODE_SHA256D_P(PRE_W32_PART)], one), one);
 #pragma unroll
     for (int t = 16; t < 64; t++) {
         if (t >= 33)
@@ -115,9 +115,9 @@ __device__ __forceinline__ uint32_t sha256d_h7(const cuda_sha256d_params &p, uin
      * W9..W14 = 0, W15 = 256. */
 #pragma unroll
     for (int i = 0; i < 8; i++)
-        w[i] = add<Fma>(p.midstate[i], v[i], one);
+        w[i] = add<Fma>(p.w[LODE_SHA256D_P_MID + i], v[i], one);
     uint32_t u[8];
-    set_iv(u);
+    sha256_set_iv(u);
 #pragma unroll
     for (int t = 0; t < 8; t++)
         round_w<Fma>(u, t, w[t], one);
@@ -126,19 +126,19 @@ __device__ __forceinline__ uint32_t sha256d_h7(const cuda_sha256d_params &p, uin
     for (int t = 9; t < 15; t++)
         round_c<Fma>(u, t, 0, one);
     round_c<Fma>(u, 15, 256, one);
-    w[16] = add<Fma>(ssig0(w[1]), w[0], one);
-    w[17] = add<Fma>(add<Fma>(w[1], ssig0(w[2]), one), ssig1_const(256u), one);
+    w[16] = add<Fma>(sha256_ssig0(w[1]), w[0], one);
+    w[17] = add<Fma>(add<Fma>(w[1], sha256_ssig0(w[2]), one), LODE_SHA256_SSIG1_LIT(256u), one);
     w[18] = sched<Fma>(w[16], w[2], w[3], one);
     w[19] = sched<Fma>(w[17], w[3], w[4], one);
     w[20] = sched<Fma>(w[18], w[4], w[5], one);
     w[21] = sched<Fma>(w[19], w[5], w[6], one);
     w[22] = sched<Fma>(w[20], add<Fma>(w[6], 256u, one), w[7], one);
-    w[23] = sched2<Fma>(w[21], add<Fma>(w[16], w[7], one) + ssig0_const(0x80000000u), one);
+    w[23] = sched2<Fma>(w[21], add<Fma>(w[16], w[7], one) + LODE_SHA256_SSIG0_LIT(0x80000000u), one);
     w[24] = sched2<Fma>(w[22], add<Fma>(w[17], 0x80000000u, one), one);
 #pragma unroll
     for (int t = 25; t < 30; t++)
         w[t] = sched2<Fma>(w[t - 2], w[t - 7], one);
-    w[30] = sched2<Fma>(w[28], add<Fma>(w[23], ssig0_const(256u), one), one);
+    w[30] = sched2<Fma>(w[28], add<Fma>(w[23], LODE_SHA256_SSIG0_LIT(256u), one), one);
     w[31] = sched<Fma>(w[29], add<Fma>(w[24], 256u, one), w[16], one);
 #pragma unroll
     for (int t = 16; t < 61; t++) {
@@ -155,15 +155,12 @@ __global__ void __launch_bounds__(1024)
 sha256d_search(const cuda_sha256d_params p, uint32_t start, uint32_t count, cuda_hits *hits)
 {
     const uint32_t stride = gridDim.x * blockDim.x;
-    const uint32_t one = p.one;
+    const uint32_t one = p.w[LODE_SHA256D_P_ONE];
 #pragma unroll 1
     for (uint32_t off = blockIdx.x * blockDim.x + threadIdx.x; off < count; off += stride) {
         const uint32_t nonce = start + off;
-        if (bswap32(sha256d_h7<Fma>(p, nonce, one)) <= p.target_top) {
-            uint32_t slot = atomicAdd(&hits->count, 1u);
-            if (slot < CUDA_HITS_CAP)
-                hits->nonce[slot] = nonce;
-        }
+        if (lode_bswap32(sha256d_h7<Fma>(p, nonce, one)) <= p.w[LODE_SHA256D_P_TARGET_TOP])
+            lode_report_hit(reinterpret_cast<u32 *>(hits), nonce);
     }
 }
 

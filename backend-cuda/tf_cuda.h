@@ -31,15 +31,15 @@
 
 #include <cuda_runtime_api.h>
 
+#include "core/backend_support/kernel_params.h"
 #include "core/base/work.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Factors one launch can report; more is an overflow (the dispatcher then
- * rescans the range in halves). */
-#define CUDA_TF_FOUND_CAP 256u
+/* Factors one launch can report: LODE_TF_FOUND_CAP (kernel_params.h); more
+ * is an overflow (the dispatcher then rescans the range in halves). */
 #define CUDA_TF_DEFAULT_SIEVE_PRIMES 1000000u
 #define CUDA_TF_MAX_SIEVE_PRIMES 2000000u
 
@@ -60,7 +60,7 @@ cudaError_t cuda_tf_set_job(cuda_tf *tf, const lode_factor_job *job);
 cudaError_t cuda_tf_enqueue(cuda_tf *tf, uint64_t n0, uint32_t count);
 unsigned cuda_tf_depth(const cuda_tf *tf);
 /* Waits for the oldest queued launch. found[] are offsets from its n0 (valid
- * until the next enqueue); *overflow when more than CUDA_TF_FOUND_CAP were
+ * until the next enqueue); *overflow when more than LODE_TF_FOUND_CAP were
  * reported (found[] then holds only some). */
 cudaError_t cuda_tf_finish(cuda_tf *tf, uint64_t *n0, uint32_t *count, const uint32_t **found,
                            uint32_t *found_count, bool *overflow);

@@ -5,6 +5,7 @@
  * divides q(n) exactly when n = root (mod r), root = -q(0) / q_step mod r;
  * "start" is the first such bit of the launch, (root - n0) mod r. */
 #include "backend-cuda/tf_cuda.h"
+#include "core/backend_support/kernels/tf_mont.h"
 #include "core/backend_support/tf_tables.h"
 
 #include <stdio.h>
@@ -205,7 +206,7 @@ tf_sieve_segments(const uint32_t *__restrict__ prime, const uint32_t *__restrict
     for (;;) {
         while (v == 0 && j + 1 < kWordsPerThread)
             v = sm[t + ++j * kSieveThreads];
-        const unsigned active = __ballot_sync(0xFFFFFFFFu, v != 0);
+        const unsigned active = lode_ballot(v);
         if (active == 0)
             break;
         if (v != 0) {
@@ -219,136 +220,20 @@ tf_sieve_segments(const uint32_t *__restrict__ prime, const uint32_t *__restrict
 
 /* ---- exponentiation: 3x32-bit Montgomery, R = 2^96 ---------------------- */
 
-struct u96 {
-    uint32_t w0, w1, w2;
-};
-
-/* a^2 / R mod q for a < 2^95: (a^2 + m q) / R, m = -a^2 / q mod R < R, is
- * below a^2 / R + q. Not LAZY: a < q gives r < 2q, reduced below q. LAZY
- * (q < 2^92): a < 4q gives r < 16 q^2 / 2^96 + q < 2q, left so.
- *
- * One IMAD.WIDE per 32x32 product (the bottleneck is the FMA-heavy pipe):
- * the products on even words add into e0..e5 and those on odd words into
- * o1..o5, so every fused addend is an aligned register pair and no moves
- * are needed (a reduction word's q0, q2 products go to one side, its q1
- * product to the other). The cross products come doubled: with b1 = 2 a1 mod
- * 2^32, b2 = 2 a2 + a1 / 2^31 and d2 = 2 a2 (all < 2^32 as a < 2^95),
- * a^2 = a0^2 + a0 (b1 + 2^32 b2) 2^32 + a1^2 2^64 + a1 d2 2^96 + a2^2 2^128.
- * Carries: a^2 + m q < 2^190 + 2^191, so none leaves e5 or o5; a1^2 + 1,
- * a2^2 + 1 and a1 d2 + 1 are below 2^64, so those madc.hi end a chain.
- * QBITS is the bound on q: <= 78 and <= 92 are lazy, 78 also drops the high
- * word of a2^2. */
+/* a^2 / R mod q (core/backend_support/kernels/tf_mont.h has the account and
+ * the bounds). QBITS is the bound on q: <= 92 is lazy (a < 4q gives r < 2q,
+ * left so), <= 78 also drops the high word of a2^2; 96 reduces r below q. */
 template <int QBITS>
 __device__ __forceinline__ u96 mont_sqr(u96 a, u96 q, uint32_t qinv)
 {
     constexpr bool LAZY = QBITS <= kLazyBits;
     u96 r;
-#define MONT_SQR_ASM(A2SQ)                                                    \
-    asm("{\n\t"                                                               \
-        ".reg .u32 e0, e1, e2, e3, e4, e5, o1, o2, o3, o4, o5, b1, b2, d2, m, s;\n\t" \
-        "shf.l.clamp.b32 b1, 0, %4, 1;\n\t"                                   \
-        "shf.l.clamp.b32 b2, %4, %5, 1;\n\t"                                  \
-        "shf.l.wrap.b32  d2, %5, %5, 1;\n\t"                                  \
-        /* word 0: m from a0^2; the even products */                          \
-        "mul.lo.u32      e0, %3, %3;\n\t"                                     \
-        "mul.hi.u32      e1, %3, %3;\n\t"                                     \
-        "mul.lo.u32      m, e0, %9;\n\t"                                      \
-        "mad.lo.cc.u32   e0, m, %6, e0;\n\t"                                  \
-        "madc.hi.cc.u32  e1, m, %6, e1;\n\t"                                  \
-        "madc.lo.cc.u32  e2, %4, %4, 0;\n\t"                                  \
-        "madc.hi.u32     e3, %4, %4, 0;\n\t"                                  \
-        "mad.lo.cc.u32   e2, %3, b2, e2;\n\t"                                 \
-        "madc.hi.cc.u32  e3, %3, b2, e3;\n\t"                                 \
-        A2SQ /* e4, e5 = a2^2 + the carry */                                  \
-        "mad.lo.cc.u32   e2, m, %8, e2;\n\t"                                  \
-        "madc.hi.cc.u32  e3, m, %8, e3;\n\t"                                  \
-        "addc.cc.u32     e4, e4, 0;\n\t"                                      \
-        "addc.u32        e5, e5, 0;\n\t"                                      \
-        /* the odd products */                                                \
-        "mul.lo.u32      o1, %3, b1;\n\t"                                     \
-        "mul.hi.u32      o2, %3, b1;\n\t"                                     \
-        "mad.lo.cc.u32   o1, m, %7, o1;\n\t"                                  \
-        "madc.hi.cc.u32  o2, m, %7, o2;\n\t"                                  \
-        "madc.lo.cc.u32  o3, %4, d2, 0;\n\t"                                  \
-        "madc.hi.u32     o4, %4, d2, 0;\n\t"                                  \
-        /* word 1 = e1 + o1 */                                                \
-        "add.u32         s, e1, o1;\n\t"                                      \
-        "mul.lo.u32      m, s, %9;\n\t"                                       \
-        "mad.lo.cc.u32   o1, m, %6, o1;\n\t"                                  \
-        "madc.hi.cc.u32  o2, m, %6, o2;\n\t"                                  \
-        "madc.lo.cc.u32  o3, m, %8, o3;\n\t"                                  \
-        "madc.hi.cc.u32  o4, m, %8, o4;\n\t"                                  \
-        "addc.u32        o5, 0, 0;\n\t"                                       \
-        "mad.lo.cc.u32   e2, m, %7, e2;\n\t"                                  \
-        "madc.hi.cc.u32  e3, m, %7, e3;\n\t"                                  \
-        "addc.cc.u32     e4, e4, 0;\n\t"                                      \
-        "addc.u32        e5, e5, 0;\n\t"                                      \
-        /* word 2 = e2 + o2 + the carry of word 1 */                          \
-        "add.cc.u32      s, e1, o1;\n\t"                                      \
-        "addc.u32        s, e2, o2;\n\t"                                      \
-        "mul.lo.u32      m, s, %9;\n\t"                                       \
-        "mad.lo.cc.u32   e2, m, %6, e2;\n\t"                                  \
-        "madc.hi.cc.u32  e3, m, %6, e3;\n\t"                                  \
-        "madc.lo.cc.u32  e4, m, %8, e4;\n\t"                                  \
-        "madc.hi.u32     e5, m, %8, e5;\n\t"                                  \
-        "mad.lo.cc.u32   o3, m, %7, o3;\n\t"                                  \
-        "madc.hi.cc.u32  o4, m, %7, o4;\n\t"                                  \
-        "addc.u32        o5, o5, 0;\n\t"                                      \
-        /* words 3..5 of e + o (words 0..2 are zero) */                       \
-        "add.cc.u32      s, e1, o1;\n\t"                                      \
-        "addc.cc.u32     s, e2, o2;\n\t"                                      \
-        "addc.cc.u32     %0, e3, o3;\n\t"                                     \
-        "addc.cc.u32     %1, e4, o4;\n\t"                                     \
-        "addc.u32        %2, e5, o5;\n\t"                                     \
-        "}"                                                                   \
-        : "=r"(r.w0), "=r"(r.w1), "=r"(r.w2)                                  \
-        : "r"(a.w0), "r"(a.w1), "r"(a.w2), "r"(q.w0), "r"(q.w1), "r"(q.w2), "r"(qinv))
     if constexpr (QBITS <= kNarrowBits) /* a < 4q < 2^80: a2 < 2^16, a2^2 + 1 < 2^32 */
-        MONT_SQR_ASM("madc.lo.cc.u32  e4, %5, %5, 0;\n\t"
-                     "addc.u32        e5, 0, 0;\n\t");
+        r = tf_mont_sqr_ptx_narrow(a, q, qinv);
     else
-        MONT_SQR_ASM("madc.lo.cc.u32  e4, %5, %5, 0;\n\t"
-                     "madc.hi.u32     e5, %5, %5, 0;\n\t");
-#undef MONT_SQR_ASM
-    if (!LAZY) { /* r < 2q: reduce below q */
-        uint32_t d0, d1, d2, borrow;
-        asm("sub.cc.u32 %0, %4, %7;\n\t"
-            "subc.cc.u32 %1, %5, %8;\n\t"
-            "subc.cc.u32 %2, %6, %9;\n\t"
-            "subc.u32 %3, 0, 0;"
-            : "=r"(d0), "=r"(d1), "=r"(d2), "=r"(borrow)
-            : "r"(r.w0), "r"(r.w1), "r"(r.w2), "r"(q.w0), "r"(q.w1), "r"(q.w2));
-        if (borrow == 0)
-            r = u96{d0, d1, d2};
-    }
-    return r;
-}
-
-/* 2a, reduced below q (a < q). */
-__device__ __forceinline__ u96 double_mod(u96 a, u96 q)
-{
-    uint32_t s0, s1, s2, d0, d1, d2, borrow;
-    asm("add.cc.u32 %0, %7, %7;\n\t"
-        "addc.cc.u32 %1, %8, %8;\n\t"
-        "addc.u32 %2, %9, %9;\n\t"
-        "sub.cc.u32 %3, %0, %10;\n\t"
-        "subc.cc.u32 %4, %1, %11;\n\t"
-        "subc.cc.u32 %5, %2, %12;\n\t"
-        "subc.u32 %6, 0, 0;"
-        : "=&r"(s0), "=&r"(s1), "=&r"(s2), "=&r"(d0), "=&r"(d1), "=&r"(d2), "=r"(borrow)
-        : "r"(a.w0), "r"(a.w1), "r"(a.w2), "r"(q.w0), "r"(q.w1), "r"(q.w2));
-    return borrow ? u96{s0, s1, s2} : u96{d0, d1, d2};
-}
-
-/* 2^b a for b = 0 or 1, not reduced (a < 2^95): funnel shifts, no branch. */
-__device__ __forceinline__ u96 shl_lazy(u96 a, uint32_t b)
-{
-    u96 r;
-    asm("shf.l.clamp.b32 %2, %4, %5, %6;\n\t"
-        "shf.l.clamp.b32 %1, %3, %4, %6;\n\t"
-        "shl.b32 %0, %3, %6;"
-        : "=&r"(r.w0), "=&r"(r.w1), "=&r"(r.w2)
-        : "r"(a.w0), "r"(a.w1), "r"(a.w2), "r"(b));
+        r = tf_mont_sqr_ptx(a, q, qinv);
+    if (!LAZY) /* r < 2q: reduce below q */
+        u96_sub_if_ge_ptx(&r, q);
     return r;
 }
 
@@ -437,9 +322,9 @@ tf_exponentiate(const uint32_t *__restrict__ cand, const uint32_t *__restrict__ 
             for (int j = 0; j < N; j++) {
                 v[j] = mont_sqr<QBITS>(v[j], q[j], qinv[j]);
                 if (LAZY)
-                    v[j] = shl_lazy(v[j], b);
+                    v[j] = u96_shl_ptx(v[j], b);
                 else if (b)
-                    v[j] = double_mod(v[j], q[j]);
+                    v[j] = u96_double_mod_ptx(v[j], q[j]);
             }
         }
 #pragma unroll
@@ -450,7 +335,7 @@ tf_exponentiate(const uint32_t *__restrict__ cand, const uint32_t *__restrict__ 
                 r -= q128;
             if (valid[j] && r == one[j]) {
                 uint32_t slot = atomicAdd(found_count, 1u);
-                if (slot < CUDA_TF_FOUND_CAP)
+                if (slot < LODE_TF_FOUND_CAP)
                     found[slot] = off[j];
             }
         }
@@ -472,7 +357,7 @@ struct slot_buffers {
     uint32_t *cand;   /* survivors' offsets */
     uint32_t *counts; /* [0] survivors, [1] factors */
     uint32_t *found;
-    uint32_t *host;   /* pinned: counts[2] then found[CUDA_TF_FOUND_CAP] */
+    uint32_t *host;   /* pinned: counts[2] then found[LODE_TF_FOUND_CAP] */
     cudaEvent_t done;
     uint64_t n0;
     uint32_t count;
@@ -549,8 +434,8 @@ extern "C" cudaError_t cuda_tf_new(cudaStream_t stream, cuda_tf **out)
             (err = cudaMalloc((void **)&b->bits, launch / 8)) != cudaSuccess ||
             (err = cudaMalloc((void **)&b->cand, launch * sizeof(uint32_t))) != cudaSuccess ||
             (err = cudaMalloc((void **)&b->counts, 2 * sizeof(uint32_t))) != cudaSuccess ||
-            (err = cudaMalloc((void **)&b->found, CUDA_TF_FOUND_CAP * sizeof(uint32_t))) != cudaSuccess ||
-            (err = cudaMallocHost((void **)&b->host, (2 + CUDA_TF_FOUND_CAP) * sizeof(uint32_t))) != cudaSuccess ||
+            (err = cudaMalloc((void **)&b->found, LODE_TF_FOUND_CAP * sizeof(uint32_t))) != cudaSuccess ||
+            (err = cudaMallocHost((void **)&b->host, (2 + LODE_TF_FOUND_CAP) * sizeof(uint32_t))) != cudaSuccess ||
             (err = cudaEventCreateWithFlags(&b->done, cudaEventBlockingSync | cudaEventDisableTiming)) != cudaSuccess)
             goto failed;
         for (int i = 0; i < 4 && tf->profile; i++)
@@ -721,7 +606,7 @@ extern "C" cudaError_t cuda_tf_enqueue(cuda_tf *tf, uint64_t n0, uint32_t count)
         cudaEventRecord(tf->ev[si][3], xs);
     if ((err = cudaGetLastError()) != cudaSuccess ||
         (err = cudaMemcpyAsync(b->host, b->counts, 2 * sizeof(uint32_t), cudaMemcpyDeviceToHost, xs)) != cudaSuccess ||
-        (err = cudaMemcpyAsync(b->host + 2, b->found, CUDA_TF_FOUND_CAP * sizeof(uint32_t), cudaMemcpyDeviceToHost,
+        (err = cudaMemcpyAsync(b->host + 2, b->found, LODE_TF_FOUND_CAP * sizeof(uint32_t), cudaMemcpyDeviceToHost,
                                xs)) != cudaSuccess ||
         (err = cudaEventRecord(b->done, xs)) != cudaSuccess)
         return err;
@@ -755,8 +640,8 @@ extern "C" cudaError_t cuda_tf_finish(cuda_tf *tf, uint64_t *n0, uint32_t *count
     }
     *n0 = b->n0;
     *count = b->count;
-    *overflow = b->host[1] > CUDA_TF_FOUND_CAP;
-    *found_count = *overflow ? CUDA_TF_FOUND_CAP : b->host[1];
+    *overflow = b->host[1] > LODE_TF_FOUND_CAP;
+    *found_count = *overflow ? LODE_TF_FOUND_CAP : b->host[1];
     *found = b->host + 2;
     return cudaSuccess;
 }

@@ -5,20 +5,17 @@
 #include <string.h>
 
 #include "backend-opencl/ocl_program.h"
+#include "core/backend_support/kernel_params.h"
 #include "core/base/log.h"
 #include "core/base/status.h"
 
-#define NBASES (UINT32_C(1) << 23)
-#define NONCES (UINT32_C(1) << 26)
 #define LOCAL 256u
 #define LIST_TABLE_BITS 26
 #define LIST_ROUNDS 4
 #define LIST_GROUPS 1024u
 #define ENTRY 16u /* ulong2: birthday, nonce */
-/* Bucket method (kernels/momentum.cl): 2^14 buckets of BK_CAP slots. */
-#define NBUCKETS (UINT32_C(1) << 14)
-#define BK_CAP 4864u
-#define BK_OUT_CAP (UINT32_C(1) << 20)
+/* Bucket method (kernels/momentum.cl): LODE_MOM_NBUCKETS buckets of
+ * LODE_MOM_BK_CAP slots (kernel_params.h). */
 #define BK_LOCAL 256u
 #define BK_LOCAL_BYTES (32768u + 8192u + 4u) /* table, survivors, their count */
 #define SLOTS 2          /* bucket sweeps in flight */
@@ -129,18 +126,18 @@ static int setup_filter(ocl_momentum *m)
     const char *env = getenv("LODE_MOMENTUM_TABLE_BITS");
     if (env != NULL && atoi(env) >= 24 && atoi(env) <= 34)
         bits = (unsigned)atoi(env);
-    const uint64_t fixed = (uint64_t)NONCES * 8 + 2 * (uint64_t)NONCES * ENTRY + (UINT64_C(1) << LIST_TABLE_BITS) / 4;
+    const uint64_t fixed = (uint64_t)LODE_MOM_NONCES * 8 + 2 * (uint64_t)LODE_MOM_NONCES * ENTRY + (UINT64_C(1) << LIST_TABLE_BITS) / 4;
     while (bits > 24 && (fixed + (UINT64_C(1) << bits) / 4 > desc->global_mem * 0.8 ||
                          (UINT64_C(1) << bits) / 4 > desc->max_alloc))
         bits--;
     m->table_bits = bits;
-    int rc = buffer(m, m->ctx, (size_t)NONCES * 8, &m->B);
+    int rc = buffer(m, m->ctx, (size_t)LODE_MOM_NONCES * 8, &m->B);
     if (rc == LODE_OK)
         rc = buffer(m, m->ctx, ((size_t)1 << bits) / 4, &m->table);
     if (rc == LODE_OK)
         rc = buffer(m, m->ctx, ((size_t)1 << LIST_TABLE_BITS) / 4, &m->list_table);
     for (int i = 0; i < 2 && rc == LODE_OK; i++)
-        rc = buffer(m, m->ctx, (size_t)NONCES * ENTRY, &m->list[i]);
+        rc = buffer(m, m->ctx, (size_t)LODE_MOM_NONCES * ENTRY, &m->list[i]);
     return rc;
 }
 
@@ -150,7 +147,7 @@ bool ocl_momentum_bucket_fits(const ocl_dev_desc *desc)
     if (ocl.clGetDeviceInfo(desc->id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local, &local, NULL) != CL_SUCCESS)
         return false;
     return local >= BK_LOCAL_BYTES + 256 && desc->max_work_group >= BK_LOCAL &&
-           (uint64_t)NBUCKETS * BK_CAP * 8 <= desc->max_alloc;
+           (uint64_t)LODE_MOM_NBUCKETS * LODE_MOM_BK_CAP * 8 <= desc->max_alloc;
 }
 
 static int setup(ocl_momentum *m, const ocl_dev_desc *desc, cl_context ctx)
@@ -172,12 +169,12 @@ static int setup(ocl_momentum *m, const ocl_dev_desc *desc, cl_context ctx)
             return LODE_ERR_NO_MEMORY;
     /* LODE_MOMENTUM_BUCKET_CAP (tests): fewer slots, to force redos. */
     const char *cap = getenv("LODE_MOMENTUM_BUCKET_CAP");
-    m->bucket_cap = cap != NULL && atoi(cap) >= 64 && atoi(cap) <= (int)BK_CAP ? (unsigned)atoi(cap) : BK_CAP;
-    rc = buffer(m, ctx, (size_t)NBUCKETS * m->bucket_cap * 8, &m->store);
+    m->bucket_cap = cap != NULL && atoi(cap) >= 64 && atoi(cap) <= (int)LODE_MOM_BK_CAP ? (unsigned)atoi(cap) : LODE_MOM_BK_CAP;
+    rc = buffer(m, ctx, (size_t)LODE_MOM_NBUCKETS * m->bucket_cap * 8, &m->store);
     if (rc == LODE_OK)
-        rc = buffer(m, ctx, (size_t)NBUCKETS * 4, &m->bcount);
+        rc = buffer(m, ctx, (size_t)LODE_MOM_NBUCKETS * 4, &m->bcount);
     if (rc == LODE_OK)
-        rc = buffer(m, ctx, (size_t)BK_OUT_CAP * ENTRY, &m->out);
+        rc = buffer(m, ctx, (size_t)LODE_MOM_BK_OUT_CAP * ENTRY, &m->out);
     return rc;
 }
 
@@ -239,7 +236,7 @@ static int enqueue_bucket(ocl_momentum *m, const momentum_consts *c, unsigned sl
     static const uint32_t zeros[2];
     TRY("clearing the counts", ocl.clEnqueueWriteBuffer(m->queue, m->counts, CL_FALSE, 0, sizeof zeros,
                                                         zeros, 0, NULL, NULL));
-    int rc = clear(m, m->bcount, (size_t)NBUCKETS * 4);
+    int rc = clear(m, m->bcount, (size_t)LODE_MOM_NBUCKETS * 4);
     if (rc != LODE_OK)
         return rc;
     cl_ulong w[5] = {c->w0_low, c->w1, c->w2, c->w3, c->w4};
@@ -249,7 +246,7 @@ static int enqueue_bucket(ocl_momentum *m, const momentum_consts *c, unsigned sl
     ARG(m->k_hash_bucket, 5, m->store);
     ARG(m->k_hash_bucket, 6, m->bcount);
     ARG(m->k_hash_bucket, 7, cap);
-    size_t global = NBASES, local = LOCAL;
+    size_t global = LODE_MOM_NBASES, local = LOCAL;
     TRY("mom_hash_bucket",
         ocl.clEnqueueNDRangeKernel(m->queue, m->k_hash_bucket, 1, NULL, &global, &local, 0, NULL, NULL));
     ARG(m->k_bucket_find, 0, m->store);
@@ -257,7 +254,7 @@ static int enqueue_bucket(ocl_momentum *m, const momentum_consts *c, unsigned sl
     ARG(m->k_bucket_find, 2, cap);
     ARG(m->k_bucket_find, 3, m->out);
     ARG(m->k_bucket_find, 4, m->counts);
-    global = (size_t)NBUCKETS * BK_LOCAL;
+    global = (size_t)LODE_MOM_NBUCKETS * BK_LOCAL;
     local = BK_LOCAL;
     if (m->kev[slot] != NULL) {
         ocl.clReleaseEvent(m->kev[slot]);
@@ -355,7 +352,7 @@ static int sweep_filter(ocl_momentum *m, const momentum_consts *c, momentum_entr
     ARG(m->k_hash, 6, m->table);
     ARG(m->k_hash, 7, mixer);
     ARG(m->k_hash, 8, shift);
-    size_t global = NBASES, local = LOCAL;
+    size_t global = LODE_MOM_NBASES, local = LOCAL;
     TRY("mom_hash", ocl.clEnqueueNDRangeKernel(m->queue, m->k_hash, 1, NULL, &global, &local, 0, NULL, NULL));
     ARG(m->k_keep_all, 0, m->B);
     ARG(m->k_keep_all, 1, m->table);
@@ -363,7 +360,7 @@ static int sweep_filter(ocl_momentum *m, const momentum_consts *c, momentum_entr
     ARG(m->k_keep_all, 3, shift);
     ARG(m->k_keep_all, 4, m->list[0]);
     ARG(m->k_keep_all, 5, m->counts);
-    global = NONCES;
+    global = LODE_MOM_NONCES;
     TRY("mom_keep_all", ocl.clEnqueueNDRangeKernel(m->queue, m->k_keep_all, 1, NULL, &global, &local, 0, NULL, NULL));
     for (unsigned r = 1; r <= LIST_ROUNDS; r++) {
         rc = clear(m, m->list_table, ((size_t)1 << LIST_TABLE_BITS) / 4);

@@ -17,12 +17,12 @@
 #include "backend-opencl/ocl_api.h"
 #include "backend-opencl/ocl_devices.h"
 
-/* Generated from the files in kernels/ by EmbedKernels.cmake. */
-extern const char lode_ocl_src_sha256[];
+/* Generated from the files in kernels/ by EmbedKernels.cmake, with the
+ * kernel code they include from core/backend_support inlined. */
 extern const char lode_ocl_src_sha256d[];
 extern const char lode_ocl_src_scrypt[];
 extern const char lode_ocl_src_momentum[];
-extern const char lode_ocl_src_factor[];
+extern const char lode_ocl_src_tf[];
 
 /* The lode cache folder with sub appended ("opencl", ...), created when
  * make is set. 0, or -1 if there is no HOME/XDG_CACHE_HOME or no folder. */

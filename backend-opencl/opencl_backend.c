@@ -24,9 +24,10 @@
 
 #include "backend-opencl/ocl_api.h"
 #include "backend-opencl/ocl_devices.h"
-#include "backend-opencl/ocl_factor.h"
+#include "backend-opencl/ocl_tf.h"
 #include "backend-opencl/ocl_momentum.h"
 #include "backend-opencl/ocl_program.h"
+#include "core/backend_support/kernel_params.h"
 #include "core/backend_support/launch_driver.h"
 #include "core/backend_support/sha256d_job.h"
 #include "core/backend_support/sha256d_lanes.h"
@@ -42,13 +43,11 @@
 #define IN_FLIGHT 2
 /* Largest nonce count of one SHA-256d launch (32-bit offsets stay safe). */
 #define SHA256D_MAX_LAUNCH (UINT64_C(1) << 31)
-/* The hit buffer: a counter, then HITS_CAP nonces (kernels/sha256.cl). */
-#define HITS_CAP 1024u
-#define HITS_WORDS (1 + HITS_CAP)
+/* The hit buffer and the parameter blocks: core/backend_support/kernel_params.h. */
 #define PARAM_WORDS 64
-/* scrypt: per slot 48 state words between the kernels, and the scratchpad. */
-#define SCRYPT_N 1024u
-#define SCRYPT_STATE_BYTES 192u
+_Static_assert(LODE_SHA256D_PARAM_WORDS <= PARAM_WORDS && LODE_SCRYPT_PARAM_WORDS <= PARAM_WORDS, "parameter block");
+/* scrypt: per slot LODE_SCRYPT_STATE_WORDS between the kernels, and the scratchpad. */
+#define SCRYPT_STATE_BYTES (LODE_SCRYPT_STATE_WORDS * 4u)
 #define SCRYPT_MEM_SHARE 0.85
 /* Slots come in multiples of this: every work-group shape the tuner tries
  * holds a divisor of it (at most 256 work-items, 4 per hash or 1). */
@@ -93,7 +92,7 @@ struct lode_device {
     cl_event finished[IN_FLIGHT];    /* a launch's hit read-back */
     cl_event kernel_done[IN_FLIGHT]; /* its last kernel: polled (a pageable read-back may
                                         complete only inside clWaitForEvents) */
-    uint32_t hits_host[IN_FLIGHT][HITS_WORDS];
+    uint32_t hits_host[IN_FLIGHT][LODE_HITS_WORDS];
     sha256d_job host_job; /* sha256d on the host: precomputation, exact check */
 
     ocl_tune_params tune;
@@ -107,7 +106,7 @@ struct lode_device {
     uint32_t param_words[PARAM_WORDS];
     ocl_momentum *momentum;
     momentum_pairs pairs;
-    ocl_factor *factor; /* trial factoring */
+    ocl_tf *tf; /* trial factoring */
 
     lode_launch_driver driver;
     /* What the last wait returned (Momentum: the sweep's candidates and
@@ -247,12 +246,14 @@ static int build_program(lode_device *d, unsigned hashes)
     if (d->algo == LODE_ALGO_SCRYPT)
         n += snprintf(options + n, sizeof options - (size_t)n, " -D LOOKUP_GAP=%u -D XCHG=%d -D HASHES=%u",
                       d->lookup_gap, d->xchg, hashes);
+    /* NVIDIA: inline PTX (core/backend_support/kernels/lode_kernel.h). */
+    if (d->desc->caps & OCL_CAP_NV_SHFL)
+        n += snprintf(options + n, sizeof options - (size_t)n, " -D LODE_NV_PTX=1");
     /* NVIDIA: 64 registers keep 32 warps of romix_thread resident. */
     if (d->algo == LODE_ALGO_SCRYPT && d->xchg == XCHG_STAGED && (d->desc->caps & OCL_CAP_NV_SHFL))
         snprintf(options + n, sizeof options - (size_t)n, " -cl-nv-maxrregcount=64");
-    const char *sources[2] = {lode_ocl_src_sha256,
-                              d->algo == LODE_ALGO_SHA256D ? lode_ocl_src_sha256d : lode_ocl_src_scrypt};
-    int rc = ocl_program_build(d->desc, d->ctx, d->label, sources, 2, options, &d->prog);
+    const char *sources[1] = {d->algo == LODE_ALGO_SHA256D ? lode_ocl_src_sha256d : lode_ocl_src_scrypt};
+    int rc = ocl_program_build(d->desc, d->ctx, d->label, sources, 1, options, &d->prog);
     if (rc != LODE_OK)
         return rc;
     d->prog_hashes = hashes;
@@ -427,7 +428,7 @@ static void opencl_close(lode_device *d)
     if (d->queue != NULL)
         ocl.clFinish(d->queue);
     ocl_momentum_free(d->momentum);
-    ocl_factor_free(d->factor);
+    ocl_tf_free(d->tf);
     momentum_pairs_free(&d->pairs);
     free(d->cands);
     for (int i = 0; i < IN_FLIGHT; i++) {
@@ -470,7 +471,7 @@ static int create_buffer(lode_device *d, cl_mem_flags flags, size_t size, cl_mem
 static int alloc_scrypt(lode_device *d)
 {
     const ocl_dev_desc *x = d->desc;
-    const uint64_t pad_per_slot = (uint64_t)128 * SCRYPT_N / d->lookup_gap;
+    const uint64_t pad_per_slot = (uint64_t)128 * LODE_SCRYPT_N / d->lookup_gap;
     uint64_t want = (uint64_t)x->compute_units * (d->cpu ? 128 : 2048);
     uint64_t fit_mem = (uint64_t)((double)x->global_mem * SCRYPT_MEM_SHARE) / (pad_per_slot + SCRYPT_STATE_BYTES);
     uint64_t fit_alloc = x->max_alloc / pad_per_slot;
@@ -530,10 +531,10 @@ static int open_variant(lode_device *d)
         return ocl_momentum_new(x, d->ctx, d->queue, d->label, strcmp(d->variant, "bucket") == 0,
                                 &d->momentum);
     if (d->algo == LODE_ALGO_TF)
-        return ocl_factor_new(x, d->ctx, d->queue, d->label, &d->factor);
+        return ocl_tf_new(x, d->ctx, d->queue, d->label, &d->tf);
     int rc = create_buffer(d, CL_MEM_READ_ONLY, PARAM_WORDS * sizeof(uint32_t), &d->params);
     for (int i = 0; i < IN_FLIGHT && rc == LODE_OK; i++)
-        rc = create_buffer(d, CL_MEM_READ_WRITE, HITS_WORDS * sizeof(uint32_t), &d->hits[i]);
+        rc = create_buffer(d, CL_MEM_READ_WRITE, LODE_HITS_WORDS * sizeof(uint32_t), &d->hits[i]);
     if (rc == LODE_OK && d->algo == LODE_ALGO_SCRYPT)
         rc = alloc_scrypt(d);
     if (rc != LODE_OK)
@@ -595,31 +596,18 @@ static int opencl_open(int index, const lode_open_params *params, lode_device **
 static void prepare_sha256d(lode_device *d)
 {
     /* The same per-job precomputation as the CPU lane paths and CUDA
-     * (core/backend_support/sha256d_lanes.h), in the order kernels/sha256d.cl reads. */
+     * (core/backend_support/sha256d_lanes.h), in the block kernels/sha256d.cl reads. */
     sha256d_job *job = &d->host_job;
     sha256d_job_init(job, d->header, d->target.w[7]);
     sha256d_prepare_lanes(job);
-    static const unsigned order[] = {PRE_A3, PRE_B3, PRE_C3, PRE_E3, PRE_F3, PRE_G3,
-                                     PRE_A4_LESS_W3, PRE_E4_LESS_W3, PRE_W16, PRE_W17,
-                                     PRE_W18_LESS_NONCE, PRE_W19_LESS_NONCE, PRE_W31_PART,
-                                     PRE_W32_PART};
-    uint32_t *p = d->param_words;
-    memcpy(p, job->midstate, sizeof job->midstate); /* P_MID */
-    for (size_t i = 0; i < COUNT(order); i++)
-        p[8 + i] = job->pre[order[i]];
-    p[22] = job->target_top;
+    lode_sha256d_params_fill(d->param_words, job->midstate, job->pre, job->target_top);
 }
 
 static void prepare_scrypt(lode_device *d)
 {
-    uint32_t *p = d->param_words;
     sha256d_job job; /* for its midstate: the HMAC key hash starts there */
     sha256d_job_init(&job, d->header, 0);
-    for (int i = 0; i < 19; i++)
-        p[i] = (uint32_t)d->header[4 * i] << 24 | (uint32_t)d->header[4 * i + 1] << 16 |
-               (uint32_t)d->header[4 * i + 2] << 8 | d->header[4 * i + 3];
-    memcpy(p + 19, job.midstate, sizeof job.midstate);
-    memcpy(p + 27, d->target.w, 8 * sizeof(uint32_t));
+    lode_scrypt_params_fill(d->param_words, d->header, job.midstate, d->target.w);
 }
 
 static int upload_params(lode_device *d)
@@ -637,7 +625,7 @@ static int opencl_set_work(lode_device *d, const lode_work *work)
     if (work->algo != d->algo)
         return LODE_ERR_INVALID;
     if (d->algo == LODE_ALGO_TF)
-        return lode_tf_job_valid(&work->factor) ? ocl_factor_set_job(d->factor, &work->factor) : LODE_ERR_INVALID;
+        return lode_tf_job_valid(&work->factor) ? ocl_tf_set_job(d->tf, &work->factor) : LODE_ERR_INVALID;
     memcpy(d->header, work->header.header, 80);
     d->target = work->header.target;
     if (d->algo == LODE_ALGO_MOMENTUM)
@@ -788,9 +776,9 @@ static int nonce_collect(void *ctx, unsigned slot, uint64_t start, uint64_t coun
 {
     lode_device *d = ctx;
     const uint32_t *h = d->hits_host[slot];
-    if (h[0] > HITS_CAP)
+    if (h[LODE_HITS_COUNT] > LODE_HITS_CAP)
         return LODE_ERR_HITS_OVERFLOW;
-    int rc = lode_hits_push_nonces(hits, h + 1, h[0], start, count,
+    int rc = lode_hits_push_nonces(hits, h + LODE_HITS_NONCE0, h[LODE_HITS_COUNT], start, count,
                                    d->algo == LODE_ALGO_SHA256D ? sha256d_exact : NULL, d);
     if (rc == LODE_ERR_DEVICE)
         lode_log(LODE_LOG_ERROR, "%s: kernel reported a nonce outside its range", d->label);
@@ -864,31 +852,31 @@ static void momentum_drain(void *ctx)
     ocl_momentum_discard(d->momentum);
 }
 
-/* Trial factoring: launches of up to ocl_factor_launch_size() indices, two
+/* Trial factoring: launches of up to ocl_tf_launch_size() indices, two
  * in flight on the engine's two queues; the dispatcher re-checks every
  * factor with the reference. */
-static int factor_enqueue(void *ctx, unsigned slot, uint64_t start, uint64_t count)
+static int tf_enqueue(void *ctx, unsigned slot, uint64_t start, uint64_t count)
 {
     lode_device *d = ctx;
     (void)slot; /* the engine queues in turn */
-    return ocl_factor_enqueue(d->factor, start, (uint32_t)count);
+    return ocl_tf_enqueue(d->tf, start, (uint32_t)count);
 }
 
-static int factor_query(void *ctx, unsigned slot)
+static int tf_query(void *ctx, unsigned slot)
 {
     lode_device *d = ctx;
     (void)slot;
-    return ocl_factor_ready(d->factor);
+    return ocl_tf_ready(d->tf);
 }
 
-static int factor_wait(void *ctx, unsigned slot)
+static int tf_wait(void *ctx, unsigned slot)
 {
     lode_device *d = ctx;
     (void)slot;
-    return ocl_factor_finish(d->factor, &d->tf_n0, &d->tf_count, &d->tf_found, &d->tf_nfound, &d->tf_overflow);
+    return ocl_tf_finish(d->tf, &d->tf_n0, &d->tf_count, &d->tf_found, &d->tf_nfound, &d->tf_overflow);
 }
 
-static int factor_collect(void *ctx, unsigned slot, uint64_t start, uint64_t count, lode_hits *hits)
+static int tf_collect(void *ctx, unsigned slot, uint64_t start, uint64_t count, lode_hits *hits)
 {
     lode_device *d = ctx;
     (void)slot;
@@ -904,10 +892,10 @@ static int factor_collect(void *ctx, unsigned slot, uint64_t start, uint64_t cou
     return rc;
 }
 
-static void factor_drain(void *ctx)
+static void tf_drain(void *ctx)
 {
     lode_device *d = ctx;
-    ocl_factor_discard(d->factor);
+    ocl_tf_discard(d->tf);
 }
 
 /* The engine of the handle's algorithm. */
@@ -919,10 +907,10 @@ static lode_launch_engine engine_of(lode_device *d)
                                     .wait = momentum_wait, .fetch = momentum_fetch,
                                     .collect = momentum_collect, .drain = momentum_drain};
     if (d->algo == LODE_ALGO_TF)
-        return (lode_launch_engine){.ctx = d, .depth = ocl_factor_depth(d->factor),
-                                    .launch_size = ocl_factor_launch_size(d->factor),
-                                    .enqueue = factor_enqueue, .query = factor_query, .wait = factor_wait,
-                                    .collect = factor_collect, .drain = factor_drain};
+        return (lode_launch_engine){.ctx = d, .depth = ocl_tf_depth(d->tf),
+                                    .launch_size = ocl_tf_launch_size(d->tf),
+                                    .enqueue = tf_enqueue, .query = tf_query, .wait = tf_wait,
+                                    .collect = tf_collect, .drain = tf_drain};
     return (lode_launch_engine){.ctx = d, .depth = IN_FLIGHT, .launch_size = d->launch_count,
                                 .enqueue = nonce_enqueue, .query = nonce_query, .wait = nonce_wait,
                                 .collect = nonce_collect,
@@ -991,9 +979,9 @@ static int opencl_tune(lode_device *d, double target_ms)
     uint32_t job[PARAM_WORDS];
     memcpy(job, d->param_words, sizeof job);
     if (d->algo == LODE_ALGO_SHA256D)
-        d->param_words[22] = 0;
+        d->param_words[LODE_SHA256D_P_TARGET_TOP] = 0;
     else
-        memset(d->param_words + 27, 0, 8 * sizeof(uint32_t));
+        memset(d->param_words + LODE_SCRYPT_P_TARGET, 0, 8 * sizeof(uint32_t));
     int rc = upload_params(d);
     ocl_tune_params best = saved;
     best.rate = 0;
@@ -1072,7 +1060,7 @@ static uint64_t opencl_preferred_chunk(lode_device *d, double target_ms)
     if (d->algo == LODE_ALGO_MOMENTUM)
         return d->cpu || target_ms * 0.25 < 1 ? 1 : (uint64_t)(target_ms * 0.25);
     if (d->algo == LODE_ALGO_TF) /* the dispatcher measures from there */
-        return ocl_factor_launch_size(d->factor);
+        return ocl_tf_launch_size(d->tf);
     double rate = d->tune.rate > 0 ? d->tune.rate : (double)d->launch_count * 1000.0 / LAUNCH_MS;
     double n = rate * target_ms / 1000.0;
     return n < (double)d->launch_count ? d->launch_count : (uint64_t)n;

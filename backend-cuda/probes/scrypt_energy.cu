@@ -44,19 +44,19 @@ __global__ void __launch_bounds__(kRomixMaxBlock, 4) probe_salsa_only(slot_state
     uint32_t x0[16], x1[16];
     load_x(x_state, x0, x1);
 #pragma unroll 1
-    for (uint32_t i = 0; i < CUDA_SCRYPT_N; i++)
-        block_mix_thread(x0, x1);
+    for (uint32_t i = 0; i < LODE_SCRYPT_N; i++)
+        salsa_block_mix(x0, x1);
 #pragma unroll 1
-    for (uint32_t i = 0; i < CUDA_SCRYPT_N; i++) {
+    for (uint32_t i = 0; i < LODE_SCRYPT_N; i++) {
         /* X ^= V_j with V_j made of X's own words: the same 32 xors. */
-        const uint32_t j = x1[0] & (CUDA_SCRYPT_N - 1);
+        const uint32_t j = x1[0] & (LODE_SCRYPT_N - 1);
 #pragma unroll
         for (int k = 0; k < 16; k++)
             x0[k] ^= x1[(k + 1) & 15] ^ (k == 0 ? j : 0);
 #pragma unroll
         for (int k = 0; k < 16; k++)
             x1[k] ^= x0[(k + 3) & 15];
-        block_mix_thread(x0, x1);
+        salsa_block_mix(x0, x1);
     }
     store_x(x_state, x0, x1);
 }
@@ -85,13 +85,13 @@ __global__ void __launch_bounds__(kRomixMaxBlock, 4) probe_memory_only(slot_stat
     load_x(x_state, x0, x1);
     const size_t entry_stride = (size_t)slots * 8;
 #pragma unroll 1
-    for (uint32_t i = 0; i < CUDA_SCRYPT_N; i++) {
+    for (uint32_t i = 0; i < LODE_SCRYPT_N; i++) {
         store_entry(own, carried, lane_pad + i * entry_stride, x0, x1);
         cheap_mix(x0, x1);
     }
 #pragma unroll 1
-    for (uint32_t i = 0; kRead && i < CUDA_SCRYPT_N; i++) {
-        load_entries<false>(rows, lane, pad, (x1[0] & (CUDA_SCRYPT_N - 1)) * slots);
+    for (uint32_t i = 0; kRead && i < LODE_SCRYPT_N; i++) {
+        load_entries<false>(rows, lane, pad, (x1[0] & (LODE_SCRYPT_N - 1)) * slots);
 #pragma unroll
         for (int c = 0; c < 4; c++) {
             set_piece(x0, c, piece(x0, c) ^ own[c]);
@@ -192,7 +192,7 @@ int main(int argc, char **argv)
     slot_state *state;
     uint4 *pad;
     CHECK(cudaMalloc(&state, (size_t)slots * sizeof(slot_state)));
-    CHECK(cudaMalloc(&pad, (size_t)slots * CUDA_SCRYPT_N * 128));
+    CHECK(cudaMalloc(&pad, (size_t)slots * LODE_SCRYPT_N * 128));
     {
         uint32_t *h = (uint32_t *)malloc((size_t)slots * sizeof(slot_state));
         srand(1);

@@ -1,4 +1,4 @@
-/* scrypt(N=1024, r=1, p=1) nonce search (after sha256.cl), three kernels
+/* scrypt(N=1024, r=1, p=1) nonce search, three kernels
  * per batch of hash slots:
  *
  *   pbkdf2_in   one work-item per hash: HMAC pads and
@@ -15,7 +15,8 @@
  *               stored; the second pass recomputes the others
  *   XCHG        how the four work-items of a hash trade words (romix_quad):
  *               1 local memory and barriers (any OpenCL 1.2 device),
- *               2 NVIDIA inline PTX shfl.sync, 3 cl_khr_subgroup_shuffle,
+ *               2 NVIDIA inline PTX shfl.sync (needs LODE_NV_PTX),
+ *               3 cl_khr_subgroup_shuffle,
  *               4 cl_intel_subgroups; 0 builds romix_single instead, one
  *               work-item per hash (CPUs: no exchange, no barrier); 5
  *               builds romix_thread, a work-item per hash staged through
@@ -32,7 +33,10 @@
  * the four items' X0 parts, then their X1 parts, so each access is 16 bytes
  * per item, coalesced over 64-byte runs. */
 
-#define SCRYPT_N 1024u
+#include "core/backend_support/kernel_params.h"
+#include "core/backend_support/kernels/hits.h"
+#include "core/backend_support/kernels/pbkdf2.h"
+#include "core/backend_support/kernels/salsa.h"
 
 #ifndef LOOKUP_GAP
 #define LOOKUP_GAP 1
@@ -44,61 +48,20 @@
 #define HASHES 1
 #endif
 
-/* Job parameters (__constant uint p[]): */
-#define P_HEADER 0  /* 19 words: header bytes 0..75, big-endian */
-#define P_MID 19    /* 8 words: SHA-256 state after header bytes 0..63 */
-#define P_TARGET 27 /* 8 words: the target, word 0 least significant */
-
-#define STATE_WORDS 48 /* x[32], ipad[8], opad[8] */
+/* Job parameters: __constant uint p[], LODE_SCRYPT_P_*; a slot's state:
+ * LODE_SCRYPT_STATE_* (kernel_params.h). */
 
 /* ---- PBKDF2-HMAC-SHA256 ------------------------------------------------ */
 
-/* The HMAC key is the 80-byte header, longer than a block, so the key is
- * SHA-256(header), whose first block is the per-job midstate. */
+/* The HMAC pad states of the hash of nonce_be (pbkdf2.h). */
 static inline void hmac_pads(__constant uint *p, uint nonce_be, uint *ipad, uint *opad)
 {
-    uint key[8], m[16];
+    uint key[8];
 #pragma unroll
     for (int i = 0; i < 8; i++)
-        key[i] = p[P_MID + i];
-    m[0] = p[P_HEADER + 16];
-    m[1] = p[P_HEADER + 17];
-    m[2] = p[P_HEADER + 18];
-    m[3] = nonce_be;
-    m[4] = 0x80000000u;
-#pragma unroll
-    for (int i = 5; i < 15; i++)
-        m[i] = 0;
-    m[15] = 80 * 8;
-    sha256_compress(key, m);
-#pragma unroll
-    for (int i = 0; i < 16; i++)
-        m[i] = (i < 8 ? key[i] : 0u) ^ 0x36363636u;
-    sha256_set_iv(ipad);
-    sha256_compress(ipad, m);
-#pragma unroll
-    for (int i = 0; i < 16; i++)
-        m[i] = (i < 8 ? key[i] : 0u) ^ 0x5c5c5c5cu;
-    sha256_set_iv(opad);
-    sha256_compress(opad, m);
-}
-
-/* Outer HMAC hash: the opad state, then the 32-byte inner digest. */
-static inline void hmac_outer(const uint *opad, uint *digest)
-{
-    uint m[16];
-#pragma unroll
-    for (int i = 0; i < 8; i++)
-        m[i] = digest[i];
-    m[8] = 0x80000000u;
-#pragma unroll
-    for (int i = 9; i < 15; i++)
-        m[i] = 0;
-    m[15] = (64 + 32) * 8;
-#pragma unroll
-    for (int i = 0; i < 8; i++)
-        digest[i] = opad[i];
-    sha256_compress(digest, m);
+        key[i] = p[LODE_SCRYPT_P_MID + i];
+    pbkdf2_hmac_pads(key, p[LODE_SCRYPT_P_HEADER + 16], p[LODE_SCRYPT_P_HEADER + 17],
+                     p[LODE_SCRYPT_P_HEADER + 18], nonce_be, ipad, opad);
 }
 
 /* Slots past the range's end hash nonces beyond it: their results are
@@ -108,7 +71,7 @@ __kernel void pbkdf2_in(__constant uint *p, uint start, uint slots, __global uin
     const uint slot = (uint)get_global_id(0);
     if (slot >= slots)
         return;
-    const uint nonce_be = bswap32(start + slot);
+    const uint nonce_be = lode_bswap32(start + slot);
     uint ipad[8], opad[8];
     hmac_pads(p, nonce_be, ipad, opad);
 
@@ -120,18 +83,18 @@ __kernel void pbkdf2_in(__constant uint *p, uint start, uint slots, __global uin
         inner[i] = ipad[i];
 #pragma unroll
     for (int i = 0; i < 16; i++)
-        m[i] = p[P_HEADER + i];
+        m[i] = p[LODE_SCRYPT_P_HEADER + i];
     sha256_compress(inner, m);
 
-    __global uint *s = state + (size_t)slot * STATE_WORDS;
+    __global uint *s = state + (size_t)slot * LODE_SCRYPT_STATE_WORDS;
     for (uint i = 1; i <= 4; i++) {
         uint d[8];
 #pragma unroll
         for (int k = 0; k < 8; k++)
             d[k] = inner[k];
-        m[0] = p[P_HEADER + 16];
-        m[1] = p[P_HEADER + 17];
-        m[2] = p[P_HEADER + 18];
+        m[0] = p[LODE_SCRYPT_P_HEADER + 16];
+        m[1] = p[LODE_SCRYPT_P_HEADER + 17];
+        m[2] = p[LODE_SCRYPT_P_HEADER + 18];
         m[3] = nonce_be;
         m[4] = i;
         m[5] = 0x80000000u;
@@ -140,16 +103,16 @@ __kernel void pbkdf2_in(__constant uint *p, uint start, uint slots, __global uin
             m[k] = 0;
         m[15] = (64 + 80 + 4) * 8;
         sha256_compress(d, m);
-        hmac_outer(opad, d);
+        pbkdf2_hmac_outer(opad, d);
         /* Salsa works on little-endian words of the derived bytes. */
 #pragma unroll
         for (int k = 0; k < 8; k++)
-            s[8 * (i - 1) + k] = bswap32(d[k]);
+            s[8 * (i - 1) + k] = lode_bswap32(d[k]);
     }
 #pragma unroll
     for (int k = 0; k < 8; k++) {
-        s[32 + k] = ipad[k];
-        s[40 + k] = opad[k];
+        s[LODE_SCRYPT_STATE_IPAD + k] = ipad[k];
+        s[LODE_SCRYPT_STATE_OPAD + k] = opad[k];
     }
 }
 
@@ -159,15 +122,15 @@ __kernel void pbkdf2_out(__constant uint *p, uint start, uint count, __global co
     const uint slot = (uint)get_global_id(0);
     if (slot >= count)
         return;
-    __global const uint *s = state + (size_t)slot * STATE_WORDS;
+    __global const uint *s = state + (size_t)slot * LODE_SCRYPT_STATE_WORDS;
     uint d[8], m[16];
 #pragma unroll
     for (int k = 0; k < 8; k++)
-        d[k] = s[32 + k];
+        d[k] = s[LODE_SCRYPT_STATE_IPAD + k];
     for (int part = 0; part < 2; part++) { /* "half" is a type in OpenCL C */
 #pragma unroll
         for (int k = 0; k < 16; k++)
-            m[k] = bswap32(s[16 * part + k]);
+            m[k] = lode_bswap32(s[16 * part + k]);
         sha256_compress(d, m);
     }
     m[0] = 1; /* INT(1) */
@@ -180,70 +143,28 @@ __kernel void pbkdf2_out(__constant uint *p, uint start, uint count, __global co
     uint opad[8];
 #pragma unroll
     for (int k = 0; k < 8; k++)
-        opad[k] = s[40 + k];
-    hmac_outer(opad, d);
+        opad[k] = s[LODE_SCRYPT_STATE_OPAD + k];
+    pbkdf2_hmac_outer(opad, d);
 
     /* The PoW hash is the digest read as a little-endian 256-bit integer:
-     * its word k is bswap32(d[k]); compare from the top word down. */
+     * its word k is lode_bswap32(d[k]); compare from the top word down. */
     int verdict = 0; /* -1 below, +1 above, 0 equal so far */
 #pragma unroll
     for (int k = 7; k >= 0; k--) {
-        const uint h = bswap32(d[k]), t = p[P_TARGET + k];
+        const uint h = lode_bswap32(d[k]), t = p[LODE_SCRYPT_P_TARGET + k];
         if (verdict == 0 && h != t)
             verdict = h < t ? -1 : 1;
     }
     if (verdict <= 0)
-        report_hit(hits, start + slot);
+        lode_report_hit(hits, start + slot);
 }
 
 /* ---- ROMix: one work-item per hash ------------------------------------- */
 
 #if XCHG == 0 || XCHG == 5
 
-#define QR(x, a, b, n) ((x) ^= rotate((a) + (b), (uint)(n)))
-
-/* b = Salsa20/8(b) + b on 16 words. */
-static inline void salsa8_single(uint *b)
-{
-    uint x[16];
-#pragma unroll
-    for (int i = 0; i < 16; i++)
-        x[i] = b[i];
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-        QR(x[4], x[0], x[12], 7);   QR(x[8], x[4], x[0], 9);
-        QR(x[12], x[8], x[4], 13);  QR(x[0], x[12], x[8], 18);
-        QR(x[9], x[5], x[1], 7);    QR(x[13], x[9], x[5], 9);
-        QR(x[1], x[13], x[9], 13);  QR(x[5], x[1], x[13], 18);
-        QR(x[14], x[10], x[6], 7);  QR(x[2], x[14], x[10], 9);
-        QR(x[6], x[2], x[14], 13);  QR(x[10], x[6], x[2], 18);
-        QR(x[3], x[15], x[11], 7);  QR(x[7], x[3], x[15], 9);
-        QR(x[11], x[7], x[3], 13);  QR(x[15], x[11], x[7], 18);
-        QR(x[1], x[0], x[3], 7);    QR(x[2], x[1], x[0], 9);
-        QR(x[3], x[2], x[1], 13);   QR(x[0], x[3], x[2], 18);
-        QR(x[6], x[5], x[4], 7);    QR(x[7], x[6], x[5], 9);
-        QR(x[4], x[7], x[6], 13);   QR(x[5], x[4], x[7], 18);
-        QR(x[11], x[10], x[9], 7);  QR(x[8], x[11], x[10], 9);
-        QR(x[9], x[8], x[11], 13);  QR(x[10], x[9], x[8], 18);
-        QR(x[12], x[15], x[14], 7); QR(x[13], x[12], x[15], 9);
-        QR(x[14], x[13], x[12], 13); QR(x[15], x[14], x[13], 18);
-    }
-#pragma unroll
-    for (int i = 0; i < 16; i++)
-        b[i] += x[i];
-}
-
-static inline void block_mix_single(uint *x)
-{
-#pragma unroll
-    for (int i = 0; i < 16; i++)
-        x[i] ^= x[16 + i];
-    salsa8_single(x);
-#pragma unroll
-    for (int i = 0; i < 16; i++)
-        x[16 + i] ^= x[i];
-    salsa8_single(x + 16);
-}
+/* BlockMix on X (32 words, X0 then X1) of one hash (salsa.h). */
+static inline void block_mix_single(uint *x) { salsa_block_mix(x, x + 16); }
 
 #endif
 
@@ -255,7 +176,7 @@ __kernel void romix_single(__global uint *state, __global uint4 *pad, uint slots
     const uint slot = (uint)get_global_id(0);
     if (slot >= slots)
         return;
-    __global uint *s = state + (size_t)slot * STATE_WORDS;
+    __global uint *s = state + (size_t)slot * LODE_SCRYPT_STATE_WORDS;
     uint x[32];
 #pragma unroll
     for (int i = 0; i < 32; i++)
@@ -263,7 +184,7 @@ __kernel void romix_single(__global uint *state, __global uint4 *pad, uint slots
     __global uint4 *mine = pad + (size_t)slot * 8;
     const size_t stride = (size_t)slots * 8;
 
-    for (uint i = 0; i < SCRYPT_N; i += LOOKUP_GAP) {
+    for (uint i = 0; i < LODE_SCRYPT_N; i += LOOKUP_GAP) {
         __global uint4 *e = mine + (i / LOOKUP_GAP) * stride;
 #pragma unroll
         for (int q = 0; q < 8; q++)
@@ -272,9 +193,9 @@ __kernel void romix_single(__global uint *state, __global uint4 *pad, uint slots
         for (int k = 0; k < LOOKUP_GAP; k++)
             block_mix_single(x);
     }
-    for (uint i = 0; i < SCRYPT_N; i++) {
+    for (uint i = 0; i < LODE_SCRYPT_N; i++) {
         /* Integerify: word 16 of X, the first word of X1. */
-        const uint j = x[16] & (SCRYPT_N - 1);
+        const uint j = x[16] & (LODE_SCRYPT_N - 1);
         __global const uint4 *e = mine + (j / LOOKUP_GAP) * stride;
         uint y[32];
 #pragma unroll
@@ -326,13 +247,13 @@ __kernel void romix_thread(__global uint *state, __global uint4 *pad, uint slots
     const size_t stride = (size_t)slots * 8;
     /* slots is a multiple of the local size: every item has a slot, and
      * all reach the barriers. */
-    __global uint *s = state + (size_t)slot * STATE_WORDS;
+    __global uint *s = state + (size_t)slot * LODE_SCRYPT_STATE_WORDS;
     uint x[32];
 #pragma unroll
     for (int i = 0; i < 32; i++)
         x[i] = s[i];
 
-    for (uint i = 0; i < SCRYPT_N; i++) {
+    for (uint i = 0; i < LODE_SCRYPT_N; i++) {
         to_row(own, x);
         barrier(CLK_LOCAL_MEM_FENCE);
         __global uint4 *e = lane_pad + i * stride;
@@ -342,10 +263,10 @@ __kernel void romix_thread(__global uint *state, __global uint4 *pad, uint slots
         barrier(CLK_LOCAL_MEM_FENCE); /* the rows are rewritten next step */
         block_mix_single(x);
     }
-    for (uint i = 0; i < SCRYPT_N; i++) {
+    for (uint i = 0; i < LODE_SCRYPT_N; i++) {
         /* Integerify (word 16 of X): each item posts its entry's offset in
          * its row's padding, where the items carrying that hash read it. */
-        ((__local uint *)(own + 8))[0] = (x[16] & (SCRYPT_N - 1)) * slots;
+        ((__local uint *)(own + 8))[0] = (x[16] & (LODE_SCRYPT_N - 1)) * slots;
         barrier(CLK_LOCAL_MEM_FENCE);
         uint4 v[8];
 #pragma unroll
@@ -373,16 +294,13 @@ __kernel void romix_thread(__global uint *state, __global uint4 *pad, uint slots
 /* ---- the exchange between the four work-items of a hash ---------------- */
 
 #if XCHG == 2
-/* NVIDIA: shfl.sync within segments of four lanes (c = 0x1c1f: segment
- * mask 0x1c, clamp 0x1f), the source given as 0..3 within the segment. The
- * host launches whole warps and no work-item leaves romix early, so the
- * full-warp mask holds. */
-static inline uint quad_fetch(uint x, uint src)
-{
-    uint r;
-    asm volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1c1f, 0xffffffff;" : "=r"(r) : "r"(x), "r"(src));
-    return r;
-}
+#ifndef LODE_NV_PTX
+#error "XCHG 2 is inline PTX: build with -D LODE_NV_PTX=1"
+#endif
+/* NVIDIA: shfl.sync within segments of four lanes (lode_kernel.h), the
+ * source given as 0..3 within the segment. The host launches whole warps
+ * and no work-item leaves romix early, so the full-warp mask holds. */
+static inline uint quad_fetch(uint x, uint src) { return lode_shfl4(x, src); }
 #elif XCHG == 3
 #pragma OPENCL EXTENSION cl_khr_subgroups : enable
 #pragma OPENCL EXTENSION cl_khr_subgroup_shuffle : enable
@@ -457,15 +375,13 @@ static inline void quad_integerify(const uint4 *x1, uint *j, quad *q XCHG_PARAM)
     barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
     for (int h = 0; h < HASHES; h++)
-        j[h] = buf[h * q->ls + q->base] & (SCRYPT_N - 1);
+        j[h] = buf[h * q->ls + q->base] & (LODE_SCRYPT_N - 1);
 #else
 #pragma unroll
     for (int h = 0; h < HASHES; h++)
-        j[h] = quad_fetch(x1[h].x, 0) & (SCRYPT_N - 1);
+        j[h] = quad_fetch(x1[h].x, 0) & (LODE_SCRYPT_N - 1);
 #endif
 }
-
-#define QRV(x, a, b, n) ((x) ^ rotate((a) + (b), (uint)(n)))
 
 /* b[h] = Salsa20/8(b[h]) + b[h] for HASHES interleaved hashes, one diagonal
  * of each per item. */
@@ -481,10 +397,10 @@ static inline void salsa8_quad(uint4 *b, quad *q XCHG_PARAM)
     for (int i = 0; i < 8; i++) { /* 4 double rounds: column, row */
 #pragma unroll
         for (int h = 0; h < HASHES; h++) {
-            x1[h] = QRV(x1[h], a[h], x3[h], 7);
-            x2[h] = QRV(x2[h], x1[h], a[h], 9);
-            x3[h] = QRV(x3[h], x2[h], x1[h], 13);
-            a[h] = QRV(a[h], x3[h], x2[h], 18);
+            x1[h] = salsa_qr(x1[h], a[h], x3[h], 7);
+            x2[h] = salsa_qr(x2[h], x1[h], a[h], 9);
+            x3[h] = salsa_qr(x3[h], x2[h], x1[h], 13);
+            a[h] = salsa_qr(a[h], x3[h], x2[h], 18);
         }
         quad_rotate(x1, x2, x3, q XCHG_ARG);
     }
@@ -528,7 +444,7 @@ __kernel void romix_quad(__global uint *state, __global uint4 *pad, uint slots X
     uint4 x0[HASHES], x1[HASHES];
 #pragma unroll
     for (int h = 0; h < HASHES; h++) {
-        __global const uint *xs = state + (size_t)(slot0 + h) * STATE_WORDS;
+        __global const uint *xs = state + (size_t)(slot0 + h) * LODE_SCRYPT_STATE_WORDS;
         x0[h] = (uint4)(xs[(5 * t) & 15], xs[(5 * t + 4) & 15], xs[(5 * t + 8) & 15],
                         xs[(5 * t + 12) & 15]);
         x1[h] = (uint4)(xs[16 + ((5 * t) & 15)], xs[16 + ((5 * t + 4) & 15)],
@@ -537,7 +453,7 @@ __kernel void romix_quad(__global uint *state, __global uint4 *pad, uint slots X
     __global uint4 *mine = pad + (size_t)slot0 * 8 + t;
     const size_t stride = (size_t)slots * 8;
 
-    for (uint i = 0; i < SCRYPT_N; i += LOOKUP_GAP) {
+    for (uint i = 0; i < LODE_SCRYPT_N; i += LOOKUP_GAP) {
         __global uint4 *e = mine + (i / LOOKUP_GAP) * stride;
 #pragma unroll
         for (int h = 0; h < HASHES; h++) {
@@ -548,7 +464,7 @@ __kernel void romix_quad(__global uint *state, __global uint4 *pad, uint slots X
         for (int k = 0; k < LOOKUP_GAP; k++)
             block_mix_quad(x0, x1, &q XCHG_ARG);
     }
-    for (uint i = 0; i < SCRYPT_N; i++) {
+    for (uint i = 0; i < LODE_SCRYPT_N; i++) {
         uint j[HASHES];
         quad_integerify(x1, j, &q XCHG_ARG);
         uint4 y0[HASHES], y1[HASHES];
@@ -584,7 +500,7 @@ __kernel void romix_quad(__global uint *state, __global uint4 *pad, uint slots X
     }
 #pragma unroll
     for (int h = 0; h < HASHES; h++) {
-        __global uint *xs = state + (size_t)(slot0 + h) * STATE_WORDS;
+        __global uint *xs = state + (size_t)(slot0 + h) * LODE_SCRYPT_STATE_WORDS;
         xs[(5 * t) & 15] = x0[h].x;
         xs[(5 * t + 4) & 15] = x0[h].y;
         xs[(5 * t + 8) & 15] = x0[h].z;

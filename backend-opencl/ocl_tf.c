@@ -1,4 +1,4 @@
-#include "backend-opencl/ocl_factor.h"
+#include "backend-opencl/ocl_tf.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,8 +9,6 @@
 #include "core/base/log.h"
 #include "core/base/status.h"
 
-#define SEG_BITS 131072u /* as in kernels/factor.cl */
-#define SIEVE_LOCAL 256u
 #define PREP_LOCAL 256u
 #define EXP_LOCAL 256u
 #define SLOTS 2
@@ -20,14 +18,14 @@ typedef struct slot {
      * other's exponentiation (multiplies) on devices that overlap queues. */
     cl_command_queue queue;
     cl_mem start, bits, cand, counts, found;
-    uint32_t host[2 + OCL_FACTOR_FOUND_CAP]; /* counts, then found */
+    uint32_t host[2 + LODE_TF_FOUND_CAP]; /* counts, then found */
     cl_event done;  /* the read-back */
     cl_event kdone; /* the last kernel (polled: the read-back may complete only in a wait) */
     uint64_t n0;
     uint32_t count;
 } slot;
 
-struct ocl_factor {
+struct ocl_tf {
     const char *label;
     cl_context ctx;
     cl_command_queue queue;
@@ -44,7 +42,7 @@ struct ocl_factor {
     unsigned head, queued;
 };
 
-static int fail(const ocl_factor *f, const char *what, cl_int err)
+static int fail(const ocl_tf *f, const char *what, cl_int err)
 {
     char buf[32];
     lode_log(LODE_LOG_ERROR, "%s: tf: %s failed: %s", f->label, what, ocl_error_name(err, buf));
@@ -59,7 +57,7 @@ static int fail(const ocl_factor *f, const char *what, cl_int err)
     } while (0)
 #define ARG(k, i, v) TRY("clSetKernelArg", ocl.clSetKernelArg((k), (i), sizeof(v), &(v)))
 
-static int buffer(ocl_factor *f, size_t size, cl_mem *out)
+static int buffer(ocl_tf *f, size_t size, cl_mem *out)
 {
     cl_int err = CL_SUCCESS;
     *out = ocl.clCreateBuffer(f->ctx, CL_MEM_READ_WRITE, size ? size : 4, NULL, &err);
@@ -70,7 +68,7 @@ static int buffer(ocl_factor *f, size_t size, cl_mem *out)
     return LODE_OK;
 }
 
-void ocl_factor_free(ocl_factor *f)
+void ocl_tf_free(ocl_tf *f)
 {
     if (f == NULL)
         return;
@@ -106,11 +104,11 @@ void ocl_factor_free(ocl_factor *f)
     free(f);
 }
 
-int ocl_factor_new(const ocl_dev_desc *desc, cl_context ctx, cl_command_queue queue, const char *label,
-                   ocl_factor **out)
+int ocl_tf_new(const ocl_dev_desc *desc, cl_context ctx, cl_command_queue queue, const char *label,
+                   ocl_tf **out)
 {
     *out = NULL;
-    ocl_factor *f = calloc(1, sizeof *f);
+    ocl_tf *f = calloc(1, sizeof *f);
     if (f == NULL)
         return LODE_ERR_NO_MEMORY;
     f->label = label;
@@ -126,7 +124,7 @@ int ocl_factor_new(const ocl_dev_desc *desc, cl_context ctx, cl_command_queue qu
     if ((f->primes = tf_first_primes(f->want_primes)) == NULL)
         rc = LODE_ERR_NO_MEMORY;
     if (rc == LODE_OK) {
-        const char *sources[1] = {lode_ocl_src_factor};
+        const char *sources[1] = {lode_ocl_src_tf};
         /* NVIDIA's compiler takes inline PTX: the squaring's carry chains. */
         const char *options = desc->caps & OCL_CAP_NV_SHFL ? "-cl-std=CL1.2 -D LODE_NV_PTX=1" : "-cl-std=CL1.2";
         rc = ocl_program_build(desc, ctx, label, sources, 1, options, &f->prog);
@@ -160,28 +158,28 @@ int ocl_factor_new(const ocl_dev_desc *desc, cl_context ctx, cl_command_queue qu
             (rc = buffer(f, launch / 8, &b->bits)) == LODE_OK &&
             (rc = buffer(f, launch * sizeof(uint32_t), &b->cand)) == LODE_OK &&
             (rc = buffer(f, 2 * sizeof(uint32_t), &b->counts)) == LODE_OK)
-            rc = buffer(f, OCL_FACTOR_FOUND_CAP * sizeof(uint32_t), &b->found);
+            rc = buffer(f, LODE_TF_FOUND_CAP * sizeof(uint32_t), &b->found);
     }
     if (rc != LODE_OK) {
-        ocl_factor_free(f);
+        ocl_tf_free(f);
         return rc;
     }
     *out = f;
     return LODE_OK;
 }
 
-uint64_t ocl_factor_launch_size(const ocl_factor *f) { return (uint64_t)1 << f->launch_bits; }
+uint64_t ocl_tf_launch_size(const ocl_tf *f) { return (uint64_t)1 << f->launch_bits; }
 
-unsigned ocl_factor_depth(const ocl_factor *f)
+unsigned ocl_tf_depth(const ocl_tf *f)
 {
     (void)f;
     return SLOTS;
 }
 
-static int load_exponent(ocl_factor *f, uint32_t p)
+static int load_exponent(ocl_tf *f, uint32_t p)
 {
     tf_sieve_tables t;
-    if (tf_sieve_tables_build(f->primes, f->want_primes, p, SEG_BITS, &t) != 0)
+    if (tf_sieve_tables_build(f->primes, f->want_primes, p, LODE_TF_OCL_SEG_BITS, &t) != 0)
         return LODE_ERR_NO_MEMORY;
     for (int s = 0; s < SLOTS; s++) /* no launch may still read the tables */
         ocl.clFinish(f->slots[s].queue);
@@ -200,7 +198,7 @@ static int load_exponent(ocl_factor *f, uint32_t p)
     return LODE_OK;
 }
 
-int ocl_factor_set_job(ocl_factor *f, const lode_factor_job *job)
+int ocl_tf_set_job(ocl_tf *f, const lode_factor_job *job)
 {
     if (job->exponent != f->exponent) {
         f->exponent = 0;
@@ -212,7 +210,7 @@ int ocl_factor_set_job(ocl_factor *f, const lode_factor_job *job)
     return LODE_OK;
 }
 
-static int fill(ocl_factor *f, cl_command_queue queue, cl_mem buf, size_t words, cl_uint value)
+static int fill(ocl_tf *f, cl_command_queue queue, cl_mem buf, size_t words, cl_uint value)
 {
     ARG(f->k_fill, 0, buf);
     ARG(f->k_fill, 1, value);
@@ -220,16 +218,16 @@ static int fill(ocl_factor *f, cl_command_queue queue, cl_mem buf, size_t words,
     return LODE_OK;
 }
 
-int ocl_factor_enqueue(ocl_factor *f, uint64_t n0, uint32_t count)
+int ocl_tf_enqueue(ocl_tf *f, uint64_t n0, uint32_t count)
 {
-    if (f->queued == SLOTS || count == 0 || count > ocl_factor_launch_size(f) || f->exponent == 0)
+    if (f->queued == SLOTS || count == 0 || count > ocl_tf_launch_size(f) || f->exponent == 0)
         return LODE_ERR_INVALID;
     slot *b = &f->slots[(f->head + f->queued) % SLOTS];
     const lode_factor_job *j = &f->job;
-    const cl_uint segments = (count + SEG_BITS - 1) / SEG_BITS;
+    const cl_uint segments = (count + LODE_TF_OCL_SEG_BITS - 1) / LODE_TF_OCL_SEG_BITS;
     const cl_uint ones = 0xFFFFFFFFu, zero = 0;
     cl_command_queue queue = b->queue;
-    int rc = fill(f, queue, b->bits, (size_t)segments * SEG_BITS / 32, ones);
+    int rc = fill(f, queue, b->bits, (size_t)segments * LODE_TF_OCL_SEG_BITS / 32, ones);
     if (rc == LODE_OK)
         rc = fill(f, queue, b->counts, 2, zero);
     if (rc != LODE_OK)
@@ -260,8 +258,8 @@ int ocl_factor_enqueue(ocl_factor *f, uint64_t n0, uint32_t count)
     ARG(k, 6, b->bits);
     ARG(k, 7, b->cand);
     ARG(k, 8, b->counts);
-    local = SIEVE_LOCAL;
-    global = (size_t)segments * SIEVE_LOCAL;
+    local = LODE_TF_OCL_SIEVE_LOCAL;
+    global = (size_t)segments * LODE_TF_OCL_SIEVE_LOCAL;
     TRY("tf_segments", ocl.clEnqueueNDRangeKernel(queue, k, 1, NULL, &global, &local, 0, NULL, NULL));
     k = f->k_exp;
     ARG(k, 0, b->cand);
@@ -281,7 +279,7 @@ int ocl_factor_enqueue(ocl_factor *f, uint64_t n0, uint32_t count)
     TRY("reading the counts", ocl.clEnqueueReadBuffer(queue, b->counts, CL_FALSE, 0, 2 * sizeof(uint32_t),
                                                       b->host, 0, NULL, NULL));
     TRY("reading the factors", ocl.clEnqueueReadBuffer(queue, b->found, CL_FALSE, 0,
-                                                       OCL_FACTOR_FOUND_CAP * sizeof(uint32_t), b->host + 2, 0,
+                                                       LODE_TF_FOUND_CAP * sizeof(uint32_t), b->host + 2, 0,
                                                        NULL, &b->done));
     TRY("clFlush", ocl.clFlush(queue));
     b->n0 = n0;
@@ -290,7 +288,7 @@ int ocl_factor_enqueue(ocl_factor *f, uint64_t n0, uint32_t count)
     return LODE_OK;
 }
 
-int ocl_factor_ready(ocl_factor *f)
+int ocl_tf_ready(ocl_tf *f)
 {
     if (f->queued == 0)
         return LODE_ERR_INVALID;
@@ -298,7 +296,7 @@ int ocl_factor_ready(ocl_factor *f)
     return done >= 0 ? done : fail(f, "a launch", done);
 }
 
-int ocl_factor_finish(ocl_factor *f, uint64_t *n0, uint32_t *count, const uint32_t **found,
+int ocl_tf_finish(ocl_tf *f, uint64_t *n0, uint32_t *count, const uint32_t **found,
                       uint32_t *found_count, bool *overflow)
 {
     if (f->queued == 0)
@@ -313,13 +311,13 @@ int ocl_factor_finish(ocl_factor *f, uint64_t *n0, uint32_t *count, const uint32
         return fail(f, "waiting for a launch", err);
     *n0 = b->n0;
     *count = b->count;
-    *overflow = b->host[1] > OCL_FACTOR_FOUND_CAP;
-    *found_count = *overflow ? OCL_FACTOR_FOUND_CAP : b->host[1];
+    *overflow = b->host[1] > LODE_TF_FOUND_CAP;
+    *found_count = *overflow ? LODE_TF_FOUND_CAP : b->host[1];
     *found = b->host + 2;
     return LODE_OK;
 }
 
-void ocl_factor_discard(ocl_factor *f)
+void ocl_tf_discard(ocl_tf *f)
 {
     for (int s = 0; s < SLOTS; s++)
         ocl.clFinish(f->slots[s].queue);

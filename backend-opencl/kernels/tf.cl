@@ -1,5 +1,6 @@
-/* Mersenne trial factoring in OpenCL C 1.2 (backend-opencl/ocl_factor.h has
- * the pipeline; core/tf_ref.h the math). The same three stages as the CUDA
+/* Mersenne trial factoring in OpenCL C 1.2 (backend-opencl/ocl_tf.h has
+ * the pipeline; core/tf_ref.h the math; the multiply is
+ * core/backend_support/kernels/tf_mont.h, shared with CUDA). The same three stages as the CUDA
  * backend, written for any OpenCL device: a global-bitmap pass for the
  * large sieve primes, local-memory segments for the small and middle ones
  * with a work-group prefix sum, and a 3 x 32-bit Montgomery exponentiation
@@ -8,12 +9,13 @@
  * Bit j of a launch stands for n = n0 + j; prime r divides q(n) exactly when
  * n = root (mod r). */
 
-#define SEG_BITS 131072u /* bits one work-group sieves in local memory (16 KiB) */
-#define SEG_WORDS (SEG_BITS / 32u)
-#define SIEVE_LOCAL 256u
-#define WORDS_PER_ITEM (SEG_WORDS / SIEVE_LOCAL)
+#include "core/backend_support/kernel_params.h"
+#include "core/backend_support/kernels/tf_mont.h"
+
+/* A work-group sieves LODE_TF_OCL_SEG_BITS in local memory. */
+#define SEG_WORDS (LODE_TF_OCL_SEG_BITS / 32u)
+#define WORDS_PER_ITEM (SEG_WORDS / LODE_TF_OCL_SIEVE_LOCAL)
 #define PATTERN_PRIMES 13u /* 13 .. 61: several per 32-bit word */
-#define FOUND_CAP 256u
 
 /* Sets words [0, get_global_size) of p to v (OpenCL 1.1 has no fill). */
 __kernel void tf_fill(__global uint *p, uint v)
@@ -75,17 +77,17 @@ inline ulong pattern_bits(uint r)
 /* One work-group per segment: pattern primes, middle primes with local
  * atomics, AND the global bits, then the survivors' offsets appended to cand
  * (one atomic_add per work-group). */
-__kernel __attribute__((reqd_work_group_size(SIEVE_LOCAL, 1, 1)))
+__kernel __attribute__((reqd_work_group_size(LODE_TF_OCL_SIEVE_LOCAL, 1, 1)))
 void tf_segments(__global const uint *prime, __global const uint *start, __global const uint *smod,
                  __global const uint *minv, uint n_small, uint count, __global const uint *bits,
                  __global uint *cand, __global volatile uint *cand_count)
 {
     __local volatile uint sm[SEG_WORDS];
-    __local uint sums[SIEVE_LOCAL];
+    __local uint sums[LODE_TF_OCL_SIEVE_LOCAL];
     __local uint base;
     const uint t = get_local_id(0), b = get_group_id(0);
-    const uint seg0 = b * SEG_BITS;
-    const uint seg_bits = count - seg0 < SEG_BITS ? count - seg0 : SEG_BITS;
+    const uint seg0 = b * LODE_TF_OCL_SEG_BITS;
+    const uint seg_bits = count - seg0 < LODE_TF_OCL_SEG_BITS ? count - seg0 : LODE_TF_OCL_SEG_BITS;
 
     uint w[WORDS_PER_ITEM];
     for (uint j = 0; j < WORDS_PER_ITEM; j++)
@@ -93,7 +95,7 @@ void tf_segments(__global const uint *prime, __global const uint *start, __globa
     for (uint i = 0; i < PATTERN_PRIMES; i++) {
         const uint r = prime[i];
         const ulong pat = pattern_bits(r);
-        const uint d = (32u * SIEVE_LOCAL) % r;
+        const uint d = (32u * LODE_TF_OCL_SIEVE_LOCAL) % r;
         uint o = start[i] + r - seg0 % r; /* first multiple in the segment, in [0, 2r) */
         o = o >= r ? o - r : o;
         uint at = o + r - (32u * t) % r; /* relative to word t */
@@ -104,20 +106,20 @@ void tf_segments(__global const uint *prime, __global const uint *start, __globa
         }
     }
     for (uint j = 0; j < WORDS_PER_ITEM; j++)
-        sm[t + j * SIEVE_LOCAL] = w[j];
+        sm[t + j * LODE_TF_OCL_SIEVE_LOCAL] = w[j];
     barrier(CLK_LOCAL_MEM_FENCE);
 
     /* Middle primes, an item per prime, loaded one ahead. */
     uint i = PATTERN_PRIMES + t;
     for (segment_prime cur = segment_prime_at(prime, smod, minv, start, i, n_small); i < n_small;) {
-        const segment_prime next = segment_prime_at(prime, smod, minv, start, i + SIEVE_LOCAL, n_small);
+        const segment_prime next = segment_prime_at(prime, smod, minv, start, i + LODE_TF_OCL_SIEVE_LOCAL, n_small);
         const uint r = cur.r, st = cur.start;
-        const uint x = b * cur.smod; /* b * SEG_BITS mod r, reduced below */
+        const uint x = b * cur.smod; /* b * LODE_TF_OCL_SEG_BITS mod r, reduced below */
         uint rem = x - mul_hi(x, cur.minv) * r;
         rem = rem >= r ? rem - r : rem;
         for (uint o = st >= rem ? st - rem : st + r - rem; o < seg_bits; o += r)
             atomic_and(&sm[o >> 5], ~(1u << (o & 31)));
-        i += SIEVE_LOCAL;
+        i += LODE_TF_OCL_SIEVE_LOCAL;
         cur = next;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -126,7 +128,7 @@ void tf_segments(__global const uint *prime, __global const uint *start, __globa
      * bits), kept in local memory (each item reads back only its own). */
     uint n = 0;
     for (uint j = 0; j < WORDS_PER_ITEM; j++) {
-        const uint wi = t + j * SIEVE_LOCAL;
+        const uint wi = t + j * LODE_TF_OCL_SIEVE_LOCAL;
         uint v = sm[wi] & bits[seg0 / 32 + wi];
         const uint first = wi * 32;
         if (first >= seg_bits)
@@ -139,13 +141,13 @@ void tf_segments(__global const uint *prime, __global const uint *start, __globa
     /* Inclusive prefix sum of n over the work-group (Hillis-Steele). */
     sums[t] = n;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint d = 1; d < SIEVE_LOCAL; d *= 2) {
+    for (uint d = 1; d < LODE_TF_OCL_SIEVE_LOCAL; d *= 2) {
         uint add = t >= d ? sums[t - d] : 0;
         barrier(CLK_LOCAL_MEM_FENCE);
         sums[t] += add;
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    if (t == SIEVE_LOCAL - 1)
+    if (t == LODE_TF_OCL_SIEVE_LOCAL - 1)
         base = atomic_add(cand_count, sums[t]);
     barrier(CLK_LOCAL_MEM_FENCE);
 #ifdef LODE_NV_PTX
@@ -158,196 +160,43 @@ void tf_segments(__global const uint *prime, __global const uint *start, __globa
     uint j = 0, v = sm[t];
     for (;;) {
         while (v == 0 && j + 1 < WORDS_PER_ITEM)
-            v = sm[t + ++j * SIEVE_LOCAL];
-        uint active;
-        asm volatile("{ .reg .pred p; setp.ne.u32 p, %1, 0; vote.sync.ballot.b32 %0, p, 0xffffffff; }"
-                     : "=r"(active) : "r"(v));
+            v = sm[t + ++j * LODE_TF_OCL_SIEVE_LOCAL];
+        const uint active = lode_ballot(v);
         if (active == 0)
             break;
         if (v != 0) {
             const uint bit = 31 - clz(v & -v);
             v &= v - 1;
-            cand[pos + popcount(active & below)] = seg0 + (t + j * SIEVE_LOCAL) * 32 + bit;
+            cand[pos + popcount(active & below)] = seg0 + (t + j * LODE_TF_OCL_SIEVE_LOCAL) * 32 + bit;
         }
         pos += popcount(active);
     }
 #else
     uint pos = base + sums[t] - n;
     for (uint j = 0; j < WORDS_PER_ITEM; j++) {
-        uint v = sm[t + j * SIEVE_LOCAL];
+        uint v = sm[t + j * LODE_TF_OCL_SIEVE_LOCAL];
         while (v != 0) {
             uint bit = 31 - clz(v & -v);
             v &= v - 1;
-            cand[pos++] = seg0 + (t + j * SIEVE_LOCAL) * 32 + bit;
+            cand[pos++] = seg0 + (t + j * LODE_TF_OCL_SIEVE_LOCAL) * 32 + bit;
         }
     }
 #endif
 }
 
-/* ---- 3 x 32-bit Montgomery arithmetic, R = 2^96 ---- */
+/* ---- 3 x 32-bit Montgomery arithmetic, R = 2^96 (tf_mont.h) ---- */
 
-typedef struct {
-    uint w0, w1, w2;
-} u96;
-
-/* A 96-bit accumulator: lo (64 bits) and hi (32). */
-#define ACC(p)                                                                                     \
-    do {                                                                                           \
-        ulong p_ = (p);                                                                            \
-        lo += p_;                                                                                  \
-        hi += lo < p_;                                                                             \
-    } while (0)
-#define SHIFT32()                                                                                  \
-    do {                                                                                           \
-        lo = (lo >> 32) | ((ulong)hi << 32);                                                       \
-        hi = 0;                                                                                    \
-    } while (0)
-
-/* a - m if a >= m. */
-inline u96 sub_if_ge(u96 a, u96 m)
+/* a^2 / R mod q: below 2q for a < 4q and q < 2^92; full reduces it below q
+ * (for q < 2^95, a < q). NVIDIA: the CUDA kernel's PTX. */
+inline u96 mont_sqr(u96 a, u96 q, uint qinv, bool full)
 {
-    ulong d0 = (ulong)a.w0 - m.w0;
-    ulong d1 = (ulong)a.w1 - m.w1 - (d0 >> 63);
-    ulong d2 = (ulong)a.w2 - m.w2 - (d1 >> 63);
-    if ((d2 >> 63) == 0) {
-        a.w0 = (uint)d0;
-        a.w1 = (uint)d1;
-        a.w2 = (uint)d2;
-    }
-    return a;
-}
-
 #ifdef LODE_NV_PTX
-/* NVIDIA: the same PTX as the CUDA kernel (backend-cuda/tf_kernel.cu has
- * the account and the bounds): one IMAD.WIDE per product, even and odd
- * words in separate accumulators. a < 2^95. */
-inline u96 mont_sqr(u96 a, u96 q, uint qinv, bool full)
-{
-    u96 r;
-    asm("{\n\t"
-        ".reg .u32 e0, e1, e2, e3, e4, e5, o1, o2, o3, o4, o5, b1, b2, d2, m, s;\n\t"
-        "shf.l.clamp.b32 b1, 0, %4, 1;\n\t"
-        "shf.l.clamp.b32 b2, %4, %5, 1;\n\t"
-        "shf.l.wrap.b32  d2, %5, %5, 1;\n\t"
-        /* word 0: m from a0^2; the even products */
-        "mul.lo.u32      e0, %3, %3;\n\t"
-        "mul.hi.u32      e1, %3, %3;\n\t"
-        "mul.lo.u32      m, e0, %9;\n\t"
-        "mad.lo.cc.u32   e0, m, %6, e0;\n\t"
-        "madc.hi.cc.u32  e1, m, %6, e1;\n\t"
-        "madc.lo.cc.u32  e2, %4, %4, 0;\n\t"
-        "madc.hi.u32     e3, %4, %4, 0;\n\t"
-        "mad.lo.cc.u32   e2, %3, b2, e2;\n\t"
-        "madc.hi.cc.u32  e3, %3, b2, e3;\n\t"
-        "madc.lo.cc.u32  e4, %5, %5, 0;\n\t"
-        "madc.hi.u32     e5, %5, %5, 0;\n\t"
-        "mad.lo.cc.u32   e2, m, %8, e2;\n\t"
-        "madc.hi.cc.u32  e3, m, %8, e3;\n\t"
-        "addc.cc.u32     e4, e4, 0;\n\t"
-        "addc.u32        e5, e5, 0;\n\t"
-        /* the odd products */
-        "mul.lo.u32      o1, %3, b1;\n\t"
-        "mul.hi.u32      o2, %3, b1;\n\t"
-        "mad.lo.cc.u32   o1, m, %7, o1;\n\t"
-        "madc.hi.cc.u32  o2, m, %7, o2;\n\t"
-        "madc.lo.cc.u32  o3, %4, d2, 0;\n\t"
-        "madc.hi.u32     o4, %4, d2, 0;\n\t"
-        /* word 1 = e1 + o1 */
-        "add.u32         s, e1, o1;\n\t"
-        "mul.lo.u32      m, s, %9;\n\t"
-        "mad.lo.cc.u32   o1, m, %6, o1;\n\t"
-        "madc.hi.cc.u32  o2, m, %6, o2;\n\t"
-        "madc.lo.cc.u32  o3, m, %8, o3;\n\t"
-        "madc.hi.cc.u32  o4, m, %8, o4;\n\t"
-        "addc.u32        o5, 0, 0;\n\t"
-        "mad.lo.cc.u32   e2, m, %7, e2;\n\t"
-        "madc.hi.cc.u32  e3, m, %7, e3;\n\t"
-        "addc.cc.u32     e4, e4, 0;\n\t"
-        "addc.u32        e5, e5, 0;\n\t"
-        /* word 2 = e2 + o2 + the carry of word 1 */
-        "add.cc.u32      s, e1, o1;\n\t"
-        "addc.u32        s, e2, o2;\n\t"
-        "mul.lo.u32      m, s, %9;\n\t"
-        "mad.lo.cc.u32   e2, m, %6, e2;\n\t"
-        "madc.hi.cc.u32  e3, m, %6, e3;\n\t"
-        "madc.lo.cc.u32  e4, m, %8, e4;\n\t"
-        "madc.hi.u32     e5, m, %8, e5;\n\t"
-        "mad.lo.cc.u32   o3, m, %7, o3;\n\t"
-        "madc.hi.cc.u32  o4, m, %7, o4;\n\t"
-        "addc.u32        o5, o5, 0;\n\t"
-        /* words 3..5 of e + o (words 0..2 are zero) */
-        "add.cc.u32      s, e1, o1;\n\t"
-        "addc.cc.u32     s, e2, o2;\n\t"
-        "addc.cc.u32     %0, e3, o3;\n\t"
-        "addc.cc.u32     %1, e4, o4;\n\t"
-        "addc.u32        %2, e5, o5;\n\t"
-        "}"
-        : "=&r"(r.w0), "=&r"(r.w1), "=&r"(r.w2)
-        : "r"(a.w0), "r"(a.w1), "r"(a.w2), "r"(q.w0), "r"(q.w1), "r"(q.w2), "r"(qinv));
-    return full ? sub_if_ge(r, q) : r;
-}
+    const u96 r = tf_mont_sqr_ptx(a, q, qinv);
 #else
-/* a^2 / R mod q, product scanning: (a^2 + m q) / R < a^2 / R + q, so a < 4q
- * and q < 2^92 give a result < 2q (without the final subtraction); full
- * reduces it below q (for q < 2^95, a < q). */
-inline u96 mont_sqr(u96 a, u96 q, uint qinv, bool full)
-{
-    ulong lo = 0;
-    uint hi = 0;
-    const ulong a01 = (ulong)a.w0 * a.w1, a02 = (ulong)a.w0 * a.w2, a12 = (ulong)a.w1 * a.w2;
-    /* column 0 */
-    ACC((ulong)a.w0 * a.w0);
-    uint m0 = (uint)lo * qinv;
-    ACC((ulong)m0 * q.w0);
-    SHIFT32();
-    /* column 1 */
-    ACC(a01);
-    ACC(a01);
-    ACC((ulong)m0 * q.w1);
-    uint m1 = (uint)lo * qinv;
-    ACC((ulong)m1 * q.w0);
-    SHIFT32();
-    /* column 2 */
-    ACC(a02);
-    ACC(a02);
-    ACC((ulong)a.w1 * a.w1);
-    ACC((ulong)m0 * q.w2);
-    ACC((ulong)m1 * q.w1);
-    uint m2 = (uint)lo * qinv;
-    ACC((ulong)m2 * q.w0);
-    SHIFT32();
-    /* column 3 */
-    ACC(a12);
-    ACC(a12);
-    ACC((ulong)m1 * q.w2);
-    ACC((ulong)m2 * q.w1);
-    u96 r;
-    r.w0 = (uint)lo;
-    SHIFT32();
-    /* column 4 */
-    ACC((ulong)a.w2 * a.w2);
-    ACC((ulong)m2 * q.w2);
-    r.w1 = (uint)lo;
-    r.w2 = (uint)(lo >> 32);
-    return full ? sub_if_ge(r, q) : r;
-}
-
+    const u96 r = tf_mont_sqr_c(a, q, qinv);
 #endif
-
-/* 2a, not reduced (a < 2^95). */
-inline u96 shl1(u96 a)
-{
-    u96 s;
-    s.w0 = a.w0 << 1;
-    s.w1 = (a.w1 << 1) | (a.w0 >> 31);
-    s.w2 = (a.w2 << 1) | (a.w1 >> 31);
-    return s;
+    return full ? u96_sub_if_ge(r, q) : r;
 }
-
-/* 2a reduced below m (a < m < 2^95). */
-inline u96 double_mod(u96 a, u96 m) { return sub_if_ge(shl1(a), m); }
-
-inline bool u96_eq(u96 a, u96 b) { return a.w0 == b.w0 && a.w1 == b.w1 && a.w2 == b.w2; }
 
 #ifdef cl_khr_fp64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -361,8 +210,8 @@ inline u96 reduce_estimate(uint x0, uint x1, uint x2, ulong e, u96 q)
     ulong d1 = (ulong)x1 - (uint)p1 - (d0 >> 63);
     ulong d2 = (ulong)x2 - (uint)p2 - (d1 >> 63);
     u96 r = {(uint)d0, (uint)d1, (uint)d2};
-    r = sub_if_ge(r, q);
-    return sub_if_ge(r, q);
+    r = u96_sub_if_ge(r, q);
+    return u96_sub_if_ge(r, q);
 }
 
 /* one = 2^96 mod q and start = 2^y one mod q for 2^64 <= q < 2^94, from
@@ -427,10 +276,10 @@ __kernel void tf_exponentiate(__global const uint *cand, __global volatile uint 
             else
                 one.w2 = 1u << (e - 64);
             for (uint s = e; s < 96; s++)
-                one = double_mod(one, q);
+                one = u96_double_mod(one, q);
             v = one;
             for (uint s = 0; s < y; s++)
-                v = double_mod(v, q);
+                v = u96_double_mod(v, q);
         }
         /* Not full (q < 2^92): a doubling is a plain shift, v < 2q after a
          * squaring and v < 4q < 2^94 after a doubling, which mont_sqr takes;
@@ -438,12 +287,12 @@ __kernel void tf_exponentiate(__global const uint *cand, __global volatile uint 
         for (int bit = (int)nbits - 6; bit >= 0; bit--) {
             v = mont_sqr(v, q, qinv, full);
             if ((p >> bit) & 1u)
-                v = full ? double_mod(v, q) : shl1(v);
+                v = full ? u96_double_mod(v, q) : u96_shl1(v);
         }
-        v = sub_if_ge(sub_if_ge(v, shl1(q)), q);
+        v = u96_sub_if_ge(u96_sub_if_ge(v, u96_shl1(q)), q);
         if (u96_eq(v, one)) {
             uint slot = atomic_inc(&counts[1]);
-            if (slot < FOUND_CAP)
+            if (slot < LODE_TF_FOUND_CAP)
                 found[slot] = off;
         }
     }

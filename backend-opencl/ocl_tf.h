@@ -1,44 +1,43 @@
-/* Mersenne trial factoring on an OpenCL device (kernels/factor.cl): the same
+/* Mersenne trial factoring on an OpenCL device (kernels/tf.cl): the same
  * pipeline as the CUDA backend's (backend-cuda/tf_cuda.h): a global bitmap
  * pass for the large sieve primes, local-memory segments for the small and
  * middle primes with a work-group prefix sum into a candidate list, and a
  * 3 x 32-bit Montgomery exponentiation that reads the list's length on the
  * device. One engine per worker handle; two launches in flight. */
-#ifndef LODE_OCL_FACTOR_H
-#define LODE_OCL_FACTOR_H
+#ifndef LODE_OCL_TF_H
+#define LODE_OCL_TF_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "backend-opencl/ocl_api.h"
 #include "backend-opencl/ocl_devices.h"
+#include "core/backend_support/kernel_params.h" /* LODE_TF_FOUND_CAP */
 #include "core/base/work.h"
 
-#define OCL_FACTOR_FOUND_CAP 256u /* as FOUND_CAP in kernels/factor.cl */
-
-typedef struct ocl_factor ocl_factor;
+typedef struct ocl_tf ocl_tf;
 
 /* Sieve primes: 1 000 000 on GPUs, 20 000 on CPU devices (PoCL: the
  * per-prime work dominates there); launches of 2^26 indices on GPUs, 2^20
  * on CPUs. LODE_TF_SIEVE_PRIMES and LODE_TF_LAUNCH_BITS override both.
  * Returns a lode status. */
-int ocl_factor_new(const ocl_dev_desc *desc, cl_context ctx, cl_command_queue queue, const char *label,
-                   ocl_factor **out);
-void ocl_factor_free(ocl_factor *f);
-uint64_t ocl_factor_launch_size(const ocl_factor *f);
-unsigned ocl_factor_depth(const ocl_factor *f);
+int ocl_tf_new(const ocl_dev_desc *desc, cl_context ctx, cl_command_queue queue, const char *label,
+                   ocl_tf **out);
+void ocl_tf_free(ocl_tf *f);
+uint64_t ocl_tf_launch_size(const ocl_tf *f);
+unsigned ocl_tf_depth(const ocl_tf *f);
 /* Installs a class (the prime tables are rebuilt when the exponent changes). */
-int ocl_factor_set_job(ocl_factor *f, const lode_factor_job *job);
+int ocl_tf_set_job(ocl_tf *f, const lode_factor_job *job);
 /* Queues the indices [n0, n0 + count), 1 <= count <= the launch size. */
-int ocl_factor_enqueue(ocl_factor *f, uint64_t n0, uint32_t count);
+int ocl_tf_enqueue(ocl_tf *f, uint64_t n0, uint32_t count);
 /* Whether the oldest queued launch has finished, without waiting: 1 yes,
  * 0 not yet, else a lode status. */
-int ocl_factor_ready(ocl_factor *f);
+int ocl_tf_ready(ocl_tf *f);
 /* Waits for the oldest queued launch: found[] are offsets from its n0 (valid
- * until the next enqueue); *overflow when more than OCL_FACTOR_FOUND_CAP. */
-int ocl_factor_finish(ocl_factor *f, uint64_t *n0, uint32_t *count, const uint32_t **found,
+ * until the next enqueue); *overflow when more than LODE_TF_FOUND_CAP. */
+int ocl_tf_finish(ocl_tf *f, uint64_t *n0, uint32_t *count, const uint32_t **found,
                       uint32_t *found_count, bool *overflow);
 /* Waits for every queued launch and drops their results. */
-void ocl_factor_discard(ocl_factor *f);
+void ocl_tf_discard(ocl_tf *f);
 
 #endif
