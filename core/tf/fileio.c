@@ -126,7 +126,11 @@ char *lode_tf_read_file(const char *path, size_t *len)
 
 int lode_tf_append_record(const char *path, const char *text, size_t len)
 {
-    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    /* Read and write: the last byte is read (a write-only descriptor
+     * cannot pread); write-only where the file may not be read. */
+    int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0 && errno == EACCES)
+        fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0)
         return -1;
     struct stat st;
