@@ -31,7 +31,7 @@
 void cmd_tf_usage(FILE *out)
 {
     fprintf(out,
-            "usage: lode tf EXPONENT BIT_MIN BIT_MAX [options]   trial-factor M(EXPONENT)\n"
+            "usage: lode tf EXPONENT BIT_MIN BIT_MAX [options]   trial factoring of M(EXPONENT)\n"
             "       lode tf [--worktodo FILE] [options]          every Factor= line of worktodo.txt\n"
             "       lode tf --selftest [-d LIST]                 every known factor on every device\n"
             "\n");
