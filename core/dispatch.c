@@ -212,6 +212,7 @@ static bool verify_later(lode_miner *m, size_t device, const lode_work *work,
 static void *verifier_main(void *arg)
 {
     lode_miner *m = arg;
+    pthread_setname_np(pthread_self(), "lode-verify");
     pthread_mutex_lock(&m->lock);
     for (;;) {
         while (m->verify_head == NULL && !m->verifier_stopping)
@@ -242,6 +243,11 @@ static void *worker_main(void *arg)
     lode_open_params params = {.algo = m->config.algo, .worker = w->slot, .variant = m->config.variant};
     lode_handle h;
     char why[512];
+    /* Named for top -H and the CPU-time measurements: "cuda:0/1" is worker
+     * 1 of cuda:0 (the kernel keeps 15 bytes). */
+    char name[16];
+    snprintf(name, sizeof name, "%.10s/%u", ref->id, w->slot % 1000);
+    pthread_setname_np(pthread_self(), name);
 
     int rc = lode_handle_open(&h, ref, &params);
     if (rc != LODE_OK) {

@@ -1,5 +1,8 @@
 /* `lode --benchmark`: mine a synthetic job on every selected device and
  * report per-device and total hashrates, cpuminer style. */
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,21 +14,50 @@
 #include "core/target.h"
 
 #define REPORT_SECONDS 5.0
+/* The share difficulty starts at 1 and is raised, as a pool's vardiff
+ * would, once a window of SHARE_WINDOW_S gives more than SHARES_PER_S_MAX
+ * shares a second, to about SHARES_PER_S. Every share is still re-checked
+ * on the CPU; at difficulty 1 an H100 gives 150 scrypt shares a second,
+ * whose reference re-check alone costs 10% of a core: a cost of the
+ * pool's difficulty, not of driving the GPU. */
+#define SHARE_WINDOW_S 3.0
+#define SHARES_PER_S 2.0
+#define SHARES_PER_S_MAX 8.0
 
 typedef struct bench_job_source {
     lode_miner *miner;
+    pthread_mutex_t lock; /* work and jobs: the exhausted callback runs on a worker */
     lode_work work;
     uint32_t jobs;
+    double difficulty;
+    atomic_uint_fast64_t shares;
 } bench_job_source;
 
 /* A fresh header for each job, as a pool's new extranonce would give:
  * the merkle root changes, everything else stays plausible. */
 static void next_job(bench_job_source *s)
 {
+    pthread_mutex_lock(&s->lock);
     s->jobs++;
     for (int i = 0; i < 4; i++)
         s->work.header.header[36 + i] = (uint8_t)(s->jobs >> (8 * i));
+    lode_target_from_difficulty(s->difficulty, s->work.algo, &s->work.header.target);
     lode_miner_set_job(s->miner, &s->work, 0, UINT64_C(1) << 32);
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Raises the share difficulty when the last window gave too many shares
+ * (a new job at the new target, as a pool sends after a difficulty change). */
+static void adjust_difficulty(bench_job_source *s, uint64_t shares, double seconds)
+{
+    const double rate = (double)shares / seconds;
+    if (rate <= SHARES_PER_S_MAX)
+        return;
+    const double factor = exp2(ceil(log2(rate / SHARES_PER_S)));
+    s->difficulty *= factor;
+    lode_log(LODE_LOG_INFO, "%.0f shares/s: share difficulty raised to %g, as a pool would "
+             "(every share is still re-checked on the CPU)", rate, s->difficulty);
+    next_job(s);
 }
 
 static void on_exhausted(void *user, uint64_t seq)
@@ -36,7 +68,8 @@ static void on_exhausted(void *user, uint64_t seq)
 
 static void on_found(void *user, const lode_found *found)
 {
-    (void)user;
+    bench_job_source *s = user;
+    atomic_fetch_add(&s->shares, 1);
     lode_log(LODE_LOG_DEBUG, "benchmark share at nonce %llu", (unsigned long long)found->hit.index);
 }
 
@@ -56,12 +89,12 @@ int cmd_benchmark(const cli_options *o)
         return EXIT_USAGE;
     }
 
-    bench_job_source source = {.work = {.algo = o->algo}};
+    bench_job_source source = {.work = {.algo = o->algo}, .difficulty = 1.0};
+    pthread_mutex_init(&source.lock, NULL);
     srand((unsigned)time(NULL));
     for (int i = 0; i < 76; i++)
         source.work.header.header[i] = (uint8_t)rand();
     source.work.header.header[0] = 0x02; /* version 2 */
-    lode_target_from_difficulty(1.0, o->algo, &source.work.header.target);
 
     lode_miner_config config = {
         .algo = o->algo,
@@ -74,6 +107,7 @@ int cmd_benchmark(const cli_options *o)
     lode_miner *m = lode_miner_start(&config, err, sizeof err);
     free(devices);
     if (m == NULL) {
+        pthread_mutex_destroy(&source.lock);
         lode_log(LODE_LOG_ERROR, "%s", err);
         return EXIT_RUNTIME;
     }
@@ -83,6 +117,7 @@ int cmd_benchmark(const cli_options *o)
         if (ready == 0)
             lode_log(LODE_LOG_ERROR, "no device passed its self-test");
         lode_miner_free(m);
+        pthread_mutex_destroy(&source.lock);
         return ready == 0 ? EXIT_RUNTIME : EXIT_INTERRUPTED;
     }
     size_t n = lode_miner_device_count(m);
@@ -99,17 +134,26 @@ int cmd_benchmark(const cli_options *o)
     cli_rate_report report;
     if (cli_rate_report_init(&report, m, cli_rate_unit(o->algo), REPORT_SECONDS) != 0) {
         lode_miner_free(m);
+        pthread_mutex_destroy(&source.lock);
         lode_log(LODE_LOG_ERROR, "out of memory");
         return EXIT_RUNTIME;
     }
     next_job(&source);
-    double start = cli_now();
+    double start = cli_now(), window_start = start;
+    uint64_t window_shares = 0;
     int status = 0;
     while (!cli_interrupted()) {
         struct timespec nap = {0, 100 * 1000 * 1000};
         nanosleep(&nap, NULL);
-        if (o->time_limit > 0 && cli_now() - start >= o->time_limit)
+        const double now = cli_now();
+        if (o->time_limit > 0 && now - start >= o->time_limit)
             break;
+        if (now - window_start >= SHARE_WINDOW_S) {
+            const uint64_t shares = atomic_load(&source.shares);
+            adjust_difficulty(&source, shares - window_shares, now - window_start);
+            window_shares = shares;
+            window_start = now;
+        }
         cli_rate_report_tick(&report);
         if (cli_workers_ready(m) == 0) {
             lode_log(LODE_LOG_ERROR, "every device has failed; nothing is hashing");
@@ -128,6 +172,7 @@ int cmd_benchmark(const cli_options *o)
            total, cli_rate_unit(o->algo));
     cli_rate_report_free(&report);
     lode_miner_free(m);
+    pthread_mutex_destroy(&source.lock);
     if (hw_errors && status == 0)
         status = EXIT_RUNTIME;
     return status;
