@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "core/base/algo.h"
 
@@ -23,7 +24,15 @@ typedef struct cli_pool {
     const char *url, *user, *pass, *cert_pin;
 } cli_pool;
 
+/* The commands whose options differ: `lode` itself (mining, --benchmark,
+ * --selftest, --list-devices, scan, hash) and `lode tf`. */
+enum { CLI_CMD_MINER = 0, CLI_CMD_TF = 1 };
+#define CLI_MINER (1u << CLI_CMD_MINER)
+#define CLI_TF (1u << CLI_CMD_TF)
+#define CLI_ALL (CLI_MINER | CLI_TF)
+
 typedef struct cli_options {
+    int command;           /* CLI_CMD_*: the options that apply (cli_options_init) */
     bool algo_given;
     lode_algo algo;
     const char *devices;   /* --devices LIST, NULL = every device */
@@ -49,18 +58,52 @@ typedef struct cli_options {
     unsigned failover_after;   /* 0 = the default */
     double retry_pause, stall_timeout, log_interval; /* 0 = the defaults */
 
+    /* lode tf (defaults from cli_options_init). */
+    struct {
+        const char *worktodo;   /* NULL: worktodo.txt, unless an assignment is given */
+        const char *results;    /* results.json.txt */
+        const char *legacy;     /* --legacy-results FILE, NULL = none */
+        const char *ckp_dir;    /* . */
+        const char *class_log;  /* NULL = none */
+        const char *user, *computer; /* UTF-8, for the JSON results; NULL = none */
+        double ckp_interval;    /* 60 s; 0 = every class */
+        double progress_interval; /* 10 s */
+        bool no_checkpoints;
+    } tf;
+
     /* Strings made while reading config files, freed by cli_options_free. */
     char **owned;
     size_t owned_count;
 } cli_options;
 
-extern const char cli_short_options[];
-extern const struct option cli_long_options[];
-/* The table entry of a long option name, or NULL. */
-const struct option *cli_find_option(const char *name);
+/* The one option table: every option of every command, for the command
+ * line (getopt), config files (keys = long names) and --help. An option
+ * that means different things to two commands has an entry for each. */
+typedef struct cli_option {
+    const char *name;   /* long name, and config-file key */
+    char short_name;    /* 0: none */
+    const char *arg;    /* the value's name in --help; NULL: a flag, no value */
+    unsigned commands;  /* CLI_MINER, CLI_TF: where it applies */
+    bool numeric;       /* a config file may give it as a JSON number */
+    const char *help;   /* --help text ('\n': a continuation line); NULL: not listed */
+} cli_option;
+
+extern const cli_option cli_option_table[];
+/* Zeroes o and sets command's defaults. */
+void cli_options_init(cli_options *o, int command);
+/* The table entry of a long option name for a command, or NULL. */
+const cli_option *cli_find_option(int command, const char *name);
+/* getopt_long's tables for a command: longs (cap entries, 0-terminated;
+ * each val is 256 + the table index) and shorts (":a:d:..."). */
+void cli_getopt_tables(int command, struct option *longs, size_t cap, char *shorts, size_t shorts_cap);
+/* The entry getopt_long's return value c (a short option or 256 + index)
+ * stands for in command, or NULL. */
+const cli_option *cli_option_of(int command, int c);
+/* Lists command's options, one per entry with help text. */
+void cli_print_options(FILE *out, int command);
 
 /* Applies one option by its long name (as on the command line, without
- * the dashes) to o; value is NULL for options without one. Returns 0, or -1
+ * the dashes) to o, as o->command understands it; value is NULL for options without one. Returns 0, or -1
  * with the reason in err. The command line and config files both go through
  * here, so they accept exactly the same things. */
 int cli_apply_option(cli_options *o, const char *name, const char *value, char *err, size_t err_len);
@@ -123,5 +166,9 @@ int cmd_hash(const cli_options *o);
 int cmd_list_devices(void);
 int cmd_selftest(const cli_options *o);
 int cmd_mine(const cli_options *o);
+/* lode tf, with the operands (EXPONENT BIT_MIN BIT_MAX, or none). */
+int cmd_tf(const cli_options *o, int argc, char **argv);
+/* lode tf --help */
+void cmd_tf_usage(FILE *out);
 
 #endif

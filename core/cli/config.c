@@ -80,18 +80,6 @@ static const char *keep(config_reader *r, const char *s)
     return copy;
 }
 
-/* Options whose value is a number; the others want JSON strings. */
-static bool takes_number(const char *key)
-{
-    static const char *const numeric[] = {"threads", "time-limit", "start", "count", "suggest-diff",
-                                          "failover-after", "retry-pause", "stall-timeout",
-                                          "log-interval"};
-    for (size_t i = 0; i < sizeof numeric / sizeof numeric[0]; i++)
-        if (strcmp(key, numeric[i]) == 0)
-            return true;
-    return false;
-}
-
 /* Moves to key in the text: later errors name its line. */
 static void visit_key(config_reader *r, const char *key)
 {
@@ -101,11 +89,11 @@ static void visit_key(config_reader *r, const char *key)
 }
 
 /* One scalar value of option opt under key. */
-static int apply_value(config_reader *r, const char *key, const struct option *opt, json_t *value)
+static int apply_value(config_reader *r, const char *key, const cli_option *opt, json_t *value)
 {
     char text[64];
     const char *arg = NULL;
-    if (opt->has_arg == no_argument) {
+    if (opt->arg == NULL) {
         if (!json_is_boolean(value))
             return key_error(r, key, "wants true or false");
         if (json_is_false(value))
@@ -114,7 +102,7 @@ static int apply_value(config_reader *r, const char *key, const struct option *o
         arg = json_string_value(value);
         if (strlen(arg) != json_string_length(value))
             return key_error(r, key, "the text holds a NUL character");
-    } else if (json_is_number(value) && !takes_number(key)) {
+    } else if (json_is_number(value) && !opt->numeric) {
         return key_error(r, key, "wants a string");
     } else if (json_is_integer(value)) {
         snprintf(text, sizeof text, "%" JSON_INTEGER_FORMAT, json_integer_value(value));
@@ -148,7 +136,7 @@ static int apply_pools(config_reader *r, json_t *pools)
         /* url first: user, pass and cert-pin attach to the last url. */
         size_t entry_cursor = r->cursor;
         visit_key(r, "url");
-        if (apply_value(r, "url", cli_find_option("url"), url) != 0)
+        if (apply_value(r, "url", cli_find_option(r->o->command, "url"), url) != 0)
             return -1;
         const char *key;
         json_t *value;
@@ -159,7 +147,7 @@ static int apply_pools(config_reader *r, json_t *pools)
             visit_key(r, key);
             if (strcmp(key, "user") != 0 && strcmp(key, "pass") != 0 && strcmp(key, "cert-pin") != 0)
                 return key_error(r, key, "unknown pool key (pools take url, user, pass, cert-pin)");
-            if (apply_value(r, key, cli_find_option(key), value) != 0)
+            if (apply_value(r, key, cli_find_option(r->o->command, key), value) != 0)
                 return -1;
         }
     }
@@ -186,8 +174,8 @@ int cli_config_parse(cli_options *o, const char *name, const char *text, size_t 
     if (rc == 0) {
         json_object_foreach(root, key, value) {
             visit_key(&r, key);
-            const struct option *opt = cli_find_option(key);
-            if (strcmp(key, "pools") == 0) {
+            const cli_option *opt = cli_find_option(o->command, key);
+            if (strcmp(key, "pools") == 0 && cli_find_option(o->command, "url") != NULL) {
                 rc = apply_pools(&r, value);
             } else if (opt == NULL || strcmp(key, "config") == 0 || strcmp(key, "help") == 0 ||
                        strcmp(key, "version") == 0) {

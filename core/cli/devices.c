@@ -1,4 +1,4 @@
-/* `lode --list-devices` and `lode --selftest`. */
+/* `lode --list-devices`, `lode --selftest` and `lode tf --selftest`. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +7,7 @@
 #include "core/cli/cli.h"
 #include "core/dispatch/registry.h"
 #include "core/dispatch/selftest.h"
+#include "core/dispatch/tf_selftest.h"
 
 #define MAX_VARIANTS 16
 
@@ -119,7 +120,9 @@ static int print_skipped(lode_algo algo, const lode_device_ref *chosen, size_t c
 }
 
 /* Every vector on every variant of every selected device: what a device
- * must pass before it gets work, here for all of its implementations. */
+ * must pass before it gets work, here for all of its implementations.
+ * `lode tf --selftest` (o->command CLI_CMD_TF) runs the whole known-factor
+ * set of trial factoring, not the short one a worker runs at start. */
 int cmd_selftest(const cli_options *o)
 {
     int failures = 0, runs = 0, skipped = 0;
@@ -151,7 +154,9 @@ int cmd_selftest(const cli_options *o)
                 char why[512];
                 int rc = lode_handle_open(&h, &devices[d], &params);
                 if (rc == LODE_OK)
-                    rc = lode_selftest_handle(&h, why, sizeof why) == 0 ? LODE_OK : LODE_ERR_DEVICE;
+                    rc = (a == LODE_ALGO_TF && o->command == CLI_CMD_TF
+                              ? lode_tf_selftest_handle(&h, false, why, sizeof why)
+                              : lode_selftest_handle(&h, why, sizeof why)) == 0 ? LODE_OK : LODE_ERR_DEVICE;
                 else
                     snprintf(why, sizeof why, "cannot open: %s", lode_status_str(rc));
                 lode_handle_close(&h);

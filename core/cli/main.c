@@ -10,7 +10,6 @@
 
 #include "core/base/log.h"
 #include "core/cli/cli.h"
-#include "core/cli/tf.h"
 #include "core/dispatch/dispatch.h"
 
 static volatile sig_atomic_t interrupted;
@@ -98,41 +97,9 @@ static void usage(FILE *out)
             "       lode hash -a ALGO HEADER_HEX\n"
             "       lode tf EXPONENT BIT_MIN BIT_MAX [-d LIST]  (Mersenne trial factoring:\n"
             "            lode tf --help)\n"
-            "\n"
-            "  -a, --algo ALGO      %s\n"
-            "  -o, --url URL        stratum+tcp://HOST:PORT or stratum+ssl://HOST:PORT (a pool;\n"
-            "                       repeat -o for backup pools, in priority order), or\n"
-            "                       http://HOST:PORT (a node: solo mining with getblocktemplate)\n"
-            "  -u, --user USER      pool user / worker, or node RPC user\n"
-            "  -p, --pass PASS      its password (-u, -p and --cert-pin after an -o belong to\n"
-            "                       that pool; before any -o, to every pool)\n"
-            "      --cert-pin HEX   accept exactly the TLS certificate with this SHA-256\n"
-            "                       fingerprint (pools with self-signed certificates)\n"
-            "      --coinbase-addr A  solo: the address the block reward goes to\n"
-            "      --cookie FILE    solo: the node's .cookie file instead of -u/-p\n"
-            "      --coinbase-tag T solo: text put in the coinbase (default /lode/)\n"
-            "      --suggest-diff D ask the pool for this share difficulty\n"
-            "      --no-version-rolling  do not negotiate BIP 310 version rolling (sha256d)\n"
-            "      --no-redirect    ignore the pool's client.reconnect\n"
-            "      --allow-redirect-host  follow client.reconnect to another host too (it gets\n"
-            "                       the pool's -u/-p); by default only to the same host\n"
-            "      --failover-after N  failed connection attempts before the next pool (3)\n"
-            "      --retry-pause S  first pause before reconnecting; doubles up to 60 s (1)\n"
-            "      --stall-timeout S  reconnect when a pool is silent this long (120)\n"
-            "      --log-interval S seconds between hashrate lines (30)\n"
-            "  -c, --config FILE    JSON options: {\"algo\": \"scrypt\", \"pools\": [{\"url\": ...,\n"
-            "                       \"user\": ..., \"pass\": ...}], \"threads\": 2, ...}\n"
-            "  -d, --devices LIST   devices to use, e.g. cpu, cpu:0, cuda:1 (default: all)\n"
-            "  -t, --threads N      CPU worker threads per device (default: one per core)\n"
-            "      --benchmark      hash a synthetic job and report the hashrate\n"
-            "      --time-limit S   stop after S seconds\n"
-            "      --variant NAME   force one implementation (see --list-devices)\n"
-            "      --list-devices   list every device of every backend\n"
-            "      --selftest       run the known-answer vectors on the devices\n"
-            "  -q, --quiet          only warnings, errors and the final summary on stderr\n"
-            "      --no-color       no colours in log lines\n"
-            "  -V, --version        print the version\n"
-            "  -h, --help           this text\n"
+            "\n");
+    cli_print_options(out, CLI_CMD_MINER);
+    fprintf(out,
             "\n"
             "scan prints every nonce in [N, N+M) whose PoW hash is at or below the target\n"
             "(64 hex digits, most significant first) as '<nonce> <hash>', sorted by nonce.\n"
@@ -141,51 +108,58 @@ static void usage(FILE *out)
             "Exit status: 0 success; 1 a failure at run time (no device passed its self-test,\n"
             "every device failed, a hardware error, output that could not be written); 2 bad\n"
             "input; 3 the pool or node refused the configuration (credentials, payout address,\n"
-            "algorithm); 130 stopped by SIGINT, SIGTERM or SIGHUP (after the summary).\n",
-            lode_algo_names());
+            "algorithm); 130 stopped by SIGINT, SIGTERM or SIGHUP (after the summary).\n");
 }
 
 int main(int argc, char **argv)
 {
     cli_install_signal_handlers(); /* first: --help | head -1 must not die of SIGPIPE either */
-    if (argc > 1 && strcmp(argv[1], "tf") == 0) /* its own options: lode tf --help */
-        return cli_finish_output(cmd_tf(argc - 1, argv + 1));
-    cli_options o = {0};
     const char *command = NULL;
+    int cmd = CLI_CMD_MINER;
     if (argc > 1 && argv[1][0] != '-') {
         command = argv[1];
-        if (strcmp(command, "scan") != 0 && strcmp(command, "hash") != 0)
+        if (strcmp(command, "tf") == 0)
+            cmd = CLI_CMD_TF;
+        else if (strcmp(command, "scan") != 0 && strcmp(command, "hash") != 0)
             return cli_usage_error("unknown command '%s' (see lode --help)", command);
         argv++;
         argc--;
     }
+    const char *see = cmd == CLI_CMD_TF ? "lode tf --help" : "lode --help";
+    cli_options o;
+    cli_options_init(&o, cmd);
+    struct option longs[128];
+    char shorts[64];
+    cli_getopt_tables(cmd, longs, sizeof longs / sizeof longs[0], shorts, sizeof shorts);
 
+    optind = 1;
     opterr = 0;
-    int c, index;
+    int c;
     char err[512];
     int status = -1;
-    while (status < 0 && (c = getopt_long(argc, argv, cli_short_options, cli_long_options, &index)) != -1) {
-        const char *name = NULL;
-        switch (c) {
-        case 'V': printf("lode %s\n", LODE_VERSION); status = 0; break;
-        case 'h': usage(stdout); status = 0; break;
-        case ':': status = cli_usage_error("option '%s' needs a value", argv[optind - 1]); break;
-        case '?': status = cli_usage_error("unknown option '%s' (see lode --help)", argv[optind - 1]); break;
-        case 'c':
+    while (status < 0 && (c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+        const cli_option *opt = c == ':' || c == '?' ? NULL : cli_option_of(cmd, c);
+        if (c == ':')
+            status = cli_usage_error("option '%s' needs a value", argv[optind - 1]);
+        else if (opt == NULL)
+            status = cli_usage_error("unknown option '%s' (see %s)", argv[optind - 1], see);
+        else if (strcmp(opt->name, "version") == 0)
+            status = (printf("lode %s\n", LODE_VERSION), 0);
+        else if (strcmp(opt->name, "help") == 0)
+            status = (cmd == CLI_CMD_TF ? cmd_tf_usage(stdout) : usage(stdout), 0);
+        else if (strcmp(opt->name, "config") == 0) {
             /* Read where it stands: later options override the file's. */
             if (cli_config_load(&o, optarg, err, sizeof err) != 0)
                 status = cli_usage_error("%s", err);
-            break;
-        case 0: name = cli_long_options[index].name; break;
-        default:
-            for (const struct option *opt = cli_long_options; opt->name != NULL; opt++)
-                if (opt->val == c)
-                    name = opt->name;
-        }
-        if (name != NULL && cli_apply_option(&o, name, optarg, err, sizeof err) != 0)
+        } else if (cli_apply_option(&o, opt->name, optarg, err, sizeof err) != 0)
             status = cli_usage_error("%s", err);
     }
     if (status >= 0) {
+        cli_options_free(&o);
+        return cli_finish_output(status);
+    }
+    if (cmd == CLI_CMD_TF) {
+        status = cmd_tf(&o, argc - optind, argv + optind);
         cli_options_free(&o);
         return cli_finish_output(status);
     }

@@ -1,6 +1,9 @@
-/* Every option lode takes, applied by name: the command line (main.c) and
- * config files (config.c) both come through cli_apply_option. */
+/* Every option lode takes, in one table (cli_option_table: names, values,
+ * the commands they apply to, --help text), applied by name: the command
+ * line (main.c) and config files (config.c) both come through
+ * cli_apply_option. */
 #include <errno.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,52 +12,149 @@
 
 #include "core/cli/cli.h"
 
-/* Short options and the getopt table; long names are also config keys.
- * "config", "help" and "version" act at once and exist only on the
- * command line (main.c). */
-const char cli_short_options[] = ":a:d:t:o:u:p:c:qVh";
-const struct option cli_long_options[] = {
-    {"algo", required_argument, NULL, 'a'},
-    {"devices", required_argument, NULL, 'd'},
-    {"threads", required_argument, NULL, 't'},
-    {"url", required_argument, NULL, 'o'},
-    {"user", required_argument, NULL, 'u'},
-    {"pass", required_argument, NULL, 'p'},
-    {"config", required_argument, NULL, 'c'},
-    {"quiet", no_argument, NULL, 'q'},
-    {"version", no_argument, NULL, 'V'},
-    {"help", no_argument, NULL, 'h'},
-    {"benchmark", no_argument, NULL, 0},
-    {"time-limit", required_argument, NULL, 0},
-    {"variant", required_argument, NULL, 0},
-    {"list-devices", no_argument, NULL, 0},
-    {"selftest", no_argument, NULL, 0},
-    {"no-color", no_argument, NULL, 0},
-    {"header", required_argument, NULL, 0},
-    {"target", required_argument, NULL, 0},
-    {"start", required_argument, NULL, 0},
-    {"count", required_argument, NULL, 0},
-    {"cert-pin", required_argument, NULL, 0},
-    {"coinbase-addr", required_argument, NULL, 0},
-    {"cookie", required_argument, NULL, 0},
-    {"coinbase-tag", required_argument, NULL, 0},
-    {"suggest-diff", required_argument, NULL, 0},
-    {"no-version-rolling", no_argument, NULL, 0},
-    {"no-redirect", no_argument, NULL, 0},
-    {"allow-redirect-host", no_argument, NULL, 0},
-    {"failover-after", required_argument, NULL, 0},
-    {"retry-pause", required_argument, NULL, 0},
-    {"stall-timeout", required_argument, NULL, 0},
-    {"log-interval", required_argument, NULL, 0},
+/* The one table. "config", "help" and "version" act at once and exist
+ * only on the command line (main.c). */
+const cli_option cli_option_table[] = {
+    {"algo", 'a', "ALGO", CLI_MINER, false, NULL /* cli_print_options lists the algorithms */},
+    {"url", 'o', "URL", CLI_MINER, false,
+     "stratum+tcp://HOST:PORT or stratum+ssl://HOST:PORT (a pool;\n"
+     "repeat -o for backup pools, in priority order), or\n"
+     "http://HOST:PORT (a node: solo mining with getblocktemplate)"},
+    {"user", 'u', "USER", CLI_MINER, false, "pool user / worker, or node RPC user"},
+    {"pass", 'p', "PASS", CLI_MINER, false,
+     "its password (-u, -p and --cert-pin after an -o belong to\n"
+     "that pool; before any -o, to every pool)"},
+    {"cert-pin", 0, "HEX", CLI_MINER, false,
+     "accept exactly the TLS certificate with this SHA-256\n"
+     "fingerprint (pools with self-signed certificates)"},
+    {"coinbase-addr", 0, "A", CLI_MINER, false, "solo: the address the block reward goes to"},
+    {"cookie", 0, "FILE", CLI_MINER, false, "solo: the node's .cookie file instead of -u/-p"},
+    {"coinbase-tag", 0, "T", CLI_MINER, false, "solo: text put in the coinbase (default /lode/)"},
+    {"suggest-diff", 0, "D", CLI_MINER, true, "ask the pool for this share difficulty"},
+    {"no-version-rolling", 0, NULL, CLI_MINER, false, "do not negotiate BIP 310 version rolling (sha256d)"},
+    {"no-redirect", 0, NULL, CLI_MINER, false, "ignore the pool's client.reconnect"},
+    {"allow-redirect-host", 0, NULL, CLI_MINER, false,
+     "follow client.reconnect to another host too (it gets\n"
+     "the pool's -u/-p); by default only to the same host"},
+    {"failover-after", 0, "N", CLI_MINER, true, "failed connection attempts before the next pool (3)"},
+    {"retry-pause", 0, "S", CLI_MINER, true, "first pause before reconnecting; doubles up to 60 s (1)"},
+    {"stall-timeout", 0, "S", CLI_MINER, true, "reconnect when a pool is silent this long (120)"},
+    {"log-interval", 0, "S", CLI_MINER, true, "seconds between hashrate lines (30)"},
+    {"config", 'c', "FILE", CLI_ALL, false,
+     "JSON options, keyed by long name: {\"threads\": 2, ...};\n"
+     "pools as \"pools\": [{\"url\": ..., \"user\": ..., \"pass\": ...}]"},
+    {"devices", 'd', "LIST", CLI_ALL, false, "devices to use, e.g. cpu, cpu:0, cuda:1 (default: all)"},
+    {"threads", 't', "N", CLI_ALL, true, "CPU worker threads per device (default: one per core)"},
+    {"benchmark", 0, NULL, CLI_MINER, false, "hash a synthetic job and report the hashrate"},
+    {"time-limit", 0, "S", CLI_MINER, true, "stop after S seconds"},
+    {"variant", 0, "NAME", CLI_MINER, false, "force one implementation (see --list-devices)"},
+    {"list-devices", 0, NULL, CLI_MINER, false, "list every device of every backend"},
+    {"selftest", 0, NULL, CLI_MINER, false, "run the known-answer vectors on the devices"},
+    {"selftest", 0, NULL, CLI_TF, false, "every known factor on every device (not the short set)"},
+    {"worktodo", 'w', "FILE", CLI_TF, false,
+     "assignments: Factor=[AID,]exponent,bit_min,bit_max;\n"
+     "worktodo.add beside it is merged in at start and\n"
+     "after each finished assignment; FILE.lock keeps a\n"
+     "second lode tf off the same file"},
+    {"results", 0, "FILE", CLI_TF, false, "PrimeNet JSON results (results.json.txt)"},
+    {"legacy-results", 0, "FILE", CLI_TF, false, "also append the legacy lines here (e.g. results.txt)"},
+    {"checkpoint-dir", 0, "DIR", CLI_TF, false, "where M<p>_<a>_<b>.ckp live (.)"},
+    {"checkpoint-interval", 0, "S", CLI_TF, true, "seconds between checkpoints (60; 0 = every class)"},
+    {"no-checkpoints", 0, NULL, CLI_TF, false,
+     "no progress saves (a finished assignment's short-lived\n"
+     "record against a second report is still written)"},
+    {"progress-interval", 0, "S", CLI_TF, true, "seconds between progress lines (10)"},
+    {"user", 0, "NAME", CLI_TF, false, "put into the JSON results (UTF-8)"},
+    {"computer", 0, "NAME", CLI_TF, false, "put into the JSON results (UTF-8)"},
+    {"class-log", 0, "FILE", CLI_TF, false, "append each class as it completes (for tests)"},
+    {"quiet", 'q', NULL, CLI_ALL, false, "only warnings, errors and the final summary on stderr"},
+    {"no-color", 0, NULL, CLI_MINER, false, "no colours in log lines"},
+    {"header", 0, "HEX", CLI_MINER, false, NULL}, /* scan and hash: in the usage lines */
+    {"target", 0, "HEX", CLI_MINER, false, NULL},
+    {"start", 0, "N", CLI_MINER, true, NULL},
+    {"count", 0, "M", CLI_MINER, true, NULL},
+    {"version", 'V', NULL, CLI_ALL, false, "print the version"},
+    {"help", 'h', NULL, CLI_ALL, false, "this text"},
     {0},
 };
 
-const struct option *cli_find_option(const char *name)
+void cli_options_init(cli_options *o, int command)
 {
-    for (const struct option *opt = cli_long_options; opt->name != NULL; opt++)
-        if (strcmp(opt->name, name) == 0)
+    *o = (cli_options){.command = command};
+    o->tf.results = "results.json.txt";
+    o->tf.ckp_dir = ".";
+    o->tf.ckp_interval = 60;
+    o->tf.progress_interval = 10;
+}
+
+static bool applies(const cli_option *opt, int command)
+{
+    return (opt->commands & (1u << command)) != 0;
+}
+
+const cli_option *cli_find_option(int command, const char *name)
+{
+    for (const cli_option *opt = cli_option_table; opt->name != NULL; opt++)
+        if (applies(opt, command) && strcmp(opt->name, name) == 0)
             return opt;
     return NULL;
+}
+
+void cli_getopt_tables(int command, struct option *longs, size_t cap, char *shorts, size_t shorts_cap)
+{
+    size_t n = 0, s = 0;
+    if (shorts_cap > 1)
+        shorts[s++] = ':'; /* a missing value is ':', not '?' */
+    for (const cli_option *opt = cli_option_table; opt->name != NULL; opt++) {
+        if (!applies(opt, command))
+            continue;
+        if (n + 1 < cap)
+            longs[n++] = (struct option){opt->name, opt->arg ? required_argument : no_argument, NULL,
+                                         256 + (int)(opt - cli_option_table)};
+        if (opt->short_name && s + 3 < shorts_cap) {
+            shorts[s++] = opt->short_name;
+            if (opt->arg)
+                shorts[s++] = ':';
+        }
+    }
+    if (cap > 0)
+        longs[n] = (struct option){0};
+    if (shorts_cap > 0)
+        shorts[s] = '\0';
+}
+
+const cli_option *cli_option_of(int command, int c)
+{
+    size_t count = 0;
+    while (cli_option_table[count].name != NULL)
+        count++;
+    if (c >= 256)
+        return (size_t)(c - 256) < count ? &cli_option_table[c - 256] : NULL;
+    for (const cli_option *opt = cli_option_table; opt->name != NULL; opt++)
+        if (applies(opt, command) && opt->short_name != 0 && opt->short_name == c)
+            return opt;
+    return NULL;
+}
+
+void cli_print_options(FILE *out, int command)
+{
+    enum { COLUMN = 23 };
+    for (const cli_option *opt = cli_option_table; opt->name != NULL; opt++) {
+        bool algo = strcmp(opt->name, "algo") == 0;
+        if (!applies(opt, command) || (opt->help == NULL && !algo))
+            continue;
+        char left[64];
+        int n = snprintf(left, sizeof left, "  %c%c%c --%s%s%s", opt->short_name ? '-' : ' ',
+                         opt->short_name ? opt->short_name : ' ', opt->short_name ? ',' : ' ', opt->name,
+                         opt->arg ? " " : "", opt->arg ? opt->arg : "");
+        fprintf(out, "%s%*s", left, n < COLUMN - 1 ? COLUMN - n : 2, "");
+        const char *help = algo ? lode_algo_names() : opt->help;
+        for (const char *line = help; *line;) {
+            size_t len = strcspn(line, "\n");
+            fprintf(out, "%s%.*s\n", line == help ? "" : "                       ", (int)len, line);
+            line += len + (line[len] == '\n');
+        }
+    }
 }
 
 static int fail(char *err, size_t err_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -93,6 +193,28 @@ static int parse_positive(const char *text, double *out)
         return -1;
     *out = v;
     return 0;
+}
+
+/* Seconds from 0 to 10^9. */
+static int parse_seconds(const char *text, double *out)
+{
+    if (text == NULL || *text == '\0')
+        return -1;
+    errno = 0;
+    char *end;
+    double v = strtod(text, &end);
+    if (errno != 0 || *end != '\0' || !(v >= 0) || v > 1e9)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Text that goes into JSON as it is. */
+static bool is_utf8(const char *text)
+{
+    json_t *s = json_string(text); /* NULL: not UTF-8 */
+    json_decref(s);
+    return s != NULL;
 }
 
 /* -u/-p/--cert-pin belong to the last -o, or to every pool before any -o. */
@@ -145,6 +267,28 @@ int cli_apply_option(cli_options *o, const char *name, const char *v, char *err,
         if (o->pool_count == CLI_MAX_POOLS)
             return fail(err, err_len, "at most %d pools (-o) are supported", CLI_MAX_POOLS);
         o->pools[o->pool_count++] = (cli_pool){.url = v};
+    } else if (o->command == CLI_CMD_TF && (strcmp(name, "user") == 0 || strcmp(name, "computer") == 0)) {
+        if (v == NULL || !is_utf8(v))
+            return fail(err, err_len, "--%s wants UTF-8 text", name);
+        *(strcmp(name, "user") == 0 ? &o->tf.user : &o->tf.computer) = v;
+    } else if (strcmp(name, "worktodo") == 0) {
+        o->tf.worktodo = v;
+    } else if (strcmp(name, "results") == 0) {
+        o->tf.results = v;
+    } else if (strcmp(name, "legacy-results") == 0) {
+        o->tf.legacy = v;
+    } else if (strcmp(name, "checkpoint-dir") == 0) {
+        o->tf.ckp_dir = v;
+    } else if (strcmp(name, "checkpoint-interval") == 0) {
+        if (parse_seconds(v, &o->tf.ckp_interval) != 0)
+            return fail(err, err_len, "--checkpoint-interval wants seconds, not '%s'", v);
+    } else if (strcmp(name, "no-checkpoints") == 0) {
+        o->tf.no_checkpoints = true;
+    } else if (strcmp(name, "progress-interval") == 0) {
+        if (parse_seconds(v, &o->tf.progress_interval) != 0)
+            return fail(err, err_len, "--progress-interval wants seconds, not '%s'", v);
+    } else if (strcmp(name, "class-log") == 0) {
+        o->tf.class_log = v;
     } else if (strcmp(name, "user") == 0) {
         credentials_target(o)->user = v;
     } else if (strcmp(name, "pass") == 0) {

@@ -1,0 +1,300 @@
+#include "core/tf/class_driver.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/base/log.h"
+#include "core/base/tf_ref.h"
+#include "core/tf/fileio.h"
+
+void lode_tf_driver_init(lode_tf_driver *d)
+{
+    *d = (lode_tf_driver){.results = "results.json.txt", .ckp_dir = ".", .ckp_interval = 60,
+                          .progress_interval = 10, .progress_ckp = true, .out = stdout};
+    pthread_mutex_init(&d->lock, NULL);
+}
+
+void lode_tf_driver_destroy(lode_tf_driver *d)
+{
+    pthread_mutex_destroy(&d->lock);
+}
+
+void lode_tf_driver_on_found(void *driver, const lode_found *f)
+{
+    lode_tf_driver *d = driver;
+    pthread_mutex_lock(&d->lock);
+    if (d->hit_count < LODE_TF_MAX_FACTORS) {
+        d->hit_n[d->hit_count] = f->hit.index;
+        d->hit_seq[d->hit_count++] = f->job_seq;
+    }
+    pthread_mutex_unlock(&d->lock);
+}
+
+static bool asked(bool (*flag)(void))
+{
+    return flag != NULL && flag();
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void lode_tf_format_eta(double s, char *out, size_t len)
+{
+    if (!(s >= 0) || s > 1e12)
+        s = 0;
+    unsigned long long t = (unsigned long long)(s + 0.5);
+    unsigned long long d = t / 86400, h = t / 3600 % 24, m = t / 60 % 60, sec = t % 60;
+    if (d)
+        snprintf(out, len, "%llud %02lluh %02llum", d, h, m);
+    else if (h)
+        snprintf(out, len, "%lluh %02llum", h, m);
+    else if (m)
+        snprintf(out, len, "%llum %02llus", m, sec);
+    else
+        snprintf(out, len, "%llus", sec);
+}
+
+static long file_length(const char *path)
+{
+    struct stat st;
+    return path != NULL && stat(path, &st) == 0 && S_ISREG(st.st_mode) ? (long)st.st_size : 0;
+}
+
+static int by_k(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int lode_tf_driver_finish(const lode_tf_driver *d, const lode_tf_assignment *a, lode_tf_progress *pr)
+{
+    char path[4096];
+    lode_tf_checkpoint_path(d->ckp_dir, a, path, sizeof path);
+    qsort(pr->k, (size_t)pr->factors, sizeof pr->k[0], by_k);
+    char legacy[8192];
+    if (d->out != NULL) {
+        lode_tf_legacy_lines(a, pr->k, pr->factors, &d->info, false, legacy, sizeof legacy);
+        fputs(legacy, d->out);
+        fflush(d->out);
+    }
+    lode_tf_legacy_lines(a, pr->k, pr->factors, &d->info, true, legacy, sizeof legacy);
+    if (pr->state == LODE_TF_CKP_REPORTED) {
+        lode_log(LODE_LOG_INFO, "M%u 2^%u..2^%u: the result is already in %s", a->p, a->bit_min, a->bit_max,
+                 d->results);
+    } else {
+        bool resumed = pr->state == LODE_TF_CKP_PENDING;
+        if (!resumed) {
+            pr->state = LODE_TF_CKP_PENDING;
+            pr->results_offset = file_length(d->results);
+            pr->legacy_offset = file_length(d->legacy);
+            if (lode_tf_checkpoint_save(path, a, pr) != 0) {
+                lode_log(LODE_LOG_ERROR, "cannot write checkpoint %s: %s; the result is not written (it "
+                         "could not be guarded against a second report); the next run tries again", path,
+                         strerror(errno));
+                return LODE_TF_FAILED;
+            }
+            lode_tf_crash_point("pending-saved");
+        }
+        if (d->legacy != NULL && !(resumed && lode_tf_result_present(d->legacy, pr->legacy_offset, a, false))) {
+            if (lode_tf_append_record(d->legacy, legacy, strlen(legacy)) != 0) {
+                lode_log(LODE_LOG_ERROR, "cannot append to %s: %s; the result stays in %s and the next run "
+                         "writes it", d->legacy, strerror(errno), path);
+                return LODE_TF_FAILED;
+            }
+            lode_tf_crash_point("legacy-appended");
+        }
+        if (resumed && lode_tf_result_present(d->results, pr->results_offset, a, true)) {
+            lode_log(LODE_LOG_INFO, "M%u 2^%u..2^%u: the result is already in %s", a->p, a->bit_min,
+                     a->bit_max, d->results);
+        } else {
+            char *json = lode_tf_result_json(a, pr->k, pr->factors, &d->info);
+            int rc = json != NULL ? lode_tf_append_record(d->results, json, strlen(json)) : -1;
+            if (json == NULL)
+                errno = ENOMEM;
+            free(json);
+            if (rc != 0) {
+                lode_log(LODE_LOG_ERROR, "cannot append to %s: %s; the result stays in %s and the next run "
+                         "writes it", d->results, strerror(errno), path);
+                return LODE_TF_FAILED;
+            }
+            lode_tf_crash_point("result-appended");
+        }
+        pr->state = LODE_TF_CKP_REPORTED;
+        if (lode_tf_checkpoint_save(path, a, pr) != 0) /* the pending record still guards it */
+            lode_log(LODE_LOG_WARN, "cannot write checkpoint %s: %s", path, strerror(errno));
+        lode_tf_crash_point("reported-saved");
+    }
+    if (d->worktodo != NULL) {
+        if (lode_tf_worktodo_remove(d->worktodo, a) != 0) {
+            lode_log(LODE_LOG_ERROR, "cannot remove the finished line from %s: %s; %s records that it is "
+                     "reported and the next run removes it", d->worktodo, strerror(errno), path);
+            return LODE_TF_FAILED;
+        }
+        lode_tf_crash_point("worktodo-rewritten");
+    }
+    if (unlink(path) != 0 && errno != ENOENT)
+        lode_log(LODE_LOG_WARN, "cannot remove %s: %s", path, strerror(errno));
+    else
+        (void)lode_tf_fsync_dir_of(path);
+    lode_tf_crash_point("checkpoint-removed");
+    return LODE_TF_DONE;
+}
+
+static uint64_t candidates(lode_miner *m)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < lode_miner_device_count(m); i++) {
+        lode_device_stats st;
+        lode_miner_device_stats(m, i, &st);
+        n += st.hashes;
+    }
+    return n;
+}
+
+static const char *saved_text(bool saved, bool progress_ckp, const char *yes)
+{
+    return saved ? yes : progress_ckp ? "progress NOT saved" : "progress not saved (--no-checkpoints)";
+}
+
+int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a)
+{
+    char path[4096];
+    lode_tf_checkpoint_path(d->ckp_dir, a, path, sizeof path);
+    lode_tf_progress pr;
+    lode_tf_progress_init(&pr);
+    if (lode_tf_checkpoint_load(path, a, &pr) == 1)
+        lode_log(LODE_LOG_INFO, "M%u 2^%u..2^%u: resuming from %s at class %u (%u of %u done)", a->p,
+                 a->bit_min, a->bit_max, path, pr.next_class, pr.classes_done, LODE_TF_NEEDED_CLASSES);
+    FILE *class_log = NULL;
+    if (d->class_log != NULL) {
+        /* Drop what was logged after the checkpoint: those classes run again. */
+        if (truncate(d->class_log, pr.class_log_offset) != 0 && errno != ENOENT)
+            lode_log(LODE_LOG_WARN, "cannot truncate %s", d->class_log);
+        class_log = fopen(d->class_log, "a");
+    }
+    double ghz_days = lode_tf_ghz_days(a->p, a->bit_min, a->bit_max);
+    lode_log(LODE_LOG_INFO, "trial factoring M%u from 2^%u to 2^%u (%.4f GHz-days)", a->p, a->bit_min,
+             a->bit_max, ghz_days);
+    double t0 = now(), last_ckp = t0, last_line = 0;
+    unsigned done_at_start = pr.classes_done;
+    lode_miner *m = d->miner;
+    uint64_t cand0 = candidates(m);
+    int status = LODE_TF_DONE;
+    for (unsigned c = pr.next_class; c < LODE_TF_CLASSES; c++) {
+        if (!lode_tf_class_needed(a->p, c)) {
+            pr.next_class = c + 1;
+            continue;
+        }
+        uint64_t nb, ne;
+        lode_tf_class_range(a->p, a->bit_min, a->bit_max, c, &nb, &ne);
+        if (ne > nb) {
+            lode_work w = {.algo = LODE_ALGO_TF,
+                           .factor = {a->p, a->bit_min, a->bit_max, LODE_TF_CLASSES, c}};
+            uint64_t seq = lode_miner_set_job(m, &w, nb, ne);
+            int r;
+            bool told = false;
+            while ((r = lode_miner_wait_job(m, seq, 200)) == 0 && !asked(d->stop_now)) {
+                if (asked(d->stop) && !told) { /* the class is finished first */
+                    lode_log(LODE_LOG_INFO, "finishing class %u before stopping (Ctrl-C again: stop now, "
+                             "the class runs again next time)", c);
+                    told = true;
+                }
+            }
+            if (r == 0) { /* stopped mid-class: the checkpoint says this class is not done */
+                bool saved = false;
+                if (d->progress_ckp && !(saved = lode_tf_checkpoint_save(path, a, &pr) == 0))
+                    lode_log(LODE_LOG_ERROR, "cannot write checkpoint %s: %s", path, strerror(errno));
+                lode_log(LODE_LOG_INFO, "stopped in class %u: %s", c,
+                         saved_text(saved, d->progress_ckp, "progress before it saved"));
+                status = LODE_TF_STOPPED;
+                break;
+            }
+            if (r < 0) {
+                lode_log(LODE_LOG_ERROR, "M%u class %u: no device could finish it", a->p, c);
+                status = LODE_TF_FAILED;
+                break;
+            }
+            pthread_mutex_lock(&d->lock);
+            for (int i = 0; i < d->hit_count; i++)
+                if (d->hit_seq[i] == seq && pr.factors < LODE_TF_MAX_FACTORS)
+                    pr.k[pr.factors++] = lode_tf_k(c, d->hit_n[i]);
+            d->hit_count = 0;
+            pthread_mutex_unlock(&d->lock);
+        }
+        pr.next_class = c + 1;
+        pr.classes_done++;
+        if (class_log != NULL) {
+            fprintf(class_log, "%u\n", c);
+            fflush(class_log);
+            pr.class_log_offset = ftell(class_log);
+        }
+        double t = now();
+        bool stop = asked(d->stop), saved = false;
+        if (d->progress_ckp && (stop || t - last_ckp >= d->ckp_interval)) {
+            if (!(saved = lode_tf_checkpoint_save(path, a, &pr) == 0))
+                lode_log(LODE_LOG_ERROR, "cannot write checkpoint %s: %s", path, strerror(errno));
+            last_ckp = t;
+        }
+        if (t - last_line >= d->progress_interval || pr.classes_done == LODE_TF_NEEDED_CLASSES) {
+            uint64_t cand = candidates(m);
+            double el = t - t0 > 1e-6 ? t - t0 : 1e-6;
+            double frac = (double)(pr.classes_done - done_at_start) / LODE_TF_NEEDED_CLASSES;
+            double left = (double)(LODE_TF_NEEDED_CLASSES - pr.classes_done);
+            double eta = pr.classes_done > done_at_start ? el / (pr.classes_done - done_at_start) * left : 0;
+            char eta_text[48];
+            lode_tf_format_eta(eta, eta_text, sizeof eta_text);
+            lode_log(LODE_LOG_INFO, "M%u %u-%u class %4u: %5.1f%%, %.3g candidates/s, %.2f GHz-days/day, ETA %s",
+                     a->p, a->bit_min, a->bit_max, c, 100.0 * pr.classes_done / LODE_TF_NEEDED_CLASSES,
+                     (double)(cand - cand0) / el, ghz_days * frac / (el / 86400.0), eta_text);
+            last_line = t;
+        }
+        if (stop && pr.classes_done < LODE_TF_NEEDED_CLASSES) { /* else: report it first */
+            lode_log(LODE_LOG_INFO, "interrupted after class %u: %s", c,
+                     saved_text(saved, d->progress_ckp, "progress saved"));
+            status = LODE_TF_STOPPED;
+            break;
+        }
+    }
+    if (class_log != NULL)
+        fclose(class_log);
+    if (status != LODE_TF_DONE)
+        return status;
+    return lode_tf_driver_finish(d, a, &pr);
+}
+
+int lode_tf_driver_run_list(lode_tf_driver *d, lode_tf_assignment **list, size_t *count)
+{
+    int status = LODE_TF_DONE;
+    for (size_t i = 0; status == LODE_TF_DONE && i < *count; i++) {
+        status = lode_tf_driver_run(d, &(*list)[i]);
+        if (status == LODE_TF_DONE && asked(d->stop))
+            status = LODE_TF_STOPPED;
+        if (status != LODE_TF_DONE || d->worktodo == NULL)
+            continue;
+        /* New work dropped into worktodo.add meanwhile: merge it, and go on
+         * with whatever the file now holds (the finished line is gone). */
+        long merged = lode_tf_worktodo_merge_add(d->worktodo);
+        if (merged < 0)
+            lode_log(LODE_LOG_ERROR, "cannot merge worktodo.add into %s: %s", d->worktodo, strerror(errno));
+        if (merged > 0) {
+            lode_tf_assignment *fresh;
+            size_t n;
+            int bad;
+            if (lode_tf_worktodo_load(d->worktodo, &fresh, &n, &bad, false) == 0) {
+                free(*list);
+                *list = fresh;
+                *count = n;
+                i = (size_t)-1; /* from the top of the file again */
+            }
+        }
+    }
+    return status;
+}

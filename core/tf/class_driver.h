@@ -1,0 +1,93 @@
+/* The class driver of trial factoring: runs an assignment's classes in
+ * ascending order, one dispatcher job per class (all workers of all devices
+ * share it), with checkpoints between classes, then writes the result
+ * through the ordered finishing steps.
+ *
+ * A checkpoint is written every ckp_interval seconds and on a stop request,
+ * after a whole class: a SIGKILL loses at most the classes since the last
+ * one and a class is never skipped. No result is lost or reported twice: a
+ * finished assignment goes through these steps, each durable (fsync) before
+ * the next; a kill at any instant leaves either the result unwritten or a
+ * record that stops a second report:
+ *   1. the checkpoint says "finished, result pending" with the lengths of
+ *      the results files (even with progress_ckp off: it is the record);
+ *   2. the legacy lines, then the JSON line, are appended (a restart in
+ *      state 1 looks after those lengths for this assignment's lines and
+ *      appends only what is missing);
+ *   3. the checkpoint says "reported" (a restart only cleans up);
+ *   4. the worktodo line is removed;
+ *   5. the checkpoint is removed.
+ * A result that cannot be written fails the run with the checkpoint and the
+ * worktodo line kept; the next run writes it. The crash hook
+ * (lode_tf_crash_point) names the steps pending-saved, legacy-appended,
+ * result-appended, reported-saved, worktodo-rewritten, checkpoint-removed. */
+#ifndef LODE_TF_CLASS_DRIVER_H
+#define LODE_TF_CLASS_DRIVER_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/dispatch/dispatch.h"
+#include "core/tf/checkpoint.h"
+#include "core/tf/results.h"
+#include "core/tf/worktodo.h"
+
+/* What a run ends with. */
+enum { LODE_TF_DONE = 0, LODE_TF_FAILED = 1, LODE_TF_STOPPED = 2 };
+
+typedef struct lode_tf_driver {
+    /* Files. */
+    const char *worktodo;    /* finished lines are removed from it; NULL: none */
+    const char *results;     /* the JSON results (results.json.txt) */
+    const char *legacy;      /* the legacy lines too (results.txt); NULL: none */
+    const char *ckp_dir;     /* where M<p>_<a>_<b>.ckp live */
+    const char *class_log;   /* each class appended as it completes (tests); NULL: none */
+    double ckp_interval;     /* seconds between checkpoints (0: every class) */
+    double progress_interval; /* seconds between progress lines */
+    bool progress_ckp;       /* false: no progress saves (the finish record is still written) */
+    lode_tf_report_info info;
+    FILE *out;               /* the legacy lines as printed (stdout); NULL: not printed */
+
+    /* The run. */
+    lode_miner *miner;       /* started with lode_tf_driver_on_found as its found callback */
+    bool (*stop)(void);      /* finish the running class, save, stop (Ctrl-C); NULL: never */
+    bool (*stop_now)(void);  /* leave the running class undone (a second Ctrl-C); NULL: never */
+
+    /* Private: confirmed hits of the running class. */
+    pthread_mutex_t lock;
+    uint64_t hit_n[LODE_TF_MAX_FACTORS], hit_seq[LODE_TF_MAX_FACTORS];
+    int hit_count;
+} lode_tf_driver;
+
+/* Defaults: results.json.txt, checkpoints in ".", every 60 s, progress
+ * lines every 10 s, printed to stdout. */
+void lode_tf_driver_init(lode_tf_driver *d);
+void lode_tf_driver_destroy(lode_tf_driver *d);
+
+/* The miner's found callback (user = the driver). */
+void lode_tf_driver_on_found(void *driver, const lode_found *found);
+
+/* Runs one assignment from its checkpoint (if any) to the end of the
+ * finishing steps. LODE_TF_DONE, LODE_TF_STOPPED (progress saved as
+ * progress_ckp says), or LODE_TF_FAILED (logged). */
+int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a);
+
+/* Runs *list in order. With a worktodo file, worktodo.add is merged after
+ * each finished assignment, and when it brought new lines the list is read
+ * again from the file (the finished line is gone) and run from its top.
+ * Returns as lode_tf_driver_run, at the first assignment that is not done,
+ * or LODE_TF_STOPPED when a stop was asked between assignments. */
+int lode_tf_driver_run_list(lode_tf_driver *d, lode_tf_assignment **list, size_t *count);
+
+/* Steps 1 to 5 above for a finished assignment (pr: its classes and
+ * factors; the factors are sorted). LODE_TF_DONE, or LODE_TF_FAILED with
+ * the reason logged (the checkpoint and the worktodo line are kept: the
+ * next run goes on from there). Needs no miner. */
+int lode_tf_driver_finish(const lode_tf_driver *d, const lode_tf_assignment *a, lode_tf_progress *pr);
+
+/* "3d 04h 05m", "4h 05m", "5m 06s", "7s". */
+void lode_tf_format_eta(double seconds, char *out, size_t len);
+
+#endif

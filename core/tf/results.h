@@ -1,0 +1,51 @@
+/* Trial factoring's result lines (PROTOCOLS.md, "results.json.txt" and
+ * "Legacy results.txt"):
+ *
+ *   results.json.txt, one PrimeNet JSON object a line, with its CRC-32 over
+ *     "P;TF;<factors>;;B1;B2;1;;;lode;<version>;<kernel>;<details>;<os>;<arch>;<timestamp>"
+ *   results.txt (and stdout, without the bracketed tags):
+ *     M<p> has a factor: <q> [TF:<B1>:<B2>:lode <version> <kernel>]
+ *     found <n> factor(s) for M<p> from 2^<B1> to 2^<B2> [lode <version> <kernel>]
+ *     no factor for M<p> from 2^<B1> to 2^<B2> [lode <version> <kernel>]
+ *
+ * Lines are appended with lode_tf_append_record (O_APPEND, fsync). */
+#ifndef LODE_TF_RESULTS_H
+#define LODE_TF_RESULTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/tf/worktodo.h"
+
+/* What a result line says about the program and the machine. */
+typedef struct lode_tf_report_info {
+    const char *version;         /* lode's version */
+    const char *kernel, *details; /* printable ASCII (the checksum is over bytes) */
+    const char *user, *computer; /* JSON only; NULL: left out; UTF-8 */
+    const char *os, *arch;       /* NULL: uname's */
+    const char *timestamp;       /* "YYYY-MM-DD HH:MM:SS" UTC; NULL: now */
+} lode_tf_report_info;
+
+/* The PrimeNet JSON line of a finished assignment (with its newline),
+ * factors given as k (q = 2kp + 1) in the order to list them. The "aid"
+ * key is written only for a key of exactly 32 hex digits. malloc'ed; NULL
+ * when out of memory. */
+char *lode_tf_result_json(const lode_tf_assignment *a, const uint64_t *k, int factors,
+                          const lode_tf_report_info *info);
+
+/* The legacy lines of a finished assignment (one per factor, then the
+ * summary), each with its newline: tagged = as in results.txt, or as
+ * printed on stdout (no bracketed tag). Returns the length the whole text
+ * has (as snprintf: out holds what fits). */
+size_t lode_tf_legacy_lines(const lode_tf_assignment *a, const uint64_t *k, int factors,
+                            const lode_tf_report_info *info, bool tagged, char *out, size_t size);
+
+/* Is this assignment's JSON line (json) or legacy summary line (!json) in
+ * the file after offset, whole (newline-terminated)? It tells whether an
+ * earlier run was stopped between the append and the checkpoint that says
+ * so. A JSON line counts only with the same key (or none, for a key that is
+ * not 32 hex digits). */
+bool lode_tf_result_present(const char *path, long offset, const lode_tf_assignment *a, bool json);
+
+#endif
