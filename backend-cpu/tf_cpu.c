@@ -1,4 +1,5 @@
 #include "backend-cpu/tf_cpu.h"
+#include "core/base/settings.h"
 #include "backend-cpu/tf_tables.h"
 
 #include <stdlib.h>
@@ -32,7 +33,7 @@ cpu_tf *cpu_tf_new(unsigned sieve_primes)
     cpu_tf *tf = calloc(1, sizeof *tf);
     if (tf == NULL)
         return NULL;
-    tf->want_primes = tf_env_unsigned("LODE_TF_SIEVE_PRIMES", sieve_primes ? sieve_primes : TF_CPU_DEFAULT_SIEVE_PRIMES, 0,
+    tf->want_primes = lode_setting_unsigned_in(LODE_SETTING_TF_SIEVE_PRIMES, sieve_primes ? sieve_primes : TF_CPU_DEFAULT_SIEVE_PRIMES, 0,
                                       TF_CPU_MAX_SIEVE_PRIMES);
     tf->primes = tf_first_primes(tf->want_primes + 1); /* + 1: never a zero-byte allocation */
     tf->sp = malloc((tf->want_primes + 1) * sizeof *tf->sp);

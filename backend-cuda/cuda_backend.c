@@ -23,6 +23,7 @@
 #include <cuda_runtime_api.h>
 
 #include "backend-cpu/sha256_cpu.h"
+#include "core/base/settings.h"
 #include "backend-cpu/sha256d_lanes.h"
 #include "backend-cpu/momentum_cpu.h"
 #include "backend-cuda/cuda_kernels.h"
@@ -317,7 +318,7 @@ static cuda_tune_params from_values(const double v[4])
 static void warn_env_values(void)
 {
     lode_log(LODE_LOG_WARN, "cuda: ignoring LODE_CUDA_TUNE='%s' (tpb: a multiple of 32 up to 1024; "
-             "npt: up to 1048576; waves: up to 16)", getenv("LODE_CUDA_TUNE"));
+             "npt: up to 1048576; waves: up to 16)", lode_setting_text(LODE_SETTING_CUDA_TUNE));
 }
 
 /* The romix shape of the variant with these launch parameters. */
@@ -489,7 +490,7 @@ static void load_params(lode_device *d)
     double v[COUNT(cache_names)];
     to_values(&d->tune, v);
     /* env_names are the first three of cache_names, in the same order. */
-    d->mode = lode_tune_env("LODE_CUDA_TUNE", algo_name(d->algo), env_names, v, COUNT(env_names));
+    d->mode = lode_tune_env(LODE_SETTING_CUDA_TUNE, algo_name(d->algo), env_names, v, COUNT(env_names));
     if (d->mode == LODE_TUNE_FIXED) {
         if (values_ok(v)) {
             d->tune = from_values(v);
@@ -596,10 +597,7 @@ static int alloc_scrypt(lode_device *d)
 static int alloc_momentum(lode_device *d)
 {
     cuda_momentum_method method = (cuda_momentum_method)d->variant->value;
-    unsigned bits = 27;
-    const char *env = getenv("LODE_MOMENTUM_TABLE_BITS");
-    if (env != NULL && atoi(env) >= 24 && atoi(env) <= 34)
-        bits = (unsigned)atoi(env);
+    unsigned bits = lode_setting_unsigned(LODE_SETTING_MOMENTUM_TABLE_BITS);
     size_t free_bytes = 0, total = 0;
     TRY(d, cudaMemGetInfo(&free_bytes, &total));
     while (bits > 26 && cuda_momentum_bytes(method, bits) > free_bytes * 0.9)

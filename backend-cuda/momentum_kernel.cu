@@ -37,6 +37,7 @@
 #include <stdlib.h>
 
 #include "backend-cuda/momentum_cuda.h"
+#include "core/base/settings.h"
 
 #define NBASES (1u << 23)
 #define NONCES (1u << 26)
@@ -469,8 +470,7 @@ static cudaError_t setup(cuda_momentum *m)
 {
     if (m->method == CUDA_MOMENTUM_BUCKET) {
         /* LODE_MOMENTUM_BUCKET_CAP (tests): fewer slots, to force redos. */
-        const char *cap = getenv("LODE_MOMENTUM_BUCKET_CAP");
-        m->bucket_cap = cap != nullptr && atoi(cap) >= 64 && atoi(cap) <= (int)BK_CAP ? (unsigned)atoi(cap) : BK_CAP;
+        m->bucket_cap = lode_setting_unsigned_in(LODE_SETTING_MOMENTUM_BUCKET_CAP, BK_CAP, 64, BK_CAP);
         CHECK_CUDA(cudaMalloc(&m->store, (size_t)NBUCKETS * m->bucket_cap * 8));
         CHECK_CUDA(cudaMalloc(&m->bcount, NBUCKETS * sizeof(uint32_t)));
         CHECK_CUDA(cudaMalloc(&m->list[0], (size_t)BK_OUT_CAP * sizeof(momentum_entry)));
@@ -479,8 +479,7 @@ static cudaError_t setup(cuda_momentum *m)
         CHECK_CUDA(cudaMalloc(&m->list[0], (size_t)NONCES * sizeof(momentum_entry)));
     }
     CHECK_CUDA(cudaMalloc(&m->counts, (2 + LIST_ROUNDS) * sizeof(uint32_t)));
-    const char *env = getenv("LODE_MOMENTUM_PROFILE");
-    m->profile = env != nullptr && env[0] == '1';
+    m->profile = lode_setting_flag(LODE_SETTING_MOMENTUM_PROFILE);
     for (int k = 0; k < SLOTS; k++) {
         CHECK_CUDA(cudaMallocHost(&m->host[k], HOST_CAP * sizeof(momentum_entry)));
         CHECK_CUDA(cudaMallocHost(&m->host_count[k], 2 * sizeof(uint32_t)));

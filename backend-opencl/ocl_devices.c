@@ -1,5 +1,6 @@
 /* OpenCL device enumeration (ocl_devices.h). */
 #include "backend-opencl/ocl_devices.h"
+#include "core/base/settings.h"
 
 #include <ctype.h>
 #include <pthread.h>
@@ -207,8 +208,7 @@ static void probe_run(void)
                  "0 platforms" : ocl_error_name(err, buf));
         return;
     }
-    const char *env = getenv("LODE_OPENCL_SHOW_ALL");
-    const bool show_all = env != NULL && strcmp(env, "1") == 0;
+    const bool show_all = lode_setting_flag(LODE_SETTING_OPENCL_SHOW_ALL);
     int hidden = 0;
     for (cl_uint i = 0; i < np && i < MAX_PLATFORMS; i++) {
         char pname[128] = "", pversion[128] = "";

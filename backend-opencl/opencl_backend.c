@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "backend-cpu/sha256_cpu.h"
+#include "core/base/settings.h"
 #include "backend-cpu/sha256d_lanes.h"
 #include "backend-opencl/ocl_api.h"
 #include "backend-opencl/ocl_devices.h"
@@ -358,7 +359,7 @@ static bool values_ok(const double v[4])
 static void warn_env_values(void)
 {
     lode_log(LODE_LOG_WARN, "opencl: ignoring LODE_OPENCL_TUNE='%s' (ls, npt, il: up to 4096)",
-             getenv("LODE_OPENCL_TUNE"));
+             lode_setting_text(LODE_SETTING_OPENCL_TUNE));
 }
 
 static ocl_tune_params from_values(const double v[4])
@@ -374,7 +375,7 @@ static void load_params(lode_device *d)
     d->tune = default_params(d);
     const double per = d->tune.per_item;
     double e[COUNT(env_names)] = {d->tune.local_size, per, per, d->tune.batch};
-    d->mode = lode_tune_env("LODE_OPENCL_TUNE", algo_name(d->algo), env_names, e, COUNT(env_names));
+    d->mode = lode_tune_env(LODE_SETTING_OPENCL_TUNE, algo_name(d->algo), env_names, e, COUNT(env_names));
     if (d->mode == LODE_TUNE_FIXED) {
         /* The module takes 1..2^24; the work-group and per-item limits are
          * the old ones, and clamp_params fits the rest to the device. */
@@ -507,9 +508,9 @@ static int xchg_of(const ocl_dev_desc *x, const char *variant)
  * LODE_OPENCL_LOOKUP_GAP=1|2|4 overrides. */
 static unsigned lookup_gap_for(const ocl_dev_desc *x)
 {
-    const char *env = getenv("LODE_OPENCL_LOOKUP_GAP");
-    if (env != NULL && (strcmp(env, "1") == 0 || strcmp(env, "2") == 0 || strcmp(env, "4") == 0))
-        return (unsigned)(env[0] - '0');
+    const int gap = lode_setting_choice(LODE_SETTING_OPENCL_LOOKUP_GAP); /* words 1, 2, 4 */
+    if (gap >= 0)
+        return 1u << gap;
     return x->global_mem < (UINT64_C(2) << 30) ? 2 : 1;
 }
 

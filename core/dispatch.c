@@ -1,4 +1,5 @@
 #include "core/dispatch.h"
+#include "core/base/settings.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -372,17 +373,11 @@ static unsigned workers_of(const lode_miner_config *cfg, const lode_device_ref *
  * every-device-failed paths without a failing device. -1 when unset. */
 static long fault_injection(void)
 {
-    const char *s = getenv("LODE_TEST_FAIL_SCANS_AFTER");
-    if (s == NULL || *s == '\0')
+    unsigned n;
+    if (!lode_setting_unsigned_given(LODE_SETTING_TEST_FAIL_SCANS_AFTER, &n))
         return -1;
-    char *end;
-    long n = strtol(s, &end, 10);
-    if (*end != '\0' || n < 0) {
-        lode_log(LODE_LOG_WARN, "LODE_TEST_FAIL_SCANS_AFTER=%s is not a count; ignored", s);
-        return -1;
-    }
-    lode_log(LODE_LOG_WARN, "fault injection: every worker fails at scan %ld", n + 1);
-    return n;
+    lode_log(LODE_LOG_WARN, "fault injection: every worker fails at scan %ld", (long)n + 1);
+    return (long)n;
 }
 
 lode_miner *lode_miner_start(const lode_miner_config *config, char *err, size_t err_len)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/settings.h"
 #include "core/cli/cli.h"
 #include "core/cli/tf.h"
 #include "core/dispatch.h"
@@ -133,6 +134,7 @@ static void usage(FILE *out)
             "      --no-color       no colours in log lines\n"
             "  -V, --version        print the version\n"
             "  -h, --help           this text\n"
+            "      --help-env       the LODE_* environment variables lode reads\n"
             "\n"
             "scan prints every nonce in [N, N+M) whose PoW hash is at or below the target\n"
             "(64 hex digits, most significant first) as '<nonce> <hash>', sorted by nonce.\n"
@@ -169,6 +171,7 @@ int main(int argc, char **argv)
         switch (c) {
         case 'V': printf("lode %s\n", LODE_VERSION); status = 0; break;
         case 'h': usage(stdout); status = 0; break;
+        case 'E': lode_settings_print(stdout); status = 0; break;
         case ':': status = cli_usage_error("option '%s' needs a value", argv[optind - 1]); break;
         case '?': status = cli_usage_error("unknown option '%s' (see lode --help)", argv[optind - 1]); break;
         case 'c':

@@ -10,7 +10,7 @@
 #include "core/cli/cli.h"
 
 /* Short options and the getopt table; long names are also config keys.
- * "config", "help" and "version" act at once and exist only on the
+ * "config", "help", "help-env" and "version" act at once and exist only on the
  * command line (main.c). */
 const char cli_short_options[] = ":a:d:t:o:u:p:c:qVh";
 const struct option cli_long_options[] = {
@@ -24,6 +24,7 @@ const struct option cli_long_options[] = {
     {"quiet", no_argument, NULL, 'q'},
     {"version", no_argument, NULL, 'V'},
     {"help", no_argument, NULL, 'h'},
+    {"help-env", no_argument, NULL, 'E'}, /* long only: 'E' is not in cli_short_options */
     {"benchmark", no_argument, NULL, 0},
     {"time-limit", required_argument, NULL, 0},
     {"variant", required_argument, NULL, 0},

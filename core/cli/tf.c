@@ -29,6 +29,7 @@
  * and the worktodo line kept; the next run writes it. The worktodo file is
  * locked (flock on FILE.lock) for the whole run. */
 #include "core/cli/tf.h"
+#include "core/base/settings.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -100,7 +101,7 @@ static void on_found(void *user, const lode_found *f)
  * every step of the finishing order. */
 static void crash_point(const char *step)
 {
-    const char *want = getenv("LODE_TF_CRASH_AT");
+    const char *want = lode_setting_text(LODE_SETTING_TF_CRASH_AT);
     if (want != NULL && strcmp(want, step) == 0)
         raise(SIGKILL);
 }
