@@ -176,8 +176,6 @@ static void cpu_close(lode_device *d)
 
 static int cpu_set_work(lode_device *d, const lode_work *work)
 {
-    if (work->algo != d->algo)
-        return LODE_ERR_INVALID;
     if (d->tf != NULL)
         return cpu_tf_set_work(d->tf, &work->factor);
     const uint8_t *header = work->header.header;
@@ -277,8 +275,6 @@ static int cpu_scan(lode_device *d, const lode_range *r, lode_hits *hits, uint64
     *done = 0;
     if (d->tf != NULL)
         return cpu_tf_scan(d->tf, r->start, r->count, hits, done, abort);
-    if (r->start > UINT32_MAX || r->count > (UINT64_C(1) << 32) - r->start)
-        return LODE_ERR_INVALID; /* nonces are 32 bits */
     if (d->momentum != NULL)
         return scan_momentum(d, r, hits, done, abort);
     return d->sha256d != NULL ? scan_sha256d(d, r, hits, done, abort)

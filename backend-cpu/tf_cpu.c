@@ -56,8 +56,6 @@ void cpu_tf_free(cpu_tf *tf)
 
 int cpu_tf_set_work(cpu_tf *tf, const lode_factor_job *job)
 {
-    if (!lode_tf_job_valid(job))
-        return LODE_ERR_INVALID;
     const uint64_t p = job->exponent, c = job->class_index;
     /* Per exponent: the usable primes (the same rule as the GPUs': below
      * 2p + 1, never p) and their inverses of q_step (backend-cpu/tf_tables.h). */

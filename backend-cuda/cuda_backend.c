@@ -716,11 +716,7 @@ static void prepare_scrypt(lode_device *d)
 
 static int cuda_set_work(lode_device *d, const lode_work *work)
 {
-    if (work->algo != d->algo)
-        return LODE_ERR_INVALID;
     if (d->algo == LODE_ALGO_TF) {
-        if (!lode_tf_job_valid(&work->factor))
-            return LODE_ERR_INVALID;
         TRY(d, cuda_tf_set_job(d->tf, &work->factor));
         return LODE_OK;
     }
@@ -935,8 +931,6 @@ static int cuda_scan(lode_device *d, const lode_range *r, lode_hits *hits, uint6
                      const atomic_int *abort)
 {
     *done = 0;
-    if (d->algo != LODE_ALGO_TF && (r->start > UINT32_MAX || r->count > (UINT64_C(1) << 32) - r->start))
-        return LODE_ERR_INVALID; /* nonces are 32 bits; 64-bit arithmetic here */
     const lode_launch_engine e = engine_of(d);
     return lode_launch_run(&d->driver, &e, r->start, r->count, hits, done, abort);
 }

@@ -629,10 +629,8 @@ static int upload_params(lode_device *d)
 
 static int opencl_set_work(lode_device *d, const lode_work *work)
 {
-    if (work->algo != d->algo)
-        return LODE_ERR_INVALID;
     if (d->algo == LODE_ALGO_TF)
-        return lode_tf_job_valid(&work->factor) ? ocl_factor_set_job(d->factor, &work->factor) : LODE_ERR_INVALID;
+        return ocl_factor_set_job(d->factor, &work->factor);
     memcpy(d->header, work->header.header, 80);
     d->target = work->header.target;
     if (d->algo == LODE_ALGO_MOMENTUM)
@@ -928,8 +926,6 @@ static int opencl_scan(lode_device *d, const lode_range *r, lode_hits *hits, uin
                        const atomic_int *abort)
 {
     *done = 0;
-    if (d->algo != LODE_ALGO_TF && (r->start > UINT32_MAX || r->count > (UINT64_C(1) << 32) - r->start))
-        return LODE_ERR_INVALID; /* nonces are 32 bits; 64-bit arithmetic here */
     const lode_launch_engine e = engine_of(d);
     return lode_launch_run(&d->driver, &e, r->start, r->count, hits, done, abort);
 }

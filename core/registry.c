@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/algo.h"
 #include "core/status.h"
+#include "core/tf_ref.h"
 
 /* The one place that knows which backends were compiled in. */
 extern const lode_backend_ops lode_backend_cpu;
@@ -187,9 +189,12 @@ int lode_handle_open(lode_handle *h, const lode_device_ref *ref, const lode_open
     return ref->backend->open(ref->index, params, &h->dev);
 }
 
+/* The contract checks of core/backend.h, made here once for every backend. */
 int lode_handle_set_work(lode_handle *h, const lode_work *work)
 {
     if (work->algo != h->algo)
+        return LODE_ERR_INVALID;
+    if (lode_algo_get(h->algo)->kind == LODE_WORK_TRIAL_FACTOR && !lode_tf_job_valid(&work->factor))
         return LODE_ERR_INVALID;
     return h->ref->backend->set_work(h->dev, work);
 }
@@ -198,6 +203,10 @@ int lode_handle_scan(lode_handle *h, const lode_range *range, lode_hits *hits, u
                      const atomic_int *abort)
 {
     *done = 0;
+    /* Nonces (a collision search's header nonces too) are 32 bits. */
+    if (lode_algo_get(h->algo)->kind != LODE_WORK_TRIAL_FACTOR &&
+        (range->start > UINT32_MAX || range->count > (UINT64_C(1) << 32) - range->start))
+        return LODE_ERR_INVALID;
     if (range->count == 0)
         return LODE_OK;
     return h->ref->backend->scan(h->dev, range, hits, done, abort);
