@@ -108,11 +108,10 @@ static bool claim(lode_miner *m, uint64_t chunk, lode_range *out)
 {
     if (!m->has_job)
         return false;
-    uint32_t klass = lode_algo_get(m->job.algo)->kind == LODE_WORK_TRIAL_FACTOR ? m->job.factor.class_index : 0;
     if (m->returned_count > 0) {
         index_span *s = &m->returned[m->returned_count - 1];
         uint64_t take = s->count < chunk ? s->count : chunk;
-        *out = (lode_range){.start = s->start, .count = take, .class_index = klass};
+        *out = (lode_range){.start = s->start, .count = take};
         s->start += take;
         s->count -= take;
         if (s->count == 0)
@@ -126,7 +125,7 @@ static bool claim(lode_miner *m, uint64_t chunk, lode_range *out)
     uint64_t take = chunk < left ? chunk : left;
     if (fair > 0 && take > fair)
         take = fair;
-    *out = (lode_range){.start = m->next, .count = take, .class_index = klass};
+    *out = (lode_range){.start = m->next, .count = take};
     m->next += take;
     return true;
 }

@@ -43,7 +43,6 @@ typedef struct lode_work {
 typedef struct lode_range {
     uint64_t start;
     uint64_t count;
-    uint32_t class_index; /* LODE_WORK_TRIAL_FACTOR: the class of k */
 } lode_range;
 
 typedef struct lode_hit {
