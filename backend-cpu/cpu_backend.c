@@ -80,6 +80,15 @@ static int cpu_device_info(int index, lode_device_info *out)
     return LODE_OK;
 }
 
+/* Does this CPU run Momentum's SHA-512 path `name`? */
+static bool momentum_runs(const char *name)
+{
+    unsigned lanes;
+    const char *got;
+    momentum_sha512_pick(name, &lanes, &got);
+    return strcmp(got, name) == 0;
+}
+
 static int cpu_variants(int index, lode_algo algo, const char **names, int max)
 {
     (void)index;
@@ -92,8 +101,13 @@ static int cpu_variants(int index, lode_algo algo, const char **names, int max)
         for (size_t i = 0; i < COUNT(scrypt_paths) && n < max; i++)
             if (usable(scrypt_paths[i]->features))
                 names[n++] = scrypt_paths[i]->name;
-    } else if (algo == LODE_ALGO_MOMENTUM && max > 0) {
-        names[n++] = "portable"; /* scalar 64-bit SHA-512, bucketed search */
+    } else if (algo == LODE_ALGO_MOMENTUM) {
+        /* Named by the SHA-512 path each runs (the bucketed search is the
+         * same): the ones this CPU runs, widest first. */
+        static const char *const sha512_paths[] = {"avx512", "avx2", "portable"};
+        for (size_t i = 0; i < COUNT(sha512_paths) && n < max; i++)
+            if (momentum_runs(sha512_paths[i]))
+                names[n++] = sha512_paths[i];
     } else if (algo == LODE_ALGO_TF && max > 0) {
         names[n++] = "montgomery"; /* bit sieve + 128-bit Montgomery exponentiation */
     }
@@ -134,8 +148,7 @@ static int cpu_open(int index, const lode_open_params *params, lode_device **out
         d->sha256d = pick_sha256d(params->variant);
     else if (params->algo == LODE_ALGO_SCRYPT)
         d->scrypt = pick_scrypt(params->variant);
-    bool momentum = params->algo == LODE_ALGO_MOMENTUM &&
-                    (params->variant == NULL || strcmp(params->variant, "portable") == 0);
+    bool momentum = params->algo == LODE_ALGO_MOMENTUM && (params->variant == NULL || momentum_runs(params->variant));
     bool tf = params->algo == LODE_ALGO_TF &&
               (params->variant == NULL || strcmp(params->variant, "montgomery") == 0);
     if (d->sha256d == NULL && d->scrypt == NULL && !momentum && !tf) {
@@ -144,7 +157,7 @@ static int cpu_open(int index, const lode_open_params *params, lode_device **out
     }
     /* Bind before allocating so the scratchpads land on this core's node. */
     cpu_topology_bind_thread(index, params->worker);
-    if ((momentum && (d->momentum = cpu_momentum_new(0)) == NULL) ||
+    if ((momentum && (d->momentum = cpu_momentum_new(0, params->variant)) == NULL) ||
         (tf && (d->tf = cpu_tf_new(0)) == NULL)) {
         free(d);
         return LODE_ERR_NO_MEMORY;
