@@ -46,7 +46,7 @@ typedef struct lode_range {
 } lode_range;
 
 typedef struct lode_hit {
-    uint64_t index;     /* nonce; header nonce (collision); k (trial factor) */
+    uint64_t index;     /* nonce; header nonce (collision); k (trial factoring) */
     uint32_t pair[2];   /* LODE_WORK_COLLISION_SEARCH: colliding nonces, a < b */
 } lode_hit;
 
