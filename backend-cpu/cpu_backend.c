@@ -82,6 +82,15 @@ static int cpu_device_info(int index, lode_device_info *out)
     return LODE_OK;
 }
 
+/* Does this CPU run Momentum's SHA-512 path `name`? */
+static bool momentum_runs(const char *name)
+{
+    unsigned lanes;
+    const char *got;
+    momentum_sha512_pick(name, &lanes, &got);
+    return strcmp(got, name) == 0;
+}
+
 static int cpu_variants(int index, lode_algo algo, const char **names, int max)
 {
     (void)index;
@@ -94,8 +103,13 @@ static int cpu_variants(int index, lode_algo algo, const char **names, int max)
         for (size_t i = 0; i < COUNT(scrypt_paths) && n < max; i++)
             if (usable(scrypt_paths[i]->features))
                 names[n++] = scrypt_paths[i]->name;
-    } else if (algo == LODE_ALGO_MOMENTUM && max > 0) {
-        names[n++] = "portable"; /* scalar 64-bit SHA-512, bucketed search */
+    } else if (algo == LODE_ALGO_MOMENTUM) {
+        /* Named by the SHA-512 path each runs (the bucketed search is the
+         * same): the ones this CPU runs, widest first. */
+        static const char *const sha512_paths[] = {"avx512", "avx2", "portable"};
+        for (size_t i = 0; i < COUNT(sha512_paths) && n < max; i++)
+            if (momentum_runs(sha512_paths[i]))
+                names[n++] = sha512_paths[i];
     } else if (algo == LODE_ALGO_TF && max > 0) {
         names[n++] = "montgomery"; /* bit sieve + 128-bit Montgomery exponentiation */
     }
@@ -136,8 +150,7 @@ static int cpu_open(int index, const lode_open_params *params, lode_device **out
         d->sha256d = pick_sha256d(params->variant);
     else if (params->algo == LODE_ALGO_SCRYPT)
         d->scrypt = pick_scrypt(params->variant);
-    bool momentum = params->algo == LODE_ALGO_MOMENTUM &&
-                    (params->variant == NULL || strcmp(params->variant, "portable") == 0);
+    bool momentum = params->algo == LODE_ALGO_MOMENTUM && (params->variant == NULL || momentum_runs(params->variant));
     bool tf = params->algo == LODE_ALGO_TF &&
               (params->variant == NULL || strcmp(params->variant, "montgomery") == 0);
     if (d->sha256d == NULL && d->scrypt == NULL && !momentum && !tf) {
@@ -146,7 +159,7 @@ static int cpu_open(int index, const lode_open_params *params, lode_device **out
     }
     /* Bind before allocating so the scratchpads land on this core's node. */
     cpu_topology_bind_thread(index, params->worker);
-    if ((momentum && (d->momentum = cpu_momentum_new(0)) == NULL) ||
+    if ((momentum && (d->momentum = cpu_momentum_new(0, params->variant)) == NULL) ||
         (tf && (d->tf = cpu_tf_new(0)) == NULL)) {
         free(d);
         return LODE_ERR_NO_MEMORY;
@@ -178,8 +191,6 @@ static void cpu_close(lode_device *d)
 
 static int cpu_set_work(lode_device *d, const lode_work *work)
 {
-    if (work->algo != d->algo)
-        return LODE_ERR_INVALID;
     if (d->tf != NULL)
         return cpu_tf_set_work(d->tf, &work->factor);
     const uint8_t *header = work->header.header;
@@ -279,8 +290,6 @@ static int cpu_scan(lode_device *d, const lode_range *r, lode_hits *hits, uint64
     *done = 0;
     if (d->tf != NULL)
         return cpu_tf_scan(d->tf, r->start, r->count, hits, done, abort);
-    if (r->start > UINT32_MAX || r->count > (UINT64_C(1) << 32) - r->start)
-        return LODE_ERR_INVALID; /* nonces are 32 bits */
     if (d->momentum != NULL)
         return scan_momentum(d, r, hits, done, abort);
     return d->sha256d != NULL ? scan_sha256d(d, r, hits, done, abort)

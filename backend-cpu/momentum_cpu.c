@@ -88,14 +88,14 @@ void momentum_birthdays8(const momentum_consts *c, uint32_t base, uint64_t out[8
         out[i] = __builtin_bswap64(s[i] + iv[i]) >> 14;
 }
 
-cpu_momentum *cpu_momentum_new(uint32_t bucket_capacity)
+cpu_momentum *cpu_momentum_new(uint32_t bucket_capacity, const char *sha512)
 {
     cpu_momentum *m = calloc(1, sizeof *m);
     if (m == NULL)
         return NULL;
     m->capacity = bucket_capacity ? bucket_capacity : DEFAULT_CAPACITY;
     const char *name;
-    m->sha512 = momentum_sha512_pick(NULL, &m->lanes, &name);
+    m->sha512 = momentum_sha512_pick(sha512, &m->lanes, &name);
     m->buckets = malloc((size_t)NBUCKETS * m->capacity * sizeof *m->buckets);
     m->sort_capacity = m->capacity;
     m->sort_a = malloc(m->sort_capacity * sizeof *m->sort_a);

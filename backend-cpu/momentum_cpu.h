@@ -26,8 +26,9 @@ momentum_sha512_fn momentum_sha512_pick(const char *want, unsigned *lanes, const
 typedef struct cpu_momentum cpu_momentum;
 
 /* Scratch for one sweep (about 570 MB); bucket_capacity 0 = the default
- * (tests pass a small one to exercise the overflow path). */
-cpu_momentum *cpu_momentum_new(uint32_t bucket_capacity);
+ * (tests pass a small one to exercise the overflow path); sha512 names the
+ * SHA-512 path (momentum_sha512_pick's want: NULL = the best). */
+cpu_momentum *cpu_momentum_new(uint32_t bucket_capacity, const char *sha512);
 void cpu_momentum_free(cpu_momentum *m);
 /* Every colliding pair of the 2^26 nonces of midHash mid, appended to
  * pairs. Returns LODE_OK, LODE_ERR_NO_MEMORY, or 1 if *abort was raised

@@ -5,6 +5,7 @@
  * carry their own target attributes, so this file needs no ISA flags and the
  * caller picks a path at run time (momentum_sha512_lanes). */
 #include "backend-cpu/momentum_cpu.h"
+#include "core/base/settings.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -145,7 +146,9 @@ momentum_sha512_fn momentum_sha512_pick(const char *want, unsigned *lanes, const
 {
     /* want: NULL or "" = the best this CPU runs, else "avx512", "avx2" or
      * "portable" (falls back to the best below it that runs). */
-    const char *env = want != NULL && want[0] != '\0' ? want : getenv("LODE_MOMENTUM_CPU_SHA");
+    const int given = lode_setting_choice(LODE_SETTING_MOMENTUM_CPU_SHA);
+    const char *env = want != NULL && want[0] != '\0' ? want
+                      : given >= 0 ? lode_setting_info(LODE_SETTING_MOMENTUM_CPU_SHA)->words[given] : NULL;
 #ifdef HAVE_X86_SIMD
     bool any = env == NULL || env[0] == '\0';
     __builtin_cpu_init();

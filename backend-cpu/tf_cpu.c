@@ -1,9 +1,10 @@
 #include "backend-cpu/tf_cpu.h"
-#include "core/backend_support/tf_tables.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/backend_support/tf_tables.h"
+#include "core/base/settings.h"
 #include "core/base/status.h"
 #include "core/base/tf_ref.h"
 
@@ -32,7 +33,7 @@ cpu_tf *cpu_tf_new(unsigned sieve_primes)
     cpu_tf *tf = calloc(1, sizeof *tf);
     if (tf == NULL)
         return NULL;
-    tf->want_primes = tf_env_unsigned("LODE_TF_SIEVE_PRIMES", sieve_primes ? sieve_primes : TF_CPU_DEFAULT_SIEVE_PRIMES, 0,
+    tf->want_primes = lode_setting_unsigned_in(LODE_SETTING_TF_SIEVE_PRIMES, sieve_primes ? sieve_primes : TF_CPU_DEFAULT_SIEVE_PRIMES, 0,
                                       TF_CPU_MAX_SIEVE_PRIMES);
     tf->primes = tf_first_primes(tf->want_primes + 1); /* + 1: never a zero-byte allocation */
     tf->sp = malloc((tf->want_primes + 1) * sizeof *tf->sp);
@@ -55,8 +56,6 @@ void cpu_tf_free(cpu_tf *tf)
 
 int cpu_tf_set_work(cpu_tf *tf, const lode_factor_job *job)
 {
-    if (!lode_tf_job_valid(job))
-        return LODE_ERR_INVALID;
     const uint64_t p = job->exponent, c = job->class_index;
     /* Per exponent: the usable primes (the same rule as the GPUs': below
      * 2p + 1, never p) and their inverses of q_step (core/backend_support/tf_tables.h). */

@@ -33,6 +33,7 @@
 #include "core/backend_support/sha256d_lanes.h"
 #include "core/base/backend.h"
 #include "core/base/log.h"
+#include "core/base/settings.h"
 #include "core/base/status.h"
 #include "core/base/tf_ref.h"
 #include "core/base/tune_cache.h"
@@ -319,7 +320,7 @@ static cuda_tune_params from_values(const double v[4])
 static void warn_env_values(void)
 {
     lode_log(LODE_LOG_WARN, "cuda: ignoring LODE_CUDA_TUNE='%s' (tpb: a multiple of 32 up to 1024; "
-             "npt: up to 1048576; waves: up to 16)", getenv("LODE_CUDA_TUNE"));
+             "npt: up to 1048576; waves: up to 16)", lode_setting_text(LODE_SETTING_CUDA_TUNE));
 }
 
 /* The romix shape of the variant with these launch parameters. */
@@ -491,7 +492,7 @@ static void load_params(lode_device *d)
     double v[COUNT(cache_names)];
     to_values(&d->tune, v);
     /* env_names are the first three of cache_names, in the same order. */
-    d->mode = lode_tune_env("LODE_CUDA_TUNE", algo_name(d->algo), env_names, v, COUNT(env_names));
+    d->mode = lode_tune_env(LODE_SETTING_CUDA_TUNE, algo_name(d->algo), env_names, v, COUNT(env_names));
     if (d->mode == LODE_TUNE_FIXED) {
         if (values_ok(v)) {
             d->tune = from_values(v);
@@ -601,10 +602,7 @@ static int alloc_scrypt(lode_device *d)
 static int alloc_momentum(lode_device *d)
 {
     cuda_momentum_method method = (cuda_momentum_method)d->variant->value;
-    unsigned bits = 27;
-    const char *env = getenv("LODE_MOMENTUM_TABLE_BITS");
-    if (env != NULL && atoi(env) >= 24 && atoi(env) <= 34)
-        bits = (unsigned)atoi(env);
+    unsigned bits = lode_setting_unsigned(LODE_SETTING_MOMENTUM_TABLE_BITS);
     size_t free_bytes = 0, total = 0;
     TRY(d, cudaMemGetInfo(&free_bytes, &total));
     while (bits > 26 && cuda_momentum_bytes(method, bits) > free_bytes * 0.9)
@@ -705,11 +703,7 @@ static void prepare_scrypt(lode_device *d)
 
 static int cuda_set_work(lode_device *d, const lode_work *work)
 {
-    if (work->algo != d->algo)
-        return LODE_ERR_INVALID;
     if (d->algo == LODE_ALGO_TF) {
-        if (!lode_tf_job_valid(&work->factor))
-            return LODE_ERR_INVALID;
         TRY(d, cuda_tf_set_job(d->tf, &work->factor));
         return LODE_OK;
     }
@@ -924,8 +918,6 @@ static int cuda_scan(lode_device *d, const lode_range *r, lode_hits *hits, uint6
                      const atomic_int *abort)
 {
     *done = 0;
-    if (d->algo != LODE_ALGO_TF && (r->start > UINT32_MAX || r->count > (UINT64_C(1) << 32) - r->start))
-        return LODE_ERR_INVALID; /* nonces are 32 bits; 64-bit arithmetic here */
     const lode_launch_engine e = engine_of(d);
     return lode_launch_run(&d->driver, &e, r->start, r->count, hits, done, abort);
 }

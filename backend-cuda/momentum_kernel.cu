@@ -39,6 +39,7 @@
 #include "backend-cuda/momentum_cuda.h"
 #include "core/backend_support/kernel_params.h"
 #include "core/backend_support/kernels/sha512.h"
+#include "core/base/settings.h"
 
 #define TPB 256
 /* Later rounds: table of 2^LIST_TABLE_BITS counters (16 MiB), kept in L2. */
@@ -386,8 +387,7 @@ static cudaError_t setup(cuda_momentum *m)
 {
     if (m->method == CUDA_MOMENTUM_BUCKET) {
         /* LODE_MOMENTUM_BUCKET_CAP (tests): fewer slots, to force redos. */
-        const char *cap = getenv("LODE_MOMENTUM_BUCKET_CAP");
-        m->bucket_cap = cap != nullptr && atoi(cap) >= 64 && atoi(cap) <= (int)LODE_MOM_BK_CAP ? (unsigned)atoi(cap) : LODE_MOM_BK_CAP;
+        m->bucket_cap = lode_setting_unsigned_in(LODE_SETTING_MOMENTUM_BUCKET_CAP, LODE_MOM_BK_CAP, 64, LODE_MOM_BK_CAP);
         CHECK_CUDA(cudaMalloc(&m->store, (size_t)LODE_MOM_NBUCKETS * m->bucket_cap * 8));
         CHECK_CUDA(cudaMalloc(&m->bcount, LODE_MOM_NBUCKETS * sizeof(uint32_t)));
         CHECK_CUDA(cudaMalloc(&m->list[0], (size_t)LODE_MOM_BK_OUT_CAP * sizeof(momentum_entry)));
@@ -396,8 +396,7 @@ static cudaError_t setup(cuda_momentum *m)
         CHECK_CUDA(cudaMalloc(&m->list[0], (size_t)LODE_MOM_NONCES * sizeof(momentum_entry)));
     }
     CHECK_CUDA(cudaMalloc(&m->counts, (2 + LIST_ROUNDS) * sizeof(uint32_t)));
-    const char *env = getenv("LODE_MOMENTUM_PROFILE");
-    m->profile = env != nullptr && env[0] == '1';
+    m->profile = lode_setting_flag(LODE_SETTING_MOMENTUM_PROFILE);
     for (int k = 0; k < SLOTS; k++) {
         CHECK_CUDA(cudaMallocHost(&m->host[k], HOST_CAP * sizeof(momentum_entry)));
         CHECK_CUDA(cudaMallocHost(&m->host_count[k], 2 * sizeof(uint32_t)));

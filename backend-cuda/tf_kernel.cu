@@ -7,6 +7,7 @@
 #include "backend-cuda/tf_cuda.h"
 #include "core/backend_support/kernels/tf_mont.h"
 #include "core/backend_support/tf_tables.h"
+#include "core/base/settings.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -396,9 +397,9 @@ extern "C" cudaError_t cuda_tf_new(cudaStream_t stream, cuda_tf **out)
     if (tf == NULL)
         return cudaErrorMemoryAllocation;
     tf->stream = stream;
-    tf->want_primes = tf_env_unsigned("LODE_TF_SIEVE_PRIMES", CUDA_TF_DEFAULT_SIEVE_PRIMES,
+    tf->want_primes = lode_setting_unsigned_in(LODE_SETTING_TF_SIEVE_PRIMES, CUDA_TF_DEFAULT_SIEVE_PRIMES,
                                    kPatternPrimes + 1, CUDA_TF_MAX_SIEVE_PRIMES);
-    tf->launch_bits = tf_env_unsigned("LODE_TF_LAUNCH_BITS", 27, 20, 28);
+    tf->launch_bits = lode_setting_unsigned_in(LODE_SETTING_TF_LAUNCH_BITS, 27, 20, 28);
     cudaError_t err = cudaErrorMemoryAllocation;
     const size_t launch = (size_t)1 << tf->launch_bits;
     int dev = 0, sms = 0;
@@ -408,14 +409,11 @@ extern "C" cudaError_t cuda_tf_new(cudaStream_t stream, cuda_tf **out)
     if ((err = cudaGetDevice(&dev)) != cudaSuccess ||
         (err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess)
         goto failed;
-    tf->exp_blocks = sms * (int)tf_env_unsigned("LODE_TF_EXP_BLOCKS_PER_SM", 8, 1, 64);
+    tf->exp_blocks = sms * (int)lode_setting_unsigned_in(LODE_SETTING_TF_EXP_BLOCKS_PER_SM, 8, 1, 64);
     tf->prep_blocks = sms;
-    tf->seg_log = tf_env_unsigned("LODE_TF_SEGMENT_BITS", 18, 16, 18);
-    {
-        const char *env = getenv("LODE_TF_PROFILE");
-        tf->profile = env != NULL && env[0] == '1';
-    }
-    tf->interleave = tf_env_unsigned("LODE_TF_INTERLEAVE", kInterleave, 1, 4);
+    tf->seg_log = lode_setting_unsigned_in(LODE_SETTING_TF_SEGMENT_BITS, 18, 16, 18);
+    tf->profile = lode_setting_flag(LODE_SETTING_TF_PROFILE);
+    tf->interleave = lode_setting_unsigned_in(LODE_SETTING_TF_INTERLEAVE, kInterleave, 1, 4);
     {
         const size_t n = tf->want_primes;
         uint32_t **tables[] = {&tf->d_prime, &tf->d_inv, &tf->d_pmod, &tf->d_smod, &tf->d_minv};

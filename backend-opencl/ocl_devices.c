@@ -1,5 +1,6 @@
 /* OpenCL device enumeration (ocl_devices.h). */
 #include "backend-opencl/ocl_devices.h"
+#include "core/base/settings.h"
 
 #include <ctype.h>
 #include <pthread.h>

@@ -1,4 +1,5 @@
 #include "backend-opencl/ocl_momentum.h"
+#include "core/base/settings.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,10 +123,7 @@ static int kernel(ocl_momentum *m, const char *name, cl_kernel *out)
 static int setup_filter(ocl_momentum *m)
 {
     const ocl_dev_desc *desc = m->desc;
-    unsigned bits = 27;
-    const char *env = getenv("LODE_MOMENTUM_TABLE_BITS");
-    if (env != NULL && atoi(env) >= 24 && atoi(env) <= 34)
-        bits = (unsigned)atoi(env);
+    unsigned bits = lode_setting_unsigned(LODE_SETTING_MOMENTUM_TABLE_BITS);
     const uint64_t fixed = (uint64_t)LODE_MOM_NONCES * 8 + 2 * (uint64_t)LODE_MOM_NONCES * ENTRY + (UINT64_C(1) << LIST_TABLE_BITS) / 4;
     while (bits > 24 && (fixed + (UINT64_C(1) << bits) / 4 > desc->global_mem * 0.8 ||
                          (UINT64_C(1) << bits) / 4 > desc->max_alloc))
@@ -168,8 +166,7 @@ static int setup(ocl_momentum *m, const ocl_dev_desc *desc, cl_context ctx)
         if ((m->hlist[k] = malloc(HOST_CAP * sizeof(momentum_entry))) == NULL)
             return LODE_ERR_NO_MEMORY;
     /* LODE_MOMENTUM_BUCKET_CAP (tests): fewer slots, to force redos. */
-    const char *cap = getenv("LODE_MOMENTUM_BUCKET_CAP");
-    m->bucket_cap = cap != NULL && atoi(cap) >= 64 && atoi(cap) <= (int)LODE_MOM_BK_CAP ? (unsigned)atoi(cap) : LODE_MOM_BK_CAP;
+    m->bucket_cap = lode_setting_unsigned_in(LODE_SETTING_MOMENTUM_BUCKET_CAP, LODE_MOM_BK_CAP, 64, LODE_MOM_BK_CAP);
     rc = buffer(m, ctx, (size_t)LODE_MOM_NBUCKETS * m->bucket_cap * 8, &m->store);
     if (rc == LODE_OK)
         rc = buffer(m, ctx, (size_t)LODE_MOM_NBUCKETS * 4, &m->bcount);

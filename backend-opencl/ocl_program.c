@@ -1,5 +1,6 @@
 /* Kernel compilation and the binary cache (ocl_program.h). */
 #include "backend-opencl/ocl_program.h"
+#include "core/base/settings.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -47,8 +48,7 @@ int ocl_cache_dir(char *out, size_t len, const char *sub, bool make)
 
 static bool cache_enabled(void)
 {
-    const char *env = getenv("LODE_OPENCL_NO_CACHE");
-    return env == NULL || strcmp(env, "1") != 0;
+    return !lode_setting_flag(LODE_SETTING_OPENCL_NO_CACHE);
 }
 
 /* The cache file of this device, options and sources. */

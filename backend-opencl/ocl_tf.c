@@ -7,6 +7,7 @@
 #include "backend-opencl/ocl_program.h"
 #include "core/backend_support/tf_tables.h"
 #include "core/base/log.h"
+#include "core/base/settings.h"
 #include "core/base/status.h"
 
 #define PREP_LOCAL 256u
@@ -115,8 +116,8 @@ int ocl_tf_new(const ocl_dev_desc *desc, cl_context ctx, cl_command_queue queue,
     f->ctx = ctx;
     f->queue = queue;
     const bool cpu = (desc->type & CL_DEVICE_TYPE_CPU) != 0;
-    f->want_primes = tf_env_unsigned("LODE_TF_SIEVE_PRIMES", cpu ? 20000 : 1000000, 14, 2000000);
-    f->launch_bits = tf_env_unsigned("LODE_TF_LAUNCH_BITS", cpu ? 20 : 26, 17, 28);
+    f->want_primes = lode_setting_unsigned_in(LODE_SETTING_TF_SIEVE_PRIMES, cpu ? 20000 : 1000000, 14, 2000000);
+    f->launch_bits = lode_setting_unsigned_in(LODE_SETTING_TF_LAUNCH_BITS, cpu ? 20 : 26, 17, 28);
     f->exp_items = (size_t)(desc->compute_units ? desc->compute_units : 1) * (cpu ? 64 : 2048);
     f->exp_items = (f->exp_items + EXP_LOCAL - 1) / EXP_LOCAL * EXP_LOCAL;
     const size_t launch = (size_t)1 << f->launch_bits;

@@ -24,15 +24,16 @@
 
 #include "backend-opencl/ocl_api.h"
 #include "backend-opencl/ocl_devices.h"
-#include "backend-opencl/ocl_tf.h"
 #include "backend-opencl/ocl_momentum.h"
 #include "backend-opencl/ocl_program.h"
+#include "backend-opencl/ocl_tf.h"
 #include "core/backend_support/kernel_params.h"
 #include "core/backend_support/launch_driver.h"
 #include "core/backend_support/sha256d_job.h"
 #include "core/backend_support/sha256d_lanes.h"
 #include "core/base/backend.h"
 #include "core/base/log.h"
+#include "core/base/settings.h"
 #include "core/base/status.h"
 #include "core/base/tf_ref.h"
 #include "core/base/tune_cache.h"
@@ -361,7 +362,7 @@ static bool values_ok(const double v[4])
 static void warn_env_values(void)
 {
     lode_log(LODE_LOG_WARN, "opencl: ignoring LODE_OPENCL_TUNE='%s' (ls, npt, il: up to 4096)",
-             getenv("LODE_OPENCL_TUNE"));
+             lode_setting_text(LODE_SETTING_OPENCL_TUNE));
 }
 
 static ocl_tune_params from_values(const double v[4])
@@ -377,7 +378,7 @@ static void load_params(lode_device *d)
     d->tune = default_params(d);
     const double per = d->tune.per_item;
     double e[COUNT(env_names)] = {d->tune.local_size, per, per, d->tune.batch};
-    d->mode = lode_tune_env("LODE_OPENCL_TUNE", algo_name(d->algo), env_names, e, COUNT(env_names));
+    d->mode = lode_tune_env(LODE_SETTING_OPENCL_TUNE, algo_name(d->algo), env_names, e, COUNT(env_names));
     if (d->mode == LODE_TUNE_FIXED) {
         /* The module takes 1..2^24; the work-group and per-item limits are
          * the old ones, and clamp_params fits the rest to the device. */
@@ -510,9 +511,9 @@ static int xchg_of(const ocl_dev_desc *x, const char *variant)
  * LODE_OPENCL_LOOKUP_GAP=1|2|4 overrides. */
 static unsigned lookup_gap_for(const ocl_dev_desc *x)
 {
-    const char *env = getenv("LODE_OPENCL_LOOKUP_GAP");
-    if (env != NULL && (strcmp(env, "1") == 0 || strcmp(env, "2") == 0 || strcmp(env, "4") == 0))
-        return (unsigned)(env[0] - '0');
+    const int gap = lode_setting_choice(LODE_SETTING_OPENCL_LOOKUP_GAP); /* words 1, 2, 4 */
+    if (gap >= 0)
+        return 1u << gap;
     return x->global_mem < (UINT64_C(2) << 30) ? 2 : 1;
 }
 
@@ -622,10 +623,8 @@ static int upload_params(lode_device *d)
 
 static int opencl_set_work(lode_device *d, const lode_work *work)
 {
-    if (work->algo != d->algo)
-        return LODE_ERR_INVALID;
     if (d->algo == LODE_ALGO_TF)
-        return lode_tf_job_valid(&work->factor) ? ocl_tf_set_job(d->tf, &work->factor) : LODE_ERR_INVALID;
+        return ocl_tf_set_job(d->tf, &work->factor);
     memcpy(d->header, work->header.header, 80);
     d->target = work->header.target;
     if (d->algo == LODE_ALGO_MOMENTUM)
@@ -921,8 +920,6 @@ static int opencl_scan(lode_device *d, const lode_range *r, lode_hits *hits, uin
                        const atomic_int *abort)
 {
     *done = 0;
-    if (d->algo != LODE_ALGO_TF && (r->start > UINT32_MAX || r->count > (UINT64_C(1) << 32) - r->start))
-        return LODE_ERR_INVALID; /* nonces are 32 bits; 64-bit arithmetic here */
     const lode_launch_engine e = engine_of(d);
     return lode_launch_run(&d->driver, &e, r->start, r->count, hits, done, abort);
 }

@@ -131,7 +131,7 @@ static void test_cpu_search_vector(int which, uint32_t capacity)
     momentum_pair want[16];
     size_t nw = vector_pairs(v, want, 16);
     qsort(want, nw, sizeof *want, by_pair);
-    cpu_momentum *m = cpu_momentum_new(capacity);
+    cpu_momentum *m = cpu_momentum_new(capacity, NULL);
     momentum_pairs got = {0};
     int rc = m ? cpu_momentum_sweep(m, mid, &got, &never_abort) : LODE_ERR_NO_MEMORY;
     if (got.count > 1)
@@ -155,7 +155,7 @@ static void test_cpu_search_random(void)
     oracle_pair *want = NULL;
     size_t nw = oracle_momentum_pairs(mid, &want);
     CHECK(nw != (size_t)-1, "the oracle ran");
-    cpu_momentum *m = cpu_momentum_new(0);
+    cpu_momentum *m = cpu_momentum_new(0, NULL);
     momentum_pairs got = {0};
     int rc = m ? cpu_momentum_sweep(m, mid, &got, &never_abort) : LODE_ERR_NO_MEMORY;
     if (got.count > 1)

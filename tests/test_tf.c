@@ -96,7 +96,7 @@ static void check_exact(lode_handle *h, uint32_t p, unsigned lo, unsigned hi, ui
                         uint64_t start, uint64_t count)
 {
     lode_work w = {.algo = LODE_ALGO_TF, .factor = {p, lo, hi, LODE_TF_CLASSES, c}};
-    lode_range r = {.start = start, .count = count, .class_index = c};
+    lode_range r = {.start = start, .count = count};
     lode_hits hits = {0};
     uint64_t done = 0;
     int rc = lode_handle_set_work(h, &w);
@@ -129,7 +129,7 @@ static void check_edge(lode_handle *h, const lode_tf_vector *v, uint64_t before,
     uint32_t c = (uint32_t)(v->k % LODE_TF_CLASSES);
     uint64_t n = v->k / LODE_TF_CLASSES;
     lode_work w = {.algo = LODE_ALGO_TF, .factor = {v->exponent, v->bit_min, v->bit_max, LODE_TF_CLASSES, c}};
-    lode_range r = {.start = n - before, .count = count, .class_index = c};
+    lode_range r = {.start = n - before, .count = count};
     lode_hits hits = {0};
     uint64_t done = 0;
     int rc = lode_handle_set_work(h, &w);
@@ -216,7 +216,7 @@ static void test_handle(lode_handle *h)
     /* An aborted scan reports a prefix. */
     atomic_int stop = 1;
     lode_work w = {.algo = LODE_ALGO_TF, .factor = {66362159, 70, 71, LODE_TF_CLASSES, 1}};
-    lode_range r = {.start = 1000000, .count = 10000000, .class_index = 1};
+    lode_range r = {.start = 1000000, .count = 10000000};
     lode_hits hits = {0};
     uint64_t done = 0;
     int rc = lode_handle_set_work(h, &w);

@@ -232,31 +232,31 @@ static void test_env(void)
 {
     const char *cuda[] = {"tpb", "npt", "waves"}, *ocl[] = {"ls", "npt", "il", "batch"};
     double v[4] = {1, 2, 3, 4};
-    const char *var = "LODE_TEST_TUNE";
+    const char *var = "LODE_CUDA_TUNE"; /* read as LODE_SETTING_CUDA_TUNE */
 
     unsetenv(var);
-    CHECK(lode_tune_env(var, "sha256d", cuda, v, 3) == LODE_TUNE_AUTO, "unset: auto");
+    CHECK(lode_tune_env(LODE_SETTING_CUDA_TUNE, "sha256d", cuda, v, 3) == LODE_TUNE_AUTO, "unset: auto");
     setenv(var, "", 1);
-    CHECK(lode_tune_env(var, "sha256d", cuda, v, 3) == LODE_TUNE_AUTO, "empty: auto");
+    CHECK(lode_tune_env(LODE_SETTING_CUDA_TUNE, "sha256d", cuda, v, 3) == LODE_TUNE_AUTO, "empty: auto");
     setenv(var, "off", 1);
-    CHECK(lode_tune_env(var, "sha256d", cuda, v, 3) == LODE_TUNE_OFF, "off");
+    CHECK(lode_tune_env(LODE_SETTING_CUDA_TUNE, "sha256d", cuda, v, 3) == LODE_TUNE_OFF, "off");
     setenv(var, "retune", 1);
-    CHECK(lode_tune_env(var, "scrypt", cuda, v, 3) == LODE_TUNE_RETUNE, "retune");
+    CHECK(lode_tune_env(LODE_SETTING_CUDA_TUNE, "scrypt", cuda, v, 3) == LODE_TUNE_RETUNE, "retune");
     CHECK(v[0] == 1 && v[1] == 2 && v[2] == 3, "off and retune change no value");
 
     setenv(var, "sha256d:tpb=256,npt=32;scrypt:tpb=128,waves=2", 1);
-    CHECK(lode_tune_env(var, "sha256d", cuda, v, 3) == LODE_TUNE_FIXED, "fixed sha256d");
+    CHECK(lode_tune_env(LODE_SETTING_CUDA_TUNE, "sha256d", cuda, v, 3) == LODE_TUNE_FIXED, "fixed sha256d");
     CHECK(v[0] == 256 && v[1] == 32 && v[2] == 3, "sha256d values: %g %g %g", v[0], v[1], v[2]);
     double s[3] = {1, 2, 3};
-    CHECK(lode_tune_env(var, "scrypt", cuda, s, 3) == LODE_TUNE_FIXED, "fixed scrypt");
+    CHECK(lode_tune_env(LODE_SETTING_CUDA_TUNE, "scrypt", cuda, s, 3) == LODE_TUNE_FIXED, "fixed scrypt");
     CHECK(s[0] == 128 && s[1] == 2 && s[2] == 2, "scrypt values: %g %g %g", s[0], s[1], s[2]);
     double o[3] = {1, 2, 3};
-    CHECK(lode_tune_env(var, "momentum", cuda, o, 3) == LODE_TUNE_AUTO && o[0] == 1,
+    CHECK(lode_tune_env(LODE_SETTING_CUDA_TUNE, "momentum", cuda, o, 3) == LODE_TUNE_AUTO && o[0] == 1,
           "an algorithm the text does not name: auto");
 
     setenv(var, "sha256d:ls=256,npt=32;scrypt:ls=64,il=2,batch=8192", 1);
     double q[4] = {1, 1, 1, 1};
-    CHECK(lode_tune_env(var, "scrypt", ocl, q, 4) == LODE_TUNE_FIXED, "opencl keys");
+    CHECK(lode_tune_env(LODE_SETTING_CUDA_TUNE, "scrypt", ocl, q, 4) == LODE_TUNE_FIXED, "opencl keys");
     CHECK(q[0] == 64 && q[1] == 1 && q[2] == 2 && q[3] == 8192, "opencl scrypt values: %g %g %g %g", q[0], q[1],
           q[2], q[3]);
 
@@ -282,7 +282,7 @@ static void test_env(void)
     for (size_t i = 0; i < COUNT(bad); i++) {
         double w[3] = {1, 2, 3};
         setenv(var, bad[i], 1);
-        CHECK(lode_tune_env(var, "sha256d", cuda, w, 3) == LODE_TUNE_AUTO && w[0] == 1 && w[1] == 2 && w[2] == 3,
+        CHECK(lode_tune_env(LODE_SETTING_CUDA_TUNE, "sha256d", cuda, w, 3) == LODE_TUNE_AUTO && w[0] == 1 && w[1] == 2 && w[2] == 3,
               "malformed '%s' reads as auto and changes nothing", bad[i]);
     }
     unsetenv(var);

@@ -81,12 +81,3 @@ void tf_sieve_tables_free(tf_sieve_tables *t)
     free(t->prime);
     memset(t, 0, sizeof *t);
 }
-
-unsigned tf_env_unsigned(const char *name, unsigned dflt, unsigned lo, unsigned hi)
-{
-    const char *v = getenv(name);
-    if (v == NULL || *v == '\0')
-        return dflt;
-    long n = strtol(v, NULL, 10);
-    return n < (long)lo ? lo : n > (long)hi ? hi : (unsigned)n;
-}

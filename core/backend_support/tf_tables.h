@@ -33,9 +33,6 @@ uint32_t tf_inverse_mod(uint32_t x, uint32_t r);
 int tf_sieve_tables_build(const uint32_t *primes, unsigned nprimes, uint32_t p, uint32_t seg,
                           tf_sieve_tables *t);
 void tf_sieve_tables_free(tf_sieve_tables *t);
-/* A tuning knob from the environment (LODE_TF_*): dflt when unset or
- * empty, else the number clamped to [lo, hi]. */
-unsigned tf_env_unsigned(const char *name, unsigned dflt, unsigned lo, unsigned hi);
 
 #ifdef __cplusplus
 }

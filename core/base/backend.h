@@ -3,7 +3,15 @@
  * A backend (cpu, cuda, opencl) is one `const lode_backend_ops` built with
  * designated initializers. The rest of the program reaches it only through
  * the wrappers in core/dispatch/registry.h, which supply the fallbacks for
- * optional operations.
+ * optional operations and check the calls' contract once for every
+ * backend, so a backend need not:
+ * - set_work gets a work of the handle's algorithm, and for trial factoring
+ *   a job that lode_tf_job_valid accepts (core/base/tf_ref.h);
+ * - scan gets count >= 1, and for the nonce algorithms (nonce scan,
+ *   collision search) a range within 32 bits: start <= UINT32_MAX and
+ *   start + count <= 2^32.
+ * A call that breaks it returns LODE_ERR_INVALID without reaching the
+ * backend.
  *
  * Threading contract: the core opens one lode_device handle per worker
  * thread and makes every call on that handle (set_work, scan, close) from

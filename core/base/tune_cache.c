@@ -325,10 +325,11 @@ static void warn_once(const char *env, const char *text)
         lode_log(LODE_LOG_WARN, "ignoring %s='%s' (want off, retune or ALGO:key=N,key=N;...)", env, text);
 }
 
-lode_tune_mode lode_tune_env(const char *env, const char *algo, const char *const names[], double values[],
+lode_tune_mode lode_tune_env(lode_setting_id setting, const char *algo, const char *const names[], double values[],
                              size_t n)
 {
-    const char *text = getenv(env);
+    const char *env = lode_setting_info(setting)->name;
+    const char *text = lode_setting_text(setting);
     if (text == NULL || text[0] == '\0')
         return LODE_TUNE_AUTO;
     if (strcmp(text, "off") == 0)

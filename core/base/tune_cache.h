@@ -19,6 +19,8 @@
 #ifndef LODE_CORE_TUNE_CACHE_H
 #define LODE_CORE_TUNE_CACHE_H
 
+#include "core/base/settings.h"
+
 #include <stddef.h>
 
 typedef struct lode_tune_key {
@@ -48,11 +50,12 @@ typedef enum lode_tune_mode {
     LODE_TUNE_FIXED,  /* the environment gave this algorithm's parameters */
 } lode_tune_mode;
 
-/* Reads the environment variable env for algo. With LODE_TUNE_FIXED,
+/* Reads the environment variable setting (LODE_SETTING_CUDA_TUNE or
+ * LODE_SETTING_OPENCL_TUNE) for algo. With LODE_TUNE_FIXED,
  * values[i] is overwritten for each names[i] (short keys) the text gives and
  * the others are untouched. Malformed text (an unknown key, a value not in
  * 1..2^24) is logged once per variable and read as AUTO. */
-lode_tune_mode lode_tune_env(const char *env, const char *algo, const char *const names[], double values[],
+lode_tune_mode lode_tune_env(lode_setting_id setting, const char *algo, const char *const names[], double values[],
                              size_t n);
 
 #endif

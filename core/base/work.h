@@ -43,11 +43,10 @@ typedef struct lode_work {
 typedef struct lode_range {
     uint64_t start;
     uint64_t count;
-    uint32_t class_index; /* LODE_WORK_TRIAL_FACTOR: the class of k */
 } lode_range;
 
 typedef struct lode_hit {
-    uint64_t index;     /* nonce; header nonce (collision); k (trial factor) */
+    uint64_t index;     /* nonce; header nonce (collision); k (trial factoring) */
     uint32_t pair[2];   /* LODE_WORK_COLLISION_SEARCH: colliding nonces, a < b */
 } lode_hit;
 

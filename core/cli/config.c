@@ -178,7 +178,7 @@ int cli_config_parse(cli_options *o, const char *name, const char *text, size_t 
             if (strcmp(key, "pools") == 0 && cli_find_option(o->command, "url") != NULL) {
                 rc = apply_pools(&r, value);
             } else if (opt == NULL || strcmp(key, "config") == 0 || strcmp(key, "help") == 0 ||
-                       strcmp(key, "version") == 0) {
+                       strcmp(key, "help-env") == 0 || strcmp(key, "version") == 0) {
                 rc = key_error(&r, key, "unknown key (keys are lode's long option names)");
             } else if (json_is_array(value) && strcmp(key, "url") == 0) {
                 size_t i;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/base/log.h"
+#include "core/base/settings.h"
 #include "core/cli/cli.h"
 #include "core/dispatch/dispatch.h"
 
@@ -147,6 +148,8 @@ int main(int argc, char **argv)
             status = (printf("lode %s\n", LODE_VERSION), 0);
         else if (strcmp(opt->name, "help") == 0)
             status = (cmd == CLI_CMD_TF ? cmd_tf_usage(stdout) : usage(stdout), 0);
+        else if (strcmp(opt->name, "help-env") == 0)
+            status = (lode_settings_print(stdout), 0);
         else if (strcmp(opt->name, "config") == 0) {
             /* Read where it stands: later options override the file's. */
             if (cli_config_load(&o, optarg, err, sizeof err) != 0)

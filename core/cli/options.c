@@ -12,7 +12,7 @@
 
 #include "core/cli/cli.h"
 
-/* The one table. "config", "help" and "version" act at once and exist
+/* The one table. "config", "help", "help-env" and "version" act at once and exist
  * only on the command line (main.c). */
 const cli_option cli_option_table[] = {
     {"algo", 'a', "ALGO", CLI_MINER, false, NULL /* cli_print_options lists the algorithms */},
@@ -75,6 +75,7 @@ const cli_option cli_option_table[] = {
     {"count", 0, "M", CLI_MINER, true, NULL},
     {"version", 'V', NULL, CLI_ALL, false, "print the version"},
     {"help", 'h', NULL, CLI_ALL, false, "this text"},
+    {"help-env", 0, NULL, CLI_ALL, false, "the LODE_* environment variables lode reads"},
     {0},
 };
 

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "core/base/log.h"
+#include "core/base/settings.h"
 #include "core/base/status.h"
 #include "core/dispatch/selftest.h"
 
@@ -107,11 +108,10 @@ static bool claim(lode_miner *m, uint64_t chunk, lode_range *out)
 {
     if (!m->has_job)
         return false;
-    uint32_t klass = lode_algo_get(m->job.algo)->kind == LODE_WORK_TRIAL_FACTOR ? m->job.factor.class_index : 0;
     if (m->returned_count > 0) {
         index_span *s = &m->returned[m->returned_count - 1];
         uint64_t take = s->count < chunk ? s->count : chunk;
-        *out = (lode_range){.start = s->start, .count = take, .class_index = klass};
+        *out = (lode_range){.start = s->start, .count = take};
         s->start += take;
         s->count -= take;
         if (s->count == 0)
@@ -125,7 +125,7 @@ static bool claim(lode_miner *m, uint64_t chunk, lode_range *out)
     uint64_t take = chunk < left ? chunk : left;
     if (fair > 0 && take > fair)
         take = fair;
-    *out = (lode_range){.start = m->next, .count = take, .class_index = klass};
+    *out = (lode_range){.start = m->next, .count = take};
     m->next += take;
     return true;
 }
@@ -372,17 +372,11 @@ static unsigned workers_of(const lode_miner_config *cfg, const lode_device_ref *
  * every-device-failed paths without a failing device. -1 when unset. */
 static long fault_injection(void)
 {
-    const char *s = getenv("LODE_TEST_FAIL_SCANS_AFTER");
-    if (s == NULL || *s == '\0')
+    unsigned n;
+    if (!lode_setting_unsigned_given(LODE_SETTING_TEST_FAIL_SCANS_AFTER, &n))
         return -1;
-    char *end;
-    long n = strtol(s, &end, 10);
-    if (*end != '\0' || n < 0) {
-        lode_log(LODE_LOG_WARN, "LODE_TEST_FAIL_SCANS_AFTER=%s is not a count; ignored", s);
-        return -1;
-    }
-    lode_log(LODE_LOG_WARN, "fault injection: every worker fails at scan %ld", n + 1);
-    return n;
+    lode_log(LODE_LOG_WARN, "fault injection: every worker fails at scan %ld", (long)n + 1);
+    return (long)n;
 }
 
 lode_miner *lode_miner_start(const lode_miner_config *config, char *err, size_t err_len)

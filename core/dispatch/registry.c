@@ -7,7 +7,10 @@
 #include <strings.h>
 
 #include "backend-cpu/cpu_backend.h"
+#include "core/base/algo.h"
+#include "core/base/settings.h"
 #include "core/base/status.h"
+#include "core/base/tf_ref.h"
 #ifdef LODE_HAVE_CUDA
 #include "backend-cuda/cuda_backend.h"
 #endif
@@ -62,21 +65,11 @@ size_t lode_backend_count(void) { return n_backends; }
 
 const char *lode_backend_name(size_t i) { return i < n_backends ? backends[i]->name : NULL; }
 
-/* LODE_<NAME>_SHOW_ALL=1: the backend lists its aliases of earlier
- * backends' devices too. */
-static void show_all_variable(const lode_backend_ops *ops, char *out, size_t len)
-{
-    int n = snprintf(out, len, "LODE_%s_SHOW_ALL", ops->name);
-    for (int i = 0; i < n && (size_t)i < len; i++)
-        out[i] = (char)toupper((unsigned char)out[i]);
-}
-
+/* LODE_OPENCL_SHOW_ALL=1 (core/base/settings.h): OpenCL lists its aliases
+ * of CUDA's GPUs too. Only OpenCL sees devices another backend lists. */
 static bool shows_all(const lode_backend_ops *ops)
 {
-    char name[64];
-    show_all_variable(ops, name, sizeof name);
-    const char *v = getenv(name);
-    return v != NULL && strcmp(v, "1") == 0;
+    return strcmp(ops->name, "opencl") == 0 && lode_setting_flag(LODE_SETTING_OPENCL_SHOW_ALL);
 }
 
 /* "0000:41:00.0" -> "41:00.0"; an id without a domain as it is. */
@@ -177,11 +170,9 @@ int lode_backend_probe(size_t i, char why[LODE_WHY_LEN])
         for (size_t k = 0; k < count; k++)
             listed += devices[k].backend == ops;
         if (listed == 0 && hidden[i] > 0) {
-            char variable[64];
-            show_all_variable(ops, variable, sizeof variable);
             snprintf(why, LODE_WHY_LEN,
-                     "every %s device is also a %s device and listed as such (%s=1 lists both)",
-                     title_of(ops), title_of(alias_of[i]), variable);
+                     "every %s device is also a %s device and listed as such (LODE_OPENCL_SHOW_ALL=1 "
+                     "lists both)", title_of(ops), title_of(alias_of[i]));
             rc = -1;
         }
     }
@@ -317,9 +308,12 @@ int lode_handle_open(lode_handle *h, const lode_device_ref *ref, const lode_open
     return ref->backend->open(ref->index, &named, &h->dev);
 }
 
+/* The contract checks of core/backend.h, made here once for every backend. */
 int lode_handle_set_work(lode_handle *h, const lode_work *work)
 {
     if (work->algo != h->algo)
+        return LODE_ERR_INVALID;
+    if (lode_algo_get(h->algo)->kind == LODE_WORK_TRIAL_FACTOR && !lode_tf_job_valid(&work->factor))
         return LODE_ERR_INVALID;
     return h->ref->backend->set_work(h->dev, work);
 }
@@ -328,6 +322,10 @@ int lode_handle_scan(lode_handle *h, const lode_range *range, lode_hits *hits, u
                      const atomic_int *abort)
 {
     *done = 0;
+    /* Nonces (a collision search's header nonces too) are 32 bits. */
+    if (lode_algo_get(h->algo)->kind != LODE_WORK_TRIAL_FACTOR &&
+        (range->start > UINT32_MAX || range->count > (UINT64_C(1) << 32) - range->start))
+        return LODE_ERR_INVALID;
     if (range->count == 0)
         return LODE_OK;
     return h->ref->backend->scan(h->dev, range, hits, done, abort);

@@ -23,7 +23,7 @@ int lode_tf_selftest_vector(lode_handle *h, const lode_tf_vector *v, uint64_t wi
     lode_work work = {.algo = h->algo,
                       .factor = {.exponent = v->exponent, .bit_min = v->bit_min, .bit_max = v->bit_max,
                                  .num_classes = LODE_TF_CLASSES, .class_index = c}};
-    lode_range r = {.start = lo, .count = hi - lo, .class_index = c};
+    lode_range r = {.start = lo, .count = hi - lo};
     lode_hits hits = {0};
     uint64_t done = 0;
     int rc = lode_handle_set_work(h, &work);

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/base/settings.h"
+
 uint32_t lode_tf_crc32(const void *data, size_t len)
 {
     const uint8_t *b = data;
@@ -23,7 +25,7 @@ uint32_t lode_tf_crc32(const void *data, size_t len)
 
 void lode_tf_crash_point(const char *step)
 {
-    const char *want = getenv("LODE_TF_CRASH_AT");
+    const char *want = lode_setting_text(LODE_SETTING_TF_CRASH_AT);
     if (want != NULL && strcmp(want, step) == 0)
         raise(SIGKILL);
 }
