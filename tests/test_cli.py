@@ -354,6 +354,11 @@ def test_help_exit_statuses():
     m = re.search(r"Exit status: (.*)", text)
     check(r.returncode == 0 and m and all(re.search(rf"\b{code} \w", m[1]) for code in (0, 1, 2, 3, 130))
           and "SIGHUP" in m[1], f"--help lists the exit statuses 0, 1, 2, 3, 130: {r.stdout[-600:]!r}")
+    check("--help-env" in r.stdout, "--help points to --help-env")
+    r = run("--help-env", timeout=60)
+    check(r.returncode == 0 and "LODE_CUDA_TUNE" in r.stdout and "LODE_TF_LAUNCH_BITS" in r.stdout
+          and r.stdout.find("Test hooks") > r.stdout.find("LODE_OPENCL_SHOW_ALL") > 0,
+          f"--help-env lists the LODE_* variables, test hooks last: {r.stdout[:300]!r}")
 
 
 def test_quiet_summary():
