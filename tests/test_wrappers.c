@@ -6,9 +6,9 @@
  * - scan: a nonce range beyond 32 bits (start > UINT32_MAX, or
  *   start + count > 2^32) for the nonce algorithms; trial factoring's
  *   indices are 64 bits; count 0 returns at once. */
-#include "core/registry.h"
-#include "core/status.h"
-#include "core/tf_ref.h"
+#include "core/dispatch/registry.h"
+#include "core/base/status.h"
+#include "core/base/tf_ref.h"
 #include "tests/test_util.h"
 
 struct lode_device {

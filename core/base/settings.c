@@ -1,6 +1,6 @@
 #include "core/base/settings.h"
 
-#include "core/log.h"
+#include "core/base/log.h"
 
 #include <errno.h>
 #include <limits.h>
