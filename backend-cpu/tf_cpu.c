@@ -22,7 +22,7 @@ struct cpu_tf {
     uint32_t exponent;       /* whose tables are built (0: none) */
     sieve_prime *sp;         /* the usable primes with their roots for this class */
     unsigned sp_count;
-    lode_factor_job job;
+    lode_tf_job job;
     u128 q_step; /* q(n + 1) - q(n) = 2 p 4620 */
     u128 q_base; /* q(0) = 2 p c + 1 */
     uint64_t bits[TF_CPU_BLOCK_BITS / 64];
@@ -54,7 +54,7 @@ void cpu_tf_free(cpu_tf *tf)
     free(tf);
 }
 
-int cpu_tf_set_work(cpu_tf *tf, const lode_factor_job *job)
+int cpu_tf_set_work(cpu_tf *tf, const lode_tf_job *job)
 {
     const uint64_t p = job->exponent, c = job->class_index;
     /* Per exponent: the usable primes (the same rule as the GPUs': below

@@ -24,7 +24,7 @@ cpu_tf *cpu_tf_new(unsigned sieve_primes);
 void cpu_tf_free(cpu_tf *tf);
 /* Per class: the residues of every sieve prime. The job is valid
  * (lode_tf_job_valid: the wrapper lode_handle_set_work checked it). */
-int cpu_tf_set_work(cpu_tf *tf, const lode_factor_job *job);
+int cpu_tf_set_work(cpu_tf *tf, const lode_tf_job *job);
 /* Scans n in [start, start + count); appends each n whose q divides M(p). */
 int cpu_tf_scan(cpu_tf *tf, uint64_t start, uint64_t count, lode_hits *hits, uint64_t *done,
                 const atomic_int *abort);

@@ -54,7 +54,7 @@ void cuda_tf_free(cuda_tf *tf);
 uint64_t cuda_tf_launch_size(const cuda_tf *tf);
 /* Installs a class (per exponent: the usable primes and their inverses are
  * computed once on the host and uploaded; per class: nothing but c). */
-cudaError_t cuda_tf_set_job(cuda_tf *tf, const lode_factor_job *job);
+cudaError_t cuda_tf_set_job(cuda_tf *tf, const lode_tf_job *job);
 /* Queues the indices [n0, n0 + count), 1 <= count <= the launch size; up to
  * cuda_tf_depth() launches may be queued (cudaErrorNotReady beyond). */
 cudaError_t cuda_tf_enqueue(cuda_tf *tf, uint64_t n0, uint32_t count);

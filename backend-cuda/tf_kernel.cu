@@ -376,7 +376,7 @@ struct cuda_tf {
     unsigned seg_log; /* log2 of the bits one sieve block holds: 16..18 */
     unsigned n_small, n_all;
     uint32_t exponent; /* whose tables are loaded (0: none) */
-    lode_factor_job job;
+    lode_tf_job job;
     int exp_blocks;
     int prep_blocks; /* tf_sieve_prepare: one block per SM */
     slot_buffers slot[kDepth];
@@ -522,7 +522,7 @@ static cudaError_t load_exponent(cuda_tf *tf, uint32_t p)
     return err;
 }
 
-extern "C" cudaError_t cuda_tf_set_job(cuda_tf *tf, const lode_factor_job *job)
+extern "C" cudaError_t cuda_tf_set_job(cuda_tf *tf, const lode_tf_job *job)
 {
     if (job->exponent != tf->exponent) {
         tf->exponent = 0;
@@ -537,7 +537,7 @@ extern "C" cudaError_t cuda_tf_set_job(cuda_tf *tf, const lode_factor_job *job)
 template <int N>
 static void launch_exponentiate_n(cuda_tf *tf, slot_buffers *b, uint64_t n0)
 {
-    const lode_factor_job *j = &tf->job;
+    const lode_tf_job *j = &tf->job;
     if (j->bit_max <= kNarrowBits)
         tf_exponentiate<kNarrowBits, N><<<tf->exp_blocks, kExpThreads, 0, b->exp_stream>>>(
             b->cand, b->counts, j->exponent, j->class_index, n0, b->found, b->counts + 1);
@@ -566,7 +566,7 @@ extern "C" cudaError_t cuda_tf_enqueue(cuda_tf *tf, uint64_t n0, uint32_t count)
         return cudaErrorInvalidValue;
     const unsigned si = (tf->head + tf->queued) % kDepth;
     slot_buffers *b = &tf->slot[si];
-    const lode_factor_job *j = &tf->job;
+    const lode_tf_job *j = &tf->job;
     cudaError_t err;
     const uint32_t seg_bits = 1u << tf->seg_log;
     const unsigned segments = (count + seg_bits - 1) / seg_bits;

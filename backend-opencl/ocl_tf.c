@@ -38,7 +38,7 @@ struct ocl_tf {
     cl_mem prime, inv, pmod, smod, minv;
     unsigned n_small, n_all;
     uint32_t exponent; /* whose tables are loaded (0: none) */
-    lode_factor_job job;
+    lode_tf_job job;
     slot slots[SLOTS];
     unsigned head, queued;
 };
@@ -199,7 +199,7 @@ static int load_exponent(ocl_tf *f, uint32_t p)
     return LODE_OK;
 }
 
-int ocl_tf_set_job(ocl_tf *f, const lode_factor_job *job)
+int ocl_tf_set_job(ocl_tf *f, const lode_tf_job *job)
 {
     if (job->exponent != f->exponent) {
         f->exponent = 0;
@@ -224,7 +224,7 @@ int ocl_tf_enqueue(ocl_tf *f, uint64_t n0, uint32_t count)
     if (f->queued == SLOTS || count == 0 || count > ocl_tf_launch_size(f) || f->exponent == 0)
         return LODE_ERR_INVALID;
     slot *b = &f->slots[(f->head + f->queued) % SLOTS];
-    const lode_factor_job *j = &f->job;
+    const lode_tf_job *j = &f->job;
     const cl_uint segments = (count + LODE_TF_OCL_SEG_BITS - 1) / LODE_TF_OCL_SEG_BITS;
     const cl_uint ones = 0xFFFFFFFFu, zero = 0;
     cl_command_queue queue = b->queue;

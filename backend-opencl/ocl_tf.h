@@ -27,7 +27,7 @@ void ocl_tf_free(ocl_tf *f);
 uint64_t ocl_tf_launch_size(const ocl_tf *f);
 unsigned ocl_tf_depth(const ocl_tf *f);
 /* Installs a class (the prime tables are rebuilt when the exponent changes). */
-int ocl_tf_set_job(ocl_tf *f, const lode_factor_job *job);
+int ocl_tf_set_job(ocl_tf *f, const lode_tf_job *job);
 /* Queues the indices [n0, n0 + count), 1 <= count <= the launch size. */
 int ocl_tf_enqueue(ocl_tf *f, uint64_t n0, uint32_t count);
 /* Whether the oldest queued launch has finished, without waiting: 1 yes,

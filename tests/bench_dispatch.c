@@ -42,31 +42,31 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_dispatch: %s\n", err);
         return 2;
     }
-    lode_miner_config cfg = {
+    lode_dispatcher_config cfg = {
         .algo = LODE_ALGO_SHA256D, .devices = devices, .device_count = count, .chunk_ms = 5000};
-    lode_miner *m = lode_miner_start(&cfg, err, sizeof err);
+    lode_dispatcher *m = lode_dispatcher_start(&cfg, err, sizeof err);
     free(devices);
     if (m == NULL) {
         fprintf(stderr, "bench_dispatch: %s\n", err);
         return 1;
     }
-    int workers = lode_miner_wait_ready(m, -1);
+    int workers = lode_dispatcher_wait_ready(m, -1);
     if (workers <= 0) {
         fprintf(stderr, "bench_dispatch: no worker passed its self-test\n");
-        lode_miner_free(m);
+        lode_dispatcher_free(m);
         return 1;
     }
     lode_work w = {.algo = LODE_ALGO_SHA256D};
     test_rand_bytes(w.header.header, 80);
-    lode_miner_set_job(m, &w, 0, UINT64_C(1) << 32);
+    lode_dispatcher_set_job(m, &w, 0, UINT64_C(1) << 32);
     nanosleep(&(struct timespec){0, 500 * 1000 * 1000}, NULL); /* scans are now long */
     double *ms = calloc((size_t)rounds, sizeof *ms);
     int status = 0;
     for (int round = 0; round < rounds && ms != NULL; round++) {
         w.header.header[0]++;
         double t0 = now_seconds();
-        uint64_t seq = lode_miner_set_job(m, &w, 0, UINT64_C(1) << 32);
-        while ((int)lode_miner_workers_on_job(m, seq) < workers) {
+        uint64_t seq = lode_dispatcher_set_job(m, &w, 0, UINT64_C(1) << 32);
+        while ((int)lode_dispatcher_workers_on_job(m, seq) < workers) {
             if (now_seconds() - t0 > 60) {
                 fprintf(stderr, "bench_dispatch: the workers did not take job %llu in 60 s\n",
                         (unsigned long long)seq);
@@ -78,7 +78,7 @@ int main(int argc, char **argv)
         ms[round] = (now_seconds() - t0) * 1e3;
         nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
     }
-    lode_miner_free(m);
+    lode_dispatcher_free(m);
     if (ms == NULL) {
         fprintf(stderr, "bench_dispatch: out of memory\n");
         return 1;

@@ -342,7 +342,7 @@ int main(int argc, char **argv)
                 CHECK(rc == LODE_OK, "%s opens (%s)", devices[d].id, lode_status_str(rc));
                 if (rc != LODE_OK)
                     continue;
-                if (lode_algo_get((lode_algo)a)->kind == LODE_WORK_TRIAL_FACTOR) {
+                if (lode_algo_get((lode_algo)a)->kind == LODE_WORK_TF) {
                     /* Every known factor (tests/vectors/mersenne-factors.json);
                      * tests/test_tf.c has the rest. */
                     char why[512];

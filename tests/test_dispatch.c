@@ -73,7 +73,7 @@ static bool ref_hit(const lode_work *w, uint32_t nonce)
 static struct {
     pthread_mutex_t lock;
     uint64_t old_seq;     /* the job being replaced */
-    atomic_bool switched; /* lode_miner_set_job of the new job has returned */
+    atomic_bool switched; /* lode_dispatcher_set_job of the new job has returned */
     int old_scans;        /* scans of the old job that started */
     int late_starts;      /* ...after the switch, with the abort flag clear */
     int ran_out;          /* scans that never saw the abort flag */
@@ -194,7 +194,7 @@ static void test_faulty_devices(void)
         fake_info(i, &refs[i].info);
     }
     collected c = {.lock = PTHREAD_MUTEX_INITIALIZER, .seen = calloc(SPAN, sizeof(uint32_t))};
-    lode_miner_config cfg = {
+    lode_dispatcher_config cfg = {
         .algo = LODE_ALGO_SHA256D,
         .devices = refs,
         .device_count = FAKE_MODES,
@@ -202,17 +202,17 @@ static void test_faulty_devices(void)
         .callbacks = {.user = &c, .found = on_found},
     };
     char err[256];
-    lode_miner *m = lode_miner_start(&cfg, err, sizeof err);
+    lode_dispatcher *m = lode_dispatcher_start(&cfg, err, sizeof err);
     CHECK(m != NULL, "miner starts: %s", err);
-    CHECK(lode_miner_wait_ready(m, -1) == FAKE_MODES - 1, "all but the broken device pass");
+    CHECK(lode_dispatcher_wait_ready(m, -1) == FAKE_MODES - 1, "all but the broken device pass");
 
     lode_work w = {.algo = LODE_ALGO_SHA256D};
     test_rand_bytes(w.header.header, 80);
     memset(w.header.target.w, 0xff, sizeof w.header.target.w);
     w.header.target.w[7] = TEST_TARGET_TOP; /* about one nonce in 16 */
-    uint64_t seq = lode_miner_set_job(m, &w, 0, SPAN);
+    uint64_t seq = lode_dispatcher_set_job(m, &w, 0, SPAN);
     int rc;
-    while ((rc = lode_miner_wait_job(m, seq, 1000)) == 0)
+    while ((rc = lode_dispatcher_wait_job(m, seq, 1000)) == 0)
         ;
     CHECK(rc == 1, "the whole range gets scanned");
 
@@ -227,28 +227,28 @@ static void test_faulty_devices(void)
           "every hit exactly once: %zu missing, %zu duplicated, %zu false", missing, duplicated, extra);
 
     lode_device_stats st;
-    lode_miner_device_stats(m, FAKE_BROKEN, &st);
+    lode_dispatcher_device_stats(m, FAKE_BROKEN, &st);
     CHECK(st.workers_failed == 1 && st.hashes == 0, "the broken device is refused and gets no work");
-    lode_miner_device_stats(m, FAKE_LIAR, &st);
+    lode_dispatcher_device_stats(m, FAKE_LIAR, &st);
     CHECK(st.hw_errors > 0, "the liar's made-up hits count as hardware errors (%llu)",
           (unsigned long long)st.hw_errors);
-    lode_miner_device_stats(m, FAKE_DIES, &st);
+    lode_dispatcher_device_stats(m, FAKE_DIES, &st);
     CHECK(st.workers_failed == 1, "the dying device is disabled");
     uint64_t total = 0;
     for (int i = 0; i < FAKE_MODES; i++) {
-        lode_miner_device_stats(m, (size_t)i, &st);
+        lode_dispatcher_device_stats(m, (size_t)i, &st);
         total += st.hashes;
     }
     CHECK(total == SPAN, "scanned counts add up to the range (%llu)", (unsigned long long)total);
-    lode_miner_free(m);
+    lode_dispatcher_free(m);
     free(c.seen);
 }
 
 /* Waits (hang guard: about a minute) until n workers have job seq installed. */
-static bool wait_workers_on(lode_miner *m, uint64_t seq, unsigned n)
+static bool wait_workers_on(lode_dispatcher *m, uint64_t seq, unsigned n)
 {
     for (int ms = 0; ms < 60000; ms++) {
-        if (lode_miner_workers_on_job(m, seq) >= n)
+        if (lode_dispatcher_workers_on_job(m, seq) >= n)
             return true;
         nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
     }
@@ -258,19 +258,19 @@ static bool wait_workers_on(lode_miner *m, uint64_t seq, unsigned n)
 /* A new job replaces the old one on every worker, however long their scans
  * were meant to last: the scans of the old job in progress see the abort
  * flag and return, and no scan of the old job starts unaborted once
- * lode_miner_set_job has returned. Behaviour only: the switch's latency is
+ * lode_dispatcher_set_job has returned. Behaviour only: the switch's latency is
  * measured by bench_dispatch (docs/PERFORMANCE.md). */
 static void test_job_switch(void)
 {
     lode_device_ref ref = {.backend = &spin_backend, .index = 0, .id = "spin:0"};
     spin_info(0, &ref.info);
-    lode_miner_config cfg = {.algo = LODE_ALGO_SHA256D, .devices = &ref, .device_count = 1};
+    lode_dispatcher_config cfg = {.algo = LODE_ALGO_SHA256D, .devices = &ref, .device_count = 1};
     char err[256];
-    lode_miner *m = lode_miner_start(&cfg, err, sizeof err);
+    lode_dispatcher *m = lode_dispatcher_start(&cfg, err, sizeof err);
     CHECK(m != NULL, "miner starts: %s", err);
     if (m == NULL)
         return;
-    unsigned workers = (unsigned)lode_miner_wait_ready(m, -1);
+    unsigned workers = (unsigned)lode_dispatcher_wait_ready(m, -1);
     CHECK(workers == 2, "both spinning workers pass their self-tests (%u)", workers);
 
     lode_work w = {.algo = LODE_ALGO_SHA256D};
@@ -278,7 +278,7 @@ static void test_job_switch(void)
     memset(w.header.target.w, 0xff, sizeof w.header.target.w);
     w.header.target.w[7] = TEST_TARGET_TOP;
     for (int round = 0; round < 5; round++) {
-        uint64_t old_seq = lode_miner_set_job(m, &w, 0, UINT64_C(1) << 32);
+        uint64_t old_seq = lode_dispatcher_set_job(m, &w, 0, UINT64_C(1) << 32);
         CHECK(wait_workers_on(m, old_seq, workers), "round %d: every worker starts job %llu", round,
               (unsigned long long)old_seq);
         pthread_mutex_lock(&spin.lock);
@@ -288,7 +288,7 @@ static void test_job_switch(void)
         pthread_mutex_unlock(&spin.lock);
 
         w.header.header[0]++;
-        uint64_t seq = lode_miner_set_job(m, &w, 0, UINT64_C(1) << 32);
+        uint64_t seq = lode_dispatcher_set_job(m, &w, 0, UINT64_C(1) << 32);
         atomic_store(&spin.switched, true);
         CHECK(wait_workers_on(m, seq, workers), "round %d: every worker takes the new job", round);
         pthread_mutex_lock(&spin.lock);
@@ -299,7 +299,7 @@ static void test_job_switch(void)
               spin.late_starts);
         pthread_mutex_unlock(&spin.lock);
     }
-    lode_miner_free(m);
+    lode_dispatcher_free(m);
 }
 
 static bool keep_odd(const void *ctx, uint32_t nonce)

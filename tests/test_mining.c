@@ -246,7 +246,7 @@ static void test_session(void)
     CHECK(m != NULL, "session starts: %s", m ? "" : err);
     if (m == NULL)
         return;
-    CHECK(lode_miner_wait_ready(lode_mining_miner(m), 60000) > 0, "devices ready");
+    CHECK(lode_dispatcher_wait_ready(lode_mining_miner(m), 60000) > 0, "devices ready");
 
     lode_job a, b, c;
     make_job(&a, "A", true);
@@ -413,7 +413,7 @@ static lode_mining *start_session(fake_source *src, uint64_t nonces_per_header)
     lode_mining *m = lode_mining_start(&config, err, sizeof err);
     free(devices);
     CHECK(m != NULL, "session starts: %s", m ? "" : err);
-    if (m != NULL && lode_miner_wait_ready(lode_mining_miner(m), 60000) <= 0) {
+    if (m != NULL && lode_dispatcher_wait_ready(lode_mining_miner(m), 60000) <= 0) {
         CHECK(false, "devices ready");
         lode_mining_free(m);
         return NULL;

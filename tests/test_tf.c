@@ -252,20 +252,20 @@ static void test_dispatch(const lode_device_ref *dev)
     uint32_t c = (uint32_t)(v->k % LODE_TF_CLASSES);
     uint64_t n = v->k / LODE_TF_CLASSES;
     found_log log = {.lock = PTHREAD_MUTEX_INITIALIZER};
-    lode_miner_config cfg = {.algo = LODE_ALGO_TF, .devices = dev, .device_count = 1,
+    lode_dispatcher_config cfg = {.algo = LODE_ALGO_TF, .devices = dev, .device_count = 1,
                              .chunk_ms = 20, .callbacks = {.user = &log, .found = on_found}};
     char err[256];
-    lode_miner *m = lode_miner_start(&cfg, err, sizeof err);
+    lode_dispatcher *m = lode_dispatcher_start(&cfg, err, sizeof err);
     CHECK(m != NULL, "miner: %s", err);
     if (m == NULL)
         return;
-    CHECK(lode_miner_wait_ready(m, 60000) > 0, "workers ready");
+    CHECK(lode_dispatcher_wait_ready(m, 60000) > 0, "workers ready");
     lode_work w = {.factor = {v->exponent, v->bit_min, v->bit_max, LODE_TF_CLASSES, c}};
-    uint64_t seq = lode_miner_set_job(m, &w, n - 300000, n + 300000);
-    CHECK(lode_miner_wait_job(m, seq, 120000) == 1, "class scanned");
+    uint64_t seq = lode_dispatcher_set_job(m, &w, n - 300000, n + 300000);
+    CHECK(lode_dispatcher_wait_job(m, seq, 120000) == 1, "class scanned");
     lode_device_stats st;
-    lode_miner_device_stats(m, 0, &st);
-    lode_miner_free(m);
+    lode_dispatcher_device_stats(m, 0, &st);
+    lode_dispatcher_free(m);
     CHECK(log.count == 1 && log.n[0] == n, "dispatcher: %d factors (want n %llu)", log.count,
           (unsigned long long)n);
     CHECK(st.hashes == 600000 && st.hw_errors == 0, "dispatcher: %llu indices, %llu hw errors",

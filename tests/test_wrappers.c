@@ -112,10 +112,10 @@ static void test_tf(void)
     lode_handle h;
     lode_open_params p = {.algo = LODE_ALGO_TF};
     CHECK(lode_handle_open(&h, &ref, &p) == LODE_OK, "open tf");
-    const lode_factor_job good = {
+    const lode_tf_job good = {
         .exponent = 100003, .bit_min = 17, .bit_max = 40, .num_classes = LODE_TF_CLASSES, .class_index = 0};
     CHECK(lode_tf_job_valid(&good), "the good job is valid");
-    lode_factor_job bad[] = {good, good, good, good, good};
+    lode_tf_job bad[] = {good, good, good, good, good};
     bad[0].num_classes = 7;
     bad[1].class_index = LODE_TF_CLASSES;
     bad[2].bit_min = 40, bad[2].bit_max = 17;

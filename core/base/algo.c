@@ -51,7 +51,7 @@ static bool check_collision_hit(const lode_work *work, const lode_hit *hit, uint
  * reference. */
 static bool check_factor_hit(const lode_work *work, const lode_hit *hit, uint8_t hash[32])
 {
-    const lode_factor_job *f = &work->factor;
+    const lode_tf_job *f = &work->factor;
     memset(hash, 0, 32);
     if (f->num_classes != LODE_TF_CLASSES || f->class_index >= LODE_TF_CLASSES ||
         f->bit_max > LODE_TF_MAX_BITS || hit->index > (UINT64_MAX - f->class_index) / LODE_TF_CLASSES)
@@ -86,7 +86,7 @@ static const lode_algo_info algos[LODE_ALGO_COUNT] = {
     },
     [LODE_ALGO_TF] = {
         .name = "tf",
-        .kind = LODE_WORK_TRIAL_FACTOR,
+        .kind = LODE_WORK_TF,
         .pow_hash_ref = NULL,
         .check_hit = check_factor_hit,
         .pool_diff1_shift = 0,

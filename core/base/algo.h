@@ -30,7 +30,7 @@ typedef enum lode_work_kind {
     LODE_WORK_COLLISION_SEARCH,
     /* Index = k in one class of one exponent; a hit is a k whose
      * q = 2kp+1 divides 2^p-1. Mersenne trial factoring. */
-    LODE_WORK_TRIAL_FACTOR,
+    LODE_WORK_TF,
 } lode_work_kind;
 
 typedef struct lode_algo_info {

@@ -45,7 +45,7 @@ int lode_tf_validate(uint32_t p, unsigned bit_min, unsigned bit_max, char *err, 
     return 0;
 }
 
-bool lode_tf_job_valid(const lode_factor_job *job)
+bool lode_tf_job_valid(const lode_tf_job *job)
 {
     char why[128];
     return job->num_classes == LODE_TF_CLASSES && job->class_index < LODE_TF_CLASSES &&

@@ -47,7 +47,7 @@ int lode_tf_validate(uint32_t p, unsigned bit_min, unsigned bit_max, char *err, 
 int lode_tf_validate_job(uint32_t p, unsigned bit_min, unsigned bit_max, char *err, size_t err_len);
 /* A class a device may install: 4620 classes, class_index below that, and
  * lode_tf_validate_job's bounds. */
-bool lode_tf_job_valid(const lode_factor_job *job);
+bool lode_tf_job_valid(const lode_tf_job *job);
 /* The largest k with 2kp + 1 < 2^bits (mfaktc's calculate_k), at most
  * 2^64 - 1. */
 uint64_t lode_tf_calculate_k(uint32_t p, unsigned bits);

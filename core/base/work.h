@@ -23,19 +23,19 @@ typedef struct lode_header_job {
 /* One class of a trial-factoring assignment: factors of 2^exponent - 1 in
  * [2^bit_min, 2^bit_max), split into classes of k mod num_classes; one job
  * covers one class (core/base/tf_ref.h). */
-typedef struct lode_factor_job {
+typedef struct lode_tf_job {
     uint32_t exponent;
     uint32_t bit_min, bit_max;
     uint32_t num_classes;
     uint32_t class_index; /* the class of k this job covers: k = class_index + num_classes * index */
-} lode_factor_job;
+} lode_tf_job;
 
 typedef struct lode_work {
     lode_algo algo;
     uint64_t seq; /* the core's job sequence number, echoed in results */
     union {
         lode_header_job header; /* LODE_WORK_NONCE_SCAN, LODE_WORK_COLLISION_SEARCH */
-        lode_factor_job factor; /* LODE_WORK_TRIAL_FACTOR */
+        lode_tf_job factor; /* LODE_WORK_TF */
     };
 } lode_work;
 

@@ -25,7 +25,7 @@
 #define SHARES_PER_S_MAX 8.0
 
 typedef struct bench_job_source {
-    lode_miner *miner;
+    lode_dispatcher *miner;
     pthread_mutex_t lock; /* work and jobs: the exhausted callback runs on a worker */
     lode_work work;
     uint32_t jobs;
@@ -42,7 +42,7 @@ static void next_job(bench_job_source *s)
     for (int i = 0; i < 4; i++)
         s->work.header.header[36 + i] = (uint8_t)(s->jobs >> (8 * i));
     lode_target_from_difficulty(s->difficulty, s->work.algo, &s->work.header.target);
-    lode_miner_set_job(s->miner, &s->work, 0, UINT64_C(1) << 32);
+    lode_dispatcher_set_job(s->miner, &s->work, 0, UINT64_C(1) << 32);
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -77,7 +77,7 @@ int cmd_benchmark(const cli_options *o)
 {
     if (!o->algo_given)
         return cli_usage_error("--benchmark needs --algo (%s)", lode_algo_names());
-    if (lode_algo_get(o->algo)->kind == LODE_WORK_TRIAL_FACTOR)
+    if (lode_algo_get(o->algo)->kind == LODE_WORK_TF)
         return cli_usage_error("--benchmark hashes block headers, not tf (trial factoring: lode tf --help)");
     lode_device_ref *devices;
     size_t count;
@@ -96,7 +96,7 @@ int cmd_benchmark(const cli_options *o)
         source.work.header.header[i] = (uint8_t)rand();
     source.work.header.header[0] = 0x02; /* version 2 */
 
-    lode_miner_config config = {
+    lode_dispatcher_config config = {
         .algo = o->algo,
         .devices = devices,
         .device_count = count,
@@ -104,7 +104,7 @@ int cmd_benchmark(const cli_options *o)
         .variant = o->variant,
         .callbacks = {.user = &source, .found = on_found, .exhausted = on_exhausted},
     };
-    lode_miner *m = lode_miner_start(&config, err, sizeof err);
+    lode_dispatcher *m = lode_dispatcher_start(&config, err, sizeof err);
     free(devices);
     if (m == NULL) {
         pthread_mutex_destroy(&source.lock);
@@ -116,16 +116,16 @@ int cmd_benchmark(const cli_options *o)
     if (ready <= 0) {
         if (ready == 0)
             lode_log(LODE_LOG_ERROR, "no device passed its self-test");
-        lode_miner_free(m);
+        lode_dispatcher_free(m);
         pthread_mutex_destroy(&source.lock);
         return ready == 0 ? EXIT_RUNTIME : EXIT_INTERRUPTED;
     }
-    size_t n = lode_miner_device_count(m);
+    size_t n = lode_dispatcher_device_count(m);
     for (size_t d = 0; d < n; d++) {
         lode_device_stats st;
-        lode_miner_device_stats(m, d, &st);
+        lode_dispatcher_device_stats(m, d, &st);
         lode_log(LODE_LOG_INFO, "%s: %s, %u worker(s) passed the self-test%s",
-                 lode_miner_device(m, d)->id, lode_miner_device(m, d)->info.name, st.workers_ready,
+                 lode_dispatcher_device(m, d)->id, lode_dispatcher_device(m, d)->info.name, st.workers_ready,
                  st.workers_failed ? " (some were refused)" : "");
     }
     lode_log(LODE_LOG_INFO, "benchmarking %s%s%s; Ctrl-C stops", lode_algo_get(o->algo)->name,
@@ -133,7 +133,7 @@ int cmd_benchmark(const cli_options *o)
 
     cli_rate_report report;
     if (cli_rate_report_init(&report, m, cli_rate_unit(o->algo), REPORT_SECONDS) != 0) {
-        lode_miner_free(m);
+        lode_dispatcher_free(m);
         pthread_mutex_destroy(&source.lock);
         lode_log(LODE_LOG_ERROR, "out of memory");
         return EXIT_RUNTIME;
@@ -163,7 +163,7 @@ int cmd_benchmark(const cli_options *o)
     }
     if (status == 0 && cli_interrupted())
         status = EXIT_INTERRUPTED;
-    lode_miner_request_stop(m);
+    lode_dispatcher_request_stop(m);
     uint64_t hw_errors;
     double total = cli_rate_report_summary(&report, &hw_errors);
     /* Whole units for H/s; three significant digits below 100 (a Momentum
@@ -171,7 +171,7 @@ int cmd_benchmark(const cli_options *o)
     printf(total >= 100 ? "%s total %.0f %s\n" : "%s total %.3g %s\n", lode_algo_get(o->algo)->name,
            total, cli_rate_unit(o->algo));
     cli_rate_report_free(&report);
-    lode_miner_free(m);
+    lode_dispatcher_free(m);
     pthread_mutex_destroy(&source.lock);
     if (hw_errors && status == 0)
         status = EXIT_RUNTIME;

@@ -125,12 +125,12 @@ void cli_install_signal_handlers(void);
 /* Flushes stdout; if anything written there was lost (a closed pipe, a
  * full disk) says so on stderr and turns a 0 status into EXIT_RUNTIME. */
 int cli_finish_output(int status);
-struct lode_miner;
-/* Waits for the miner's self-tests like lode_miner_wait_ready, but gives up
+struct lode_dispatcher;
+/* Waits for the miner's self-tests like lode_dispatcher_wait_ready, but gives up
  * (-1) as soon as the user presses Ctrl-C. */
-int cli_wait_ready(struct lode_miner *m);
+int cli_wait_ready(struct lode_dispatcher *m);
 /* Workers of every device that are still working (0: every device failed). */
-unsigned cli_workers_ready(struct lode_miner *m);
+unsigned cli_workers_ready(struct lode_dispatcher *m);
 struct lode_device_ref;
 /* With --variant NAME: 0 if some of the devices has that variant of algo;
  * otherwise a usage error that lists each device's variants (EXIT_USAGE). */
@@ -142,13 +142,13 @@ int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Hashrate lines per device and a total, every interval seconds, and the
  * summary at the end: shared by --benchmark and mining. */
 typedef struct cli_rate_report {
-    struct lode_miner *miner;
+    struct lode_dispatcher *miner;
     size_t devices;
     uint64_t *last;
     const char *unit; /* cli_rate_unit */
     double start, last_time, interval;
 } cli_rate_report;
-int cli_rate_report_init(cli_rate_report *r, struct lode_miner *m, const char *unit, double interval);
+int cli_rate_report_init(cli_rate_report *r, struct lode_dispatcher *m, const char *unit, double interval);
 /* Logs the rates if interval seconds have passed since the last lines. */
 void cli_rate_report_tick(cli_rate_report *r);
 /* Logs the summary; returns the total hashrate, and *hw_errors counts. */

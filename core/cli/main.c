@@ -54,21 +54,21 @@ int cli_finish_output(int status)
     return status;
 }
 
-int cli_wait_ready(lode_miner *m)
+int cli_wait_ready(lode_dispatcher *m)
 {
     int ready;
-    while ((ready = lode_miner_wait_ready(m, 100)) < 0)
+    while ((ready = lode_dispatcher_wait_ready(m, 100)) < 0)
         if (cli_interrupted())
             return -1;
     return ready;
 }
 
-unsigned cli_workers_ready(lode_miner *m)
+unsigned cli_workers_ready(lode_dispatcher *m)
 {
     unsigned ready = 0;
-    for (size_t d = 0; d < lode_miner_device_count(m); d++) {
+    for (size_t d = 0; d < lode_dispatcher_device_count(m); d++) {
         lode_device_stats st;
-        lode_miner_device_stats(m, d, &st);
+        lode_dispatcher_device_stats(m, d, &st);
         ready += st.workers_ready;
     }
     return ready;

@@ -175,7 +175,7 @@ int cmd_mine(const cli_options *o)
         status = EXIT_RUNTIME;
     } else {
         lode_log(LODE_LOG_INFO, "mining %s on %zu device(s) from %s; Ctrl-C stops",
-                 lode_algo_get(o->algo)->name, lode_miner_device_count(lode_mining_miner(mining)),
+                 lode_algo_get(o->algo)->name, lode_dispatcher_device_count(lode_mining_miner(mining)),
                  o->pools[0].url);
         double start = cli_now();
         char why[256];
@@ -204,7 +204,7 @@ int cmd_mine(const cli_options *o)
         else
             lode_stratum_stop(source.stratum);
     }
-    lode_miner_request_stop(lode_mining_miner(mining));
+    lode_dispatcher_request_stop(lode_mining_miner(mining));
     uint64_t hw_errors;
     cli_rate_report_summary(&report, &hw_errors);
     lode_mining_stats ms;

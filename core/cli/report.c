@@ -37,10 +37,10 @@ void cli_format_rate(double rate, const char *unit, char *out, size_t len)
         snprintf(out, len, "%.2f %c%s", rate, prefixes[u], unit);
 }
 
-int cli_rate_report_init(cli_rate_report *r, lode_miner *m, const char *unit, double interval)
+int cli_rate_report_init(cli_rate_report *r, lode_dispatcher *m, const char *unit, double interval)
 {
     *r = (cli_rate_report){
-        .miner = m, .devices = lode_miner_device_count(m), .unit = unit, .interval = interval};
+        .miner = m, .devices = lode_dispatcher_device_count(m), .unit = unit, .interval = interval};
     r->last = calloc(r->devices ? r->devices : 1, sizeof *r->last);
     if (r->last == NULL)
         return -1;
@@ -57,9 +57,9 @@ void cli_rate_report_tick(cli_rate_report *r)
     uint64_t delta_sum = 0;
     for (size_t d = 0; d < r->devices; d++) {
         lode_device_stats st;
-        lode_miner_device_stats(r->miner, d, &st);
+        lode_dispatcher_device_stats(r->miner, d, &st);
         cli_format_rate((double)(st.hashes - r->last[d]) / (t - r->last_time), r->unit, rate, sizeof rate);
-        lode_log(LODE_LOG_INFO, "%s: %s", lode_miner_device(r->miner, d)->id, rate);
+        lode_log(LODE_LOG_INFO, "%s: %s", lode_dispatcher_device(r->miner, d)->id, rate);
         delta_sum += st.hashes - r->last[d];
         r->last[d] = st.hashes;
     }
@@ -79,10 +79,10 @@ double cli_rate_report_summary(cli_rate_report *r, uint64_t *hw_errors)
     lode_log(LODE_LOG_NOTICE, "summary over %.1f s:", elapsed);
     for (size_t d = 0; d < r->devices; d++) {
         lode_device_stats st;
-        lode_miner_device_stats(r->miner, d, &st);
+        lode_dispatcher_device_stats(r->miner, d, &st);
         cli_format_rate((double)st.hashes / elapsed, r->unit, rate, sizeof rate);
         lode_log(LODE_LOG_NOTICE, "summary: %s: %s, %llu hashes, %llu hits, %llu hardware errors",
-                 lode_miner_device(r->miner, d)->id, rate, (unsigned long long)st.hashes,
+                 lode_dispatcher_device(r->miner, d)->id, rate, (unsigned long long)st.hashes,
                  (unsigned long long)st.hits, (unsigned long long)st.hw_errors);
         sum += st.hashes;
         *hw_errors += st.hw_errors;

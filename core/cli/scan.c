@@ -92,7 +92,7 @@ int cmd_scan(const cli_options *o)
     lode_work work = {.algo = o->algo};
     if (!o->algo_given)
         return cli_usage_error("scan needs --algo (%s)", lode_algo_names());
-    if (lode_algo_get(o->algo)->kind == LODE_WORK_TRIAL_FACTOR)
+    if (lode_algo_get(o->algo)->kind == LODE_WORK_TF)
         return cli_usage_error("scan is for block headers, not tf (trial factoring: lode tf --help)");
     if (o->header == NULL || lode_hex_decode(o->header, work.header.header, 80) != 0)
         return cli_usage_error("--header wants an 80-byte header as 160 hex digits");
@@ -127,7 +127,7 @@ int cmd_scan(const cli_options *o)
     }
 
     scan_results results = {.lock = PTHREAD_MUTEX_INITIALIZER};
-    lode_miner_config config = {
+    lode_dispatcher_config config = {
         .algo = o->algo,
         .devices = devices,
         .device_count = device_count,
@@ -135,7 +135,7 @@ int cmd_scan(const cli_options *o)
         .variant = o->variant,
         .callbacks = {.user = &results, .found = collect},
     };
-    lode_miner *m = lode_miner_start(&config, err, sizeof err);
+    lode_dispatcher *m = lode_dispatcher_start(&config, err, sizeof err);
     free(devices);
     if (m == NULL) {
         fprintf(stderr, "lode: error: %s\n", err);
@@ -149,9 +149,9 @@ int cmd_scan(const cli_options *o)
         fprintf(stderr, "lode: error: no device passed its self-test\n");
         status = EXIT_RUNTIME;
     } else {
-        uint64_t seq = lode_miner_set_job(m, &work, start, start + count);
+        uint64_t seq = lode_dispatcher_set_job(m, &work, start, start + count);
         int done;
-        while ((done = lode_miner_wait_job(m, seq, 100)) == 0 && !cli_interrupted())
+        while ((done = lode_dispatcher_wait_job(m, seq, 100)) == 0 && !cli_interrupted())
             ;
         if (cli_interrupted()) {
             fprintf(stderr, "lode: interrupted\n");
@@ -161,7 +161,7 @@ int cmd_scan(const cli_options *o)
             status = EXIT_RUNTIME;
         }
     }
-    lode_miner_free(m);
+    lode_dispatcher_free(m);
     if (status == 0 && results.out_of_memory) {
         fprintf(stderr, "lode: error: out of memory collecting hits\n");
         status = EXIT_RUNTIME;

@@ -138,10 +138,10 @@ int cmd_tf(const cli_options *opts, int argc, char **argv)
                                         .user = opts->tf.user, .computer = opts->tf.computer};
     driver.stop = cli_interrupted;
     driver.stop_now = cli_interrupted_twice;
-    lode_miner_config cfg = {.algo = LODE_ALGO_TF, .devices = devices, .device_count = ndev,
+    lode_dispatcher_config cfg = {.algo = LODE_ALGO_TF, .devices = devices, .device_count = ndev,
                              .threads = opts->threads, .chunk_ms = 100,
                              .callbacks = {.user = &driver, .found = lode_tf_driver_on_found}};
-    lode_miner *m = lode_miner_start(&cfg, err, sizeof err);
+    lode_dispatcher *m = lode_dispatcher_start(&cfg, err, sizeof err);
     free(devices);
     if (m == NULL) {
         lode_tf_driver_destroy(&driver);
@@ -162,7 +162,7 @@ int cmd_tf(const cli_options *opts, int argc, char **argv)
         int r = lode_tf_driver_run_list(&driver, &list, &count);
         status = r == LODE_TF_DONE ? 0 : r == LODE_TF_STOPPED ? EXIT_INTERRUPTED : EXIT_RUNTIME;
     }
-    lode_miner_free(m);
+    lode_dispatcher_free(m);
     lode_tf_driver_destroy(&driver);
     free(list);
     if (lock_fd >= 0)

@@ -22,7 +22,7 @@ typedef struct device_counters {
 } device_counters;
 
 typedef struct worker {
-    lode_miner *miner;
+    lode_dispatcher *miner;
     size_t device;
     unsigned slot;
     pthread_t thread;
@@ -44,8 +44,8 @@ typedef struct verify_item {
  * hits itself, which bounds the memory held by waiting hits. */
 #define VERIFY_BACKLOG 64
 
-struct lode_miner {
-    lode_miner_config config;
+struct lode_dispatcher {
+    lode_dispatcher_config config;
     lode_device_ref *devices;
     device_counters *counters;
     worker *workers;
@@ -82,7 +82,7 @@ static double now_seconds(void)
 }
 
 /* Keeps a span of the current job for another worker (lock held). */
-static void give_back(lode_miner *m, uint64_t start, uint64_t count)
+static void give_back(lode_dispatcher *m, uint64_t start, uint64_t count)
 {
     if (count == 0)
         return;
@@ -104,7 +104,7 @@ static void give_back(lode_miner *m, uint64_t start, uint64_t count)
 
 /* Hands out up to `chunk` indices of the current job (lock held). Near the
  * end of a finite range chunks shrink so every worker finishes together. */
-static bool claim(lode_miner *m, uint64_t chunk, lode_range *out)
+static bool claim(lode_dispatcher *m, uint64_t chunk, lode_range *out)
 {
     if (!m->has_job)
         return false;
@@ -130,7 +130,7 @@ static bool claim(lode_miner *m, uint64_t chunk, lode_range *out)
     return true;
 }
 
-static void settle(lode_miner *m, size_t device, bool ready)
+static void settle(lode_dispatcher *m, size_t device, bool ready)
 {
     pthread_mutex_lock(&m->lock);
     if (ready)
@@ -155,7 +155,7 @@ static int by_hit(const void *a, const void *b)
 /* Re-checks each hit with the reference before anyone sees it. A hit
  * outside the scanned part, reported twice, or rejected by the reference is
  * a hardware error of the device. */
-static void confirm_hits(lode_miner *m, size_t device, const lode_work *work,
+static void confirm_hits(lode_dispatcher *m, size_t device, const lode_work *work,
                          const lode_range *scanned, lode_hits *hits)
 {
     const lode_algo_info *algo = lode_algo_get(work->algo);
@@ -182,7 +182,7 @@ static void confirm_hits(lode_miner *m, size_t device, const lode_work *work,
 
 /* Hands a scan's hits to the verifier thread (taking them over from *hits).
  * Returns false if the backlog is full: the caller then checks them. */
-static bool verify_later(lode_miner *m, size_t device, const lode_work *work,
+static bool verify_later(lode_dispatcher *m, size_t device, const lode_work *work,
                          const lode_range *scanned, lode_hits *hits)
 {
     verify_item *item = malloc(sizeof *item);
@@ -211,7 +211,7 @@ static bool verify_later(lode_miner *m, size_t device, const lode_work *work,
  * device found is dropped on the way out. */
 static void *verifier_main(void *arg)
 {
-    lode_miner *m = arg;
+    lode_dispatcher *m = arg;
     pthread_setname_np(pthread_self(), "lode-verify");
     pthread_mutex_lock(&m->lock);
     for (;;) {
@@ -238,7 +238,7 @@ static void *verifier_main(void *arg)
 static void *worker_main(void *arg)
 {
     worker *w = arg;
-    lode_miner *m = w->miner;
+    lode_dispatcher *m = w->miner;
     const lode_device_ref *ref = &m->devices[w->device];
     lode_open_params params = {.algo = m->config.algo, .worker = w->slot, .variant = m->config.variant};
     lode_handle h;
@@ -356,7 +356,7 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-static unsigned workers_of(const lode_miner_config *cfg, const lode_device_ref *ref)
+static unsigned workers_of(const lode_dispatcher_config *cfg, const lode_device_ref *ref)
 {
     unsigned n = ref->info.workers ? ref->info.workers : 1;
     if (cfg->threads > 0 && ref->info.max_workers > 1)
@@ -379,9 +379,9 @@ static long fault_injection(void)
     return (long)n;
 }
 
-lode_miner *lode_miner_start(const lode_miner_config *config, char *err, size_t err_len)
+lode_dispatcher *lode_dispatcher_start(const lode_dispatcher_config *config, char *err, size_t err_len)
 {
-    lode_miner *m = calloc(1, sizeof *m);
+    lode_dispatcher *m = calloc(1, sizeof *m);
     if (m == NULL) {
         snprintf(err, err_len, "out of memory");
         return NULL;
@@ -429,7 +429,7 @@ lode_miner *lode_miner_start(const lode_miner_config *config, char *err, size_t 
             snprintf(err, err_len, "cannot start a worker thread: %s", strerror(errno));
             m->worker_count = k;
             pthread_mutex_unlock(&m->lock);
-            lode_miner_free(m);
+            lode_dispatcher_free(m);
             return NULL;
         }
         m->alive++;
@@ -451,7 +451,7 @@ static struct timespec deadline_in(int timeout_ms)
     return deadline;
 }
 
-int lode_miner_wait_ready(lode_miner *m, int timeout_ms)
+int lode_dispatcher_wait_ready(lode_dispatcher *m, int timeout_ms)
 {
     struct timespec deadline = deadline_in(timeout_ms > 0 ? timeout_ms : 0);
     int ready = 0;
@@ -469,7 +469,7 @@ int lode_miner_wait_ready(lode_miner *m, int timeout_ms)
     return ready;
 }
 
-uint64_t lode_miner_set_job(lode_miner *m, const lode_work *work, uint64_t begin, uint64_t end)
+uint64_t lode_dispatcher_set_job(lode_dispatcher *m, const lode_work *work, uint64_t begin, uint64_t end)
 {
     pthread_mutex_lock(&m->lock);
     uint64_t seq = m->job.seq + 1;
@@ -489,7 +489,7 @@ uint64_t lode_miner_set_job(lode_miner *m, const lode_work *work, uint64_t begin
     return seq;
 }
 
-int lode_miner_wait_job(lode_miner *m, uint64_t seq, int timeout_ms)
+int lode_dispatcher_wait_job(lode_dispatcher *m, uint64_t seq, int timeout_ms)
 {
     struct timespec deadline = deadline_in(timeout_ms);
     pthread_mutex_lock(&m->lock);
@@ -512,7 +512,7 @@ int lode_miner_wait_job(lode_miner *m, uint64_t seq, int timeout_ms)
     return result;
 }
 
-void lode_miner_device_stats(lode_miner *m, size_t device, lode_device_stats *out)
+void lode_dispatcher_device_stats(lode_dispatcher *m, size_t device, lode_device_stats *out)
 {
     device_counters *c = &m->counters[device];
     out->hashes = atomic_load(&c->hashes);
@@ -524,7 +524,7 @@ void lode_miner_device_stats(lode_miner *m, size_t device, lode_device_stats *ou
     pthread_mutex_unlock(&m->lock);
 }
 
-unsigned lode_miner_workers_on_job(lode_miner *m, uint64_t seq)
+unsigned lode_dispatcher_workers_on_job(lode_dispatcher *m, uint64_t seq)
 {
     unsigned n = 0;
     for (size_t k = 0; k < m->worker_count; k++)
@@ -532,14 +532,14 @@ unsigned lode_miner_workers_on_job(lode_miner *m, uint64_t seq)
     return n;
 }
 
-size_t lode_miner_device_count(const lode_miner *m) { return m->config.device_count; }
+size_t lode_dispatcher_device_count(const lode_dispatcher *m) { return m->config.device_count; }
 
-const lode_device_ref *lode_miner_device(const lode_miner *m, size_t device)
+const lode_device_ref *lode_dispatcher_device(const lode_dispatcher *m, size_t device)
 {
     return &m->devices[device];
 }
 
-void lode_miner_request_stop(lode_miner *m)
+void lode_dispatcher_request_stop(lode_dispatcher *m)
 {
     pthread_mutex_lock(&m->lock);
     m->stopping = true;
@@ -550,11 +550,11 @@ void lode_miner_request_stop(lode_miner *m)
     pthread_mutex_unlock(&m->lock);
 }
 
-void lode_miner_free(lode_miner *m)
+void lode_dispatcher_free(lode_dispatcher *m)
 {
     if (m == NULL)
         return;
-    lode_miner_request_stop(m);
+    lode_dispatcher_request_stop(m);
     for (size_t k = 0; k < m->worker_count; k++)
         pthread_join(m->workers[k].thread, NULL);
     if (m->verifier_started) {

@@ -11,7 +11,7 @@
 
 #include "core/dispatch/registry.h"
 
-typedef struct lode_miner lode_miner;
+typedef struct lode_dispatcher lode_dispatcher;
 
 /* A hit that the reference confirmed. */
 typedef struct lode_found {
@@ -21,29 +21,29 @@ typedef struct lode_found {
     uint8_t hash[32]; /* reference PoW hash, internal byte order */
 } lode_found;
 
-typedef struct lode_miner_callbacks {
+typedef struct lode_dispatcher_callbacks {
     void *user;
     /* A confirmed hit (called from a worker thread; keep it short). */
     void (*found)(void *user, const lode_found *found);
     /* Every index of job job_seq has been scanned. A job source installs
-     * the next job here (lode_miner_set_job may be called from it). */
+     * the next job here (lode_dispatcher_set_job may be called from it). */
     void (*exhausted)(void *user, uint64_t job_seq);
     /* Whether hits of job job_seq still matter, asked before each re-check
      * (NULL: always). Unwanted hits are dropped unchecked, so a replaced
      * job's hits cost no reference hashing (at a regtest target every other
      * scrypt hash is a hit) and a stopping miner does not drain a backlog. */
     bool (*wanted)(void *user, uint64_t job_seq);
-} lode_miner_callbacks;
+} lode_dispatcher_callbacks;
 
-typedef struct lode_miner_config {
+typedef struct lode_dispatcher_config {
     lode_algo algo;
     const lode_device_ref *devices; /* copied */
     size_t device_count;
     unsigned threads;      /* workers per CPU-like device; 0 = the device's default */
     const char *variant;   /* force an implementation variant; NULL = best */
     double chunk_ms;       /* target length of one scan call; 0 = 200 ms */
-    lode_miner_callbacks callbacks;
-} lode_miner_config;
+    lode_dispatcher_callbacks callbacks;
+} lode_dispatcher_config;
 
 typedef struct lode_device_stats {
     uint64_t hashes;         /* indices scanned */
@@ -58,26 +58,26 @@ typedef struct lode_device_stats {
  * Tests only: with LODE_TEST_FAIL_SCANS_AFTER=N in the environment, every
  * worker fails with a device error in place of its scan N+1 (a device lost
  * at run time), so the every-device-failed paths can be tested. */
-lode_miner *lode_miner_start(const lode_miner_config *config, char *err, size_t err_len);
+lode_dispatcher *lode_dispatcher_start(const lode_dispatcher_config *config, char *err, size_t err_len);
 /* Waits until every worker has passed or failed its self-test (timeout_ms
  * < 0: for as long as that takes); returns how many passed, or -1 if the
  * timeout came first. */
-int lode_miner_wait_ready(lode_miner *m, int timeout_ms);
+int lode_dispatcher_wait_ready(lode_dispatcher *m, int timeout_ms);
 /* Installs a job over indices [begin, end) and aborts the current scans.
  * Returns the job's sequence number (also written to the work's seq). */
-uint64_t lode_miner_set_job(lode_miner *m, const lode_work *work, uint64_t begin, uint64_t end);
+uint64_t lode_dispatcher_set_job(lode_dispatcher *m, const lode_work *work, uint64_t begin, uint64_t end);
 /* Waits up to timeout_ms for job seq to be fully scanned. Returns 1 when
  * it is, 0 on timeout, -1 if it never will be (a newer job replaced it, the
  * miner stopped, or every worker failed). */
-int lode_miner_wait_job(lode_miner *m, uint64_t seq, int timeout_ms);
-void lode_miner_device_stats(lode_miner *m, size_t device, lode_device_stats *out);
+int lode_dispatcher_wait_job(lode_dispatcher *m, uint64_t seq, int timeout_ms);
+void lode_dispatcher_device_stats(lode_dispatcher *m, size_t device, lode_device_stats *out);
 /* How many workers have job seq installed and are scanning it. */
-unsigned lode_miner_workers_on_job(lode_miner *m, uint64_t seq);
-size_t lode_miner_device_count(const lode_miner *m);
-const lode_device_ref *lode_miner_device(const lode_miner *m, size_t device);
+unsigned lode_dispatcher_workers_on_job(lode_dispatcher *m, uint64_t seq);
+size_t lode_dispatcher_device_count(const lode_dispatcher *m);
+const lode_device_ref *lode_dispatcher_device(const lode_dispatcher *m, size_t device);
 /* Asks every worker to stop (async-signal-unsafe; call from a normal thread). */
-void lode_miner_request_stop(lode_miner *m);
+void lode_dispatcher_request_stop(lode_dispatcher *m);
 /* Stops, joins and frees. */
-void lode_miner_free(lode_miner *m);
+void lode_dispatcher_free(lode_dispatcher *m);
 
 #endif

@@ -313,7 +313,7 @@ int lode_handle_set_work(lode_handle *h, const lode_work *work)
 {
     if (work->algo != h->algo)
         return LODE_ERR_INVALID;
-    if (lode_algo_get(h->algo)->kind == LODE_WORK_TRIAL_FACTOR && !lode_tf_job_valid(&work->factor))
+    if (lode_algo_get(h->algo)->kind == LODE_WORK_TF && !lode_tf_job_valid(&work->factor))
         return LODE_ERR_INVALID;
     return h->ref->backend->set_work(h->dev, work);
 }
@@ -323,7 +323,7 @@ int lode_handle_scan(lode_handle *h, const lode_range *range, lode_hits *hits, u
 {
     *done = 0;
     /* Nonces (a collision search's header nonces too) are 32 bits. */
-    if (lode_algo_get(h->algo)->kind != LODE_WORK_TRIAL_FACTOR &&
+    if (lode_algo_get(h->algo)->kind != LODE_WORK_TF &&
         (range->start > UINT32_MAX || range->count > (UINT64_C(1) << 32) - range->start))
         return LODE_ERR_INVALID;
     if (range->count == 0)

@@ -119,7 +119,7 @@ static int check_collision_vector(lode_handle *h, const lode_pow_vector *v, lode
 
 int lode_selftest_handle(lode_handle *h, char *why, size_t why_len)
 {
-    if (lode_algo_get(h->algo)->kind == LODE_WORK_TRIAL_FACTOR)
+    if (lode_algo_get(h->algo)->kind == LODE_WORK_TF)
         return lode_tf_selftest_handle(h, true, why, why_len); /* mfaktc's short set */
     size_t count;
     const lode_pow_vector *vectors = lode_pow_vectors(h->algo, &count);

@@ -30,7 +30,7 @@ typedef struct header_variant {
 } header_variant;
 
 struct lode_mining {
-    lode_miner *miner;
+    lode_dispatcher *miner;
     lode_algo algo;
     const lode_job_source_ops *ops;
     void *source;
@@ -104,7 +104,7 @@ static unsigned popcount32(uint32_t v)
  * finish their scans and wait. Called with the lock held. */
 static void idle_locked(lode_mining *m)
 {
-    m->current_seq = lode_miner_set_job(m->miner, &(lode_work){.algo = m->algo}, 0, 0);
+    m->current_seq = lode_dispatcher_set_job(m->miner, &(lode_work){.algo = m->algo}, 0, 0);
 }
 
 /* How many (version, extranonce2) combinations a job has: 0 when there are
@@ -174,7 +174,7 @@ static void install_next_variant(lode_mining *m)
     lode_work work = {.algo = m->algo};
     memcpy(work.header.header, v->header, 80);
     work.header.target = job->share_target;
-    v->seq = lode_miner_set_job(m->miner, &work, 0, m->nonces_per_header);
+    v->seq = lode_dispatcher_set_job(m->miner, &work, 0, m->nonces_per_header);
     m->current_seq = v->seq;
 }
 
@@ -277,10 +277,10 @@ lode_mining *lode_mining_start(const lode_mining_config *config, char *err, size
     if (m->nonces_per_header == 0 || m->nonces_per_header > (UINT64_C(1) << 32))
         m->nonces_per_header = UINT64_C(1) << 32;
     pthread_mutex_init(&m->lock, NULL);
-    lode_miner_config mc = config->miner;
-    mc.callbacks = (lode_miner_callbacks){
+    lode_dispatcher_config mc = config->miner;
+    mc.callbacks = (lode_dispatcher_callbacks){
         .user = m, .found = on_found, .exhausted = on_exhausted, .wanted = on_wanted};
-    m->miner = lode_miner_start(&mc, err, err_len);
+    m->miner = lode_dispatcher_start(&mc, err, err_len);
     if (m->miner == NULL) {
         pthread_mutex_destroy(&m->lock);
         free(m);
@@ -289,7 +289,7 @@ lode_mining *lode_mining_start(const lode_mining_config *config, char *err, size
     return m;
 }
 
-lode_miner *lode_mining_miner(lode_mining *m) { return m->miner; }
+lode_dispatcher *lode_mining_miner(lode_mining *m) { return m->miner; }
 
 static bool job_is_well_formed(const lode_job *job, lode_algo algo)
 {
@@ -401,7 +401,7 @@ void lode_mining_free(lode_mining *m)
     pthread_mutex_lock(&m->lock);
     m->stopping = true;
     pthread_mutex_unlock(&m->lock);
-    lode_miner_free(m->miner);
+    lode_dispatcher_free(m->miner);
     for (size_t i = 0; i < KEPT_JOBS; i++)
         lode_job_free(&m->kept[i].job);
     pthread_mutex_destroy(&m->lock);

@@ -29,7 +29,7 @@ typedef struct lode_job_source_ops {
 } lode_job_source_ops;
 
 typedef struct lode_mining_config {
-    lode_miner_config miner;           /* algo, devices, threads, variant, chunk_ms */
+    lode_dispatcher_config miner;           /* algo, devices, threads, variant, chunk_ms */
     const lode_job_source_ops *source_ops;
     void *source;
     /* Nonces scanned per header before rolling to the next; 0 = all 2^32.
@@ -41,7 +41,7 @@ typedef struct lode_mining_config {
  * Returns NULL with a message in err if no device could start. */
 lode_mining *lode_mining_start(const lode_mining_config *config, char *err, size_t err_len);
 /* The underlying dispatcher (readiness, per-device stats). */
-lode_miner *lode_mining_miner(lode_mining *mining);
+lode_dispatcher *lode_mining_miner(lode_mining *mining);
 /* Installs a new job (copied): devices switch to it within milliseconds.
  * Returns 0, or -1 if the job is malformed or memory ran out (the old job
  * then goes on if it was not clean, else the devices idle).

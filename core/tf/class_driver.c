@@ -148,12 +148,12 @@ int lode_tf_driver_finish(const lode_tf_driver *d, const lode_tf_assignment *a, 
     return LODE_TF_DONE;
 }
 
-static uint64_t candidates(lode_miner *m)
+static uint64_t candidates(lode_dispatcher *m)
 {
     uint64_t n = 0;
-    for (size_t i = 0; i < lode_miner_device_count(m); i++) {
+    for (size_t i = 0; i < lode_dispatcher_device_count(m); i++) {
         lode_device_stats st;
-        lode_miner_device_stats(m, i, &st);
+        lode_dispatcher_device_stats(m, i, &st);
         n += st.hashes;
     }
     return n;
@@ -185,7 +185,7 @@ int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a)
              a->bit_max, ghz_days);
     double t0 = now(), last_ckp = t0, last_line = 0;
     unsigned done_at_start = pr.classes_done;
-    lode_miner *m = d->miner;
+    lode_dispatcher *m = d->miner;
     uint64_t cand0 = candidates(m);
     int status = LODE_TF_DONE;
     for (unsigned c = pr.next_class; c < LODE_TF_CLASSES; c++) {
@@ -198,10 +198,10 @@ int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a)
         if (ne > nb) {
             lode_work w = {.algo = LODE_ALGO_TF,
                            .factor = {a->p, a->bit_min, a->bit_max, LODE_TF_CLASSES, c}};
-            uint64_t seq = lode_miner_set_job(m, &w, nb, ne);
+            uint64_t seq = lode_dispatcher_set_job(m, &w, nb, ne);
             int r;
             bool told = false;
-            while ((r = lode_miner_wait_job(m, seq, 200)) == 0 && !asked(d->stop_now)) {
+            while ((r = lode_dispatcher_wait_job(m, seq, 200)) == 0 && !asked(d->stop_now)) {
                 if (asked(d->stop) && !told) { /* the class is finished first */
                     lode_log(LODE_LOG_INFO, "finishing class %u before stopping (Ctrl-C again: stop now, "
                              "the class runs again next time)", c);

@@ -51,7 +51,7 @@ typedef struct lode_tf_driver {
     FILE *out;               /* the legacy lines as printed (stdout); NULL: not printed */
 
     /* The run. */
-    lode_miner *miner;       /* started with lode_tf_driver_on_found as its found callback */
+    lode_dispatcher *miner;       /* started with lode_tf_driver_on_found as its found callback */
     bool (*stop)(void);      /* finish the running class, save, stop (Ctrl-C); NULL: never */
     bool (*stop_now)(void);  /* leave the running class undone (a second Ctrl-C); NULL: never */
 
