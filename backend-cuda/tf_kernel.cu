@@ -1,5 +1,5 @@
 /* Mersenne trial factoring kernels and their engine (tf_cuda.h has the
- * pipeline; core/tf_ref.h the math).
+ * pipeline; core/base/tf_ref.h the math).
  *
  * Index bits: bit j of a launch stands for n = n0 + j. A sieve prime r
  * divides q(n) exactly when n = root (mod r), root = -q(0) / q_step mod r;

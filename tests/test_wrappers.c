@@ -1,5 +1,5 @@
-/* The contract of core/backend.h, checked once by the wrappers of
- * core/registry.c: a call that breaks it returns LODE_ERR_INVALID without
+/* The contract of core/base/backend.h, checked once by the wrappers of
+ * core/dispatch/registry.c: a call that breaks it returns LODE_ERR_INVALID without
  * reaching the backend (a counting fake here), and one that keeps it does
  * reach it:
  * - set_work: a work of another algorithm, or an invalid trial-factoring job;

@@ -1,5 +1,5 @@
 /* Mersenne trial factoring in OpenCL C 1.2 (backend-opencl/ocl_tf.h has
- * the pipeline; core/tf_ref.h the math; the multiply is
+ * the pipeline; core/base/tf_ref.h the math; the multiply is
  * core/backend_support/kernels/tf_mont.h, shared with CUDA). The same three stages as the CUDA
  * backend, written for any OpenCL device: a global-bitmap pass for the
  * large sieve primes, local-memory segments for the small and middle ones

@@ -24,7 +24,7 @@
 /* ---- SHA-256d ---------------------------------------------------------------
  * The per-job constants of the 80-byte header's second block and of the
  * outer hash: everything that does not depend on the nonce word W3. The CPU
- * lane paths keep them in job->pre (backend-cpu/sha256d_lanes.h fills it);
+ * lane paths keep them in job->pre (core/backend_support/sha256d_lanes.h fills it);
  * the GPU kernels read the first PRE_KERNEL_WORDS of them. */
 enum {
     PRE_A3, /* a, b, c, e, f, g after rounds 0..2 */

@@ -90,7 +90,7 @@ LODE_DEVICE void sha512_block_from_iv(u64 *w, u64 *out)
 /* Momentum: the eight 50-bit birthdays of nonce base `base`, from the
  * SHA-512 of the 36-byte message (base, then the job's 32-byte midHash);
  * w0_low and w1..w4 are the job's constant message words
- * (momentum_consts, backend-cpu/momentum_cpu.h). */
+ * (momentum_consts, core/backend_support/momentum_common.h). */
 LODE_DEVICE void momentum_birthdays8(u64 w0_low, u64 w1, u64 w2, u64 w3, u64 w4, u32 base, u64 *out)
 {
     u64 w[16];
