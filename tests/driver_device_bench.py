@@ -9,6 +9,9 @@ whole run (os.wait4, start-up included) and over the steady part (from
 
 usage: driver_device_bench.py SECONDS OUT_DIR LABEL=LODE_BINARY...
 The OpenCL device is the GPU's (LODE_OPENCL_SHOW_ALL=1 lists it).
+Environment: DEVS and ALGOS narrow the runs; SAMPLER=libcpu_sampler.so
+preloads tests/tools/cpu_sampler.c into every measured run and keeps its
+samples in OUT_DIR/NAME.samples (read them with tests/tools/cpu_profile.py).
 """
 import os
 import re
@@ -27,10 +30,10 @@ def proc_cpu(pid):
     return (int(fields[11]) + int(fields[12])) / TICK  # utime, stime
 
 
-def run(cmd, secs, out_path, stop_with_sigint):
+def run(cmd, secs, out_path, stop_with_sigint, env=None):
     with open(out_path, "w") as log:
         t0 = time.monotonic()
-        p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+        p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
         samples = []
         for at in (6.0, secs - 3.0):
             time.sleep(max(0.0, t0 + at - time.monotonic()))
@@ -93,8 +96,12 @@ def main():
                            timeout=60) if algo != "tf" else run(cmd(bins[-1][1], 5), 5, "/dev/null", True)
             for label, lode in bins:
                 name = f"{dev.replace(':', '')}-{algo}-{label}"
+                env = None
+                if os.environ.get("SAMPLER"):
+                    env = dict(os.environ, LD_PRELOAD=os.path.realpath(os.environ["SAMPLER"]),
+                               LODE_SAMPLER_OUT=f"{out}/{name}.samples")
                 status, wall, total, steady = run(cmd(lode, secs), secs,
-                                                  f"{out}/{name}.log", algo == "tf")
+                                                  f"{out}/{name}.log", algo == "tf", env)
                 with open(f"{out}/{name}.log") as f:
                     r, unit = rate_of(f.read(), algo)
                 row = (f"{dev:9} {algo:9} {label:4} {r:10.3f} {unit:9} cpu total {total:6.2f}% "
