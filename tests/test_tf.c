@@ -9,6 +9,7 @@
 
 #include "backend-cpu/tf_cpu.h"
 #include "core/base/status.h"
+#include "core/backend_support/tf_tables.h"
 #include "core/base/tf_ref.h"
 #include "core/dispatch/dispatch.h"
 #include "core/dispatch/registry.h"
@@ -88,6 +89,42 @@ static void test_reference(void)
     /* mfaktc's documented example: M50,000,000 from 2^69 to 2^70. */
     CHECK(fabs(lode_tf_ghz_days(50000000, 69, 70) - 2.3912767291392) < 1e-9, "GHz-days %.10f",
           lode_tf_ghz_days(50000000, 69, 70));
+}
+
+/* The sieve tables: what tf_sieve_plan_of says a GPU must build (which
+ * primes, which one is skipped, how many are small) equals the host's
+ * tables, and every entry satisfies its definition. */
+static void test_sieve_tables(void)
+{
+    const unsigned n = 1000000; /* the GPU engines' default */
+    uint32_t *primes = tf_first_primes(n);
+    CHECK(primes != NULL, "primes");
+    if (primes == NULL)
+        return;
+    /* p in the list and below a segment, in the list above it, past every
+     * prime, not prime-listed (composite values are never exponents, but
+     * the plan must not care). */
+    const uint32_t ps[] = {100003, 131071, 1000003, 7999993, 66362159, 4294967291u};
+    const uint32_t segs[] = {1u << 16, 1u << 18};
+    for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++)
+        for (size_t s = 0; s < 2; s++) {
+            tf_sieve_tables t;
+            CHECK(tf_sieve_tables_build(primes, n, ps[i], segs[s], &t) == 0, "build");
+            const tf_sieve_plan plan = tf_sieve_plan_of(primes, n, ps[i], segs[s]);
+            CHECK(plan.count == t.count && plan.n_small == t.n_small, "M%u seg %u: plan %u/%u, tables %u/%u",
+                  ps[i], segs[s], plan.count, plan.n_small, t.count, t.n_small);
+            unsigned bad = 0;
+            for (unsigned k = 0; k < t.count && k < plan.count; k++) {
+                const uint32_t r = primes[k < plan.skip ? k : k + 1];
+                const uint64_t step = 2ull * ps[i] * 4620u % r;
+                bad += t.prime[k] != r || r == ps[i] || (uint64_t)r >= 2ull * ps[i] + 1 || t.pmod[k] != ps[i] % r ||
+                       (uint64_t)t.inv[k] * step % r != 1 || t.smod[k] != segs[s] % r ||
+                       t.minv[k] != 0xFFFFFFFFu / r || (k < t.n_small) != (r < segs[s]);
+            }
+            CHECK(bad == 0, "M%u seg %u: %u entries wrong", ps[i], segs[s], bad);
+            tf_sieve_tables_free(&t);
+        }
+    free(primes);
 }
 
 /* The backend's hits over [start, start + count) of one class equal the
@@ -276,8 +313,10 @@ int main(int argc, char **argv)
 {
     const char *only_backend = argc == 3 && strcmp(argv[1], "--backend") == 0 ? argv[2] : NULL;
     test_seed();
-    if (only_backend == NULL)
+    if (only_backend == NULL) {
         test_reference();
+        test_sieve_tables();
+    }
     lode_device_ref *devices;
     size_t count;
     int runs = 0;

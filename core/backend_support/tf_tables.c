@@ -81,3 +81,29 @@ void tf_sieve_tables_free(tf_sieve_tables *t)
     free(t->prime);
     memset(t, 0, sizeof *t);
 }
+
+/* The number of primes[0 .. n) below limit (primes sorted). */
+static unsigned count_below(const uint32_t *primes, unsigned n, uint64_t limit)
+{
+    unsigned lo = 0, hi = n;
+    while (lo < hi) {
+        const unsigned mid = lo + (hi - lo) / 2;
+        if (primes[mid] < limit)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+tf_sieve_plan tf_sieve_plan_of(const uint32_t *primes, unsigned nprimes, uint32_t p, uint32_t seg)
+{
+    const unsigned below = count_below(primes, nprimes, 2ull * p + 1);
+    const unsigned at_p = count_below(primes, below, p);
+    const bool has_p = at_p < below && primes[at_p] == p;
+    const unsigned count = below - (has_p ? 1 : 0);
+    unsigned n_small = count_below(primes, below, seg);
+    if (has_p && at_p < n_small)
+        n_small--;
+    return (tf_sieve_plan){.count = count, .skip = has_p ? at_p : count, .n_small = n_small};
+}

@@ -34,6 +34,20 @@ int tf_sieve_tables_build(const uint32_t *primes, unsigned nprimes, uint32_t p, 
                           tf_sieve_tables *t);
 void tf_sieve_tables_free(tf_sieve_tables *t);
 
+/* Which of the first nprimes of primes are usable for exponent p, for a
+ * GPU that builds the tables itself (one thread per entry, the same
+ * formulas as tf_sieve_tables_build; its 5 x 4 MiB per exponent are then
+ * never built or copied on the host): entry i of the tables is
+ * primes[i < skip ? i : i + 1]. */
+typedef struct tf_sieve_plan {
+    unsigned count;   /* usable primes: tf_sieve_tables.count */
+    unsigned skip;    /* index of p in primes (it never divides q), or count when p is not there */
+    unsigned n_small; /* tf_sieve_tables.n_small */
+} tf_sieve_plan;
+
+/* Binary searches over the sorted primes: O(log nprimes). */
+tf_sieve_plan tf_sieve_plan_of(const uint32_t *primes, unsigned nprimes, uint32_t p, uint32_t seg);
+
 #ifdef __cplusplus
 }
 #endif
