@@ -116,15 +116,16 @@ struct lode_device {
     unsigned resident_slots;          /* hash slots of it resident at once */
     cuda_momentum *momentum;
     momentum_pairs pairs;
-    momentum_entry *cands; /* a sweep's candidates, copied off the pinned buffer */
+    momentum_entry *cands; /* a batch's candidates, copied off the pinned buffers */
     size_t cand_cap;
+    momentum_consts *sweep_jobs; /* a batch's, cuda_momentum_batch() */
+    size_t *sweep_ends;          /* where each sweep's candidates end in cands */
+    unsigned sweeps_done;        /* sweeps of the batch last waited for */
     cuda_tf *tf;
 
     lode_launch_driver driver;
-    /* What the last wait returned (Momentum: the sweep's candidates; trial
-     * factoring: the launch's factors), read by fetch and collect. */
-    momentum_entry *sweep_list;
-    size_t sweep_count;
+    /* What the last trial-factoring wait returned (the launch's factors),
+     * read by collect. */
     uint64_t tf_n0;
     uint32_t tf_count, tf_nfound;
     const uint32_t *tf_found;
@@ -549,6 +550,8 @@ static void cuda_close(lode_device *d)
     cuda_tf_free(d->tf);
     momentum_pairs_free(&d->pairs);
     free(d->cands);
+    free(d->sweep_jobs);
+    free(d->sweep_ends);
     if (d->stream != NULL)
         cudaStreamDestroy(d->stream);
     if (d->stream2 != NULL)
@@ -613,7 +616,10 @@ static int alloc_momentum(lode_device *d)
         return LODE_ERR_NO_MEMORY;
     }
     TRY(d, cuda_momentum_new(method, bits, d->stream, &d->momentum));
-    return LODE_OK;
+    const unsigned batch = cuda_momentum_batch(d->momentum);
+    d->sweep_jobs = calloc(batch, sizeof *d->sweep_jobs);
+    d->sweep_ends = calloc(batch, sizeof *d->sweep_ends);
+    return d->sweep_jobs != NULL && d->sweep_ends != NULL ? LODE_OK : LODE_ERR_NO_MEMORY;
 }
 
 static int open_on_thread(lode_device *d)
@@ -799,54 +805,77 @@ static void nonce_drain(void *ctx)
     cudaStreamSynchronize(d->stream2);
 }
 
-/* Momentum: a launch is one sweep of one header nonce. The engine queues
- * sweeps ahead (two for the bucket method); fetch copies the candidates
- * off the pinned buffer (a later sweep's copy overwrites it), so the next
- * sweep is queued before the host pairs them. */
+/* Momentum: a launch is a batch of sweeps of consecutive header nonces
+ * (cuda_momentum_batch). The engine queues batches ahead (two for the
+ * bucket method); fetch copies the candidates off the pinned buffers (a
+ * later batch's copies overwrite them), so the next batch is queued before
+ * the host pairs them. */
 static int momentum_enqueue(void *ctx, unsigned slot, uint64_t start, uint64_t count)
 {
     lode_device *d = ctx;
-    (void)slot, (void)count; /* launches of one index */
-    uint8_t mid[32];
-    momentum_consts c;
-    momentum_midhash(d->header, (uint32_t)start, mid);
-    momentum_consts_init(&c, mid);
-    cudaError_t err = cuda_momentum_enqueue(d->momentum, &c);
-    return err == cudaSuccess ? LODE_OK : fail(d, d->index, "queueing a Momentum sweep", err);
+    (void)slot;
+    for (uint64_t i = 0; i < count; i++) {
+        uint8_t mid[32];
+        momentum_midhash(d->header, (uint32_t)(start + i), mid);
+        momentum_consts_init(&d->sweep_jobs[i], mid);
+    }
+    cudaError_t err = cuda_momentum_enqueue(d->momentum, d->sweep_jobs, (unsigned)count);
+    return err == cudaSuccess ? LODE_OK : fail(d, d->index, "queueing Momentum sweeps", err);
 }
 
 static int momentum_wait(void *ctx, unsigned slot)
 {
     lode_device *d = ctx;
-    (void)slot; /* the engine finishes its oldest sweep */
-    cudaError_t err = cuda_momentum_finish(d->momentum, &d->sweep_list, &d->sweep_count);
+    (void)slot; /* the engine finishes its oldest batch */
+    cudaError_t err = cuda_momentum_wait(d->momentum, &d->sweeps_done);
     return err == cudaSuccess ? LODE_OK : fail(d, d->index, "a Momentum sweep", err);
 }
 
+/* Copies every sweep's candidates of the finished batch, one after the
+ * other; sweep_ends[i] is where sweep i's end. */
 static int momentum_fetch(void *ctx, unsigned slot)
 {
     lode_device *d = ctx;
     (void)slot;
-    const size_t n = d->sweep_count;
-    if (n > d->cand_cap) {
-        momentum_entry *grown = realloc(d->cands, n * sizeof *grown);
-        if (grown == NULL)
-            return LODE_ERR_NO_MEMORY;
-        d->cands = grown;
-        d->cand_cap = n;
+    size_t total = 0;
+    for (unsigned i = 0; i < d->sweeps_done; i++) {
+        momentum_entry *list;
+        size_t n;
+        cudaError_t err = cuda_momentum_result(d->momentum, i, &list, &n);
+        if (err != cudaSuccess)
+            return fail(d, d->index, "a Momentum sweep", err);
+        if (total + n > d->cand_cap) {
+            const size_t cap = (total + n) * 2;
+            momentum_entry *grown = realloc(d->cands, cap * sizeof *grown);
+            if (grown == NULL)
+                return LODE_ERR_NO_MEMORY;
+            d->cands = grown;
+            d->cand_cap = cap;
+        }
+        if (n > 0)
+            memcpy(d->cands + total, list, n * sizeof *d->cands);
+        total += n;
+        d->sweep_ends[i] = total;
     }
-    if (n > 0)
-        memcpy(d->cands, d->sweep_list, n * sizeof *d->cands);
     return LODE_OK;
 }
 
 static int momentum_collect(void *ctx, unsigned slot, uint64_t start, uint64_t count, lode_hits *hits)
 {
     lode_device *d = ctx;
-    (void)slot, (void)count;
-    d->pairs.count = 0;
-    int rc = momentum_pairs_from_entries(d->cands, d->sweep_count, &d->pairs);
-    return rc == LODE_OK ? momentum_push_hits(d->header, (uint32_t)start, &d->target, &d->pairs, hits) : rc;
+    (void)slot;
+    if (count != d->sweeps_done)
+        return LODE_ERR_DEVICE;
+    for (unsigned i = 0; i < d->sweeps_done; i++) {
+        const size_t from = i > 0 ? d->sweep_ends[i - 1] : 0;
+        d->pairs.count = 0;
+        int rc = momentum_pairs_from_entries(d->cands + from, d->sweep_ends[i] - from, &d->pairs);
+        if (rc == LODE_OK)
+            rc = momentum_push_hits(d->header, (uint32_t)(start + i), &d->target, &d->pairs, hits);
+        if (rc != LODE_OK)
+            return rc;
+    }
+    return LODE_OK;
 }
 
 static void momentum_drain(void *ctx)
@@ -900,7 +929,8 @@ static void tf_drain(void *ctx)
 static lode_launch_engine engine_of(lode_device *d)
 {
     if (d->algo == LODE_ALGO_MOMENTUM)
-        return (lode_launch_engine){.ctx = d, .depth = cuda_momentum_depth(d->momentum), .launch_size = 1,
+        return (lode_launch_engine){.ctx = d, .depth = cuda_momentum_depth(d->momentum),
+                                    .launch_size = cuda_momentum_batch(d->momentum),
                                     .blocking_wait = true, .enqueue = momentum_enqueue, .wait = momentum_wait,
                                     .fetch = momentum_fetch, .collect = momentum_collect,
                                     .drain = momentum_drain};
@@ -924,10 +954,16 @@ static int cuda_scan(lode_device *d, const lode_range *r, lode_hits *hits, uint6
 
 static uint64_t cuda_preferred_chunk(lode_device *d, double target_ms)
 {
-    if (d->algo == LODE_ALGO_MOMENTUM) /* about 300 sweeps/s on an H100 */
-        return target_ms * 0.3 < 1 ? 1 : (uint64_t)(target_ms * 0.3);
-    if (d->algo == LODE_ALGO_TF) /* a launch takes about a millisecond on an H100 */
-        return cuda_tf_launch_size(d->tf) * (target_ms < 1 ? 1 : (uint64_t)target_ms);
+    if (d->algo == LODE_ALGO_MOMENTUM) { /* about 350 sweeps/s on an H100: whole batches */
+        const uint64_t batch = cuda_momentum_batch(d->momentum);
+        const uint64_t n = target_ms * 0.3 < 1 ? 1 : (uint64_t)(target_ms * 0.3);
+        return (n + batch - 1) / batch * batch;
+    }
+    if (d->algo == LODE_ALGO_TF) { /* a device launch takes about a millisecond on an H100; whole batches */
+        const uint64_t batch = cuda_tf_launch_size(d->tf);
+        const uint64_t n = cuda_tf_device_launch_size(d->tf) * (target_ms < 1 ? 1 : (uint64_t)target_ms);
+        return (n + batch - 1) / batch * batch;
+    }
     double rate = d->tune.rate > 0 ? d->tune.rate
                                    : (double)d->launch_count * 1000.0 / LAUNCH_MS;
     double n = rate * target_ms / 1000.0;

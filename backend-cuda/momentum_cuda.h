@@ -44,14 +44,21 @@ unsigned cuda_momentum_redos(const cuda_momentum *m);
 /* Device bytes an engine of this method and table size allocates. */
 size_t cuda_momentum_bytes(cuda_momentum_method method, unsigned table_bits);
 
-/* Queues one sweep of the 2^26 nonces of the job c (no host wait); up to
- * cuda_momentum_depth() sweeps may be queued before finishing the first
- * (cudaErrorNotReady beyond). */
-cudaError_t cuda_momentum_enqueue(cuda_momentum *m, const momentum_consts *c);
+/* A launch is a batch of 1 .. cuda_momentum_batch() sweeps (the bucket
+ * method's LODE_MOMENTUM_BATCH, one CUDA graph when full; 1 for the
+ * others) with one event at its end: the host wakes once per batch. */
+unsigned cuda_momentum_batch(const cuda_momentum *m);
+/* Queues the sweeps of the 2^26 nonces of jobs c[0 .. n) as one batch (no
+ * host wait); up to cuda_momentum_depth() batches may be queued before
+ * waiting for the first (cudaErrorNotReady beyond). */
+cudaError_t cuda_momentum_enqueue(cuda_momentum *m, const momentum_consts *c, unsigned n);
 unsigned cuda_momentum_depth(const cuda_momentum *m);
-/* Waits for the oldest queued sweep and returns its candidates (valid
- * until the enqueue after next). */
-cudaError_t cuda_momentum_finish(cuda_momentum *m, momentum_entry **list, size_t *count);
+/* Waits for the oldest queued batch; *n: its sweeps. */
+cudaError_t cuda_momentum_wait(cuda_momentum *m, unsigned *n);
+/* The candidates of sweep i of the batch last waited for (an overflowed
+ * sweep is redone here, exactly); valid until the next call or the
+ * enqueue after next. */
+cudaError_t cuda_momentum_result(cuda_momentum *m, unsigned i, momentum_entry **list, size_t *count);
 /* Waits for every queued sweep and drops their results. */
 void cuda_momentum_discard(cuda_momentum *m);
 

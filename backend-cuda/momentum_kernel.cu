@@ -49,6 +49,13 @@
 /* Candidates copied back with every sweep; more come in a second copy. */
 #define HOST_CAP 4096u
 #define SLOTS 2
+/* A sweep's results: a header of 4 words (the count of entries, then the
+ * bucket method's overflow flags) and the entries, on the device (the
+ * bucket method: LODE_MOM_BK_OUT_CAP entries, one area per sweep of a
+ * batch) and in the pinned host copy (HOST_CAP entries). */
+#define HEADER_BYTES 16u
+#define AREA_BYTES ((size_t)HEADER_BYTES + (size_t)LODE_MOM_BK_OUT_CAP * sizeof(momentum_entry))
+#define HOST_AREA_BYTES ((size_t)HEADER_BYTES + (size_t)HOST_CAP * sizeof(momentum_entry))
 /* Bucket method: LODE_MOM_NBUCKETS buckets of LODE_MOM_BK_CAP slots
  * (kernel_params.h), entries of LODE_MOM_BK_RBITS birthday bits. */
 #define BK_TPB 256
@@ -301,17 +308,27 @@ struct cuda_momentum {
     uint64_t *store;  /* bucket method: LODE_MOM_NBUCKETS x bucket_cap entries */
     uint32_t *bcount; /* bucket method: one counter per bucket */
     unsigned bucket_cap;
-    momentum_consts job[SLOTS]; /* the queued sweeps', for a redo */
+    /* Bucket method: a launch is a batch of up to `batch` sweeps with one
+     * event at its end (the host wakes once per batch), queued as one CUDA
+     * graph when full (one call and a parameter update per sweep instead of
+     * eight calls per sweep). */
+    unsigned batch;
+    bool graphs;
+    cudaGraph_t graph[SLOTS];
+    cudaGraphExec_t exec[SLOTS];
+    cudaGraphNode_t *hash_node[SLOTS]; /* batch each: the sweeps' hash kernels */
+    unsigned batch_n[SLOTS];           /* sweeps of the batch in the slot */
+    momentum_consts *job[SLOTS]; /* batch each: the queued sweeps', for a redo */
     cuda_momentum *fallback; /* bucket method: the filter engine that redoes an overflowed sweep */
     unsigned redos;
     momentum_entry *list[2];
     uint32_t *counts; /* device: one per round, and one more (the bucket method's flags) */
     int final_list, final_count;
-    /* Up to SLOTS sweeps in flight, each with its own host copies:
-     * sweep k uses slot k % SLOTS. */
+    /* Up to SLOTS batches in flight, each with its own host copies:
+     * batch k uses slot k % SLOTS. */
     unsigned queued, finished;
-    momentum_entry *host[SLOTS]; /* pinned: HOST_CAP entries */
-    uint32_t *host_count[SLOTS]; /* pinned: the count, then the bucket method's overflow flags */
+    char *host[SLOTS];  /* pinned: batch x HOST_AREA_BYTES */
+    char *areas;        /* bucket method: SLOTS x batch x AREA_BYTES on the device */
     momentum_entry *more; /* malloc'd: the rest when more than HOST_CAP */
     size_t more_cap;
     cudaEvent_t done[SLOTS];
@@ -330,11 +347,21 @@ struct cuda_momentum {
             return err_;                                                                           \
     } while (0)
 
+/* The bucket method's sweeps per launch (LODE_MOMENTUM_BATCH); profiling
+ * times each sweep's stages with events: one sweep a launch. */
+static unsigned bucket_batch(void)
+{
+    return lode_setting_flag(LODE_SETTING_MOMENTUM_PROFILE)
+               ? 1
+               : lode_setting_unsigned_in(LODE_SETTING_MOMENTUM_BATCH, 16, 1, 64);
+}
+
 extern "C" size_t cuda_momentum_bytes(cuda_momentum_method method, unsigned table_bits)
 {
     size_t lists = 2 * (size_t)LODE_MOM_NONCES * sizeof(momentum_entry);
     if (method == CUDA_MOMENTUM_BUCKET) /* a redo allocates a filter engine besides */
-        return (size_t)LODE_MOM_NBUCKETS * LODE_MOM_BK_CAP * 8 + LODE_MOM_NBUCKETS * 4 + (size_t)LODE_MOM_BK_OUT_CAP * sizeof(momentum_entry);
+        return (size_t)LODE_MOM_NBUCKETS * LODE_MOM_BK_CAP * 8 + LODE_MOM_NBUCKETS * 4 +
+               SLOTS * bucket_batch() * AREA_BYTES;
     if (method == CUDA_MOMENTUM_RADIX)
         return (size_t)LODE_MOM_NONCES * (8 + 8 + 4 + 4) + (size_t)LODE_MOM_NONCES * sizeof(momentum_entry) + (64u << 20);
     return (size_t)LODE_MOM_NONCES * 8 + ((size_t)1 << table_bits) / 4 + ((size_t)1 << LIST_TABLE_BITS) / 4 + lists;
@@ -361,11 +388,16 @@ extern "C" void cuda_momentum_free(cuda_momentum *m)
     cudaFree(m->store);
     cudaFree(m->bcount);
     for (int k = 0; k < SLOTS; k++) {
+        if (m->exec[k] != nullptr)
+            cudaGraphExecDestroy(m->exec[k]);
+        if (m->graph[k] != nullptr)
+            cudaGraphDestroy(m->graph[k]);
+        delete[] m->hash_node[k];
+        delete[] m->job[k];
         for (int i = 0; i < 4; i++)
             if (m->ev[k][i] != nullptr)
                 cudaEventDestroy(m->ev[k][i]);
         cudaFreeHost(m->host[k]);
-        cudaFreeHost(m->host_count[k]);
         if (m->done[k] != nullptr)
             cudaEventDestroy(m->done[k]);
     }
@@ -377,6 +409,7 @@ extern "C" void cuda_momentum_free(cuda_momentum *m)
     cudaFree(m->table);
     cudaFree(m->list_table);
     cudaFree(m->list[0]);
+    cudaFree(m->areas);
     cudaFree(m->list[1]);
     cudaFree(m->counts);
     free(m->more);
@@ -390,16 +423,22 @@ static cudaError_t setup(cuda_momentum *m)
         m->bucket_cap = lode_setting_unsigned_in(LODE_SETTING_MOMENTUM_BUCKET_CAP, LODE_MOM_BK_CAP, 64, LODE_MOM_BK_CAP);
         CHECK_CUDA(cudaMalloc(&m->store, (size_t)LODE_MOM_NBUCKETS * m->bucket_cap * 8));
         CHECK_CUDA(cudaMalloc(&m->bcount, LODE_MOM_NBUCKETS * sizeof(uint32_t)));
-        CHECK_CUDA(cudaMalloc(&m->list[0], (size_t)LODE_MOM_BK_OUT_CAP * sizeof(momentum_entry)));
+        m->batch = bucket_batch();
+        CHECK_CUDA(cudaMalloc(&m->areas, SLOTS * m->batch * AREA_BYTES));
     } else {
+        m->batch = 1;
         CHECK_CUDA(cudaMalloc(&m->B, (size_t)LODE_MOM_NONCES * 8));
         CHECK_CUDA(cudaMalloc(&m->list[0], (size_t)LODE_MOM_NONCES * sizeof(momentum_entry)));
     }
     CHECK_CUDA(cudaMalloc(&m->counts, (2 + LIST_ROUNDS) * sizeof(uint32_t)));
     m->profile = lode_setting_flag(LODE_SETTING_MOMENTUM_PROFILE);
+    m->graphs = !lode_setting_flag(LODE_SETTING_CUDA_NO_GRAPHS);
     for (int k = 0; k < SLOTS; k++) {
-        CHECK_CUDA(cudaMallocHost(&m->host[k], HOST_CAP * sizeof(momentum_entry)));
-        CHECK_CUDA(cudaMallocHost(&m->host_count[k], 2 * sizeof(uint32_t)));
+        m->job[k] = new (std::nothrow) momentum_consts[m->batch];
+        m->hash_node[k] = new (std::nothrow) cudaGraphNode_t[m->batch];
+        if (m->job[k] == nullptr || m->hash_node[k] == nullptr)
+            return cudaErrorMemoryAllocation;
+        CHECK_CUDA(cudaMallocHost(&m->host[k], m->batch * HOST_AREA_BYTES));
         CHECK_CUDA(cudaEventCreateWithFlags(&m->done[k], cudaEventBlockingSync | cudaEventDisableTiming));
         for (int i = 0; i < 4 && m->profile; i++)
             CHECK_CUDA(cudaEventCreate(&m->ev[k][i]));
@@ -440,27 +479,35 @@ extern "C" cudaError_t cuda_momentum_new(cuda_momentum_method method, unsigned t
 #define MARK(i)                                                                                    \
     do {                                                                                           \
         if (m->profile)                                                                            \
-            CHECK_CUDA(cudaEventRecord(m->ev[slot][i], s));                                              \
+            CHECK_CUDA(cudaEventRecord(m->ev[slot][i], s));                                        \
     } while (0)
 
-extern "C" cudaError_t cuda_momentum_enqueue(cuda_momentum *m, const momentum_consts *c)
+static char *bucket_area(cuda_momentum *m, unsigned slot, unsigned i)
+{
+    return m->areas + ((size_t)slot * m->batch + i) * AREA_BYTES;
+}
+
+/* Queues sweep i of the batch in slot call by call: its candidates and
+ * counts come back into the slot's i-th host copies. */
+static cudaError_t enqueue_sweep(cuda_momentum *m, unsigned slot, unsigned i, const momentum_consts *c)
 {
     cudaStream_t s = m->stream;
-    if (m->queued - m->finished >= cuda_momentum_depth(m))
-        return cudaErrorNotReady; /* finish one first */
-    const unsigned slot = m->queued % SLOTS;
-    m->job[slot] = *c;
     MARK(0);
-    CHECK_CUDA(cudaMemsetAsync(m->counts, 0, (2 + LIST_ROUNDS) * sizeof(uint32_t), s));
-    if (m->method == CUDA_MOMENTUM_BUCKET) {
+    if (m->method == CUDA_MOMENTUM_BUCKET) { /* into the sweep's area; copied back with the batch */
+        char *area = bucket_area(m, slot, i);
+        CHECK_CUDA(cudaMemsetAsync(area, 0, HEADER_BYTES, s));
         CHECK_CUDA(cudaMemsetAsync(m->bcount, 0, LODE_MOM_NBUCKETS * sizeof(uint32_t), s));
         mom_hash_bucket<<<LODE_MOM_NBASES / TPB, TPB, 0, s>>>(*c, m->store, m->bcount, m->bucket_cap);
         MARK(1);
-        mom_bucket_find<<<LODE_MOM_NBUCKETS, BK_TPB, 0, s>>>(m->store, m->bcount, m->bucket_cap, m->list[0], m->counts);
+        mom_bucket_find<<<LODE_MOM_NBUCKETS, BK_TPB, 0, s>>>(
+            m->store, m->bcount, m->bucket_cap, (momentum_entry *)(area + HEADER_BYTES), (uint32_t *)area);
         MARK(2);
-        m->final_list = 0;
-        m->final_count = 0;
-    } else if (m->method == CUDA_MOMENTUM_RADIX) {
+        CHECK_CUDA(cudaGetLastError());
+        MARK(3);
+        return cudaSuccess;
+    }
+    CHECK_CUDA(cudaMemsetAsync(m->counts, 0, (2 + LIST_ROUNDS) * sizeof(uint32_t), s));
+    if (m->method == CUDA_MOMENTUM_RADIX) {
         mom_hash<<<LODE_MOM_NBASES / TPB, TPB, 0, s>>>(*c, m->B, nullptr, 0, 0, m->V);
         MARK(1);
         CHECK_CUDA(cub::DeviceRadixSort::SortPairs(m->cub_temp, m->cub_temp_bytes, m->B, m->B_sorted, m->V,
@@ -489,12 +536,119 @@ extern "C" cudaError_t cuda_momentum_enqueue(cuda_momentum *m, const momentum_co
         m->final_count = LIST_ROUNDS;
     }
     CHECK_CUDA(cudaGetLastError());
-    CHECK_CUDA(cudaMemcpyAsync(m->host_count[slot], &m->counts[m->final_count], 2 * sizeof(uint32_t),
-                               cudaMemcpyDeviceToHost, s));
-    CHECK_CUDA(cudaMemcpyAsync(m->host[slot], m->list[m->final_list], HOST_CAP * sizeof(momentum_entry),
+    char *host = m->host[slot] + i * HOST_AREA_BYTES;
+    CHECK_CUDA(cudaMemcpyAsync(host, &m->counts[m->final_count], 2 * sizeof(uint32_t), cudaMemcpyDeviceToHost, s));
+    CHECK_CUDA(cudaMemcpyAsync(host + HEADER_BYTES, m->list[m->final_list], HOST_CAP * sizeof(momentum_entry),
                                cudaMemcpyDeviceToHost, s));
     MARK(3);
-    CHECK_CUDA(cudaEventRecord(m->done[slot], s));
+    return cudaSuccess;
+}
+
+/* The bucket method's results of a batch of n sweeps, their areas' heads
+ * in one strided copy. */
+static cudaMemcpy3DParms areas_copy(cuda_momentum *m, unsigned slot, unsigned n)
+{
+    cudaMemcpy3DParms p = {};
+    p.srcPtr = make_cudaPitchedPtr(bucket_area(m, slot, 0), AREA_BYTES, HOST_AREA_BYTES, n);
+    p.dstPtr = make_cudaPitchedPtr(m->host[slot], HOST_AREA_BYTES, HOST_AREA_BYTES, n);
+    p.extent = make_cudaExtent(HOST_AREA_BYTES, n, 1);
+    p.kind = cudaMemcpyDeviceToHost;
+    return p;
+}
+
+/* The bucket method's full batch for slot as one graph: per sweep, clear
+ * the area's header and the bucket counters, hash into buckets, find; a
+ * chain (the sweeps share the buckets), then one copy of every sweep's
+ * results. The hash kernels' job is set per launch. Kernel and memset
+ * nodes cost the host next to nothing at launch, copies about 2 us each
+ * (backend-cuda/probes/host_cost.cu). */
+static cudaError_t build_graph(cuda_momentum *m, unsigned slot)
+{
+    cudaGraph_t g;
+    CHECK_CUDA(cudaGraphCreate(&g, 0));
+    m->graph[slot] = g;
+    cudaGraphNode_t prev = nullptr;
+    const momentum_consts zero = {};
+    unsigned cap = m->bucket_cap;
+    void *hash_args[] = {(void *)&zero, &m->store, &m->bcount, &cap};
+    const cudaKernelNodeParams hash = {(void *)mom_hash_bucket, dim3(LODE_MOM_NBASES / TPB), dim3(TPB), 0, hash_args,
+                                       nullptr};
+    cudaMemsetParams bcount{};
+    bcount.dst = m->bcount;
+    bcount.elementSize = 4;
+    bcount.width = LODE_MOM_NBUCKETS;
+    bcount.height = 1;
+    for (unsigned i = 0; i < m->batch; i++) {
+        char *area = bucket_area(m, slot, i);
+        momentum_entry *out = (momentum_entry *)(area + HEADER_BYTES);
+        uint32_t *flags = (uint32_t *)area;
+        void *find_args[] = {&m->store, &m->bcount, &cap, &out, &flags};
+        const cudaKernelNodeParams find = {(void *)mom_bucket_find, dim3(LODE_MOM_NBUCKETS), dim3(BK_TPB), 0,
+                                           find_args, nullptr};
+        cudaMemsetParams header{};
+        header.dst = area;
+        header.elementSize = 4;
+        header.width = HEADER_BYTES / 4;
+        header.height = 1;
+        const size_t deps = prev != nullptr ? 1 : 0;
+        cudaGraphNode_t header_cleared, cleared;
+        CHECK_CUDA(cudaGraphAddMemsetNode(&header_cleared, g, &prev, deps, &header));
+        CHECK_CUDA(cudaGraphAddMemsetNode(&cleared, g, &header_cleared, 1, &bcount));
+        CHECK_CUDA(cudaGraphAddKernelNode(&m->hash_node[slot][i], g, &cleared, 1, &hash));
+        CHECK_CUDA(cudaGraphAddKernelNode(&prev, g, &m->hash_node[slot][i], 1, &find));
+    }
+    const cudaMemcpy3DParms copy = areas_copy(m, slot, m->batch);
+    cudaGraphNode_t copied;
+    CHECK_CUDA(cudaGraphAddMemcpyNode(&copied, g, &prev, 1, &copy));
+    CHECK_CUDA(cudaGraphInstantiate(&m->exec[slot], g, 0));
+    return cudaSuccess;
+}
+
+/* A full batch through the slot's graph: a parameter update per sweep (on
+ * the host) and one launch. */
+static cudaError_t enqueue_graph(cuda_momentum *m, unsigned slot)
+{
+    if (m->exec[slot] == nullptr) {
+        cudaError_t err = build_graph(m, slot);
+        if (err != cudaSuccess)
+            return err;
+    }
+    unsigned cap = m->bucket_cap;
+    for (unsigned i = 0; i < m->batch; i++) {
+        void *args[] = {&m->job[slot][i], &m->store, &m->bcount, &cap};
+        const cudaKernelNodeParams hash = {(void *)mom_hash_bucket, dim3(LODE_MOM_NBASES / TPB), dim3(TPB), 0,
+                                           args, nullptr};
+        CHECK_CUDA(cudaGraphExecKernelNodeSetParams(m->exec[slot], m->hash_node[slot][i], &hash));
+    }
+    return cudaGraphLaunch(m->exec[slot], m->stream);
+}
+
+extern "C" unsigned cuda_momentum_batch(const cuda_momentum *m)
+{
+    return m->batch;
+}
+
+extern "C" cudaError_t cuda_momentum_enqueue(cuda_momentum *m, const momentum_consts *c, unsigned n)
+{
+    if (m->queued - m->finished >= cuda_momentum_depth(m))
+        return cudaErrorNotReady; /* finish one first */
+    if (n == 0 || n > m->batch)
+        return cudaErrorInvalidValue;
+    const unsigned slot = m->queued % SLOTS;
+    for (unsigned i = 0; i < n; i++)
+        m->job[slot][i] = c[i];
+    m->batch_n[slot] = n;
+    if (n == m->batch && m->batch > 1 && m->graphs) {
+        CHECK_CUDA(enqueue_graph(m, slot));
+    } else {
+        for (unsigned i = 0; i < n; i++)
+            CHECK_CUDA(enqueue_sweep(m, slot, i, &c[i]));
+        if (m->method == CUDA_MOMENTUM_BUCKET) {
+            const cudaMemcpy3DParms copy = areas_copy(m, slot, n);
+            CHECK_CUDA(cudaMemcpy3DAsync(&copy, m->stream));
+        }
+    }
+    CHECK_CUDA(cudaEventRecord(m->done[slot], m->stream));
     m->queued++;
     return cudaSuccess;
 }
@@ -510,13 +664,13 @@ extern "C" void cuda_momentum_discard(cuda_momentum *m)
     m->finished = m->queued;
 }
 
-extern "C" cudaError_t cuda_momentum_finish(cuda_momentum *m, momentum_entry **list, size_t *count)
+extern "C" cudaError_t cuda_momentum_wait(cuda_momentum *m, unsigned *n)
 {
     if (m->queued == m->finished)
         return cudaErrorNotReady; /* nothing queued */
     const unsigned slot = m->finished++ % SLOTS;
     CHECK_CUDA(cudaEventSynchronize(m->done[slot]));
-    if (m->profile) {
+    if (m->profile) { /* batches of one sweep */
         float ms[3];
         for (int i = 0; i < 3; i++)
             CHECK_CUDA(cudaEventElapsedTime(&ms[i], m->ev[slot][i], m->ev[slot][i + 1]));
@@ -524,25 +678,39 @@ extern "C" cudaError_t cuda_momentum_finish(cuda_momentum *m, momentum_entry **l
             m->stage_ms[i] += ms[i];
         m->sweeps++;
     }
-    const size_t n = m->host_count[slot][0];
-    if (m->method == CUDA_MOMENTUM_BUCKET && (m->host_count[slot][1] != 0 || n > HOST_CAP)) {
+    *n = m->batch_n[slot];
+    return cudaSuccess;
+}
+
+extern "C" cudaError_t cuda_momentum_result(cuda_momentum *m, unsigned i, momentum_entry **list, size_t *count)
+{
+    const unsigned slot = (m->finished - 1) % SLOTS;
+    if (m->finished == 0 || i >= m->batch_n[slot])
+        return cudaErrorInvalidValue;
+    const char *host = m->host[slot] + i * HOST_AREA_BYTES;
+    const uint32_t *flags = (const uint32_t *)host;
+    const size_t n = flags[0];
+    if (m->method == CUDA_MOMENTUM_BUCKET && (flags[1] != 0 || n > HOST_CAP)) {
         /* A bucket or a shared list overflowed, or more pairs than the
-         * first copy held (the device list may already be the next
+         * first copy held (the device list may already be a later
          * sweep's): redo the sweep exactly with the filter method (its
          * engine, made on the first redo, runs one sweep at a time). */
         m->redos++;
         if (m->fallback == nullptr)
             CHECK_CUDA(cuda_momentum_new(CUDA_MOMENTUM_FILTER, m->table_bits, m->stream, &m->fallback));
-        CHECK_CUDA(cuda_momentum_enqueue(m->fallback, &m->job[slot]));
-        return cuda_momentum_finish(m->fallback, list, count);
+        unsigned one;
+        CHECK_CUDA(cuda_momentum_enqueue(m->fallback, &m->job[slot][i], 1));
+        CHECK_CUDA(cuda_momentum_wait(m->fallback, &one));
+        return cuda_momentum_result(m->fallback, 0, list, count);
     }
     if (n <= HOST_CAP) {
-        *list = m->host[slot];
+        *list = (momentum_entry *)(host + HEADER_BYTES);
         *count = n;
         return cudaSuccess;
     }
     /* More candidates than the first copy held (not expected): copy all
-     * (one sweep in flight for these methods: the list is this sweep's). */
+     * (batches of one sweep, one in flight for these methods: the list is
+     * this sweep's). */
     if (n > m->more_cap) {
         momentum_entry *grown = (momentum_entry *)realloc(m->more, n * sizeof *grown);
         if (grown == nullptr)

@@ -16,13 +16,19 @@
  *   4. the exponentiation kernel reads that list's length on the device (no
  *      round trip) and tests 2^p mod q == 1 with 3x32-bit Montgomery
  *      arithmetic; factors go to a small buffer through an atomic counter.
- * Each of the cuda_tf_depth() launches in flight has its own stream and
- * buffers, so one launch's sieve (atomics) overlaps the other's
- * exponentiation (multiplies); the host waits on events (blocking sync).
+ * Consecutive device launches alternate between two sets of buffers, each
+ * with its own streams, so one launch's sieve (atomics) overlaps the other's
+ * exponentiation (multiplies). A full launch is one CUDA graph (one call,
+ * its kernels' parameters set on the host); the engine's launch, as the
+ * launch driver sees it, is a batch of LODE_TF_BATCH device launches with
+ * one event at its end (blocking sync): the host wakes once per batch and
+ * the per-exponent tables are built on the GPU (tf_build_tables), so the
+ * host is idle while the GPU works.
  * Tuning knobs, for measurements (docs/PERFORMANCE.md has the figures):
  * LODE_TF_SIEVE_PRIMES, LODE_TF_LAUNCH_BITS, LODE_TF_SEGMENT_BITS (16..18),
- * LODE_TF_INTERLEAVE (1, 2, 4), LODE_TF_EXP_BLOCKS_PER_SM, LODE_TF_PROFILE=1
- * (launches one at a time, per-stage times printed on exit). */
+ * LODE_TF_INTERLEAVE (1, 2, 4), LODE_TF_EXP_BLOCKS_PER_SM, LODE_TF_BATCH,
+ * LODE_CUDA_NO_GRAPHS=1, LODE_TF_PROFILE=1 (launches one at a time,
+ * per-stage times printed on exit). */
 #ifndef LODE_CUDA_TF_CUDA_H
 #define LODE_CUDA_TF_CUDA_H
 
@@ -50,17 +56,19 @@ typedef struct cuda_tf cuda_tf;
  * stream carries the table uploads. */
 cudaError_t cuda_tf_new(cudaStream_t stream, cuda_tf **out);
 void cuda_tf_free(cuda_tf *tf);
-/* Indices of one full launch. */
+/* Indices of one full launch of the engine (a batch of device launches;
+ * at most 2^31) and of one device launch. */
 uint64_t cuda_tf_launch_size(const cuda_tf *tf);
+uint64_t cuda_tf_device_launch_size(const cuda_tf *tf);
 /* Installs a class (per exponent: the usable primes and their inverses are
- * computed once on the host and uploaded; per class: nothing but c). */
+ * computed once, on the GPU; per class: nothing but c). */
 cudaError_t cuda_tf_set_job(cuda_tf *tf, const lode_tf_job *job);
 /* Queues the indices [n0, n0 + count), 1 <= count <= the launch size; up to
  * cuda_tf_depth() launches may be queued (cudaErrorNotReady beyond). */
 cudaError_t cuda_tf_enqueue(cuda_tf *tf, uint64_t n0, uint32_t count);
 unsigned cuda_tf_depth(const cuda_tf *tf);
 /* Waits for the oldest queued launch. found[] are offsets from its n0 (valid
- * until the next enqueue); *overflow when more than LODE_TF_FOUND_CAP were
+ * until that launch's slot is queued again); *overflow when more than LODE_TF_FOUND_CAP were
  * reported (found[] then holds only some). */
 cudaError_t cuda_tf_finish(cuda_tf *tf, uint64_t *n0, uint32_t *count, const uint32_t **found,
                            uint32_t *found_count, bool *overflow);

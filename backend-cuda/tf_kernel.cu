@@ -8,6 +8,9 @@
 #include "core/backend_support/kernels/tf_mont.h"
 #include "core/backend_support/tf_tables.h"
 #include "core/base/settings.h"
+extern "C" {
+#include "core/base/log.h"
+}
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -343,25 +346,74 @@ tf_exponentiate(const uint32_t *__restrict__ cand, const uint32_t *__restrict__ 
     }
 }
 
-/* ---- host: primes and per-exponent tables --------------------------------- */
+/* ---- the per-exponent tables, built on the device -------------------------- */
 
-struct slot_buffers {
-    /* Each slot has its own streams, so one launch's sieve (atomics) runs
-     * beside the other's exponentiation (multiplies); the sieve's stream has
-     * the higher priority, so its blocks go first whenever an SM frees up
-     * and the next candidate list is ready before the multiplies run dry. */
-    cudaStream_t stream;     /* sieve kernels, high priority */
-    cudaStream_t exp_stream; /* exponentiation and the copies back, low priority */
-    cudaEvent_t sieved;
-    uint32_t *start;  /* the middle primes' first bits in the launch */
-    uint32_t *bits;   /* one bit per index of the launch */
-    uint32_t *cand;   /* survivors' offsets */
-    uint32_t *counts; /* [0] survivors, [1] factors */
-    uint32_t *found;
-    uint32_t *host;   /* pinned: counts[2] then found[LODE_TF_FOUND_CAP] */
-    cudaEvent_t done;
+/* Entry i of the tables of exponent p from the sorted prime list (the
+ * formulas of tf_sieve_tables_build; tf_sieve_plan_of gives count and skip):
+ * the host then never builds or copies the 5 x count words per exponent. */
+__global__ void tf_build_tables(const uint32_t *__restrict__ primes, unsigned count, unsigned skip, uint32_t p,
+                                uint32_t seg, uint32_t *__restrict__ prime, uint32_t *__restrict__ inv,
+                                uint32_t *__restrict__ pmod, uint32_t *__restrict__ smod,
+                                uint32_t *__restrict__ minv)
+{
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= count)
+        return;
+    const uint32_t r = primes[i < skip ? i : i + 1];
+    /* inv: (2 p 4620)^-1 mod r by extended Euclid (t stays within +-r). */
+    int64_t t = 0, nt = 1;
+    uint32_t a = r, b = (uint32_t)(2ull * p * 4620u % r);
+    while (b != 0) {
+        const uint32_t q = a / b, rem = a - q * b;
+        const int64_t tmp = t - (int64_t)q * nt;
+        t = nt, nt = tmp, a = b, b = rem;
+    }
+    prime[i] = r;
+    inv[i] = (uint32_t)(t < 0 ? t + r : t);
+    pmod[i] = p % r;
+    smod[i] = seg % r;
+    minv[i] = 0xFFFFFFFFu / r;
+}
+
+/* ---- the engine ------------------------------------------------------------ */
+
+/* A device launch's results as they come back: counts[0] survivors of the
+ * sieve, counts[1] factors, then found[LODE_TF_FOUND_CAP] (one copy). */
+constexpr size_t kResultWords = 2 + LODE_TF_FOUND_CAP;
+
+/* The buffers of one device launch. Consecutive launches alternate between
+ * kSets of them, each with its own streams, so one launch's sieve (atomics)
+ * runs beside the other's exponentiation (multiplies); the sieve kernels
+ * have the higher priority, so their blocks go first whenever an SM frees
+ * up and the next candidate list is ready before the multiplies run dry.
+ * Everything of a set is ordered on its stream: a launch queued call by
+ * call forks its exponentiation to exp_stream and joins it back. */
+struct set_buffers {
+    cudaStream_t stream;     /* the set's order; sieve kernels, high priority */
+    cudaStream_t exp_stream; /* call by call: exponentiation and the copy back, low priority */
+    cudaEvent_t sieved, finished;
+    uint32_t *start;   /* the middle primes' first bits in the launch */
+    uint32_t *bits;    /* one bit per index of the launch */
+    uint32_t *cand;    /* survivors' offsets */
+    uint32_t *results; /* kResultWords */
+    /* The launch as one CUDA graph (full launches; one call instead of
+     * nine): its nodes' parameters are set per launch. */
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    cudaGraphNode_t prepare_node, segments_node, exp_node, copy_node;
+};
+constexpr unsigned kSets = 2;
+
+/* A launch of the driver: a batch of up to `batch` device launches over
+ * consecutive indices, with one event at its end, so the host wakes once
+ * per batch. kDepth of them are in flight. */
+struct batch_slot {
+    uint32_t *host;  /* pinned: batch x kResultWords */
+    uint32_t *found; /* malloc'd: batch x LODE_TF_FOUND_CAP, offsets from n0 */
+    cudaEvent_t done, join;
     uint64_t n0;
     uint32_t count;
+    unsigned launches, first_set;
 };
 
 } /* namespace */
@@ -370,25 +422,46 @@ struct cuda_tf {
     cudaStream_t stream;
     unsigned want_primes;
     unsigned launch_bits;
-    uint32_t *primes; /* host: the first want_primes odd primes from 13 */
+    unsigned batch; /* device launches per batch */
+    bool graphs;
+    uint32_t *primes;   /* host: the first want_primes odd primes from 13 */
+    uint32_t *d_primes; /* the same on the device (the tables are built from it) */
     /* device, per exponent: usable primes and their constants */
     uint32_t *d_prime, *d_inv, *d_pmod, *d_smod, *d_minv;
     unsigned seg_log; /* log2 of the bits one sieve block holds: 16..18 */
     unsigned n_small, n_all;
     uint32_t exponent; /* whose tables are loaded (0: none) */
+    bool check_tables;
     lode_tf_job job;
     int exp_blocks;
     int prep_blocks; /* tf_sieve_prepare: one block per SM */
-    slot_buffers slot[kDepth];
+    int prio_high, prio_low;
+    set_buffers set[kSets];
+    unsigned next_set;
+    batch_slot slot[kDepth];
     unsigned head, queued;
-    /* LODE_TF_PROFILE=1: events between the stages of each launch, summed
-     * and printed when the engine is freed (for measurements). */
+    /* LODE_TF_PROFILE=1: events between the stages of each launch (queued
+     * call by call, one at a time), summed and printed when the engine is
+     * freed (for measurements). */
     bool profile;
     unsigned interleave; /* candidates per thread at once: 1 (default), 2 or 4 */
-    cudaEvent_t ev[kDepth][4];
+    cudaEvent_t ev[kSets][4];
+    bool ev_pending[kSets];
     double stage_ms[3];
     uint64_t launches, indices, survivors;
 };
+
+static uint32_t full_launch(const cuda_tf *tf) { return 1u << tf->launch_bits; }
+
+static void drop_graph(set_buffers *b)
+{
+    if (b->exec != nullptr)
+        cudaGraphExecDestroy(b->exec);
+    if (b->graph != nullptr)
+        cudaGraphDestroy(b->graph);
+    b->exec = nullptr;
+    b->graph = nullptr;
+}
 
 extern "C" cudaError_t cuda_tf_new(cudaStream_t stream, cuda_tf **out)
 {
@@ -400,45 +473,63 @@ extern "C" cudaError_t cuda_tf_new(cudaStream_t stream, cuda_tf **out)
     tf->want_primes = lode_setting_unsigned_in(LODE_SETTING_TF_SIEVE_PRIMES, CUDA_TF_DEFAULT_SIEVE_PRIMES,
                                    kPatternPrimes + 1, CUDA_TF_MAX_SIEVE_PRIMES);
     tf->launch_bits = lode_setting_unsigned_in(LODE_SETTING_TF_LAUNCH_BITS, 27, 20, 28);
+    /* A batch's offsets are 32-bit: at most 2^31 indices. */
+    tf->batch = lode_setting_unsigned_in(LODE_SETTING_TF_BATCH, 8, 1, 64);
+    if (tf->batch > (1u << (31 - tf->launch_bits)))
+        tf->batch = 1u << (31 - tf->launch_bits);
+    tf->graphs = !lode_setting_flag(LODE_SETTING_CUDA_NO_GRAPHS);
+    tf->check_tables = lode_setting_flag(LODE_SETTING_TF_CHECK_TABLES);
     cudaError_t err = cudaErrorMemoryAllocation;
-    const size_t launch = (size_t)1 << tf->launch_bits;
+    const size_t launch = full_launch(tf);
     int dev = 0, sms = 0;
     tf->primes = tf_first_primes(tf->want_primes);
     if (tf->primes == NULL)
         goto failed;
     if ((err = cudaGetDevice(&dev)) != cudaSuccess ||
-        (err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess)
+        (err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess ||
+        (err = cudaDeviceGetStreamPriorityRange(&tf->prio_low, &tf->prio_high)) != cudaSuccess)
         goto failed;
     tf->exp_blocks = sms * (int)lode_setting_unsigned_in(LODE_SETTING_TF_EXP_BLOCKS_PER_SM, 8, 1, 64);
     tf->prep_blocks = sms;
     tf->seg_log = lode_setting_unsigned_in(LODE_SETTING_TF_SEGMENT_BITS, 18, 16, 18);
     tf->profile = lode_setting_flag(LODE_SETTING_TF_PROFILE);
+    if (tf->profile) /* a launch's events are read before its set is used again */
+        tf->batch = 1;
     tf->interleave = lode_setting_unsigned_in(LODE_SETTING_TF_INTERLEAVE, kInterleave, 1, 4);
     {
         const size_t n = tf->want_primes;
-        uint32_t **tables[] = {&tf->d_prime, &tf->d_inv, &tf->d_pmod, &tf->d_smod, &tf->d_minv};
+        uint32_t **tables[] = {&tf->d_primes, &tf->d_prime, &tf->d_inv, &tf->d_pmod, &tf->d_smod, &tf->d_minv};
         for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
             if ((err = cudaMalloc((void **)tables[i], n * sizeof(uint32_t))) != cudaSuccess)
                 goto failed;
+        if ((err = cudaMemcpy(tf->d_primes, tf->primes, n * sizeof(uint32_t), cudaMemcpyHostToDevice)) != cudaSuccess)
+            goto failed;
     }
-    for (unsigned s = 0; s < kDepth; s++) {
-        slot_buffers *b = &tf->slot[s];
-        int lowest = 0, highest = 0;
-        cudaDeviceGetStreamPriorityRange(&lowest, &highest);
-        if ((err = cudaStreamCreateWithPriority(&b->stream, cudaStreamNonBlocking, highest)) != cudaSuccess ||
-            (err = cudaStreamCreateWithPriority(&b->exp_stream, cudaStreamNonBlocking, lowest)) != cudaSuccess ||
+    for (unsigned s = 0; s < kSets; s++) {
+        set_buffers *b = &tf->set[s];
+        if ((err = cudaStreamCreateWithPriority(&b->stream, cudaStreamNonBlocking, tf->prio_high)) != cudaSuccess ||
+            (err = cudaStreamCreateWithPriority(&b->exp_stream, cudaStreamNonBlocking, tf->prio_low)) != cudaSuccess ||
             (err = cudaEventCreateWithFlags(&b->sieved, cudaEventDisableTiming)) != cudaSuccess ||
+            (err = cudaEventCreateWithFlags(&b->finished, cudaEventDisableTiming)) != cudaSuccess ||
             (err = cudaMalloc((void **)&b->start, tf->want_primes * sizeof(uint32_t))) != cudaSuccess ||
             (err = cudaMalloc((void **)&b->bits, launch / 8)) != cudaSuccess ||
             (err = cudaMalloc((void **)&b->cand, launch * sizeof(uint32_t))) != cudaSuccess ||
-            (err = cudaMalloc((void **)&b->counts, 2 * sizeof(uint32_t))) != cudaSuccess ||
-            (err = cudaMalloc((void **)&b->found, LODE_TF_FOUND_CAP * sizeof(uint32_t))) != cudaSuccess ||
-            (err = cudaMallocHost((void **)&b->host, (2 + LODE_TF_FOUND_CAP) * sizeof(uint32_t))) != cudaSuccess ||
-            (err = cudaEventCreateWithFlags(&b->done, cudaEventBlockingSync | cudaEventDisableTiming)) != cudaSuccess)
+            (err = cudaMalloc((void **)&b->results, kResultWords * sizeof(uint32_t))) != cudaSuccess)
             goto failed;
         for (int i = 0; i < 4 && tf->profile; i++)
             if ((err = cudaEventCreate(&tf->ev[s][i])) != cudaSuccess)
                 goto failed;
+    }
+    for (unsigned k = 0; k < kDepth; k++) {
+        batch_slot *sl = &tf->slot[k];
+        if ((err = cudaMallocHost((void **)&sl->host, tf->batch * kResultWords * sizeof(uint32_t))) != cudaSuccess ||
+            (err = cudaEventCreateWithFlags(&sl->done, cudaEventBlockingSync | cudaEventDisableTiming)) != cudaSuccess ||
+            (err = cudaEventCreateWithFlags(&sl->join, cudaEventDisableTiming)) != cudaSuccess)
+            goto failed;
+        if ((sl->found = (uint32_t *)malloc(tf->batch * LODE_TF_FOUND_CAP * sizeof(uint32_t))) == NULL) {
+            err = cudaErrorMemoryAllocation;
+            goto failed;
+        }
     }
     *out = tf;
     return cudaSuccess;
@@ -451,8 +542,8 @@ extern "C" void cuda_tf_free(cuda_tf *tf)
 {
     if (tf == NULL)
         return;
-    for (unsigned s = 0; s < kDepth; s++)
-        for (cudaStream_t st : {tf->slot[s].stream, tf->slot[s].exp_stream})
+    for (unsigned s = 0; s < kSets; s++)
+        for (cudaStream_t st : {tf->set[s].stream, tf->set[s].exp_stream})
             if (st != NULL)
                 cudaStreamSynchronize(st);
     if (tf->profile && tf->launches > 0)
@@ -462,68 +553,125 @@ extern "C" void cuda_tf_free(cuda_tf *tf)
                 (unsigned long long)tf->launches, (double)tf->indices / tf->launches,
                 100.0 * tf->survivors / tf->indices, tf->n_all, tf->stage_ms[0] / tf->launches,
                 tf->stage_ms[1] / tf->launches, tf->stage_ms[2] / tf->launches);
-    for (unsigned s = 0; s < kDepth; s++)
+    for (unsigned s = 0; s < kSets; s++)
         for (int i = 0; i < 4; i++)
             if (tf->ev[s][i] != NULL)
                 cudaEventDestroy(tf->ev[s][i]);
-    cudaFree(tf->d_prime);
-    cudaFree(tf->d_inv);
-    cudaFree(tf->d_pmod);
-    cudaFree(tf->d_smod);
-    cudaFree(tf->d_minv);
-    for (unsigned s = 0; s < kDepth; s++) {
-        slot_buffers *b = &tf->slot[s];
+    for (uint32_t *p : {tf->d_primes, tf->d_prime, tf->d_inv, tf->d_pmod, tf->d_smod, tf->d_minv})
+        cudaFree(p);
+    for (unsigned s = 0; s < kSets; s++) {
+        set_buffers *b = &tf->set[s];
+        drop_graph(b);
         cudaFree(b->start);
         cudaFree(b->bits);
         cudaFree(b->cand);
-        cudaFree(b->counts);
-        cudaFree(b->found);
-        cudaFreeHost(b->host);
-        if (b->done != NULL)
-            cudaEventDestroy(b->done);
-        if (b->sieved != NULL)
-            cudaEventDestroy(b->sieved);
-        if (b->stream != NULL)
-            cudaStreamDestroy(b->stream);
-        if (b->exp_stream != NULL)
-            cudaStreamDestroy(b->exp_stream);
+        cudaFree(b->results);
+        for (cudaEvent_t e : {b->sieved, b->finished})
+            if (e != NULL)
+                cudaEventDestroy(e);
+        for (cudaStream_t st : {b->stream, b->exp_stream})
+            if (st != NULL)
+                cudaStreamDestroy(st);
+    }
+    for (unsigned k = 0; k < kDepth; k++) {
+        batch_slot *sl = &tf->slot[k];
+        cudaFreeHost(sl->host);
+        free(sl->found);
+        for (cudaEvent_t e : {sl->done, sl->join})
+            if (e != NULL)
+                cudaEventDestroy(e);
     }
     free(tf->primes);
     free(tf);
 }
 
-extern "C" uint64_t cuda_tf_launch_size(const cuda_tf *tf) { return (uint64_t)1 << tf->launch_bits; }
+extern "C" uint64_t cuda_tf_launch_size(const cuda_tf *tf) { return (uint64_t)tf->batch << tf->launch_bits; }
+extern "C" uint64_t cuda_tf_device_launch_size(const cuda_tf *tf) { return full_launch(tf); }
 extern "C" unsigned cuda_tf_depth(const cuda_tf *tf) { (void)tf; return kDepth; }
 
-/* The usable primes of exponent p (r < 2p + 1, so that no prime can equal a
- * candidate q = 2kp + 1 >= 2p + 1, and r != p, which never divides q) and
- * their constants. */
-static cudaError_t load_exponent(cuda_tf *tf, uint32_t p)
+/* LODE_TF_CHECK_TABLES=1 (tests): the device's tables must equal the
+ * host's (core/backend_support/tf_tables.c) entry for entry. */
+static cudaError_t check_tables(const cuda_tf *tf, uint32_t p)
 {
     tf_sieve_tables t;
     if (tf_sieve_tables_build(tf->primes, tf->want_primes, p, 1u << tf->seg_log, &t) != 0)
         return cudaErrorMemoryAllocation;
     cudaError_t err = cudaSuccess;
-    for (unsigned s = 0; s < kDepth && err == cudaSuccess; s++) /* no launch may still read the tables */
-        if ((err = cudaStreamSynchronize(tf->slot[s].stream)) == cudaSuccess)
-            err = cudaStreamSynchronize(tf->slot[s].exp_stream);
-    const uint32_t *src[] = {t.prime, t.inv, t.pmod, t.smod, t.minv};
-    uint32_t *dst[] = {tf->d_prime, tf->d_inv, tf->d_pmod, tf->d_smod, tf->d_minv};
-    for (int i = 0; i < 5 && err == cudaSuccess; i++)
-        err = cudaMemcpyAsync(dst[i], src[i], t.count * sizeof(uint32_t), cudaMemcpyHostToDevice, tf->stream);
-    if (err == cudaSuccess)
-        err = cudaStreamSynchronize(tf->stream); /* the tables are freed next */
-    if (err == cudaSuccess) {
-        tf->n_all = t.count;
-        tf->n_small = t.n_small;
-        tf->exponent = p;
+    unsigned bad = t.count == tf->n_all && t.n_small == tf->n_small ? 0 : 1;
+    uint32_t *got = (uint32_t *)malloc((size_t)t.count * sizeof *got + 1);
+    const uint32_t *want[] = {t.prime, t.inv, t.pmod, t.smod, t.minv};
+    const uint32_t *dev[] = {tf->d_prime, tf->d_inv, tf->d_pmod, tf->d_smod, tf->d_minv};
+    for (int i = 0; i < 5 && bad == 0 && got != NULL && err == cudaSuccess; i++)
+        if ((err = cudaMemcpy(got, dev[i], t.count * sizeof *got, cudaMemcpyDeviceToHost)) == cudaSuccess)
+            bad += memcmp(got, want[i], t.count * sizeof *got) != 0;
+    if (got == NULL)
+        err = cudaErrorMemoryAllocation;
+    if (err == cudaSuccess && bad != 0) {
+        lode_log(LODE_LOG_ERROR, "tf: the sieve tables built on the GPU for M%u differ from the host's", p);
+        err = cudaErrorInvalidValue;
     }
+    free(got);
     tf_sieve_tables_free(&t);
     return err;
 }
 
+/* The usable primes of exponent p (r < 2p + 1, so that no prime can equal a
+ * candidate q = 2kp + 1 >= 2p + 1, and r != p, which never divides q) and
+ * their constants, built on the device. */
+static cudaError_t load_exponent(cuda_tf *tf, uint32_t p)
+{
+    cudaError_t err = cudaSuccess;
+    for (unsigned s = 0; s < kSets && err == cudaSuccess; s++) /* no launch may still read the tables */
+        err = cudaStreamSynchronize(tf->set[s].stream);
+    if (err != cudaSuccess)
+        return err;
+    const tf_sieve_plan plan = tf_sieve_plan_of(tf->primes, tf->want_primes, p, 1u << tf->seg_log);
+    if (plan.count > 0)
+        tf_build_tables<<<(plan.count + 255) / 256, 256, 0, tf->stream>>>(
+            tf->d_primes, plan.count, plan.skip, p, 1u << tf->seg_log, tf->d_prime, tf->d_inv, tf->d_pmod,
+            tf->d_smod, tf->d_minv);
+    if ((err = cudaGetLastError()) != cudaSuccess || (err = cudaStreamSynchronize(tf->stream)) != cudaSuccess)
+        return err;
+    tf->n_all = plan.count;
+    tf->n_small = plan.n_small;
+    if (tf->check_tables && (err = check_tables(tf, p)) != cudaSuccess)
+        return err;
+    tf->exponent = p;
+    return cudaSuccess;
+}
+
+/* The exponentiation kernel of the job's bit size and the interleave. */
+template <int N>
+static const void *exp_kernel_n(const lode_tf_job *j)
+{
+    if (j->bit_max <= kNarrowBits)
+        return (const void *)tf_exponentiate<kNarrowBits, N>;
+    if (j->bit_max <= kLazyBits)
+        return (const void *)tf_exponentiate<kLazyBits, N>;
+    return (const void *)tf_exponentiate<kFullBits, N>;
+}
+
+static const void *exp_kernel(const cuda_tf *tf)
+{
+    switch (tf->interleave) {
+    case 4: return exp_kernel_n<4>(&tf->job);
+    case 2: return exp_kernel_n<2>(&tf->job);
+    default: return exp_kernel_n<1>(&tf->job);
+    }
+}
+
+static const void *segments_kernel(const cuda_tf *tf)
+{
+    switch (tf->seg_log) {
+    case 16: return (const void *)tf_sieve_segments<1u << 16>;
+    case 17: return (const void *)tf_sieve_segments<1u << 17>;
+    default: return (const void *)tf_sieve_segments<1u << 18>;
+    }
+}
+
 extern "C" cudaError_t cuda_tf_set_job(cuda_tf *tf, const lode_tf_job *job)
 {
+    const bool new_kernels = job->exponent != tf->exponent || job->bit_max != tf->job.bit_max;
     if (job->exponent != tf->exponent) {
         tf->exponent = 0;
         cudaError_t err = load_exponent(tf, job->exponent);
@@ -531,31 +679,212 @@ extern "C" cudaError_t cuda_tf_set_job(cuda_tf *tf, const lode_tf_job *job)
             return err;
     }
     tf->job = *job;
+    if (new_kernels) /* the graphs hold the exponent's table sizes and kernel */
+        for (unsigned s = 0; s < kSets; s++) {
+            if (tf->set[s].exec != nullptr) {
+                cudaError_t err = cudaStreamSynchronize(tf->set[s].stream);
+                if (err != cudaSuccess)
+                    return err;
+            }
+            drop_graph(&tf->set[s]);
+        }
     return cudaSuccess;
 }
 
-template <int N>
-static void launch_exponentiate_n(cuda_tf *tf, slot_buffers *b, uint64_t n0)
+/* The arguments of one device launch's three kernels (pointers into it
+ * stay valid while the struct lives). */
+struct launch_args {
+    /* tf_sieve_prepare */
+    const uint32_t *prime, *inv, *pmod, *smod, *minv;
+    unsigned n_small, n_all;
+    uint32_t class_index, p;
+    uint64_t n0;
+    uint32_t count;
+    uint32_t *start, *bits, *cand, *counts, *found, *found_count;
+    void *prepare[10], *segments[9], *exponentiate[7];
+};
+
+static void fill_args(const cuda_tf *tf, set_buffers *b, uint64_t n0, uint32_t count, launch_args *a)
 {
-    const lode_tf_job *j = &tf->job;
-    if (j->bit_max <= kNarrowBits)
-        tf_exponentiate<kNarrowBits, N><<<tf->exp_blocks, kExpThreads, 0, b->exp_stream>>>(
-            b->cand, b->counts, j->exponent, j->class_index, n0, b->found, b->counts + 1);
-    else if (j->bit_max <= kLazyBits)
-        tf_exponentiate<kLazyBits, N><<<tf->exp_blocks, kExpThreads, 0, b->exp_stream>>>(
-            b->cand, b->counts, j->exponent, j->class_index, n0, b->found, b->counts + 1);
-    else
-        tf_exponentiate<kFullBits, N><<<tf->exp_blocks, kExpThreads, 0, b->exp_stream>>>(
-            b->cand, b->counts, j->exponent, j->class_index, n0, b->found, b->counts + 1);
+    *a = launch_args{tf->d_prime, tf->d_inv, tf->d_pmod, tf->d_smod, tf->d_minv, tf->n_small, tf->n_all,
+                     tf->job.class_index, tf->exponent, n0, count, b->start, b->bits, b->cand, b->results,
+                     b->results + 2, b->results + 1, {}, {}, {}};
+    void *prepare[] = {&a->prime, &a->inv, &a->pmod, &a->n_small, &a->n_all, &a->class_index, &a->n0, &a->count,
+                       &a->start, &a->bits};
+    void *segments[] = {&a->prime, &a->start, &a->smod, &a->minv, &a->n_small, &a->count, &a->bits, &a->cand,
+                        &a->counts};
+    void *exponentiate[] = {&a->cand, &a->counts, &a->p, &a->class_index, &a->n0, &a->found, &a->found_count};
+    memcpy(a->prepare, prepare, sizeof prepare);
+    memcpy(a->segments, segments, sizeof segments);
+    memcpy(a->exponentiate, exponentiate, sizeof exponentiate);
 }
 
-static void launch_exponentiate(cuda_tf *tf, slot_buffers *b, uint64_t n0)
+static cudaKernelNodeParams prepare_params(const cuda_tf *tf, launch_args *a)
 {
-    switch (tf->interleave) {
-    case 4: launch_exponentiate_n<4>(tf, b, n0); break;
-    case 2: launch_exponentiate_n<2>(tf, b, n0); break;
-    default: launch_exponentiate_n<1>(tf, b, n0); break;
+    return cudaKernelNodeParams{(void *)tf_sieve_prepare, dim3(tf->prep_blocks), dim3(kPrepThreads), 0,
+                                a->prepare, nullptr};
+}
+
+static cudaKernelNodeParams segments_params(const cuda_tf *tf, launch_args *a)
+{
+    const uint32_t seg_bits = 1u << tf->seg_log;
+    return cudaKernelNodeParams{(void *)segments_kernel(tf), dim3((a->count + seg_bits - 1) / seg_bits),
+                                dim3(kSieveThreads), 0, a->segments, nullptr};
+}
+
+static cudaKernelNodeParams exp_params(const cuda_tf *tf, launch_args *a)
+{
+    return cudaKernelNodeParams{(void *)exp_kernel(tf), dim3(tf->exp_blocks), dim3(kExpThreads), 0,
+                                a->exponentiate, nullptr};
+}
+
+static cudaError_t set_priority(cudaGraphNode_t node, int priority)
+{
+    cudaLaunchAttributeValue v;
+    memset(&v, 0, sizeof v);
+    v.priority = priority;
+    return cudaGraphKernelNodeSetAttribute(node, cudaLaunchAttributePriority, &v);
+}
+
+/* Builds set b's graph of a full launch: clear the bits and counters, the
+ * two sieve kernels, the exponentiation, the copy back (its parameters are
+ * set before every launch). */
+static cudaError_t build_graph(cuda_tf *tf, set_buffers *b, uint32_t *host)
+{
+    launch_args a;
+    fill_args(tf, b, 0, full_launch(tf), &a);
+    cudaGraphNode_t clear_bits, clear_counts, sieved;
+    cudaMemsetParams bits{};
+    bits.dst = b->bits;
+    bits.value = 0xFF;
+    bits.elementSize = 1;
+    bits.width = full_launch(tf) / 8;
+    bits.height = 1;
+    cudaMemsetParams counts{};
+    counts.dst = b->results;
+    counts.value = 0;
+    counts.elementSize = 4;
+    counts.width = 2;
+    counts.height = 1;
+    const cudaKernelNodeParams prep = prepare_params(tf, &a), seg = segments_params(tf, &a),
+                               exp = exp_params(tf, &a);
+    cudaError_t err;
+    if ((err = cudaGraphCreate(&b->graph, 0)) != cudaSuccess ||
+        (err = cudaGraphAddMemsetNode(&clear_bits, b->graph, nullptr, 0, &bits)) != cudaSuccess ||
+        (err = cudaGraphAddMemsetNode(&clear_counts, b->graph, nullptr, 0, &counts)) != cudaSuccess)
+        return err;
+    const cudaGraphNode_t cleared[] = {clear_bits, clear_counts};
+    if ((err = cudaGraphAddKernelNode(&b->prepare_node, b->graph, cleared, 2, &prep)) != cudaSuccess ||
+        (err = cudaGraphAddKernelNode(&b->segments_node, b->graph, &b->prepare_node, 1, &seg)) != cudaSuccess ||
+        (err = cudaGraphAddEventRecordNode(&sieved, b->graph, &b->segments_node, 1, b->sieved)) != cudaSuccess ||
+        (err = cudaGraphAddKernelNode(&b->exp_node, b->graph, &b->segments_node, 1, &exp)) != cudaSuccess ||
+        (err = cudaGraphAddMemcpyNode1D(&b->copy_node, b->graph, &b->exp_node, 1, host, b->results,
+                                        kResultWords * sizeof(uint32_t), cudaMemcpyDeviceToHost)) != cudaSuccess ||
+        (err = set_priority(b->prepare_node, tf->prio_high)) != cudaSuccess ||
+        (err = set_priority(b->segments_node, tf->prio_high)) != cudaSuccess ||
+        (err = set_priority(b->exp_node, tf->prio_low)) != cudaSuccess ||
+        (err = cudaGraphInstantiate(&b->exec, b->graph, 0)) != cudaSuccess)
+        return err;
+    return cudaSuccess;
+}
+
+/* A launch's sieve starts once the previous launch (in the other set) has
+ * sieved: the sieves then run beside exponentiations. Without it, two
+ * deep queues drift into step, sieve beside sieve and multiplies beside
+ * multiplies (measured: 2% slower). */
+static cudaError_t stagger(cuda_tf *tf, unsigned si)
+{
+    const unsigned previous = (si + kSets - 1) % kSets;
+    return cudaStreamWaitEvent(tf->set[si].stream, tf->set[previous].sieved, 0);
+}
+
+/* A full launch through set b's graph: five calls, three of them on the
+ * host only. */
+static cudaError_t launch_graph(cuda_tf *tf, unsigned si, uint64_t n0, uint32_t *host)
+{
+    set_buffers *b = &tf->set[si];
+    cudaError_t err;
+    if (b->exec == nullptr && (err = build_graph(tf, b, host)) != cudaSuccess) {
+        drop_graph(b);
+        return err;
     }
+    launch_args a;
+    fill_args(tf, b, n0, full_launch(tf), &a);
+    const cudaKernelNodeParams prep = prepare_params(tf, &a), exp = exp_params(tf, &a);
+    if ((err = cudaGraphExecKernelNodeSetParams(b->exec, b->prepare_node, &prep)) != cudaSuccess ||
+        (err = cudaGraphExecKernelNodeSetParams(b->exec, b->exp_node, &exp)) != cudaSuccess ||
+        (err = cudaGraphExecMemcpyNodeSetParams1D(b->exec, b->copy_node, host, b->results,
+                                                  kResultWords * sizeof(uint32_t), cudaMemcpyDeviceToHost)) != cudaSuccess)
+        return err;
+    if ((err = stagger(tf, si)) != cudaSuccess)
+        return err;
+    return cudaGraphLaunch(b->exec, b->stream);
+}
+
+/* A launch queued call by call (a short one, profiling, or graphs off). */
+static cudaError_t launch_calls(cuda_tf *tf, unsigned si, uint64_t n0, uint32_t count, uint32_t *host)
+{
+    set_buffers *b = &tf->set[si];
+    const uint32_t seg_bits = 1u << tf->seg_log;
+    const unsigned segments = (count + seg_bits - 1) / seg_bits;
+    cudaStream_t st = b->stream, xs = b->exp_stream;
+    launch_args a;
+    fill_args(tf, b, n0, count, &a);
+    const cudaKernelNodeParams prep = prepare_params(tf, &a), seg = segments_params(tf, &a),
+                               exp = exp_params(tf, &a);
+    cudaError_t err;
+    if (tf->profile) { /* one launch at a time, so the stage times are its own */
+        const unsigned other = (si + kSets - 1) % kSets;
+        if ((err = cudaStreamWaitEvent(st, tf->set[other].finished, 0)) != cudaSuccess)
+            return err;
+    } else if ((err = stagger(tf, si)) != cudaSuccess) {
+        return err;
+    }
+    if ((err = cudaMemsetAsync(b->bits, 0xFF, (size_t)segments * seg_bits / 8, st)) != cudaSuccess ||
+        (err = cudaMemsetAsync(b->results, 0, 2 * sizeof(uint32_t), st)) != cudaSuccess)
+        return err;
+    if (tf->profile)
+        cudaEventRecord(tf->ev[si][0], st);
+    if ((err = cudaLaunchKernel(prep.func, prep.gridDim, prep.blockDim, prep.kernelParams, 0, st)) != cudaSuccess)
+        return err;
+    if (tf->profile)
+        cudaEventRecord(tf->ev[si][1], st);
+    if ((err = cudaLaunchKernel(seg.func, seg.gridDim, seg.blockDim, seg.kernelParams, 0, st)) != cudaSuccess)
+        return err;
+    if (tf->profile)
+        cudaEventRecord(tf->ev[si][2], st);
+    if ((err = cudaEventRecord(b->sieved, st)) != cudaSuccess ||
+        (err = cudaStreamWaitEvent(xs, b->sieved, 0)) != cudaSuccess ||
+        (err = cudaLaunchKernel(exp.func, exp.gridDim, exp.blockDim, exp.kernelParams, 0, xs)) != cudaSuccess)
+        return err;
+    if (tf->profile) {
+        cudaEventRecord(tf->ev[si][3], xs);
+        tf->ev_pending[si] = true;
+    }
+    /* Join the exponentiation back into the set's stream: whatever comes
+     * next on it (graph or calls) follows this whole launch. */
+    if ((err = cudaMemcpyAsync(host, b->results, kResultWords * sizeof(uint32_t), cudaMemcpyDeviceToHost, xs)) !=
+            cudaSuccess ||
+        (err = cudaEventRecord(b->finished, xs)) != cudaSuccess ||
+        (err = cudaStreamWaitEvent(st, b->finished, 0)) != cudaSuccess)
+        return err;
+    return cudaSuccess;
+}
+
+/* Adds a finished profiled launch's stage times. */
+static void profile_collect(cuda_tf *tf, unsigned si, const uint32_t *host, uint32_t count)
+{
+    if (!tf->ev_pending[si])
+        return;
+    tf->ev_pending[si] = false;
+    for (int i = 0; i < 3; i++) {
+        float ms = 0;
+        if (cudaEventElapsedTime(&ms, tf->ev[si][i], tf->ev[si][i + 1]) == cudaSuccess)
+            tf->stage_ms[i] += ms;
+    }
+    tf->launches++;
+    tf->indices += count;
+    tf->survivors += host[0];
 }
 
 extern "C" cudaError_t cuda_tf_enqueue(cuda_tf *tf, uint64_t n0, uint32_t count)
@@ -564,52 +893,35 @@ extern "C" cudaError_t cuda_tf_enqueue(cuda_tf *tf, uint64_t n0, uint32_t count)
         return cudaErrorNotReady;
     if (count == 0 || count > cuda_tf_launch_size(tf) || tf->exponent == 0)
         return cudaErrorInvalidValue;
-    const unsigned si = (tf->head + tf->queued) % kDepth;
-    slot_buffers *b = &tf->slot[si];
-    const lode_tf_job *j = &tf->job;
-    cudaError_t err;
-    const uint32_t seg_bits = 1u << tf->seg_log;
-    const unsigned segments = (count + seg_bits - 1) / seg_bits;
-    cudaStream_t st = b->stream;
-    if (tf->profile && tf->queued > 0) /* profiling: one launch at a time, so the stage times are its own */
-        cudaStreamWaitEvent(st, tf->slot[(si + kDepth - 1) % kDepth].done, 0);
-    if ((err = cudaMemsetAsync(b->bits, 0xFF, (size_t)segments * seg_bits / 8, st)) != cudaSuccess ||
-        (err = cudaMemsetAsync(b->counts, 0, 2 * sizeof(uint32_t), st)) != cudaSuccess)
-        return err;
-    if (tf->profile)
-        cudaEventRecord(tf->ev[si][0], st);
-    tf_sieve_prepare<<<tf->prep_blocks, kPrepThreads, 0, st>>>(
-        tf->d_prime, tf->d_inv, tf->d_pmod, tf->n_small, tf->n_all, j->class_index, n0, count, b->start, b->bits);
-    if (tf->profile)
-        cudaEventRecord(tf->ev[si][1], st);
-    switch (tf->seg_log) {
-    case 16: tf_sieve_segments<1u << 16><<<segments, kSieveThreads, 0, st>>>(
-                 tf->d_prime, b->start, tf->d_smod, tf->d_minv, tf->n_small, count, b->bits, b->cand, b->counts);
-             break;
-    case 17: tf_sieve_segments<1u << 17><<<segments, kSieveThreads, 0, st>>>(
-                 tf->d_prime, b->start, tf->d_smod, tf->d_minv, tf->n_small, count, b->bits, b->cand, b->counts);
-             break;
-    default: tf_sieve_segments<1u << 18><<<segments, kSieveThreads, 0, st>>>(
-                 tf->d_prime, b->start, tf->d_smod, tf->d_minv, tf->n_small, count, b->bits, b->cand, b->counts);
-             break;
+    batch_slot *sl = &tf->slot[(tf->head + tf->queued) % kDepth];
+    const uint32_t full = full_launch(tf);
+    sl->n0 = n0;
+    sl->count = count;
+    sl->launches = (count + full - 1) / full;
+    sl->first_set = tf->next_set;
+    cudaError_t err = cudaSuccess;
+    unsigned last = 0;
+    for (unsigned i = 0; i < sl->launches && err == cudaSuccess; i++) {
+        const uint32_t n = i + 1 < sl->launches ? full : count - i * full;
+        last = tf->next_set;
+        tf->next_set = (tf->next_set + 1) % kSets;
+        uint32_t *host = sl->host + i * kResultWords;
+        if (n == full && tf->graphs && !tf->profile)
+            err = launch_graph(tf, last, n0 + (uint64_t)i * full, host);
+        else
+            err = launch_calls(tf, last, n0 + (uint64_t)i * full, n, host);
     }
-    if (tf->profile)
-        cudaEventRecord(tf->ev[si][2], st);
-    if ((err = cudaEventRecord(b->sieved, st)) != cudaSuccess ||
-        (err = cudaStreamWaitEvent(b->exp_stream, b->sieved, 0)) != cudaSuccess)
+    /* The batch's end: the last launch's stream waits for the other set's
+     * stream (its launches may finish later), then the event. */
+    if (err == cudaSuccess && sl->launches > 1) {
+        const unsigned other = (last + kSets - 1) % kSets;
+        if ((err = cudaEventRecord(sl->join, tf->set[other].stream)) == cudaSuccess)
+            err = cudaStreamWaitEvent(tf->set[last].stream, sl->join, 0);
+    }
+    if (err == cudaSuccess)
+        err = cudaEventRecord(sl->done, tf->set[last].stream);
+    if (err != cudaSuccess)
         return err;
-    cudaStream_t xs = b->exp_stream;
-    launch_exponentiate(tf, b, n0);
-    if (tf->profile)
-        cudaEventRecord(tf->ev[si][3], xs);
-    if ((err = cudaGetLastError()) != cudaSuccess ||
-        (err = cudaMemcpyAsync(b->host, b->counts, 2 * sizeof(uint32_t), cudaMemcpyDeviceToHost, xs)) != cudaSuccess ||
-        (err = cudaMemcpyAsync(b->host + 2, b->found, LODE_TF_FOUND_CAP * sizeof(uint32_t), cudaMemcpyDeviceToHost,
-                               xs)) != cudaSuccess ||
-        (err = cudaEventRecord(b->done, xs)) != cudaSuccess)
-        return err;
-    b->n0 = n0;
-    b->count = count;
     tf->queued++;
     return cudaSuccess;
 }
@@ -619,36 +931,38 @@ extern "C" cudaError_t cuda_tf_finish(cuda_tf *tf, uint64_t *n0, uint32_t *count
 {
     if (tf->queued == 0)
         return cudaErrorNotReady;
-    const unsigned si = tf->head;
-    slot_buffers *b = &tf->slot[si];
+    batch_slot *sl = &tf->slot[tf->head];
     tf->head = (tf->head + 1) % kDepth;
     tf->queued--;
-    cudaError_t err = cudaEventSynchronize(b->done);
+    cudaError_t err = cudaEventSynchronize(sl->done);
     if (err != cudaSuccess)
         return err;
-    if (tf->profile) {
-        for (int i = 0; i < 3; i++) {
-            float ms = 0;
-            if (cudaEventElapsedTime(&ms, tf->ev[si][i], tf->ev[si][i + 1]) == cudaSuccess)
-                tf->stage_ms[i] += ms;
-        }
-        tf->launches++;
-        tf->indices += b->count;
-        tf->survivors += b->host[0];
+    const uint32_t full = full_launch(tf);
+    uint32_t n = 0;
+    *overflow = false;
+    for (unsigned i = 0; i < sl->launches; i++) {
+        const uint32_t *r = sl->host + i * kResultWords;
+        if (tf->profile) /* batches of one launch, in set first_set */
+            profile_collect(tf, sl->first_set, r, sl->count);
+        if (r[1] > LODE_TF_FOUND_CAP)
+            *overflow = true;
+        const uint32_t k = r[1] > LODE_TF_FOUND_CAP ? LODE_TF_FOUND_CAP : r[1];
+        for (uint32_t j = 0; j < k; j++)
+            sl->found[n++] = r[2 + j] + i * full;
     }
-    *n0 = b->n0;
-    *count = b->count;
-    *overflow = b->host[1] > LODE_TF_FOUND_CAP;
-    *found_count = *overflow ? LODE_TF_FOUND_CAP : b->host[1];
-    *found = b->host + 2;
+    *n0 = sl->n0;
+    *count = sl->count;
+    *found = sl->found;
+    *found_count = n;
     return cudaSuccess;
 }
 
 extern "C" void cuda_tf_discard(cuda_tf *tf)
 {
-    for (unsigned s = 0; s < kDepth; s++) {
-        cudaStreamSynchronize(tf->slot[s].stream);
-        cudaStreamSynchronize(tf->slot[s].exp_stream);
+    for (unsigned s = 0; s < kSets; s++) {
+        cudaStreamSynchronize(tf->set[s].stream);
+        cudaStreamSynchronize(tf->set[s].exp_stream);
+        tf->ev_pending[s] = false;
     }
     tf->queued = 0;
 }

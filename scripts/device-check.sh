@@ -52,10 +52,10 @@ parts=${PARTS:-tests sanitize bench}
 has() { [[ " $parts " == *" $1 "* ]]; }
 if has tests; then
 step selftest "$lode" --selftest
-step test_backends .devbin/test_backends
+LODE_MOMENTUM_BATCH=2 step test_backends .devbin/test_backends
 step test_dispatch .devbin/test_dispatch
 step test_launch_driver .devbin/test_launch_driver
-LODE_TF_LAUNCH_BITS=20 step test_tf .devbin/test_tf
+LODE_TF_LAUNCH_BITS=20 LODE_TF_CHECK_TABLES=1 step test_tf .devbin/test_tf
 step test_cli python3 tests/test_cli.py "$lode"
 fi
 

@@ -101,6 +101,21 @@ static void test_sieve_tables(void)
     CHECK(primes != NULL, "primes");
     if (primes == NULL)
         return;
+    /* The list: 13 first, and at random places every number from one entry
+     * to the next is tested by trial division (an entry prime, none
+     * skipped between). */
+    CHECK(primes[0] == 13, "the first sieve prime is 13, not %u", primes[0]);
+    unsigned wrong = 0;
+    for (int t = 0; t < 300; t++) {
+        const unsigned k = (unsigned)(test_rand() % (n - 1));
+        for (uint32_t x = primes[k]; x <= primes[k + 1]; x++) {
+            bool prime = x % 2 != 0;
+            for (uint32_t d = 3; prime && d * d <= x; d += 2)
+                prime = x % d != 0;
+            wrong += prime != (x == primes[k] || x == primes[k + 1]);
+        }
+    }
+    CHECK(wrong == 0, "sieve primes: %u numbers misjudged", wrong);
     /* p in the list and below a segment, in the list above it, past every
      * prime, not prime-listed (composite values are never exponents, but
      * the plan must not care). */
