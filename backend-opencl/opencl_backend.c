@@ -114,9 +114,9 @@ struct lode_device {
      * their copy; trial factoring: the launch's factors). */
     momentum_entry *sweep_list, *cands;
     size_t sweep_count, cand_cap;
-    uint64_t tf_n0;
-    uint32_t tf_count, tf_nfound;
-    const uint32_t *tf_found;
+    uint64_t tf_n0, tf_count;
+    const ocl_tf_part *tf_parts;
+    unsigned tf_nparts;
     bool tf_overflow;
 };
 
@@ -851,14 +851,14 @@ static void momentum_drain(void *ctx)
     ocl_momentum_discard(d->momentum);
 }
 
-/* Trial factoring: launches of up to ocl_tf_launch_size() indices, two
- * in flight on the engine's two queues; the dispatcher re-checks every
- * factor with the reference. */
+/* Trial factoring: launches of up to ocl_tf_launch_size() indices (a batch
+ * of sub-launches over the engine's two queues), two in flight; the
+ * dispatcher re-checks every factor with the reference. */
 static int tf_enqueue(void *ctx, unsigned slot, uint64_t start, uint64_t count)
 {
     lode_device *d = ctx;
     (void)slot; /* the engine queues in turn */
-    return ocl_tf_enqueue(d->tf, start, (uint32_t)count);
+    return ocl_tf_enqueue(d->tf, start, count);
 }
 
 static int tf_query(void *ctx, unsigned slot)
@@ -872,7 +872,7 @@ static int tf_wait(void *ctx, unsigned slot)
 {
     lode_device *d = ctx;
     (void)slot;
-    return ocl_tf_finish(d->tf, &d->tf_n0, &d->tf_count, &d->tf_found, &d->tf_nfound, &d->tf_overflow);
+    return ocl_tf_finish(d->tf, &d->tf_n0, &d->tf_count, &d->tf_parts, &d->tf_nparts, &d->tf_overflow);
 }
 
 static int tf_collect(void *ctx, unsigned slot, uint64_t start, uint64_t count, lode_hits *hits)
@@ -885,7 +885,11 @@ static int tf_collect(void *ctx, unsigned slot, uint64_t start, uint64_t count, 
     }
     if (d->tf_overflow)
         return LODE_ERR_HITS_OVERFLOW;
-    int rc = lode_hits_push_offsets(hits, d->tf_n0, d->tf_count, d->tf_found, d->tf_nfound);
+    int rc = LODE_OK;
+    for (unsigned j = 0; j < d->tf_nparts && rc == LODE_OK; j++) {
+        const ocl_tf_part *part = &d->tf_parts[j];
+        rc = lode_hits_push_offsets(hits, part->n0, part->count, part->found, part->nfound);
+    }
     if (rc == LODE_ERR_DEVICE)
         lode_log(LODE_LOG_ERROR, "%s: a factor outside its launch", d->label);
     return rc;

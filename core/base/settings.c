@@ -44,6 +44,9 @@ static const lode_setting table[LODE_SETTING_COUNT] = {
      .group = LODE_SETTING_TUNING, .default_text = "27 (fewer where memory is short)",
      .help = "GPU Momentum first-round table: 2^N counters",
      .readers = "backend-cuda/cuda_backend.c, backend-opencl/ocl_momentum.c"},
+    {LODE_SETTING_MOMENTUM_BATCH, "LODE_MOMENTUM_BATCH", UNSIGNED(1, 64, 8), .group = LODE_SETTING_TUNING,
+     .help = "OpenCL Momentum: sweeps queued per launch (one wait and one read-back each)",
+     .readers = "backend-opencl/ocl_momentum.c"},
     {LODE_SETTING_TF_SIEVE_PRIMES, "LODE_TF_SIEVE_PRIMES", UNSIGNED(0, 2000000, 1000000),
      .group = LODE_SETTING_TUNING,
      .default_text = "per backend: CPU 4000 (0..100000), CUDA 1000000 (14..2000000), "
@@ -61,6 +64,9 @@ static const lode_setting table[LODE_SETTING_COUNT] = {
     {LODE_SETTING_TF_EXP_BLOCKS_PER_SM, "LODE_TF_EXP_BLOCKS_PER_SM", UNSIGNED(1, 64, 8),
      .group = LODE_SETTING_TUNING, .help = "trial factoring: CUDA exponentiation blocks per SM",
      .readers = "backend-cuda/tf_kernel.cu"},
+    {LODE_SETTING_TF_BATCH, "LODE_TF_BATCH", UNSIGNED(1, 64, 8), .group = LODE_SETTING_TUNING,
+     .help = "trial factoring: OpenCL sub-launches of 2^LODE_TF_LAUNCH_BITS per launch (one wait each)",
+     .readers = "backend-opencl/ocl_tf.c"},
     /* ---- measurements ---- */
     {LODE_SETTING_MOMENTUM_PROFILE, "LODE_MOMENTUM_PROFILE", .kind = LODE_SETTING_FLAG,
      .group = LODE_SETTING_MEASURE, .default_text = "0",
@@ -79,6 +85,11 @@ static const lode_setting table[LODE_SETTING_COUNT] = {
     {LODE_SETTING_TF_CRASH_AT, "LODE_TF_CRASH_AT", .kind = LODE_SETTING_TEXT, .group = LODE_SETTING_TEST_HOOK,
      .default_text = "off", .help = "STEP: lode tf kills itself (SIGKILL) on reaching STEP",
      .readers = "core/tf/fileio.c"},
+    {LODE_SETTING_TF_CHECK_TABLES, "LODE_TF_CHECK_TABLES", .kind = LODE_SETTING_FLAG,
+     .group = LODE_SETTING_TEST_HOOK, .default_text = "0",
+     .help = "1: OpenCL trial factoring reads its device-built sieve tables back and fails on any "
+             "difference from the host's",
+     .readers = "backend-opencl/ocl_tf.c"},
     {LODE_SETTING_VECTORS_DIR, "LODE_VECTORS_DIR", .kind = LODE_SETTING_TEXT, .group = LODE_SETTING_TEST_HOOK,
      .default_text = "tests/vectors of the source tree", .help = "where the C tests read their vector files",
      .readers = "tests/test_util.c"},
