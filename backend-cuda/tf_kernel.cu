@@ -474,7 +474,7 @@ extern "C" cudaError_t cuda_tf_new(cudaStream_t stream, cuda_tf **out)
                                    kPatternPrimes + 1, CUDA_TF_MAX_SIEVE_PRIMES);
     tf->launch_bits = lode_setting_unsigned_in(LODE_SETTING_TF_LAUNCH_BITS, 27, 20, 28);
     /* A batch's offsets are 32-bit: at most 2^31 indices. */
-    tf->batch = lode_setting_unsigned_in(LODE_SETTING_TF_BATCH, 8, 1, 64);
+    tf->batch = lode_setting_unsigned_in(LODE_SETTING_TF_BATCH, 16, 1, 64);
     if (tf->batch > (1u << (31 - tf->launch_bits)))
         tf->batch = 1u << (31 - tf->launch_bits);
     tf->graphs = !lode_setting_flag(LODE_SETTING_CUDA_NO_GRAPHS);

@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/base/status.h"
@@ -105,4 +106,38 @@ cl_int ocl_event_done(cl_event ev)
     if (err != CL_SUCCESS)
         return err;
     return status < 0 ? status : status == CL_COMPLETE ? 1 : 0;
+}
+
+cl_int ocl_pinned_new(cl_context ctx, cl_command_queue queue, size_t size, ocl_pinned *out)
+{
+    out->mem = NULL;
+    out->ptr = NULL;
+    cl_int err = CL_SUCCESS;
+    cl_mem mem = ocl.clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, size, NULL, &err);
+    if (mem != NULL && err == CL_SUCCESS) {
+        void *ptr = ocl.clEnqueueMapBuffer(queue, mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, size, 0, NULL,
+                                           NULL, &err);
+        if (ptr != NULL && err == CL_SUCCESS) {
+            out->mem = mem;
+            out->ptr = ptr;
+            return CL_SUCCESS;
+        }
+    }
+    if (mem != NULL)
+        ocl.clReleaseMemObject(mem);
+    out->ptr = calloc(1, size);
+    return out->ptr != NULL ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
+}
+
+void ocl_pinned_free(ocl_pinned *p, cl_command_queue queue)
+{
+    if (p->mem != NULL) {
+        ocl.clEnqueueUnmapMemObject(queue, p->mem, p->ptr, 0, NULL, NULL);
+        ocl.clFinish(queue);
+        ocl.clReleaseMemObject(p->mem);
+    } else {
+        free(p->ptr);
+    }
+    p->mem = NULL;
+    p->ptr = NULL;
 }

@@ -57,6 +57,11 @@
     X(cl_int, clEnqueueReadBuffer,                                                                 \
       (cl_command_queue, cl_mem, cl_bool, size_t, size_t, void *, cl_uint, const cl_event *,       \
        cl_event *))                                                                                \
+    X(void *, clEnqueueMapBuffer,                                                                  \
+      (cl_command_queue, cl_mem, cl_bool, cl_map_flags, size_t, size_t, cl_uint, const cl_event *,  \
+       cl_event *, cl_int *))                                                                      \
+    X(cl_int, clEnqueueUnmapMemObject,                                                             \
+      (cl_command_queue, cl_mem, void *, cl_uint, const cl_event *, cl_event *))                   \
     X(cl_int, clFlush, (cl_command_queue))                                                         \
     X(cl_int, clFinish, (cl_command_queue))                                                        \
     X(cl_int, clWaitForEvents, (cl_uint, const cl_event *))                                        \
@@ -82,5 +87,17 @@ int ocl_status(cl_int err);
 /* An event's state without waiting (clWaitForEvents spins in some drivers):
  * 1 complete, 0 queued or running, else the command's (negative) error. */
 cl_int ocl_event_done(cl_event ev);
+
+/* Host memory that read-backs land in: a CL_MEM_ALLOC_HOST_PTR buffer
+ * mapped once, which drivers pin (NVIDIA: the copy is DMA'd straight in, no
+ * staging copy on the host and no completion only inside a wait); plain
+ * malloc where mapping fails. */
+typedef struct ocl_pinned {
+    cl_mem mem; /* NULL: ptr is malloc'd */
+    void *ptr;
+} ocl_pinned;
+/* 0, or a negative OpenCL error / CL_OUT_OF_HOST_MEMORY. */
+cl_int ocl_pinned_new(cl_context ctx, cl_command_queue queue, size_t size, ocl_pinned *out);
+void ocl_pinned_free(ocl_pinned *p, cl_command_queue queue);
 
 #endif

@@ -19,8 +19,11 @@
  * LODE_MOM_BK_CAP slots (kernel_params.h). */
 #define BK_LOCAL 256u
 #define BK_LOCAL_BYTES (32768u + 8192u + 4u) /* table, survivors, their count */
-#define SLOTS 2          /* bucket sweeps in flight */
-#define HOST_CAP 4096u   /* entries read back with every bucket sweep */
+#define SLOTS 2          /* bucket launches in flight */
+/* A bucket sweep's area of the results buffer (kernels/momentum.cl): its
+ * flags, then HOST_CAP entries, all read back (more entries: a redo). */
+#define HOST_CAP 1024u
+#define AREA_ENTRIES (1u + HOST_CAP)
 
 static const uint64_t mixers[1 + LIST_ROUNDS] = {
     0x9E3779B97F4A7C15ull, 0xC2B2AE3D27D4EB4Full, 0x165667B19E3779F9ull, 0xD6E8FEB86659FD93ull,
@@ -32,17 +35,18 @@ struct ocl_momentum {
     cl_program prog;
     cl_kernel k_clear, k_hash, k_keep_all, k_count_list, k_keep_list, k_hash_bucket, k_bucket_find;
     cl_mem B, table, list_table, list[2], counts;
-    cl_mem store, bcount, out; /* bucket method */
-    bool bucket;               /* the bucket method (else the filter) */
-    unsigned bucket_cap, redos;
+    cl_mem store, bcount, results; /* bucket method: results has SLOTS x batch areas */
+    ocl_pinned res_host;           /* their copy */
+    bool bucket;                   /* the bucket method (else the filter) */
+    bool bcount_dirty;             /* a launch was half queued: clear the counters again */
+    unsigned bucket_cap, redos, batch;
     cl_context ctx;
     const ocl_dev_desc *desc;
-    /* Sweep k uses slot k % SLOTS (one at a time for the filter). */
-    unsigned queued, finished;
-    momentum_consts job[SLOTS];
-    uint32_t hflags[SLOTS][2];
-    momentum_entry *hlist[SLOTS];
-    cl_event ev[SLOTS];  /* a bucket sweep's read-back */
+    /* Launch k uses slot k % SLOTS (one at a time for the filter). */
+    unsigned queued, finished, last_slot;
+    momentum_consts *job[SLOTS]; /* batch each */
+    unsigned sweeps[SLOTS];
+    cl_event ev[SLOTS];  /* a bucket launch's read-back */
     cl_event kev[SLOTS]; /* its last kernel (polled: the read-back may complete only in a wait) */
     unsigned table_bits;
     momentum_entry *host;
@@ -74,8 +78,10 @@ void ocl_momentum_free(ocl_momentum *m)
             ocl.clReleaseEvent(m->ev[k]);
         if (m->kev[k] != NULL)
             ocl.clReleaseEvent(m->kev[k]);
-        free(m->hlist[k]);
+        free(m->job[k]);
     }
+    if (m->res_host.ptr != NULL)
+        ocl_pinned_free(&m->res_host, m->queue);
     if (m->redos > 0)
         lode_log(LODE_LOG_INFO, "%s: momentum: %u sweep(s) redone with the filter", m->label, m->redos);
     cl_kernel ks[] = {m->k_clear,      m->k_hash,        m->k_keep_all,   m->k_count_list,
@@ -84,7 +90,7 @@ void ocl_momentum_free(ocl_momentum *m)
         if (ks[i] != NULL)
             ocl.clReleaseKernel(ks[i]);
     cl_mem mems[] = {m->B,      m->table,     m->list_table, m->list[0], m->list[1],
-                     m->counts, m->store,     m->bcount,     m->out};
+                     m->counts, m->store,     m->bcount,     m->results};
     for (size_t i = 0; i < sizeof mems / sizeof mems[0]; i++)
         if (mems[i] != NULL)
             ocl.clReleaseMemObject(mems[i]);
@@ -93,6 +99,10 @@ void ocl_momentum_free(ocl_momentum *m)
     free(m->host);
     free(m);
 }
+
+#define ARG(k, i, v) TRY("clSetKernelArg", ocl.clSetKernelArg((k), (i), sizeof(v), &(v)))
+
+static int clear(ocl_momentum *m, cl_mem buf, size_t bytes);
 
 static int buffer(ocl_momentum *m, cl_context ctx, size_t size, cl_mem *out)
 {
@@ -160,19 +170,45 @@ static int setup(ocl_momentum *m, const ocl_dev_desc *desc, cl_context ctx)
         rc = kernel(m, names[i], ks[i]);
     if (rc == LODE_OK)
         rc = buffer(m, ctx, 64, &m->counts);
+    m->batch = m->bucket ? lode_setting_unsigned(LODE_SETTING_MOMENTUM_BATCH) : 1;
+    if (m->batch > OCL_MOMENTUM_BATCH_MAX)
+        m->batch = OCL_MOMENTUM_BATCH_MAX;
+    for (int k = 0; k < SLOTS && rc == LODE_OK; k++)
+        if ((m->job[k] = malloc(m->batch * sizeof(momentum_consts))) == NULL)
+            rc = LODE_ERR_NO_MEMORY;
     if (rc != LODE_OK || !m->bucket)
         return rc == LODE_OK ? setup_filter(m) : rc;
-    for (int k = 0; k < SLOTS; k++)
-        if ((m->hlist[k] = malloc(HOST_CAP * sizeof(momentum_entry))) == NULL)
-            return LODE_ERR_NO_MEMORY;
     /* LODE_MOMENTUM_BUCKET_CAP (tests): fewer slots, to force redos. */
     m->bucket_cap = lode_setting_unsigned_in(LODE_SETTING_MOMENTUM_BUCKET_CAP, LODE_MOM_BK_CAP, 64, LODE_MOM_BK_CAP);
+    const size_t results = (size_t)SLOTS * m->batch * AREA_ENTRIES * ENTRY;
     rc = buffer(m, ctx, (size_t)LODE_MOM_NBUCKETS * m->bucket_cap * 8, &m->store);
     if (rc == LODE_OK)
         rc = buffer(m, ctx, (size_t)LODE_MOM_NBUCKETS * 4, &m->bcount);
     if (rc == LODE_OK)
-        rc = buffer(m, ctx, (size_t)LODE_MOM_BK_OUT_CAP * ENTRY, &m->out);
-    return rc;
+        rc = buffer(m, ctx, results, &m->results);
+    if (rc == LODE_OK) {
+        cl_int err = ocl_pinned_new(ctx, m->queue, results, &m->res_host);
+        if (err != CL_SUCCESS)
+            rc = fail(m, "allocating the host results", err);
+    }
+    /* The counters start clean; mom_bucket_find keeps them so. */
+    if (rc == LODE_OK && (rc = clear(m, m->bcount, (size_t)LODE_MOM_NBUCKETS * 4)) == LODE_OK)
+        TRY("clFinish", ocl.clFinish(m->queue));
+    if (rc != LODE_OK)
+        return rc;
+    /* The arguments that never change. */
+    const cl_uint cap = m->bucket_cap, out_cap = HOST_CAP;
+    ARG(m->k_hash_bucket, 5, m->store);
+    ARG(m->k_hash_bucket, 6, m->bcount);
+    ARG(m->k_hash_bucket, 7, cap);
+    ARG(m->k_hash_bucket, 8, m->results);
+    ARG(m->k_hash_bucket, 10, out_cap);
+    ARG(m->k_bucket_find, 0, m->store);
+    ARG(m->k_bucket_find, 1, m->bcount);
+    ARG(m->k_bucket_find, 2, cap);
+    ARG(m->k_bucket_find, 3, m->results);
+    ARG(m->k_bucket_find, 5, out_cap);
+    return LODE_OK;
 }
 
 int ocl_momentum_new(const ocl_dev_desc *desc, cl_context ctx, cl_command_queue queue,
@@ -205,8 +241,6 @@ static int clear(ocl_momentum *m, cl_mem buf, size_t bytes)
     return LODE_OK;
 }
 
-#define ARG(k, i, v) TRY("clSetKernelArg", ocl.clSetKernelArg((k), (i), sizeof(v), &(v)))
-
 static int read_list(ocl_momentum *m, cl_mem buf, size_t n, momentum_entry **list, size_t *count)
 {
     if (n > m->host_cap) {
@@ -226,43 +260,41 @@ static int read_list(ocl_momentum *m, cl_mem buf, size_t n, momentum_entry **lis
 
 static int sweep_filter(ocl_momentum *m, const momentum_consts *c, momentum_entry **list, size_t *count);
 
-/* Queues a bucket sweep: its counts and the first HOST_CAP entries come
- * back into slot's host buffers, ev[slot] marking the end. */
-static int enqueue_bucket(ocl_momentum *m, const momentum_consts *c, unsigned slot)
+/* Queues a launch of n bucket sweeps into slot: two kernels each, then one
+ * read-back of their areas into the host copy, ev[slot] marking its end. */
+static int enqueue_bucket(ocl_momentum *m, const momentum_consts *c, unsigned n, unsigned slot)
 {
-    static const uint32_t zeros[2];
-    TRY("clearing the counts", ocl.clEnqueueWriteBuffer(m->queue, m->counts, CL_FALSE, 0, sizeof zeros,
-                                                        zeros, 0, NULL, NULL));
-    int rc = clear(m, m->bcount, (size_t)LODE_MOM_NBUCKETS * 4);
-    if (rc != LODE_OK)
-        return rc;
-    cl_ulong w[5] = {c->w0_low, c->w1, c->w2, c->w3, c->w4};
-    cl_uint cap = m->bucket_cap;
-    for (cl_uint i = 0; i < 5; i++)
-        ARG(m->k_hash_bucket, i, w[i]);
-    ARG(m->k_hash_bucket, 5, m->store);
-    ARG(m->k_hash_bucket, 6, m->bcount);
-    ARG(m->k_hash_bucket, 7, cap);
-    size_t global = LODE_MOM_NBASES, local = LOCAL;
-    TRY("mom_hash_bucket",
-        ocl.clEnqueueNDRangeKernel(m->queue, m->k_hash_bucket, 1, NULL, &global, &local, 0, NULL, NULL));
-    ARG(m->k_bucket_find, 0, m->store);
-    ARG(m->k_bucket_find, 1, m->bcount);
-    ARG(m->k_bucket_find, 2, cap);
-    ARG(m->k_bucket_find, 3, m->out);
-    ARG(m->k_bucket_find, 4, m->counts);
-    global = (size_t)LODE_MOM_NBUCKETS * BK_LOCAL;
-    local = BK_LOCAL;
+    if (m->bcount_dirty) {
+        int rc = clear(m, m->bcount, (size_t)LODE_MOM_NBUCKETS * 4);
+        if (rc != LODE_OK)
+            return rc;
+        m->bcount_dirty = false;
+    }
     if (m->kev[slot] != NULL) {
         ocl.clReleaseEvent(m->kev[slot]);
         m->kev[slot] = NULL;
     }
-    TRY("mom_bucket_find",
-        ocl.clEnqueueNDRangeKernel(m->queue, m->k_bucket_find, 1, NULL, &global, &local, 0, NULL, &m->kev[slot]));
-    TRY("reading the counts", ocl.clEnqueueReadBuffer(m->queue, m->counts, CL_FALSE, 0, sizeof m->hflags[slot],
-                                                      m->hflags[slot], 0, NULL, NULL));
-    TRY("reading the pairs", ocl.clEnqueueReadBuffer(m->queue, m->out, CL_FALSE, 0, HOST_CAP * ENTRY,
-                                                     m->hlist[slot], 0, NULL, &m->ev[slot]));
+    m->bcount_dirty = true; /* until every sweep's find is queued */
+    for (unsigned j = 0; j < n; j++) {
+        const cl_ulong w[5] = {c[j].w0_low, c[j].w1, c[j].w2, c[j].w3, c[j].w4};
+        const cl_uint area = slot * m->batch + j;
+        for (cl_uint i = 0; i < 5; i++)
+            ARG(m->k_hash_bucket, i, w[i]);
+        ARG(m->k_hash_bucket, 9, area);
+        ARG(m->k_bucket_find, 4, area);
+        size_t global = LODE_MOM_NBASES, local = LOCAL;
+        TRY("mom_hash_bucket",
+            ocl.clEnqueueNDRangeKernel(m->queue, m->k_hash_bucket, 1, NULL, &global, &local, 0, NULL, NULL));
+        global = (size_t)LODE_MOM_NBUCKETS * BK_LOCAL;
+        local = BK_LOCAL;
+        TRY("mom_bucket_find", ocl.clEnqueueNDRangeKernel(m->queue, m->k_bucket_find, 1, NULL, &global, &local, 0,
+                                                          NULL, j + 1 == n ? &m->kev[slot] : NULL));
+    }
+    m->bcount_dirty = false;
+    const size_t offset = (size_t)slot * m->batch * AREA_ENTRIES * ENTRY;
+    TRY("reading the pairs", ocl.clEnqueueReadBuffer(m->queue, m->results, CL_FALSE, offset,
+                                                     (size_t)n * AREA_ENTRIES * ENTRY, (char *)m->res_host.ptr + offset,
+                                                     0, NULL, &m->ev[slot]));
     TRY("clFlush", ocl.clFlush(m->queue));
     return LODE_OK;
 }
@@ -272,13 +304,16 @@ unsigned ocl_momentum_depth(const ocl_momentum *m)
     return m->bucket ? SLOTS : 1;
 }
 
-int ocl_momentum_enqueue(ocl_momentum *m, const momentum_consts *c)
+unsigned ocl_momentum_batch(const ocl_momentum *m) { return m->batch; }
+
+int ocl_momentum_enqueue(ocl_momentum *m, const momentum_consts *c, unsigned n)
 {
-    if (m->queued - m->finished >= ocl_momentum_depth(m))
+    if (m->queued - m->finished >= ocl_momentum_depth(m) || n == 0 || n > m->batch)
         return LODE_ERR_INVALID;
     const unsigned slot = m->queued % SLOTS;
-    m->job[slot] = *c;
-    int rc = m->bucket ? enqueue_bucket(m, c, slot) : LODE_OK; /* the filter runs in finish */
+    memcpy(m->job[slot], c, n * sizeof *c);
+    m->sweeps[slot] = n;
+    int rc = m->bucket ? enqueue_bucket(m, c, n, slot) : LODE_OK; /* the filter runs in ocl_momentum_sweep */
     if (rc == LODE_OK)
         m->queued++;
     return rc;
@@ -294,30 +329,46 @@ int ocl_momentum_ready(ocl_momentum *m)
     return done >= 0 ? done : fail(m, "a sweep", done);
 }
 
-int ocl_momentum_finish(ocl_momentum *m, momentum_entry **list, size_t *count)
+int ocl_momentum_finish(ocl_momentum *m, unsigned *n)
 {
     if (m->queued == m->finished)
         return LODE_ERR_INVALID;
     const unsigned slot = m->finished++ % SLOTS;
+    m->last_slot = slot;
+    *n = m->sweeps[slot];
     if (!m->bucket)
-        return sweep_filter(m, &m->job[slot], list, count);
+        return LODE_OK;
     cl_int err = ocl.clWaitForEvents(1, &m->ev[slot]);
     ocl.clReleaseEvent(m->ev[slot]);
     m->ev[slot] = NULL;
-    if (err != CL_SUCCESS)
+    if (err != CL_SUCCESS) {
+        m->sweeps[slot] = 0;
         return fail(m, "waiting for a sweep", err);
-    if (m->hflags[slot][1] != 0 || m->hflags[slot][0] > HOST_CAP) {
-        /* A bucket or a local list overflowed, or more pairs than were read
-         * back (the device list may be the next sweep's already): redo the
+    }
+    return LODE_OK;
+}
+
+int ocl_momentum_sweep(ocl_momentum *m, unsigned j, momentum_entry **list, size_t *count)
+{
+    const unsigned slot = m->last_slot;
+    if (j >= m->sweeps[slot])
+        return LODE_ERR_INVALID;
+    if (!m->bucket)
+        return sweep_filter(m, &m->job[slot][j], list, count);
+    momentum_entry *area = (momentum_entry *)m->res_host.ptr + ((size_t)slot * m->batch + j) * AREA_ENTRIES;
+    uint32_t flags[2];
+    memcpy(flags, area, sizeof flags);
+    if (flags[1] != 0 || flags[0] > HOST_CAP) {
+        /* A bucket, a local list or the area's list overflowed: redo the
          * sweep exactly with the filter (its buffers made on the first). */
         m->redos++;
         int rc;
         if (m->B == NULL && (rc = setup_filter(m)) != LODE_OK)
             return rc;
-        return sweep_filter(m, &m->job[slot], list, count);
+        return sweep_filter(m, &m->job[slot][j], list, count);
     }
-    *list = m->hlist[slot];
-    *count = m->hflags[slot][0];
+    *list = area + 1;
+    *count = flags[0];
     return LODE_OK;
 }
 

@@ -22,19 +22,29 @@ int ocl_momentum_new(const ocl_dev_desc *desc, cl_context ctx, cl_command_queue 
 /* Whether the bucket method runs on this device (41 KB of local memory). */
 bool ocl_momentum_bucket_fits(const ocl_dev_desc *desc);
 void ocl_momentum_free(ocl_momentum *m);
-/* Queues one sweep of job c; up to ocl_momentum_depth() sweeps may be
- * queued before the first is finished (2 for the bucket method, whose
- * sweeps run while the host pairs the last one's; the filter runs in
- * finish). */
-int ocl_momentum_enqueue(ocl_momentum *m, const momentum_consts *c);
+/* The most sweeps one launch takes (LODE_MOMENTUM_BATCH's bound). */
+#define OCL_MOMENTUM_BATCH_MAX 64u
+/* Sweeps per launch: LODE_MOMENTUM_BATCH (8) for the bucket method, whose
+ * launch is its sweeps queued back to back with one read-back and one wait;
+ * 1 for the filter. */
+unsigned ocl_momentum_batch(const ocl_momentum *m);
+/* Queues a launch of n sweeps (1 <= n <= ocl_momentum_batch()), sweep j of
+ * job c[j]; up to ocl_momentum_depth() launches may be queued before the
+ * first is finished (2 for the bucket method, whose launches run while the
+ * host pairs the last one's; the filter runs in ocl_momentum_sweep). */
+int ocl_momentum_enqueue(ocl_momentum *m, const momentum_consts *c, unsigned n);
 unsigned ocl_momentum_depth(const ocl_momentum *m);
-/* Whether the oldest queued sweep has finished, without waiting: 1 yes,
- * 0 not yet (the filter runs in finish: always 1), else a lode status. */
+/* Whether the oldest queued launch has finished, without waiting: 1 yes,
+ * 0 not yet (the filter runs later: always 1), else a lode status. */
 int ocl_momentum_ready(ocl_momentum *m);
-/* Waits for the oldest queued sweep: *list (valid until the enqueue after
- * next) holds every colliding nonce among its candidates. */
-int ocl_momentum_finish(ocl_momentum *m, momentum_entry **list, size_t *count);
-/* Waits for every queued sweep and drops their results. */
+/* Waits for the oldest queued launch; *n: its sweeps, whose results
+ * ocl_momentum_sweep then gives (until the next enqueue). */
+int ocl_momentum_finish(ocl_momentum *m, unsigned *n);
+/* Sweep j of the launch last finished: *list (valid until the next call or
+ * the enqueue after next) holds every colliding nonce among its candidates.
+ * A bucket sweep that overflowed is redone here with the filter. */
+int ocl_momentum_sweep(ocl_momentum *m, unsigned j, momentum_entry **list, size_t *count);
+/* Waits for every queued launch and drops their results. */
 void ocl_momentum_discard(ocl_momentum *m);
 
 #endif

@@ -12,34 +12,49 @@
 
 #define PREP_LOCAL 256u
 #define EXP_LOCAL 256u
-#define SLOTS 2
+#define LANES 2 /* queues the sub-launches alternate over */
+#define DEPTH 2 /* launches (batches) in flight */
+/* One sub-launch's results (kernels/tf.cl): candidates, factors, offsets. */
+#define AREA_WORDS (2u + LODE_TF_FOUND_CAP)
 
-typedef struct slot {
-    /* Each slot its own queue: one launch's sieve (atomics) runs beside the
-     * other's exponentiation (multiplies) on devices that overlap queues. */
+/* A queue with its own sieve buffers and kernel copies (their buffer
+ * arguments set once): one sub-launch's sieve (atomics) runs beside the
+ * other lane's exponentiation (multiplies) on devices that overlap queues. */
+typedef struct lane {
     cl_command_queue queue;
-    cl_mem start, bits, cand, counts, found;
-    uint32_t host[2 + LODE_TF_FOUND_CAP]; /* counts, then found */
-    cl_event done;  /* the read-back */
-    cl_event kdone; /* the last kernel (polled: the read-back may complete only in a wait) */
-    uint64_t n0;
-    uint32_t count;
-} slot;
+    cl_mem start, bits, cand;
+    cl_kernel prepare, segments, exp;
+    cl_uint count_arg; /* the count argument last set (0: none) */
+} lane;
+
+/* A launch: parts sub-launches, results in areas [slot * batch, + parts). */
+typedef struct tf_launch {
+    uint64_t n0, count;
+    unsigned parts;
+    cl_event kdone[LANES]; /* the last exponentiation on each lane used (polled) */
+    cl_event done;         /* the read-back, after all of them */
+    ocl_tf_part *part;     /* batch entries */
+} tf_launch;
 
 struct ocl_tf {
     const char *label;
     cl_context ctx;
     cl_command_queue queue;
     cl_program prog;
-    cl_kernel k_fill, k_prepare, k_segments, k_exp;
-    unsigned want_primes, launch_bits;
+    cl_kernel k_fill, k_tables;
+    unsigned want_primes, launch_bits, batch;
     size_t exp_items;
     uint32_t *primes;
+    cl_mem primes_dev; /* the prime list, uploaded once */
     cl_mem prime, inv, pmod, smod, minv;
+    cl_mem results; /* DEPTH x batch areas */
+    ocl_pinned host; /* their copy */
     unsigned n_small, n_all;
     uint32_t exponent; /* whose tables are loaded (0: none) */
     lode_tf_job job;
-    slot slots[SLOTS];
+    lane lanes[LANES];
+    unsigned next_lane;
+    tf_launch launches[DEPTH];
     unsigned head, queued;
 };
 
@@ -69,33 +84,61 @@ static int buffer(ocl_tf *f, size_t size, cl_mem *out)
     return LODE_OK;
 }
 
+static int kernel(ocl_tf *f, const char *name, cl_kernel *out)
+{
+    cl_int err = CL_SUCCESS;
+    *out = ocl.clCreateKernel(f->prog, name, &err);
+    if (*out == NULL || err != CL_SUCCESS) {
+        *out = NULL;
+        return fail(f, name, err);
+    }
+    return LODE_OK;
+}
+
+static void release_events(tf_launch *l)
+{
+    for (int q = 0; q < LANES; q++)
+        if (l->kdone[q] != NULL) {
+            ocl.clReleaseEvent(l->kdone[q]);
+            l->kdone[q] = NULL;
+        }
+    if (l->done != NULL) {
+        ocl.clReleaseEvent(l->done);
+        l->done = NULL;
+    }
+}
+
 void ocl_tf_free(ocl_tf *f)
 {
     if (f == NULL)
         return;
-    if (f->queue != NULL)
-        ocl.clFinish(f->queue);
-    for (int s = 0; s < SLOTS; s++) {
-        slot *b = &f->slots[s];
-        if (b->done != NULL)
-            ocl.clReleaseEvent(b->done);
-        if (b->kdone != NULL)
-            ocl.clReleaseEvent(b->kdone);
-        if (b->queue != NULL) {
-            ocl.clFinish(b->queue);
-            if (b->queue != f->queue)
-                ocl.clReleaseCommandQueue(b->queue);
-        }
-        cl_mem mems[] = {b->start, b->bits, b->cand, b->counts, b->found};
+    for (int q = 0; q < LANES; q++)
+        if (f->lanes[q].queue != NULL)
+            ocl.clFinish(f->lanes[q].queue);
+    for (int s = 0; s < DEPTH; s++) {
+        release_events(&f->launches[s]);
+        free(f->launches[s].part);
+    }
+    if (f->host.ptr != NULL)
+        ocl_pinned_free(&f->host, f->queue);
+    for (int q = 0; q < LANES; q++) {
+        lane *l = &f->lanes[q];
+        cl_kernel ks[] = {l->prepare, l->segments, l->exp};
+        for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
+            if (ks[i] != NULL)
+                ocl.clReleaseKernel(ks[i]);
+        cl_mem mems[] = {l->start, l->bits, l->cand};
         for (size_t i = 0; i < sizeof mems / sizeof mems[0]; i++)
             if (mems[i] != NULL)
                 ocl.clReleaseMemObject(mems[i]);
+        if (l->queue != NULL && l->queue != f->queue)
+            ocl.clReleaseCommandQueue(l->queue);
     }
-    cl_mem mems[] = {f->prime, f->inv, f->pmod, f->smod, f->minv};
+    cl_mem mems[] = {f->primes_dev, f->prime, f->inv, f->pmod, f->smod, f->minv, f->results};
     for (size_t i = 0; i < sizeof mems / sizeof mems[0]; i++)
         if (mems[i] != NULL)
             ocl.clReleaseMemObject(mems[i]);
-    cl_kernel ks[] = {f->k_fill, f->k_prepare, f->k_segments, f->k_exp};
+    cl_kernel ks[] = {f->k_fill, f->k_tables};
     for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
         if (ks[i] != NULL)
             ocl.clReleaseKernel(ks[i]);
@@ -105,8 +148,57 @@ void ocl_tf_free(ocl_tf *f)
     free(f);
 }
 
+/* A lane's queue, buffers and kernels, with the arguments that never
+ * change set; its sieve bits start all ones (tf_segments keeps them so). */
+static int setup_lane(ocl_tf *f, const ocl_dev_desc *desc, lane *l, bool first)
+{
+    const size_t launch = (size_t)1 << f->launch_bits;
+    l->queue = f->queue;
+    if (!first) {
+        cl_int err = CL_SUCCESS;
+        l->queue = ocl.clCreateCommandQueue(f->ctx, desc->id, 0, &err);
+        if (l->queue == NULL || err != CL_SUCCESS) {
+            l->queue = NULL;
+            return fail(f, "clCreateCommandQueue", err);
+        }
+    }
+    int rc;
+    if ((rc = buffer(f, f->want_primes * sizeof(uint32_t), &l->start)) != LODE_OK ||
+        (rc = buffer(f, launch / 8, &l->bits)) != LODE_OK ||
+        (rc = buffer(f, launch * sizeof(uint32_t), &l->cand)) != LODE_OK ||
+        (rc = kernel(f, "tf_prepare", &l->prepare)) != LODE_OK ||
+        (rc = kernel(f, "tf_segments", &l->segments)) != LODE_OK ||
+        (rc = kernel(f, "tf_exponentiate", &l->exp)) != LODE_OK)
+        return rc;
+    cl_kernel k = l->prepare;
+    ARG(k, 0, f->prime);
+    ARG(k, 1, f->inv);
+    ARG(k, 2, f->pmod);
+    ARG(k, 8, l->start);
+    ARG(k, 9, l->bits);
+    ARG(k, 10, f->results);
+    k = l->segments;
+    ARG(k, 0, f->prime);
+    ARG(k, 1, l->start);
+    ARG(k, 2, f->smod);
+    ARG(k, 3, f->minv);
+    ARG(k, 6, l->bits);
+    ARG(k, 7, l->cand);
+    ARG(k, 8, f->results);
+    k = l->exp;
+    ARG(k, 0, l->cand);
+    ARG(k, 1, f->results);
+    const cl_uint ones = 0xFFFFFFFFu;
+    size_t words = launch / 32;
+    ARG(f->k_fill, 0, l->bits);
+    ARG(f->k_fill, 1, ones);
+    TRY("tf_fill", ocl.clEnqueueNDRangeKernel(l->queue, f->k_fill, 1, NULL, &words, NULL, 0, NULL, NULL));
+    TRY("clFinish", ocl.clFinish(l->queue));
+    return LODE_OK;
+}
+
 int ocl_tf_new(const ocl_dev_desc *desc, cl_context ctx, cl_command_queue queue, const char *label,
-                   ocl_tf **out)
+               ocl_tf **out)
 {
     *out = NULL;
     ocl_tf *f = calloc(1, sizeof *f);
@@ -118,49 +210,52 @@ int ocl_tf_new(const ocl_dev_desc *desc, cl_context ctx, cl_command_queue queue,
     const bool cpu = (desc->type & CL_DEVICE_TYPE_CPU) != 0;
     f->want_primes = lode_setting_unsigned_in(LODE_SETTING_TF_SIEVE_PRIMES, cpu ? 20000 : 1000000, 14, 2000000);
     f->launch_bits = lode_setting_unsigned_in(LODE_SETTING_TF_LAUNCH_BITS, cpu ? 20 : 26, 17, 28);
+    f->batch = lode_setting_unsigned(LODE_SETTING_TF_BATCH);
     f->exp_items = (size_t)(desc->compute_units ? desc->compute_units : 1) * (cpu ? 64 : 2048);
     f->exp_items = (f->exp_items + EXP_LOCAL - 1) / EXP_LOCAL * EXP_LOCAL;
-    const size_t launch = (size_t)1 << f->launch_bits;
     int rc = LODE_OK;
     if ((f->primes = tf_first_primes(f->want_primes)) == NULL)
         rc = LODE_ERR_NO_MEMORY;
+    for (int s = 0; s < DEPTH && rc == LODE_OK; s++)
+        if ((f->launches[s].part = calloc(f->batch, sizeof(ocl_tf_part))) == NULL)
+            rc = LODE_ERR_NO_MEMORY;
     if (rc == LODE_OK) {
         const char *sources[1] = {lode_ocl_src_tf};
         /* NVIDIA's compiler takes inline PTX: the squaring's carry chains. */
         const char *options = desc->caps & OCL_CAP_NV_SHFL ? "-cl-std=CL1.2 -D LODE_NV_PTX=1" : "-cl-std=CL1.2";
         rc = ocl_program_build(desc, ctx, label, sources, 1, options, &f->prog);
     }
-    const char *names[] = {"tf_fill", "tf_prepare", "tf_segments", "tf_exponentiate"};
-    cl_kernel *ks[] = {&f->k_fill, &f->k_prepare, &f->k_segments, &f->k_exp};
-    for (int i = 0; i < 4 && rc == LODE_OK; i++) {
-        cl_int err = CL_SUCCESS;
-        *ks[i] = ocl.clCreateKernel(f->prog, names[i], &err);
-        if (*ks[i] == NULL || err != CL_SUCCESS) {
-            *ks[i] = NULL;
-            rc = fail(f, names[i], err);
-        }
-    }
+    if (rc == LODE_OK && (rc = kernel(f, "tf_fill", &f->k_fill)) == LODE_OK)
+        rc = kernel(f, "tf_tables", &f->k_tables);
+    if (rc == LODE_OK)
+        rc = buffer(f, f->want_primes * sizeof(uint32_t), &f->primes_dev);
     cl_mem *tables[] = {&f->prime, &f->inv, &f->pmod, &f->smod, &f->minv};
     for (int i = 0; i < 5 && rc == LODE_OK; i++)
         rc = buffer(f, f->want_primes * sizeof(uint32_t), tables[i]);
-    for (int s = 0; s < SLOTS && rc == LODE_OK; s++) {
-        slot *b = &f->slots[s];
-        b->queue = queue;
-        if (s > 0) {
-            cl_int err = CL_SUCCESS;
-            b->queue = ocl.clCreateCommandQueue(ctx, desc->id, 0, &err);
-            if (b->queue == NULL || err != CL_SUCCESS) {
-                b->queue = NULL;
-                rc = fail(f, "clCreateCommandQueue", err);
-                break;
-            }
-        }
-        if ((rc = buffer(f, f->want_primes * sizeof(uint32_t), &b->start)) == LODE_OK &&
-            (rc = buffer(f, launch / 8, &b->bits)) == LODE_OK &&
-            (rc = buffer(f, launch * sizeof(uint32_t), &b->cand)) == LODE_OK &&
-            (rc = buffer(f, 2 * sizeof(uint32_t), &b->counts)) == LODE_OK)
-            rc = buffer(f, LODE_TF_FOUND_CAP * sizeof(uint32_t), &b->found);
+    const size_t results = (size_t)DEPTH * f->batch * AREA_WORDS * sizeof(uint32_t);
+    if (rc == LODE_OK)
+        rc = buffer(f, results, &f->results);
+    if (rc == LODE_OK) {
+        cl_int err = ocl_pinned_new(ctx, queue, results, &f->host);
+        if (err != CL_SUCCESS)
+            rc = fail(f, "allocating the host results", err);
     }
+    if (rc == LODE_OK) {
+        cl_int err = ocl.clEnqueueWriteBuffer(queue, f->primes_dev, CL_TRUE, 0, f->want_primes * sizeof(uint32_t),
+                                              f->primes, 0, NULL, NULL);
+        if (err != CL_SUCCESS)
+            rc = fail(f, "uploading the sieve primes", err);
+    }
+    if (rc == LODE_OK) { /* the table arguments of tf_tables */
+        cl_kernel k = f->k_tables;
+        cl_int err = ocl.clSetKernelArg(k, 0, sizeof(cl_mem), &f->primes_dev);
+        for (cl_uint i = 0; i < 5 && err == CL_SUCCESS; i++)
+            err = ocl.clSetKernelArg(k, 5 + i, sizeof(cl_mem), tables[i]);
+        if (err != CL_SUCCESS)
+            rc = fail(f, "clSetKernelArg", err);
+    }
+    for (int q = 0; q < LANES && rc == LODE_OK; q++)
+        rc = setup_lane(f, desc, &f->lanes[q], q == 0);
     if (rc != LODE_OK) {
         ocl_tf_free(f);
         return rc;
@@ -169,32 +264,86 @@ int ocl_tf_new(const ocl_dev_desc *desc, cl_context ctx, cl_command_queue queue,
     return LODE_OK;
 }
 
-uint64_t ocl_tf_launch_size(const ocl_tf *f) { return (uint64_t)1 << f->launch_bits; }
+uint64_t ocl_tf_launch_size(const ocl_tf *f) { return (uint64_t)f->batch << f->launch_bits; }
 
 unsigned ocl_tf_depth(const ocl_tf *f)
 {
     (void)f;
-    return SLOTS;
+    return DEPTH;
 }
 
-static int load_exponent(ocl_tf *f, uint32_t p)
+/* LODE_TF_CHECK_TABLES: the device's tables read back against the host's. */
+static int check_tables(ocl_tf *f, uint32_t p)
 {
     tf_sieve_tables t;
     if (tf_sieve_tables_build(f->primes, f->want_primes, p, LODE_TF_OCL_SEG_BITS, &t) != 0)
         return LODE_ERR_NO_MEMORY;
-    for (int s = 0; s < SLOTS; s++) /* no launch may still read the tables */
-        ocl.clFinish(f->slots[s].queue);
-    const uint32_t *src[] = {t.prime, t.inv, t.pmod, t.smod, t.minv};
-    cl_mem dst[] = {f->prime, f->inv, f->pmod, f->smod, f->minv};
-    cl_int err = CL_SUCCESS;
-    for (int i = 0; i < 5 && err == CL_SUCCESS && t.count > 0; i++)
-        err = ocl.clEnqueueWriteBuffer(f->queue, dst[i], CL_TRUE, 0, t.count * sizeof(uint32_t), src[i], 0,
-                                       NULL, NULL);
-    f->n_all = t.count;
-    f->n_small = t.n_small;
+    int rc = LODE_OK;
+    if (t.count != f->n_all || t.n_small != f->n_small) {
+        lode_log(LODE_LOG_ERROR, "%s: tf: M%u: device sieve plan %u primes (%u small), host %u (%u small)",
+                 f->label, p, f->n_all, f->n_small, t.count, t.n_small);
+        rc = LODE_ERR_DEVICE;
+    }
+    uint32_t *dev = rc == LODE_OK ? malloc((size_t)(t.count ? t.count : 1) * sizeof *dev) : NULL;
+    if (rc == LODE_OK && dev == NULL)
+        rc = LODE_ERR_NO_MEMORY;
+    const char *names[] = {"prime", "inv", "pmod", "smod", "minv"};
+    const uint32_t *host[] = {t.prime, t.inv, t.pmod, t.smod, t.minv};
+    cl_mem bufs[] = {f->prime, f->inv, f->pmod, f->smod, f->minv};
+    for (int i = 0; i < 5 && rc == LODE_OK && t.count > 0; i++) {
+        cl_int err = ocl.clEnqueueReadBuffer(f->queue, bufs[i], CL_TRUE, 0, t.count * sizeof(uint32_t), dev, 0,
+                                             NULL, NULL);
+        if (err != CL_SUCCESS) {
+            rc = fail(f, "reading the sieve tables back", err);
+            break;
+        }
+        for (unsigned e = 0; e < t.count; e++)
+            if (dev[e] != host[i][e]) {
+                lode_log(LODE_LOG_ERROR, "%s: tf: M%u: device sieve table %s[%u] = %u, host %u", f->label, p,
+                         names[i], e, dev[e], host[i][e]);
+                rc = LODE_ERR_DEVICE;
+                break;
+            }
+    }
+    if (rc == LODE_OK)
+        lode_log(LODE_LOG_DEBUG, "%s: tf: M%u: device sieve tables match the host's (%u primes)", f->label, p,
+                 t.count);
+    free(dev);
     tf_sieve_tables_free(&t);
-    if (err != CL_SUCCESS)
-        return fail(f, "uploading the sieve tables", err);
+    return rc;
+}
+
+/* Builds exponent p's sieve tables on the device and sets the arguments
+ * that depend on them. */
+static int load_exponent(ocl_tf *f, uint32_t p)
+{
+    const tf_sieve_plan plan = tf_sieve_plan_of(f->primes, f->want_primes, p, LODE_TF_OCL_SEG_BITS);
+    for (int q = 0; q < LANES; q++) /* no launch may still read the tables */
+        TRY("clFinish", ocl.clFinish(f->lanes[q].queue));
+    if (plan.count > 0) {
+        const cl_uint count = plan.count, skip = plan.skip, pp = p, seg = LODE_TF_OCL_SEG_BITS;
+        cl_kernel k = f->k_tables;
+        ARG(k, 1, count);
+        ARG(k, 2, skip);
+        ARG(k, 3, pp);
+        ARG(k, 4, seg);
+        size_t global = count;
+        TRY("tf_tables", ocl.clEnqueueNDRangeKernel(f->queue, k, 1, NULL, &global, NULL, 0, NULL, NULL));
+        TRY("clFinish", ocl.clFinish(f->queue)); /* the other lane's queue reads them too */
+    }
+    f->n_all = plan.count;
+    f->n_small = plan.n_small;
+    if (lode_setting_flag(LODE_SETTING_TF_CHECK_TABLES)) {
+        int rc = check_tables(f, p);
+        if (rc != LODE_OK)
+            return rc;
+    }
+    const cl_uint n_small = f->n_small, n_all = f->n_all;
+    for (int q = 0; q < LANES; q++) {
+        ARG(f->lanes[q].prepare, 3, n_small);
+        ARG(f->lanes[q].prepare, 4, n_all);
+        ARG(f->lanes[q].segments, 4, n_small);
+    }
     f->exponent = p;
     return LODE_OK;
 }
@@ -207,84 +356,90 @@ int ocl_tf_set_job(ocl_tf *f, const lode_tf_job *job)
         if (rc != LODE_OK)
             return rc;
     }
+    const cl_uint cls = job->class_index, p = job->exponent, bit_max = job->bit_max;
+    for (int q = 0; q < LANES; q++) {
+        ARG(f->lanes[q].prepare, 5, cls);
+        ARG(f->lanes[q].exp, 3, p);
+        ARG(f->lanes[q].exp, 4, cls);
+        ARG(f->lanes[q].exp, 6, bit_max);
+    }
     f->job = *job;
     return LODE_OK;
 }
 
-static int fill(ocl_tf *f, cl_command_queue queue, cl_mem buf, size_t words, cl_uint value)
+/* Queues one sub-launch of count <= 2^launch_bits indices from n0 on lane
+ * l, its results to area; *ev (if given) marks its exponentiation's end. */
+static int enqueue_part(ocl_tf *f, lane *l, uint64_t n0, cl_uint count, cl_uint area, cl_event *ev)
 {
-    ARG(f->k_fill, 0, buf);
-    ARG(f->k_fill, 1, value);
-    TRY("tf_fill", ocl.clEnqueueNDRangeKernel(queue, f->k_fill, 1, NULL, &words, NULL, 0, NULL, NULL));
+    const cl_ulong start = n0;
+    const cl_uint segments = (count + LODE_TF_OCL_SEG_BITS - 1) / LODE_TF_OCL_SEG_BITS;
+    if (l->count_arg != count) {
+        ARG(l->prepare, 7, count);
+        ARG(l->segments, 5, count);
+        l->count_arg = count;
+    }
+    ARG(l->prepare, 6, start);
+    ARG(l->prepare, 11, area);
+    ARG(l->segments, 9, area);
+    ARG(l->exp, 2, area);
+    ARG(l->exp, 5, start);
+    size_t local = PREP_LOCAL, global = (f->n_all + PREP_LOCAL - 1) / PREP_LOCAL * PREP_LOCAL;
+    TRY("tf_prepare", ocl.clEnqueueNDRangeKernel(l->queue, l->prepare, 1, NULL, &global, &local, 0, NULL, NULL));
+    local = LODE_TF_OCL_SIEVE_LOCAL;
+    global = (size_t)segments * LODE_TF_OCL_SIEVE_LOCAL;
+    TRY("tf_segments", ocl.clEnqueueNDRangeKernel(l->queue, l->segments, 1, NULL, &global, &local, 0, NULL, NULL));
+    local = EXP_LOCAL;
+    global = f->exp_items;
+    TRY("tf_exponentiate", ocl.clEnqueueNDRangeKernel(l->queue, l->exp, 1, NULL, &global, &local, 0, NULL, ev));
     return LODE_OK;
 }
 
-int ocl_tf_enqueue(ocl_tf *f, uint64_t n0, uint32_t count)
+int ocl_tf_enqueue(ocl_tf *f, uint64_t n0, uint64_t count)
 {
-    if (f->queued == SLOTS || count == 0 || count > ocl_tf_launch_size(f) || f->exponent == 0)
+    if (f->queued == DEPTH || count == 0 || count > ocl_tf_launch_size(f) || f->exponent == 0)
         return LODE_ERR_INVALID;
-    slot *b = &f->slots[(f->head + f->queued) % SLOTS];
-    const lode_tf_job *j = &f->job;
-    const cl_uint segments = (count + LODE_TF_OCL_SEG_BITS - 1) / LODE_TF_OCL_SEG_BITS;
-    const cl_uint ones = 0xFFFFFFFFu, zero = 0;
-    cl_command_queue queue = b->queue;
-    int rc = fill(f, queue, b->bits, (size_t)segments * LODE_TF_OCL_SEG_BITS / 32, ones);
-    if (rc == LODE_OK)
-        rc = fill(f, queue, b->counts, 2, zero);
-    if (rc != LODE_OK)
-        return rc;
-    const cl_uint n_small = f->n_small, n_all = f->n_all, cls = j->class_index, cnt = count, p = j->exponent,
-                  bit_max = j->bit_max;
-    const cl_ulong start = n0;
-    cl_kernel k = f->k_prepare;
-    ARG(k, 0, f->prime);
-    ARG(k, 1, f->inv);
-    ARG(k, 2, f->pmod);
-    ARG(k, 3, n_small);
-    ARG(k, 4, n_all);
-    ARG(k, 5, cls);
-    ARG(k, 6, start);
-    ARG(k, 7, cnt);
-    ARG(k, 8, b->start);
-    ARG(k, 9, b->bits);
-    size_t local = PREP_LOCAL, global = (n_all + PREP_LOCAL - 1) / PREP_LOCAL * PREP_LOCAL;
-    TRY("tf_prepare", ocl.clEnqueueNDRangeKernel(queue, k, 1, NULL, &global, &local, 0, NULL, NULL));
-    k = f->k_segments;
-    ARG(k, 0, f->prime);
-    ARG(k, 1, b->start);
-    ARG(k, 2, f->smod);
-    ARG(k, 3, f->minv);
-    ARG(k, 4, n_small);
-    ARG(k, 5, cnt);
-    ARG(k, 6, b->bits);
-    ARG(k, 7, b->cand);
-    ARG(k, 8, b->counts);
-    local = LODE_TF_OCL_SIEVE_LOCAL;
-    global = (size_t)segments * LODE_TF_OCL_SIEVE_LOCAL;
-    TRY("tf_segments", ocl.clEnqueueNDRangeKernel(queue, k, 1, NULL, &global, &local, 0, NULL, NULL));
-    k = f->k_exp;
-    ARG(k, 0, b->cand);
-    ARG(k, 1, b->counts);
-    ARG(k, 2, p);
-    ARG(k, 3, cls);
-    ARG(k, 4, start);
-    ARG(k, 5, bit_max);
-    ARG(k, 6, b->found);
-    local = EXP_LOCAL;
-    global = f->exp_items;
-    if (b->kdone != NULL) {
-        ocl.clReleaseEvent(b->kdone);
-        b->kdone = NULL;
+    const unsigned slot = (f->head + f->queued) % DEPTH;
+    tf_launch *b = &f->launches[slot];
+    release_events(b);
+    const uint64_t sub = (uint64_t)1 << f->launch_bits;
+    const unsigned parts = (unsigned)((count + sub - 1) / sub);
+    /* The lanes in turn; the last sub-launch on each lane keeps an event. */
+    unsigned last_lane = 0;
+    for (unsigned j = 0; j < parts; j++) {
+        const unsigned q = f->next_lane;
+        f->next_lane = (f->next_lane + 1) % LANES;
+        const uint64_t off = (uint64_t)j * sub;
+        const cl_uint cnt = (cl_uint)(count - off < sub ? count - off : sub);
+        const bool last_on_lane = j + LANES >= parts;
+        ocl_tf_part *part = &b->part[j];
+        part->n0 = n0 + off;
+        part->count = cnt;
+        int rc = enqueue_part(f, &f->lanes[q], n0 + off, cnt, slot * f->batch + j,
+                              last_on_lane ? &b->kdone[q] : NULL);
+        if (rc != LODE_OK)
+            return rc;
+        last_lane = q;
     }
-    TRY("tf_exponentiate", ocl.clEnqueueNDRangeKernel(queue, k, 1, NULL, &global, &local, 0, NULL, &b->kdone));
-    TRY("reading the counts", ocl.clEnqueueReadBuffer(queue, b->counts, CL_FALSE, 0, 2 * sizeof(uint32_t),
-                                                      b->host, 0, NULL, NULL));
-    TRY("reading the factors", ocl.clEnqueueReadBuffer(queue, b->found, CL_FALSE, 0,
-                                                       LODE_TF_FOUND_CAP * sizeof(uint32_t), b->host + 2, 0,
-                                                       NULL, &b->done));
-    TRY("clFlush", ocl.clFlush(queue));
+    /* One read-back of every area, on the last sub-launch's lane after the
+     * other lane's last exponentiation too. */
+    const cl_event *other = NULL;
+    cl_uint nother = 0;
+    for (unsigned q = 0; q < LANES; q++)
+        if (q != last_lane && b->kdone[q] != NULL) {
+            other = &b->kdone[q];
+            nother = 1;
+        }
+    const size_t offset = (size_t)slot * f->batch * AREA_WORDS * sizeof(uint32_t);
+    cl_command_queue rq = f->lanes[last_lane].queue;
+    if (nother > 0) /* the other lane's work starts now, not after the read is queued */
+        TRY("clFlush", ocl.clFlush(f->lanes[(last_lane + 1) % LANES].queue));
+    TRY("reading the factors",
+        ocl.clEnqueueReadBuffer(rq, f->results, CL_FALSE, offset, (size_t)parts * AREA_WORDS * sizeof(uint32_t),
+                                (char *)f->host.ptr + offset, nother, other, &b->done));
+    TRY("clFlush", ocl.clFlush(rq));
     b->n0 = n0;
     b->count = count;
+    b->parts = parts;
     f->queued++;
     return LODE_OK;
 }
@@ -293,39 +448,52 @@ int ocl_tf_ready(ocl_tf *f)
 {
     if (f->queued == 0)
         return LODE_ERR_INVALID;
-    cl_int done = ocl_event_done(f->slots[f->head].kdone);
-    return done >= 0 ? done : fail(f, "a launch", done);
+    const tf_launch *b = &f->launches[f->head];
+    for (int q = 0; q < LANES; q++) {
+        if (b->kdone[q] == NULL)
+            continue;
+        cl_int done = ocl_event_done(b->kdone[q]);
+        if (done != 1)
+            return done == 0 ? 0 : fail(f, "a launch", done);
+    }
+    return 1;
 }
 
-int ocl_tf_finish(ocl_tf *f, uint64_t *n0, uint32_t *count, const uint32_t **found,
-                      uint32_t *found_count, bool *overflow)
+int ocl_tf_finish(ocl_tf *f, uint64_t *n0, uint64_t *count, const ocl_tf_part **parts, unsigned *nparts,
+                  bool *overflow)
 {
     if (f->queued == 0)
         return LODE_ERR_INVALID;
-    slot *b = &f->slots[f->head];
-    f->head = (f->head + 1) % SLOTS;
+    const unsigned slot = f->head;
+    tf_launch *b = &f->launches[slot];
+    f->head = (f->head + 1) % DEPTH;
     f->queued--;
     cl_int err = ocl.clWaitForEvents(1, &b->done);
-    ocl.clReleaseEvent(b->done);
-    b->done = NULL;
+    release_events(b);
     if (err != CL_SUCCESS)
         return fail(f, "waiting for a launch", err);
+    *overflow = false;
+    const uint32_t *areas = (const uint32_t *)f->host.ptr + (size_t)slot * f->batch * AREA_WORDS;
+    for (unsigned j = 0; j < b->parts; j++) {
+        const uint32_t *a = areas + (size_t)j * AREA_WORDS;
+        ocl_tf_part *part = &b->part[j];
+        part->nfound = a[1] > LODE_TF_FOUND_CAP ? LODE_TF_FOUND_CAP : a[1];
+        part->found = a + 2;
+        if (a[1] > LODE_TF_FOUND_CAP)
+            *overflow = true;
+    }
     *n0 = b->n0;
     *count = b->count;
-    *overflow = b->host[1] > LODE_TF_FOUND_CAP;
-    *found_count = *overflow ? LODE_TF_FOUND_CAP : b->host[1];
-    *found = b->host + 2;
+    *parts = b->part;
+    *nparts = b->parts;
     return LODE_OK;
 }
 
 void ocl_tf_discard(ocl_tf *f)
 {
-    for (int s = 0; s < SLOTS; s++)
-        ocl.clFinish(f->slots[s].queue);
-    for (int s = 0; s < SLOTS; s++)
-        if (f->slots[s].done != NULL) {
-            ocl.clReleaseEvent(f->slots[s].done);
-            f->slots[s].done = NULL;
-        }
+    for (int q = 0; q < LANES; q++)
+        ocl.clFinish(f->lanes[q].queue);
+    for (int s = 0; s < DEPTH; s++)
+        release_events(&f->launches[s]);
     f->queued = 0;
 }

@@ -110,13 +110,15 @@ struct lode_device {
     ocl_tf *tf; /* trial factoring */
 
     lode_launch_driver driver;
-    /* What the last wait returned (Momentum: the sweep's candidates and
-     * their copy; trial factoring: the launch's factors). */
-    momentum_entry *sweep_list, *cands;
-    size_t sweep_count, cand_cap;
-    uint64_t tf_n0;
-    uint32_t tf_count, tf_nfound;
-    const uint32_t *tf_found;
+    /* What the last wait returned (Momentum: the launch's sweeps, their
+     * candidates copied one after another, sweep j's from sweep_at[j];
+     * trial factoring: the launch's factors). */
+    momentum_entry *cands;
+    size_t cand_cap, sweep_at[OCL_MOMENTUM_BATCH_MAX + 1];
+    unsigned sweeps;
+    uint64_t tf_n0, tf_count;
+    const ocl_tf_part *tf_parts;
+    unsigned tf_nparts;
     bool tf_overflow;
 };
 
@@ -790,25 +792,29 @@ static void nonce_drain(void *ctx)
     ocl.clFinish(d->queue); /* a launch may be half queued */
 }
 
-/* Momentum: a launch is one sweep of one header nonce, queued ahead as deep
- * as the engine takes; fetch copies the candidates (a later sweep's
- * read-back overwrites them), so the next sweep is queued before the host
- * pairs them. */
+/* Momentum: a launch is up to ocl_momentum_batch() sweeps, one per header
+ * nonce, queued ahead as deep as the engine takes; fetch copies their
+ * candidates (a later launch's read-back overwrites them), so the next
+ * launch is queued before the host pairs them. */
 static int momentum_enqueue(void *ctx, unsigned slot, uint64_t start, uint64_t count)
 {
     lode_device *d = ctx;
-    (void)slot, (void)count; /* launches of one index */
-    uint8_t mid[32];
-    momentum_consts c;
-    momentum_midhash(d->header, (uint32_t)start, mid);
-    momentum_consts_init(&c, mid);
-    return ocl_momentum_enqueue(d->momentum, &c);
+    (void)slot;
+    momentum_consts c[OCL_MOMENTUM_BATCH_MAX];
+    if (count == 0 || count > OCL_MOMENTUM_BATCH_MAX)
+        return LODE_ERR_INVALID;
+    for (uint64_t j = 0; j < count; j++) {
+        uint8_t mid[32];
+        momentum_midhash(d->header, (uint32_t)(start + j), mid);
+        momentum_consts_init(&c[j], mid);
+    }
+    return ocl_momentum_enqueue(d->momentum, c, (unsigned)count);
 }
 
 static int momentum_query(void *ctx, unsigned slot)
 {
     lode_device *d = ctx;
-    (void)slot; /* the engine finishes its oldest sweep */
+    (void)slot; /* the engine finishes its oldest launch */
     return ocl_momentum_ready(d->momentum);
 }
 
@@ -816,33 +822,54 @@ static int momentum_wait(void *ctx, unsigned slot)
 {
     lode_device *d = ctx;
     (void)slot;
-    return ocl_momentum_finish(d->momentum, &d->sweep_list, &d->sweep_count);
+    d->sweeps = 0;
+    return ocl_momentum_finish(d->momentum, &d->sweeps);
 }
 
 static int momentum_fetch(void *ctx, unsigned slot)
 {
     lode_device *d = ctx;
     (void)slot;
-    const size_t n = d->sweep_count;
-    if (n > d->cand_cap) {
-        momentum_entry *grown = realloc(d->cands, n * sizeof *grown);
-        if (grown == NULL)
-            return LODE_ERR_NO_MEMORY;
-        d->cands = grown;
-        d->cand_cap = n;
+    size_t at = 0;
+    for (unsigned j = 0; j < d->sweeps; j++) {
+        momentum_entry *list;
+        size_t n;
+        int rc = ocl_momentum_sweep(d->momentum, j, &list, &n); /* an overflowed sweep is redone here */
+        if (rc != LODE_OK)
+            return rc;
+        if (at + n > d->cand_cap) {
+            momentum_entry *grown = realloc(d->cands, (at + n) * sizeof *grown);
+            if (grown == NULL)
+                return LODE_ERR_NO_MEMORY;
+            d->cands = grown;
+            d->cand_cap = at + n;
+        }
+        if (n > 0)
+            memcpy(d->cands + at, list, n * sizeof *d->cands);
+        d->sweep_at[j] = at;
+        at += n;
     }
-    if (n > 0)
-        memcpy(d->cands, d->sweep_list, n * sizeof *d->cands);
+    d->sweep_at[d->sweeps] = at;
     return LODE_OK;
 }
 
 static int momentum_collect(void *ctx, unsigned slot, uint64_t start, uint64_t count, lode_hits *hits)
 {
     lode_device *d = ctx;
-    (void)slot, (void)count;
-    d->pairs.count = 0;
-    int rc = momentum_pairs_from_entries(d->cands, d->sweep_count, &d->pairs);
-    return rc == LODE_OK ? momentum_push_hits(d->header, (uint32_t)start, &d->target, &d->pairs, hits) : rc;
+    (void)slot;
+    if (count != d->sweeps) {
+        lode_log(LODE_LOG_ERROR, "%s: a Momentum launch of %u sweeps for %llu indices", d->label, d->sweeps,
+                 (unsigned long long)count);
+        return LODE_ERR_DEVICE;
+    }
+    int rc = LODE_OK;
+    for (unsigned j = 0; j < d->sweeps && rc == LODE_OK; j++) {
+        d->pairs.count = 0;
+        rc = momentum_pairs_from_entries(d->cands + d->sweep_at[j], d->sweep_at[j + 1] - d->sweep_at[j], &d->pairs);
+        if (rc == LODE_OK)
+            rc = momentum_push_hits(d->header, (uint32_t)(start + j), &d->target, &d->pairs, hits);
+    }
+    return rc;
 }
 
 static void momentum_drain(void *ctx)
@@ -851,14 +878,14 @@ static void momentum_drain(void *ctx)
     ocl_momentum_discard(d->momentum);
 }
 
-/* Trial factoring: launches of up to ocl_tf_launch_size() indices, two
- * in flight on the engine's two queues; the dispatcher re-checks every
- * factor with the reference. */
+/* Trial factoring: launches of up to ocl_tf_launch_size() indices (a batch
+ * of sub-launches over the engine's two queues), two in flight; the
+ * dispatcher re-checks every factor with the reference. */
 static int tf_enqueue(void *ctx, unsigned slot, uint64_t start, uint64_t count)
 {
     lode_device *d = ctx;
     (void)slot; /* the engine queues in turn */
-    return ocl_tf_enqueue(d->tf, start, (uint32_t)count);
+    return ocl_tf_enqueue(d->tf, start, count);
 }
 
 static int tf_query(void *ctx, unsigned slot)
@@ -872,7 +899,7 @@ static int tf_wait(void *ctx, unsigned slot)
 {
     lode_device *d = ctx;
     (void)slot;
-    return ocl_tf_finish(d->tf, &d->tf_n0, &d->tf_count, &d->tf_found, &d->tf_nfound, &d->tf_overflow);
+    return ocl_tf_finish(d->tf, &d->tf_n0, &d->tf_count, &d->tf_parts, &d->tf_nparts, &d->tf_overflow);
 }
 
 static int tf_collect(void *ctx, unsigned slot, uint64_t start, uint64_t count, lode_hits *hits)
@@ -885,7 +912,11 @@ static int tf_collect(void *ctx, unsigned slot, uint64_t start, uint64_t count, 
     }
     if (d->tf_overflow)
         return LODE_ERR_HITS_OVERFLOW;
-    int rc = lode_hits_push_offsets(hits, d->tf_n0, d->tf_count, d->tf_found, d->tf_nfound);
+    int rc = LODE_OK;
+    for (unsigned j = 0; j < d->tf_nparts && rc == LODE_OK; j++) {
+        const ocl_tf_part *part = &d->tf_parts[j];
+        rc = lode_hits_push_offsets(hits, part->n0, part->count, part->found, part->nfound);
+    }
     if (rc == LODE_ERR_DEVICE)
         lode_log(LODE_LOG_ERROR, "%s: a factor outside its launch", d->label);
     return rc;
@@ -901,7 +932,8 @@ static void tf_drain(void *ctx)
 static lode_launch_engine engine_of(lode_device *d)
 {
     if (d->algo == LODE_ALGO_MOMENTUM)
-        return (lode_launch_engine){.ctx = d, .depth = ocl_momentum_depth(d->momentum), .launch_size = 1,
+        return (lode_launch_engine){.ctx = d, .depth = ocl_momentum_depth(d->momentum),
+                                    .launch_size = ocl_momentum_batch(d->momentum),
                                     .enqueue = momentum_enqueue, .query = momentum_query,
                                     .wait = momentum_wait, .fetch = momentum_fetch,
                                     .collect = momentum_collect, .drain = momentum_drain};
@@ -1054,8 +1086,11 @@ static int opencl_tune(lode_device *d, double target_ms)
 
 static uint64_t opencl_preferred_chunk(lode_device *d, double target_ms)
 {
-    if (d->algo == LODE_ALGO_MOMENTUM)
-        return d->cpu || target_ms * 0.25 < 1 ? 1 : (uint64_t)(target_ms * 0.25);
+    if (d->algo == LODE_ALGO_MOMENTUM) { /* ~4 ms a sweep on a GPU: whole launches where that is more */
+        const uint64_t n = d->cpu || target_ms * 0.25 < 1 ? 1 : (uint64_t)(target_ms * 0.25);
+        const uint64_t batch = ocl_momentum_batch(d->momentum);
+        return n >= batch ? n / batch * batch : n;
+    }
     if (d->algo == LODE_ALGO_TF) /* the dispatcher measures from there */
         return ocl_tf_launch_size(d->tf);
     double rate = d->tune.rate > 0 ? d->tune.rate : (double)d->launch_count * 1000.0 / LAUNCH_MS;

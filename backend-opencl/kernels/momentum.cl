@@ -94,15 +94,25 @@ __kernel void mom_keep_list(__global const ulong2 *in, __global uint *counts, ui
 /* ---- bucket method (the default; see momentum_kernel.cu): birthdays
  * appended to 2^14 buckets by their top 14 bits as (36 low bits << 26 |
  * nonce); one work-group per bucket filters them in local memory and
- * pairs the survivors exactly. */
+ * pairs the survivors exactly.
+ *
+ * A sweep's results go to its area of the results buffer (ocl_momentum.c
+ * reads a launch's areas back at once): one ulong2 of flags (uint 0: entries
+ * out, uint 1: nonzero when the sweep must be redone), then out_cap
+ * entries. The buffers clean themselves, so a sweep is just its two
+ * kernels: mom_hash_bucket zeroes the area's flags (the last read of them
+ * is queued before it, the kernel after it writes them) and mom_bucket_find
+ * zeroes its bucket's counter once every work-item has read it. */
 #define BK_TAB_BITS 17
 #define BK_TAB_WORDS (1u << (BK_TAB_BITS - 4))
 #define BK_SURV 1024u
 
 __kernel void mom_hash_bucket(ulong w0_low, ulong w1, ulong w2, ulong w3, ulong w4, __global ulong *store,
-                              __global uint *bcount, uint cap)
+                              __global uint *bcount, uint cap, __global ulong2 *results, uint area, uint out_cap)
 {
     const uint t = (uint)get_global_id(0);
+    if (t == 0)
+        results[(size_t)area * (1 + out_cap)] = (ulong2)(0, 0);
     ulong bd[8];
     momentum_birthdays8(w0_low, w1, w2, w3, w4, t * 8, bd); /* sha512.h */
     uint slot[8];
@@ -136,16 +146,22 @@ static inline void lclear(__local uint4 *tab)
 }
 
 /* One work-group per bucket. flags[0]: entries out; flags[1]: nonzero when
- * a bucket or a local list overflowed (the sweep must be redone). */
-__kernel void mom_bucket_find(__global const ulong *store, __global const uint *bcount, uint cap,
-                              __global ulong2 *out, __global uint *flags)
+ * a bucket, a local list or the area's list overflowed (the sweep must be
+ * redone). */
+__kernel void mom_bucket_find(__global const ulong *store, __global uint *bcount, uint cap,
+                              __global ulong2 *results, uint area, uint out_cap)
 {
     __local uint4 tab4[BK_TAB_WORDS / 4];
     __local ulong surv[BK_SURV];
     __local uint nsurv;
     __local uint *tab = (__local uint *)tab4;
+    __global uint *flags = (__global uint *)(results + (size_t)area * (1 + out_cap));
+    __global ulong2 *out = results + (size_t)area * (1 + out_cap) + 1;
     const uint b = (uint)get_group_id(0), n = bcount[b];
     const uint lid = (uint)get_local_id(0), ls = (uint)get_local_size(0);
+    barrier(CLK_GLOBAL_MEM_FENCE); /* every work-item has read the counter */
+    if (lid == 0)
+        bcount[b] = 0; /* clean for the next sweep */
     if (n > cap) {
         if (lid == 0)
             atomic_or(&flags[1], 1u);
@@ -190,7 +206,7 @@ __kernel void mom_bucket_find(__global const ulong *store, __global const uint *
             hit = j != i && (surv[j] >> 26) == r;
         if (hit) {
             const uint o = atomic_inc(&flags[0]);
-            if (o < LODE_MOM_BK_OUT_CAP)
+            if (o < out_cap)
                 out[o] = (ulong2)((ulong)b << LODE_MOM_BK_RBITS | r, v & ((1UL << 26) - 1));
             else
                 atomic_or(&flags[1], 4u);

@@ -16,6 +16,10 @@
 #define SEG_WORDS (LODE_TF_OCL_SEG_BITS / 32u)
 #define WORDS_PER_ITEM (SEG_WORDS / LODE_TF_OCL_SIEVE_LOCAL)
 #define PATTERN_PRIMES 13u /* 13 .. 61: several per 32-bit word */
+/* A sub-launch's results in the results buffer (area a at a * AREA_WORDS):
+ * candidates, factors, then the factors' offsets (ocl_tf.c reads areas back
+ * whole). */
+#define AREA_WORDS (2u + LODE_TF_FOUND_CAP)
 
 /* Sets words [0, get_global_size) of p to v (OpenCL 1.1 has no fill). */
 __kernel void tf_fill(__global uint *p, uint v)
@@ -23,13 +27,54 @@ __kernel void tf_fill(__global uint *p, uint v)
     p[get_global_id(0)] = v;
 }
 
+/* x^-1 mod r for gcd(x, r) = 1 (extended Euclid, as tf_inverse_mod on the
+ * host): r < 2^31, so every remainder and coefficient fits a signed long. */
+inline uint inverse_mod(uint x, uint r)
+{
+    long t = 0, nt = 1, a = r, b = x % r;
+    while (b != 0) {
+        const long q = a / b;
+        long tmp = t - q * nt;
+        t = nt;
+        nt = tmp;
+        tmp = a - q * b;
+        a = b;
+        b = tmp;
+    }
+    return (uint)(t < 0 ? t + (long)r : t);
+}
+
+/* The sieve tables of exponent p, one work-item per entry: the formulas of
+ * tf_sieve_tables_build (core/backend_support/tf_tables.c); entry i is
+ * primes[i < skip ? i : i + 1] (tf_sieve_plan_of: p itself is skipped). */
+__kernel void tf_tables(__global const uint *primes, uint count, uint skip, uint p, uint seg,
+                        __global uint *prime, __global uint *inv, __global uint *pmod, __global uint *smod,
+                        __global uint *minv)
+{
+    const uint i = get_global_id(0);
+    if (i >= count)
+        return;
+    const uint r = primes[i < skip ? i : i + 1];
+    prime[i] = r;
+    pmod[i] = p % r;
+    inv[i] = inverse_mod((uint)((2ul * p * 4620u) % r), r);
+    smod[i] = seg % r;
+    minv[i] = 0xFFFFFFFFu / r;
+}
+
 /* Per prime: the first bit of the launch it clears; primes from n_small on
- * clear their multiples in the global bitmap at once. */
+ * clear their multiples in the global bitmap at once. Work-item 0 zeroes
+ * the launch's counters first: tf_segments and tf_exponentiate run after it
+ * (in order on the queue), the last read of the area before it. */
 __kernel void tf_prepare(__global const uint *prime, __global const uint *inv, __global const uint *pmod,
                          uint n_small, uint n_all, uint class_index, ulong n0, uint count,
-                         __global uint *start, __global volatile uint *bits)
+                         __global uint *start, __global volatile uint *bits, __global uint *results, uint area)
 {
     uint i = get_global_id(0);
+    if (i == 0) {
+        results[area * AREA_WORDS] = 0;
+        results[area * AREA_WORDS + 1] = 0;
+    }
     if (i >= n_all)
         return;
     uint r = prime[i];
@@ -76,12 +121,15 @@ inline ulong pattern_bits(uint r)
 
 /* One work-group per segment: pattern primes, middle primes with local
  * atomics, AND the global bits, then the survivors' offsets appended to cand
- * (one atomic_add per work-group). */
+ * (one atomic_add per work-group). Every segment sets its words of the
+ * global bits back to all ones once read (a launch of fewer segments leaves
+ * the others untouched), so the next launch on this buffer needs no fill. */
 __kernel __attribute__((reqd_work_group_size(LODE_TF_OCL_SIEVE_LOCAL, 1, 1)))
 void tf_segments(__global const uint *prime, __global const uint *start, __global const uint *smod,
-                 __global const uint *minv, uint n_small, uint count, __global const uint *bits,
-                 __global uint *cand, __global volatile uint *cand_count)
+                 __global const uint *minv, uint n_small, uint count, __global uint *bits,
+                 __global uint *cand, __global uint *results, uint area)
 {
+    __global volatile uint *cand_count = results + area * AREA_WORDS;
     __local volatile uint sm[SEG_WORDS];
     __local uint sums[LODE_TF_OCL_SIEVE_LOCAL];
     __local uint base;
@@ -130,6 +178,7 @@ void tf_segments(__global const uint *prime, __global const uint *start, __globa
     for (uint j = 0; j < WORDS_PER_ITEM; j++) {
         const uint wi = t + j * LODE_TF_OCL_SIEVE_LOCAL;
         uint v = sm[wi] & bits[seg0 / 32 + wi];
+        bits[seg0 / 32 + wi] = 0xFFFFFFFFu; /* only this work-item reads this word */
         const uint first = wi * 32;
         if (first >= seg_bits)
             v = 0;
@@ -233,10 +282,12 @@ inline void mont_init_fp64(u96 q, uint y, u96 *one, u96 *start)
 #endif
 
 /* Tests every candidate of the list (its length read here, on the device):
- * factors' offsets go to found through an atomic counter. */
-__kernel void tf_exponentiate(__global const uint *cand, __global volatile uint *counts, uint p,
-                              uint class_index, ulong n0, uint bit_max, __global uint *found)
+ * factors' offsets go to the area's list through an atomic counter. */
+__kernel void tf_exponentiate(__global const uint *cand, __global uint *results, uint area, uint p,
+                              uint class_index, ulong n0, uint bit_max)
 {
+    __global volatile uint *counts = results + area * AREA_WORDS;
+    __global uint *found = results + area * AREA_WORDS + 2;
     const uint total = counts[0]; /* counts[1]: factors found */
     const uint nbits = 32 - clz(p);
     const uint y = p >> (nbits - 5); /* the top 5 bits: start at 2^y */
