@@ -377,8 +377,9 @@ __global__ void tf_build_tables(const uint32_t *__restrict__ primes, unsigned co
 
 /* ---- the engine ------------------------------------------------------------ */
 
-/* A device launch's results as they come back: counts[0] survivors of the
- * sieve, counts[1] factors, then found[LODE_TF_FOUND_CAP] (one copy). */
+/* A device launch's results: counts[0] survivors of the sieve, counts[1]
+ * factors, then found[LODE_TF_FOUND_CAP]. Each launch of a batch has its
+ * own area on the device; the batch's areas come back in one copy. */
 constexpr size_t kResultWords = 2 + LODE_TF_FOUND_CAP;
 
 /* The buffers of one device launch. Consecutive launches alternate between
@@ -395,12 +396,12 @@ struct set_buffers {
     uint32_t *start;   /* the middle primes' first bits in the launch */
     uint32_t *bits;    /* one bit per index of the launch */
     uint32_t *cand;    /* survivors' offsets */
-    uint32_t *results; /* kResultWords */
-    /* The launch as one CUDA graph (full launches; one call instead of
-     * nine): its nodes' parameters are set per launch. */
+    /* The launch as one CUDA graph (one call instead of eight; kernel and
+     * memset nodes cost the host next to nothing, backend-cuda/probes/
+     * host_cost.cu): its nodes' parameters are set per launch. */
     cudaGraph_t graph;
     cudaGraphExec_t exec;
-    cudaGraphNode_t prepare_node, segments_node, exp_node, copy_node;
+    cudaGraphNode_t clear_node, prepare_node, segments_node, exp_node;
 };
 constexpr unsigned kSets = 2;
 
@@ -408,6 +409,7 @@ constexpr unsigned kSets = 2;
  * consecutive indices, with one event at its end, so the host wakes once
  * per batch. kDepth of them are in flight. */
 struct batch_slot {
+    uint32_t *areas; /* device: batch x kResultWords */
     uint32_t *host;  /* pinned: batch x kResultWords */
     uint32_t *found; /* malloc'd: batch x LODE_TF_FOUND_CAP, offsets from n0 */
     cudaEvent_t done, join;
@@ -513,8 +515,7 @@ extern "C" cudaError_t cuda_tf_new(cudaStream_t stream, cuda_tf **out)
             (err = cudaEventCreateWithFlags(&b->finished, cudaEventDisableTiming)) != cudaSuccess ||
             (err = cudaMalloc((void **)&b->start, tf->want_primes * sizeof(uint32_t))) != cudaSuccess ||
             (err = cudaMalloc((void **)&b->bits, launch / 8)) != cudaSuccess ||
-            (err = cudaMalloc((void **)&b->cand, launch * sizeof(uint32_t))) != cudaSuccess ||
-            (err = cudaMalloc((void **)&b->results, kResultWords * sizeof(uint32_t))) != cudaSuccess)
+            (err = cudaMalloc((void **)&b->cand, launch * sizeof(uint32_t))) != cudaSuccess)
             goto failed;
         for (int i = 0; i < 4 && tf->profile; i++)
             if ((err = cudaEventCreate(&tf->ev[s][i])) != cudaSuccess)
@@ -522,7 +523,8 @@ extern "C" cudaError_t cuda_tf_new(cudaStream_t stream, cuda_tf **out)
     }
     for (unsigned k = 0; k < kDepth; k++) {
         batch_slot *sl = &tf->slot[k];
-        if ((err = cudaMallocHost((void **)&sl->host, tf->batch * kResultWords * sizeof(uint32_t))) != cudaSuccess ||
+        if ((err = cudaMalloc((void **)&sl->areas, tf->batch * kResultWords * sizeof(uint32_t))) != cudaSuccess ||
+            (err = cudaMallocHost((void **)&sl->host, tf->batch * kResultWords * sizeof(uint32_t))) != cudaSuccess ||
             (err = cudaEventCreateWithFlags(&sl->done, cudaEventBlockingSync | cudaEventDisableTiming)) != cudaSuccess ||
             (err = cudaEventCreateWithFlags(&sl->join, cudaEventDisableTiming)) != cudaSuccess)
             goto failed;
@@ -565,7 +567,6 @@ extern "C" void cuda_tf_free(cuda_tf *tf)
         cudaFree(b->start);
         cudaFree(b->bits);
         cudaFree(b->cand);
-        cudaFree(b->results);
         for (cudaEvent_t e : {b->sieved, b->finished})
             if (e != NULL)
                 cudaEventDestroy(e);
@@ -575,6 +576,7 @@ extern "C" void cuda_tf_free(cuda_tf *tf)
     }
     for (unsigned k = 0; k < kDepth; k++) {
         batch_slot *sl = &tf->slot[k];
+        cudaFree(sl->areas);
         cudaFreeHost(sl->host);
         free(sl->found);
         for (cudaEvent_t e : {sl->done, sl->join})
@@ -704,11 +706,12 @@ struct launch_args {
     void *prepare[10], *segments[9], *exponentiate[7];
 };
 
-static void fill_args(const cuda_tf *tf, set_buffers *b, uint64_t n0, uint32_t count, launch_args *a)
+static void fill_args(const cuda_tf *tf, set_buffers *b, uint64_t n0, uint32_t count, uint32_t *area,
+                      launch_args *a)
 {
     *a = launch_args{tf->d_prime, tf->d_inv, tf->d_pmod, tf->d_smod, tf->d_minv, tf->n_small, tf->n_all,
-                     tf->job.class_index, tf->exponent, n0, count, b->start, b->bits, b->cand, b->results,
-                     b->results + 2, b->results + 1, {}, {}, {}};
+                     tf->job.class_index, tf->exponent, n0, count, b->start, b->bits, b->cand, area,
+                     area + 2, area + 1, {}, {}, {}};
     void *prepare[] = {&a->prime, &a->inv, &a->pmod, &a->n_small, &a->n_all, &a->class_index, &a->n0, &a->count,
                        &a->start, &a->bits};
     void *segments[] = {&a->prime, &a->start, &a->smod, &a->minv, &a->n_small, &a->count, &a->bits, &a->cand,
@@ -746,40 +749,43 @@ static cudaError_t set_priority(cudaGraphNode_t node, int priority)
     return cudaGraphKernelNodeSetAttribute(node, cudaLaunchAttributePriority, &v);
 }
 
-/* Builds set b's graph of a full launch: clear the bits and counters, the
- * two sieve kernels, the exponentiation, the copy back (its parameters are
- * set before every launch). */
-static cudaError_t build_graph(cuda_tf *tf, set_buffers *b, uint32_t *host)
+static cudaMemsetParams clear_counts(uint32_t *area)
+{
+    cudaMemsetParams p{};
+    p.dst = area;
+    p.value = 0;
+    p.elementSize = 4;
+    p.width = 2;
+    p.height = 1;
+    return p;
+}
+
+/* Builds set b's graph of a launch: clear the bits and the area's
+ * counters, the two sieve kernels, mark "sieved", the exponentiation. */
+static cudaError_t build_graph(cuda_tf *tf, set_buffers *b, uint32_t *area)
 {
     launch_args a;
-    fill_args(tf, b, 0, full_launch(tf), &a);
-    cudaGraphNode_t clear_bits, clear_counts, sieved;
+    fill_args(tf, b, 0, full_launch(tf), area, &a);
+    cudaGraphNode_t clear_bits, sieved;
     cudaMemsetParams bits{};
     bits.dst = b->bits;
     bits.value = 0xFF;
     bits.elementSize = 1;
     bits.width = full_launch(tf) / 8;
     bits.height = 1;
-    cudaMemsetParams counts{};
-    counts.dst = b->results;
-    counts.value = 0;
-    counts.elementSize = 4;
-    counts.width = 2;
-    counts.height = 1;
+    const cudaMemsetParams counts = clear_counts(area);
     const cudaKernelNodeParams prep = prepare_params(tf, &a), seg = segments_params(tf, &a),
                                exp = exp_params(tf, &a);
     cudaError_t err;
     if ((err = cudaGraphCreate(&b->graph, 0)) != cudaSuccess ||
         (err = cudaGraphAddMemsetNode(&clear_bits, b->graph, nullptr, 0, &bits)) != cudaSuccess ||
-        (err = cudaGraphAddMemsetNode(&clear_counts, b->graph, nullptr, 0, &counts)) != cudaSuccess)
+        (err = cudaGraphAddMemsetNode(&b->clear_node, b->graph, nullptr, 0, &counts)) != cudaSuccess)
         return err;
-    const cudaGraphNode_t cleared[] = {clear_bits, clear_counts};
+    const cudaGraphNode_t cleared[] = {clear_bits, b->clear_node};
     if ((err = cudaGraphAddKernelNode(&b->prepare_node, b->graph, cleared, 2, &prep)) != cudaSuccess ||
         (err = cudaGraphAddKernelNode(&b->segments_node, b->graph, &b->prepare_node, 1, &seg)) != cudaSuccess ||
         (err = cudaGraphAddEventRecordNode(&sieved, b->graph, &b->segments_node, 1, b->sieved)) != cudaSuccess ||
         (err = cudaGraphAddKernelNode(&b->exp_node, b->graph, &b->segments_node, 1, &exp)) != cudaSuccess ||
-        (err = cudaGraphAddMemcpyNode1D(&b->copy_node, b->graph, &b->exp_node, 1, host, b->results,
-                                        kResultWords * sizeof(uint32_t), cudaMemcpyDeviceToHost)) != cudaSuccess ||
         (err = set_priority(b->prepare_node, tf->prio_high)) != cudaSuccess ||
         (err = set_priority(b->segments_node, tf->prio_high)) != cudaSuccess ||
         (err = set_priority(b->exp_node, tf->prio_low)) != cudaSuccess ||
@@ -798,38 +804,39 @@ static cudaError_t stagger(cuda_tf *tf, unsigned si)
     return cudaStreamWaitEvent(tf->set[si].stream, tf->set[previous].sieved, 0);
 }
 
-/* A full launch through set b's graph: five calls, three of them on the
- * host only. */
-static cudaError_t launch_graph(cuda_tf *tf, unsigned si, uint64_t n0, uint32_t *host)
+/* A launch through set b's graph: four parameter updates on the host
+ * and two calls. */
+static cudaError_t launch_graph(cuda_tf *tf, unsigned si, uint64_t n0, uint32_t count, uint32_t *area)
 {
     set_buffers *b = &tf->set[si];
     cudaError_t err;
-    if (b->exec == nullptr && (err = build_graph(tf, b, host)) != cudaSuccess) {
+    if (b->exec == nullptr && (err = build_graph(tf, b, area)) != cudaSuccess) {
         drop_graph(b);
         return err;
     }
     launch_args a;
-    fill_args(tf, b, n0, full_launch(tf), &a);
-    const cudaKernelNodeParams prep = prepare_params(tf, &a), exp = exp_params(tf, &a);
-    if ((err = cudaGraphExecKernelNodeSetParams(b->exec, b->prepare_node, &prep)) != cudaSuccess ||
+    fill_args(tf, b, n0, count, area, &a);
+    const cudaKernelNodeParams prep = prepare_params(tf, &a), seg = segments_params(tf, &a),
+                               exp = exp_params(tf, &a);
+    const cudaMemsetParams counts = clear_counts(area);
+    if ((err = cudaGraphExecMemsetNodeSetParams(b->exec, b->clear_node, &counts)) != cudaSuccess ||
+        (err = cudaGraphExecKernelNodeSetParams(b->exec, b->prepare_node, &prep)) != cudaSuccess ||
+        (err = cudaGraphExecKernelNodeSetParams(b->exec, b->segments_node, &seg)) != cudaSuccess ||
         (err = cudaGraphExecKernelNodeSetParams(b->exec, b->exp_node, &exp)) != cudaSuccess ||
-        (err = cudaGraphExecMemcpyNodeSetParams1D(b->exec, b->copy_node, host, b->results,
-                                                  kResultWords * sizeof(uint32_t), cudaMemcpyDeviceToHost)) != cudaSuccess)
-        return err;
-    if ((err = stagger(tf, si)) != cudaSuccess)
+        (err = stagger(tf, si)) != cudaSuccess)
         return err;
     return cudaGraphLaunch(b->exec, b->stream);
 }
 
-/* A launch queued call by call (a short one, profiling, or graphs off). */
-static cudaError_t launch_calls(cuda_tf *tf, unsigned si, uint64_t n0, uint32_t count, uint32_t *host)
+/* A launch queued call by call (profiling, or graphs off). */
+static cudaError_t launch_calls(cuda_tf *tf, unsigned si, uint64_t n0, uint32_t count, uint32_t *area)
 {
     set_buffers *b = &tf->set[si];
     const uint32_t seg_bits = 1u << tf->seg_log;
     const unsigned segments = (count + seg_bits - 1) / seg_bits;
     cudaStream_t st = b->stream, xs = b->exp_stream;
     launch_args a;
-    fill_args(tf, b, n0, count, &a);
+    fill_args(tf, b, n0, count, area, &a);
     const cudaKernelNodeParams prep = prepare_params(tf, &a), seg = segments_params(tf, &a),
                                exp = exp_params(tf, &a);
     cudaError_t err;
@@ -841,7 +848,7 @@ static cudaError_t launch_calls(cuda_tf *tf, unsigned si, uint64_t n0, uint32_t 
         return err;
     }
     if ((err = cudaMemsetAsync(b->bits, 0xFF, (size_t)segments * seg_bits / 8, st)) != cudaSuccess ||
-        (err = cudaMemsetAsync(b->results, 0, 2 * sizeof(uint32_t), st)) != cudaSuccess)
+        (err = cudaMemsetAsync(area, 0, 2 * sizeof(uint32_t), st)) != cudaSuccess)
         return err;
     if (tf->profile)
         cudaEventRecord(tf->ev[si][0], st);
@@ -863,9 +870,7 @@ static cudaError_t launch_calls(cuda_tf *tf, unsigned si, uint64_t n0, uint32_t 
     }
     /* Join the exponentiation back into the set's stream: whatever comes
      * next on it (graph or calls) follows this whole launch. */
-    if ((err = cudaMemcpyAsync(host, b->results, kResultWords * sizeof(uint32_t), cudaMemcpyDeviceToHost, xs)) !=
-            cudaSuccess ||
-        (err = cudaEventRecord(b->finished, xs)) != cudaSuccess ||
+    if ((err = cudaEventRecord(b->finished, xs)) != cudaSuccess ||
         (err = cudaStreamWaitEvent(st, b->finished, 0)) != cudaSuccess)
         return err;
     return cudaSuccess;
@@ -905,11 +910,11 @@ extern "C" cudaError_t cuda_tf_enqueue(cuda_tf *tf, uint64_t n0, uint32_t count)
         const uint32_t n = i + 1 < sl->launches ? full : count - i * full;
         last = tf->next_set;
         tf->next_set = (tf->next_set + 1) % kSets;
-        uint32_t *host = sl->host + i * kResultWords;
-        if (n == full && tf->graphs && !tf->profile)
-            err = launch_graph(tf, last, n0 + (uint64_t)i * full, host);
+        uint32_t *area = sl->areas + i * kResultWords;
+        if (tf->graphs && !tf->profile)
+            err = launch_graph(tf, last, n0 + (uint64_t)i * full, n, area);
         else
-            err = launch_calls(tf, last, n0 + (uint64_t)i * full, n, host);
+            err = launch_calls(tf, last, n0 + (uint64_t)i * full, n, area);
     }
     /* The batch's end: the last launch's stream waits for the other set's
      * stream (its launches may finish later), then the event. */
@@ -918,6 +923,9 @@ extern "C" cudaError_t cuda_tf_enqueue(cuda_tf *tf, uint64_t n0, uint32_t count)
         if ((err = cudaEventRecord(sl->join, tf->set[other].stream)) == cudaSuccess)
             err = cudaStreamWaitEvent(tf->set[last].stream, sl->join, 0);
     }
+    if (err == cudaSuccess)
+        err = cudaMemcpyAsync(sl->host, sl->areas, sl->launches * kResultWords * sizeof(uint32_t),
+                              cudaMemcpyDeviceToHost, tf->set[last].stream);
     if (err == cudaSuccess)
         err = cudaEventRecord(sl->done, tf->set[last].stream);
     if (err != cudaSuccess)
