@@ -17,7 +17,7 @@ typedef struct sieve_prime {
 
 struct cpu_tf {
     unsigned want_primes;
-    uint32_t *primes;        /* the first want_primes odd primes above 11 */
+    const uint32_t *primes;  /* the first want_primes odd primes above 11 (shared) */
     tf_sieve_tables tables;  /* the usable ones for `exponent`, their inverses */
     uint32_t exponent;       /* whose tables are built (0: none) */
     sieve_prime *sp;         /* the usable primes with their roots for this class */
@@ -35,7 +35,7 @@ cpu_tf *cpu_tf_new(unsigned sieve_primes)
         return NULL;
     tf->want_primes = lode_setting_unsigned_in(LODE_SETTING_TF_SIEVE_PRIMES, sieve_primes ? sieve_primes : TF_CPU_DEFAULT_SIEVE_PRIMES, 0,
                                       TF_CPU_MAX_SIEVE_PRIMES);
-    tf->primes = tf_first_primes(tf->want_primes + 1); /* + 1: never a zero-byte allocation */
+    tf->primes = tf_sieve_primes(tf->want_primes);
     tf->sp = malloc((tf->want_primes + 1) * sizeof *tf->sp);
     if (tf->primes == NULL || tf->sp == NULL) {
         cpu_tf_free(tf);
@@ -49,7 +49,6 @@ void cpu_tf_free(cpu_tf *tf)
     if (tf == NULL)
         return;
     tf_sieve_tables_free(&tf->tables);
-    free(tf->primes);
     free(tf->sp);
     free(tf);
 }

@@ -426,7 +426,7 @@ struct cuda_tf {
     unsigned launch_bits;
     unsigned batch; /* device launches per batch */
     bool graphs;
-    uint32_t *primes;   /* host: the first want_primes odd primes from 13 */
+    const uint32_t *primes; /* host: the first want_primes odd primes from 13 (shared) */
     uint32_t *d_primes; /* the same on the device (the tables are built from it) */
     /* device, per exponent: usable primes and their constants */
     uint32_t *d_prime, *d_inv, *d_pmod, *d_smod, *d_minv;
@@ -484,7 +484,7 @@ extern "C" cudaError_t cuda_tf_new(cudaStream_t stream, cuda_tf **out)
     cudaError_t err = cudaErrorMemoryAllocation;
     const size_t launch = full_launch(tf);
     int dev = 0, sms = 0;
-    tf->primes = tf_first_primes(tf->want_primes);
+    tf->primes = tf_sieve_primes(tf->want_primes);
     if (tf->primes == NULL)
         goto failed;
     if ((err = cudaGetDevice(&dev)) != cudaSuccess ||
@@ -583,7 +583,6 @@ extern "C" void cuda_tf_free(cuda_tf *tf)
             if (e != NULL)
                 cudaEventDestroy(e);
     }
-    free(tf->primes);
     free(tf);
 }
 

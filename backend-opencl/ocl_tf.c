@@ -44,7 +44,7 @@ struct ocl_tf {
     cl_kernel k_fill, k_tables;
     unsigned want_primes, launch_bits, batch;
     size_t exp_items;
-    uint32_t *primes;
+    const uint32_t *primes; /* shared: tf_sieve_primes */
     cl_mem primes_dev; /* the prime list, uploaded once */
     cl_mem prime, inv, pmod, smod, minv;
     cl_mem results; /* DEPTH x batch areas */
@@ -144,7 +144,6 @@ void ocl_tf_free(ocl_tf *f)
             ocl.clReleaseKernel(ks[i]);
     if (f->prog != NULL)
         ocl.clReleaseProgram(f->prog);
-    free(f->primes);
     free(f);
 }
 
@@ -214,7 +213,7 @@ int ocl_tf_new(const ocl_dev_desc *desc, cl_context ctx, cl_command_queue queue,
     f->exp_items = (size_t)(desc->compute_units ? desc->compute_units : 1) * (cpu ? 64 : 2048);
     f->exp_items = (f->exp_items + EXP_LOCAL - 1) / EXP_LOCAL * EXP_LOCAL;
     int rc = LODE_OK;
-    if ((f->primes = tf_first_primes(f->want_primes)) == NULL)
+    if ((f->primes = tf_sieve_primes(f->want_primes)) == NULL)
         rc = LODE_ERR_NO_MEMORY;
     for (int s = 0; s < DEPTH && rc == LODE_OK; s++)
         if ((f->launches[s].part = calloc(f->batch, sizeof(ocl_tf_part))) == NULL)

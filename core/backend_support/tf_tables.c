@@ -1,10 +1,12 @@
 #include "core/backend_support/tf_tables.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-uint32_t *tf_first_primes(unsigned count)
+/* The first `count` odd primes from 13 (malloc'd), or NULL. */
+static uint32_t *tf_first_primes(unsigned count)
 {
     uint32_t *out = malloc((size_t)count * sizeof *out);
     if (out == NULL)
@@ -32,6 +34,38 @@ uint32_t *tf_first_primes(unsigned count)
         free(composite);
     }
     return out;
+}
+
+/* Every list built so far stays (engines hold pointers into them): a
+ * process builds one or two (the CPU's short one, the GPUs' long one). */
+typedef struct prime_list {
+    struct prime_list *next;
+    unsigned count;
+    uint32_t *primes;
+} prime_list;
+static prime_list *lists;
+static pthread_mutex_t lists_lock = PTHREAD_MUTEX_INITIALIZER;
+
+const uint32_t *tf_sieve_primes(unsigned count)
+{
+    const uint32_t *found = NULL;
+    pthread_mutex_lock(&lists_lock);
+    for (const prime_list *l = lists; l != NULL && found == NULL; l = l->next)
+        if (l->count >= count)
+            found = l->primes;
+    if (found == NULL) {
+        prime_list *l = malloc(sizeof *l);
+        uint32_t *primes = l != NULL ? tf_first_primes(count ? count : 1) : NULL;
+        if (primes != NULL) {
+            *l = (prime_list){.next = lists, .count = count ? count : 1, .primes = primes};
+            lists = l;
+            found = primes;
+        } else {
+            free(l);
+        }
+    }
+    pthread_mutex_unlock(&lists_lock);
+    return found;
 }
 
 uint32_t tf_inverse_mod(uint32_t x, uint32_t r)

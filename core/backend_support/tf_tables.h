@@ -24,8 +24,11 @@ typedef struct tf_sieve_tables {
     unsigned n_small; /* primes below seg: the first n_small */
 } tf_sieve_tables;
 
-/* The first `count` odd primes from 13 (malloc'd), or NULL. */
-uint32_t *tf_first_primes(unsigned count);
+/* The first `count` odd primes from 13, built once per process and
+ * shared (every engine, the self-test's and the workers', takes them at
+ * its start: a million primes are 0.1 s of host CPU): valid until the
+ * process ends; NULL when memory ran out. */
+const uint32_t *tf_sieve_primes(unsigned count);
 /* x^-1 mod r for gcd(x, r) = 1 (extended Euclid). */
 uint32_t tf_inverse_mod(uint32_t x, uint32_t r);
 /* Fills t from the first nprimes of primes for exponent p. Returns 0, or
