@@ -78,9 +78,12 @@ if has sanitize && command -v compute-sanitizer >/dev/null && "$lode" --list-dev
         "$lode" scan -a momentum -d cuda:0 --variant "$v" --header "${h:0:152}00000000"
     done
     # Trial factoring: the self-test (nine known factors) and the 960
-    # classes of M100003 up to 2^36 (every kernel, short launches).
-    LODE_TF_LAUNCH_BITS=16 step "sanitizer-$tool-tf" timeout 600 compute-sanitizer --tool "$tool" \
-      --error-exitcode 9 "$lode" tf 100003 1 36 -d cuda:0 --no-checkpoints --results "$out/tf-sanitizer.json"
+    # classes of M100003 up to 2^30 (every kernel, the table kernel and its
+    # check, batches of two short launches; racecheck's own memory passed
+    # 128 GiB on the host by 2^34).
+    LODE_TF_LAUNCH_BITS=20 LODE_TF_BATCH=2 LODE_TF_CHECK_TABLES=1 step "sanitizer-$tool-tf" timeout 600 \
+      compute-sanitizer --tool "$tool" --error-exitcode 9 "$lode" tf 100003 1 30 -d cuda:0 --no-checkpoints \
+      --results "$out/tf-sanitizer.json"
   done
 fi
 has bench || { echo; printf '%s\n' "${table[@]}"; exit 0; }
