@@ -4,7 +4,7 @@
  *
  * Cache-aware in two steps. (1) SHA-512 gives eight birthdays per hash (4 or
  * 8 hashes at once in AVX2 or AVX-512 lanes where the CPU has them:
- * momentum_sha512_simd.c); each
+ * momentum_sha512_avx2.c, momentum_sha512_avx512.c); each
  * (birthday, nonce) pair is packed into 64 bits (the birthday's low 38 bits
  * above the 26-bit nonce) and appended to one of 4096 buckets chosen by the
  * birthday's top 12 bits: 4096 write streams, one cache line each, stay in
@@ -14,10 +14,13 @@
  * bucket that outgrows its capacity (about 8 standard deviations above the
  * mean: never in practice) spills into a list that is merged back into that
  * bucket before its sort, so it stays exact then too. */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend-cpu/momentum_cpu.h"
+#include "backend-cpu/momentum_sha512_lanes.h"
+#include "core/base/settings.h"
 #include "core/base/sha512_ref.h"
 #include "core/base/status.h"
 
@@ -86,6 +89,34 @@ void momentum_birthdays8(const momentum_consts *c, uint32_t base, uint64_t out[8
     const uint64_t s[8] = {a, b, cc, d, e, f, g, h};
     for (int i = 0; i < 8; i++)
         out[i] = __builtin_bswap64(s[i] + iv[i]) >> 14;
+}
+
+momentum_sha512_fn momentum_sha512_pick(const char *want, unsigned *lanes, const char **name)
+{
+    /* want: NULL or "" = the best this CPU runs, else "avx512", "avx2" or
+     * "portable" (falls back to the best below it that runs). */
+    const int given = lode_setting_choice(LODE_SETTING_MOMENTUM_CPU_SHA);
+    const char *env = want != NULL && want[0] != '\0' ? want
+                      : given >= 0 ? lode_setting_info(LODE_SETTING_MOMENTUM_CPU_SHA)->words[given] : NULL;
+#if defined(__x86_64__)
+    bool any = env == NULL || env[0] == '\0';
+    __builtin_cpu_init();
+    if ((any || strcmp(env, "avx512") == 0) && __builtin_cpu_supports("avx512f")) {
+        *lanes = 8;
+        *name = "avx512";
+        return momentum_birthdays_avx512;
+    }
+    if ((any || strcmp(env, "avx512") == 0 || strcmp(env, "avx2") == 0) && __builtin_cpu_supports("avx2")) {
+        *lanes = 4;
+        *name = "avx2";
+        return momentum_birthdays_avx2;
+    }
+#else
+    (void)env;
+#endif
+    *lanes = 1;
+    *name = "portable";
+    return momentum_birthdays8;
 }
 
 cpu_momentum *cpu_momentum_new(uint32_t bucket_capacity, const char *sha512)

@@ -17,8 +17,9 @@ void momentum_birthdays8(const momentum_consts *c, uint32_t base, uint64_t out[8
 /* The birthdays of `lanes` consecutive groups of 8 nonces (bases base,
  * base + 8, ...): out[8 l + j] is birthday j of base + 8 l. */
 typedef void (*momentum_sha512_fn)(const momentum_consts *c, uint32_t base, uint64_t *out);
-/* The widest SHA-512 path this CPU runs (momentum_sha512_simd.c: "avx512",
- * 8 lanes; "avx2", 4; "portable", 1), or the one named by want or by
+/* The widest SHA-512 path this CPU runs ("avx512", 8 lanes,
+ * momentum_sha512_avx512.c; "avx2", 4, momentum_sha512_avx2.c; "portable",
+ * 1, momentum_birthdays8), or the one named by want or by
  * LODE_MOMENTUM_CPU_SHA when want is NULL (the best below it that runs). */
 momentum_sha512_fn momentum_sha512_pick(const char *want, unsigned *lanes, const char **name);
 

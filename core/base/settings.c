@@ -39,7 +39,7 @@ static const lode_setting table[LODE_SETTING_COUNT] = {
     {LODE_SETTING_MOMENTUM_CPU_SHA, "LODE_MOMENTUM_CPU_SHA", .kind = LODE_SETTING_CHOICE,
      .group = LODE_SETTING_TUNING, .words = cpu_sha_words, .default_text = "the best this CPU runs",
      .help = "CPU Momentum SHA-512 path (the best below it that runs)",
-     .readers = "backend-cpu/momentum_sha512_simd.c"},
+     .readers = "backend-cpu/momentum_cpu.c"},
     {LODE_SETTING_MOMENTUM_TABLE_BITS, "LODE_MOMENTUM_TABLE_BITS", UNSIGNED(24, 34, 27),
      .group = LODE_SETTING_TUNING, .default_text = "27 (fewer where memory is short)",
      .help = "GPU Momentum first-round table: 2^N counters",
