@@ -8,6 +8,7 @@
 #include "core/backend_support/kernels/tf_mont.h"
 #include "core/backend_support/tf_tables.h"
 #include "core/base/settings.h"
+#include "core/base/status.h"
 extern "C" {
 #include "core/base/log.h"
 }
@@ -590,30 +591,32 @@ extern "C" uint64_t cuda_tf_launch_size(const cuda_tf *tf) { return (uint64_t)tf
 extern "C" uint64_t cuda_tf_device_launch_size(const cuda_tf *tf) { return full_launch(tf); }
 extern "C" unsigned cuda_tf_depth(const cuda_tf *tf) { (void)tf; return kDepth; }
 
-/* LODE_TF_CHECK_TABLES=1 (tests): the device's tables must equal the
- * host's (core/backend_support/tf_tables.c) entry for entry. */
-static cudaError_t check_tables(const cuda_tf *tf, uint32_t p)
+/* Copies device table i (tf_sieve_tables_verify's order) to out. */
+static int read_table(void *ctx, int i, uint32_t *out, unsigned count)
 {
-    tf_sieve_tables t;
-    if (tf_sieve_tables_build(tf->primes, tf->want_primes, p, 1u << tf->seg_log, &t) != 0)
-        return cudaErrorMemoryAllocation;
-    cudaError_t err = cudaSuccess;
-    unsigned bad = t.count == tf->n_all && t.n_small == tf->n_small ? 0 : 1;
-    uint32_t *got = (uint32_t *)malloc((size_t)t.count * sizeof *got + 1);
-    const uint32_t *want[] = {t.prime, t.inv, t.pmod, t.smod, t.minv};
+    const cuda_tf *tf = (const cuda_tf *)ctx;
     const uint32_t *dev[] = {tf->d_prime, tf->d_inv, tf->d_pmod, tf->d_smod, tf->d_minv};
-    for (int i = 0; i < 5 && bad == 0 && got != NULL && err == cudaSuccess; i++)
-        if ((err = cudaMemcpy(got, dev[i], t.count * sizeof *got, cudaMemcpyDeviceToHost)) == cudaSuccess)
-            bad += memcmp(got, want[i], t.count * sizeof *got) != 0;
-    if (got == NULL)
-        err = cudaErrorMemoryAllocation;
-    if (err == cudaSuccess && bad != 0) {
-        lode_log(LODE_LOG_ERROR, "tf: the sieve tables built on the GPU for M%u differ from the host's", p);
-        err = cudaErrorInvalidValue;
-    }
-    free(got);
-    tf_sieve_tables_free(&t);
-    return err;
+    cudaError_t err = cudaMemcpy(out, dev[i], count * sizeof *out, cudaMemcpyDeviceToHost);
+    if (err == cudaSuccess)
+        return LODE_OK;
+    lode_log(LODE_LOG_ERROR, "tf: reading the sieve tables back: %s", cudaGetErrorString(err));
+    return LODE_ERR_DEVICE;
+}
+
+/* LODE_TF_CHECK_TABLES=1 (tests): the device's tables must equal the
+ * host's entry for entry. */
+static cudaError_t check_tables(cuda_tf *tf, uint32_t p, const tf_sieve_plan *plan)
+{
+    char why[128] = "";
+    int rc = tf_sieve_tables_verify(tf->primes, tf->want_primes, p, 1u << tf->seg_log, plan, read_table, tf, why,
+                                    sizeof why);
+    if (rc == LODE_OK)
+        return cudaSuccess;
+    if (rc == LODE_ERR_NO_MEMORY)
+        return cudaErrorMemoryAllocation;
+    if (why[0] != '\0')
+        lode_log(LODE_LOG_ERROR, "tf: M%u: the GPU's sieve tables differ from the host's: %s", p, why);
+    return cudaErrorInvalidValue;
 }
 
 /* The usable primes of exponent p (r < 2p + 1, so that no prime can equal a
@@ -635,7 +638,7 @@ static cudaError_t load_exponent(cuda_tf *tf, uint32_t p)
         return err;
     tf->n_all = plan.count;
     tf->n_small = plan.n_small;
-    if (tf->check_tables && (err = check_tables(tf, p)) != cudaSuccess)
+    if (tf->check_tables && (err = check_tables(tf, p, &plan)) != cudaSuccess)
         return err;
     tf->exponent = p;
     return cudaSuccess;
@@ -672,15 +675,17 @@ static const void *segments_kernel(const cuda_tf *tf)
 
 extern "C" cudaError_t cuda_tf_set_job(cuda_tf *tf, const lode_tf_job *job)
 {
-    const bool new_kernels = job->exponent != tf->exponent || job->bit_max != tf->job.bit_max;
     if (job->exponent != tf->exponent) {
         tf->exponent = 0;
         cudaError_t err = load_exponent(tf, job->exponent);
         if (err != cudaSuccess)
             return err;
     }
+    const void *exp_before = exp_kernel(tf);
     tf->job = *job;
-    if (new_kernels) /* the graphs hold the exponent's table sizes and kernel */
+    /* Every launch sets its nodes' parameters, but a kernel node keeps its
+     * function: a job of another bit size needs new graphs. */
+    if (exp_kernel(tf) != exp_before)
         for (unsigned s = 0; s < kSets; s++) {
             if (tf->set[s].exec != nullptr) {
                 cudaError_t err = cudaStreamSynchronize(tf->set[s].stream);

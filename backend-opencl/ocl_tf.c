@@ -271,44 +271,25 @@ unsigned ocl_tf_depth(const ocl_tf *f)
     return DEPTH;
 }
 
-/* LODE_TF_CHECK_TABLES: the device's tables read back against the host's. */
-static int check_tables(ocl_tf *f, uint32_t p)
+/* Copies device table i (tf_sieve_tables_verify's order) to out. */
+static int read_table(void *ctx, int i, uint32_t *out, unsigned count)
 {
-    tf_sieve_tables t;
-    if (tf_sieve_tables_build(f->primes, f->want_primes, p, LODE_TF_OCL_SEG_BITS, &t) != 0)
-        return LODE_ERR_NO_MEMORY;
-    int rc = LODE_OK;
-    if (t.count != f->n_all || t.n_small != f->n_small) {
-        lode_log(LODE_LOG_ERROR, "%s: tf: M%u: device sieve plan %u primes (%u small), host %u (%u small)",
-                 f->label, p, f->n_all, f->n_small, t.count, t.n_small);
-        rc = LODE_ERR_DEVICE;
-    }
-    uint32_t *dev = rc == LODE_OK ? malloc((size_t)(t.count ? t.count : 1) * sizeof *dev) : NULL;
-    if (rc == LODE_OK && dev == NULL)
-        rc = LODE_ERR_NO_MEMORY;
-    const char *names[] = {"prime", "inv", "pmod", "smod", "minv"};
-    const uint32_t *host[] = {t.prime, t.inv, t.pmod, t.smod, t.minv};
+    ocl_tf *f = ctx;
     cl_mem bufs[] = {f->prime, f->inv, f->pmod, f->smod, f->minv};
-    for (int i = 0; i < 5 && rc == LODE_OK && t.count > 0; i++) {
-        cl_int err = ocl.clEnqueueReadBuffer(f->queue, bufs[i], CL_TRUE, 0, t.count * sizeof(uint32_t), dev, 0,
-                                             NULL, NULL);
-        if (err != CL_SUCCESS) {
-            rc = fail(f, "reading the sieve tables back", err);
-            break;
-        }
-        for (unsigned e = 0; e < t.count; e++)
-            if (dev[e] != host[i][e]) {
-                lode_log(LODE_LOG_ERROR, "%s: tf: M%u: device sieve table %s[%u] = %u, host %u", f->label, p,
-                         names[i], e, dev[e], host[i][e]);
-                rc = LODE_ERR_DEVICE;
-                break;
-            }
-    }
-    if (rc == LODE_OK)
-        lode_log(LODE_LOG_DEBUG, "%s: tf: M%u: device sieve tables match the host's (%u primes)", f->label, p,
-                 t.count);
-    free(dev);
-    tf_sieve_tables_free(&t);
+    cl_int err = ocl.clEnqueueReadBuffer(f->queue, bufs[i], CL_TRUE, 0, count * sizeof(uint32_t), out, 0, NULL, NULL);
+    return err == CL_SUCCESS ? LODE_OK : fail(f, "reading the sieve tables back", err);
+}
+
+/* LODE_TF_CHECK_TABLES=1 (tests): the device's tables must equal the
+ * host's entry for entry. */
+static int check_tables(ocl_tf *f, uint32_t p, const tf_sieve_plan *plan)
+{
+    char why[128] = "";
+    int rc = tf_sieve_tables_verify(f->primes, f->want_primes, p, LODE_TF_OCL_SEG_BITS, plan, read_table, f, why,
+                                    sizeof why);
+    if (rc == LODE_ERR_DEVICE)
+        lode_log(LODE_LOG_ERROR, "%s: tf: M%u: the device's sieve tables differ from the host's: %s", f->label, p,
+                 why);
     return rc;
 }
 
@@ -333,7 +314,7 @@ static int load_exponent(ocl_tf *f, uint32_t p)
     f->n_all = plan.count;
     f->n_small = plan.n_small;
     if (lode_setting_flag(LODE_SETTING_TF_CHECK_TABLES)) {
-        int rc = check_tables(f, p);
+        int rc = check_tables(f, p, &plan);
         if (rc != LODE_OK)
             return rc;
     }

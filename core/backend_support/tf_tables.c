@@ -1,7 +1,10 @@
 #include "core/backend_support/tf_tables.h"
 
+#include "core/base/status.h"
+
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -144,4 +147,36 @@ tf_sieve_plan tf_sieve_plan_of(const uint32_t *primes, unsigned nprimes, uint32_
     if (has_p && at_p < n_small)
         n_small--;
     return (tf_sieve_plan){.count = count, .skip = has_p ? at_p : count, .n_small = n_small};
+}
+
+int tf_sieve_tables_verify(const uint32_t *primes, unsigned nprimes, uint32_t p, uint32_t seg,
+                           const tf_sieve_plan *plan, int (*read)(void *ctx, int table, uint32_t *out, unsigned count),
+                           void *ctx, char *why, size_t why_size)
+{
+    tf_sieve_tables t;
+    if (tf_sieve_tables_build(primes, nprimes, p, seg, &t) != 0)
+        return LODE_ERR_NO_MEMORY;
+    int rc = LODE_OK;
+    if (t.count != plan->count || t.n_small != plan->n_small) {
+        snprintf(why, why_size, "the plan has %u primes (%u small), the host %u (%u small)", plan->count,
+                 plan->n_small, t.count, t.n_small);
+        rc = LODE_ERR_DEVICE;
+    }
+    uint32_t *dev = rc == LODE_OK ? malloc((size_t)(t.count ? t.count : 1) * sizeof *dev) : NULL;
+    if (rc == LODE_OK && dev == NULL)
+        rc = LODE_ERR_NO_MEMORY;
+    static const char *const names[] = {"prime", "inv", "pmod", "smod", "minv"};
+    const uint32_t *host[] = {t.prime, t.inv, t.pmod, t.smod, t.minv};
+    for (int i = 0; i < 5 && rc == LODE_OK && t.count > 0; i++) {
+        rc = read(ctx, i, dev, t.count);
+        for (unsigned e = 0; rc == LODE_OK && e < t.count; e++)
+            if (dev[e] != host[i][e]) {
+                snprintf(why, why_size, "%s[%u] = %u on the device, %u on the host", names[i], e, dev[e],
+                         host[i][e]);
+                rc = LODE_ERR_DEVICE;
+            }
+    }
+    free(dev);
+    tf_sieve_tables_free(&t);
+    return rc;
 }

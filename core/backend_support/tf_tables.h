@@ -12,6 +12,7 @@
 #ifndef LODE_BACKEND_SUPPORT_TF_TABLES_H
 #define LODE_BACKEND_SUPPORT_TF_TABLES_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -50,6 +51,16 @@ typedef struct tf_sieve_plan {
 
 /* Binary searches over the sorted primes: O(log nprimes). */
 tf_sieve_plan tf_sieve_plan_of(const uint32_t *primes, unsigned nprimes, uint32_t p, uint32_t seg);
+
+/* The tables a GPU built from plan (LODE_TF_CHECK_TABLES=1), against
+ * tf_sieve_tables_build: read(ctx, i, out, count) copies device table i
+ * (0 prime, 1 inv, 2 pmod, 3 smod, 4 minv) into out and returns a lode
+ * status. Returns LODE_OK when every entry matches, LODE_ERR_DEVICE when
+ * one differs (the first difference written to why), LODE_ERR_NO_MEMORY,
+ * or read's error. */
+int tf_sieve_tables_verify(const uint32_t *primes, unsigned nprimes, uint32_t p, uint32_t seg,
+                           const tf_sieve_plan *plan, int (*read)(void *ctx, int table, uint32_t *out, unsigned count),
+                           void *ctx, char *why, size_t why_size);
 
 #ifdef __cplusplus
 }
