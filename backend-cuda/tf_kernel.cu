@@ -682,10 +682,13 @@ extern "C" cudaError_t cuda_tf_set_job(cuda_tf *tf, const lode_tf_job *job)
             return err;
     }
     const void *exp_before = exp_kernel(tf);
+    const bool new_exponent = job->exponent != tf->job.exponent;
     tf->job = *job;
     /* Every launch sets its nodes' parameters, but a kernel node keeps its
-     * function: a job of another bit size needs new graphs. */
-    if (exp_kernel(tf) != exp_before)
+     * function: a job of another bit size needs new graphs. (A new exponent
+     * rebuilds them too: cheap, once per assignment, and the way it was
+     * measured and tested on the H100.) */
+    if (exp_kernel(tf) != exp_before || new_exponent)
         for (unsigned s = 0; s < kSets; s++) {
             if (tf->set[s].exec != nullptr) {
                 cudaError_t err = cudaStreamSynchronize(tf->set[s].stream);
