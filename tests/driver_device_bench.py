@@ -7,7 +7,9 @@ SECONDS and reports the rate, the process's own user+system time over the
 whole run (os.wait4, start-up included) and over the steady part (from
 /proc/PID/stat, 6 s after the start to 3 s before the end), in % of one core.
 
-usage: driver_device_bench.py SECONDS OUT_DIR LABEL=LODE_BINARY...
+usage: driver_device_bench.py SECONDS OUT_DIR LABEL=[VAR=VALUE,...@]LODE_BINARY...
+(the VAR=VALUE list, if given, is set in that binary's environment: variants
+of one binary by its LODE_* settings)
 The OpenCL device is the GPU's (LODE_OPENCL_SHOW_ALL=1 lists it).
 Environment: DEVS and ALGOS narrow the runs; SAMPLER=libcpu_sampler.so
 preloads tests/tools/cpu_sampler.c into every measured run and keeps its
@@ -77,7 +79,12 @@ def rate_of(text, algo):
 def main():
     secs = float(sys.argv[1])
     out = sys.argv[2]
-    bins = [a.split("=", 1) for a in sys.argv[3:]]
+    bins, extra_env = [], {}
+    for arg in sys.argv[3:]:
+        label, lode = arg.split("=", 1)
+        settings, _, binary = lode.rpartition("@")
+        bins.append((label, binary))
+        extra_env[label] = dict(kv.split("=", 1) for kv in settings.split(",") if kv)
     os.environ["LODE_OPENCL_SHOW_ALL"] = "1"
     listing = subprocess.run([bins[-1][1], "--list-devices"], capture_output=True, text=True).stdout
     ocl = next((l.split()[0] for l in listing.splitlines() if re.match(r"^opencl:\d+ .*NVIDIA", l)), None)
@@ -96,9 +103,9 @@ def main():
                            timeout=60) if algo != "tf" else run(cmd(bins[-1][1], 5), 5, "/dev/null", True)
             for label, lode in bins:
                 name = f"{dev.replace(':', '')}-{algo}-{label}"
-                env = None
+                env = dict(os.environ, **extra_env[label])
                 if os.environ.get("SAMPLER"):
-                    env = dict(os.environ, LD_PRELOAD=os.path.realpath(os.environ["SAMPLER"]),
+                    env.update(LD_PRELOAD=os.path.realpath(os.environ["SAMPLER"]),
                                LODE_SAMPLER_OUT=f"{out}/{name}.samples")
                 status, wall, total, steady = run(cmd(lode, secs), secs,
                                                   f"{out}/{name}.log", algo == "tf", env)

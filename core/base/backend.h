@@ -54,6 +54,27 @@ typedef struct lode_open_params {
 
 #define LODE_WHY_LEN 256
 
+/* A device's sensor readings. A field means something only when its bit is
+ * in `present`: a sensor the device lacks is absent, never zero. */
+enum {
+    LODE_SENSOR_TEMP = 1u << 0,      /* temp_c: the hottest die sensor */
+    LODE_SENSOR_POWER = 1u << 1,     /* power_w: board (GPU) or package (CPU) power */
+    LODE_SENSOR_FAN = 1u << 2,       /* fan_percent */
+    LODE_SENSOR_SM_CLOCK = 1u << 3,  /* sm_clock_mhz: GPU core / CPU core clock */
+    LODE_SENSOR_MEM_CLOCK = 1u << 4, /* mem_clock_mhz */
+    LODE_SENSOR_THROTTLE = 1u << 5,  /* throttle: why the clocks are held down */
+};
+
+typedef struct lode_sensors {
+    uint32_t present; /* LODE_SENSOR_* bits */
+    double temp_c;
+    double power_w;
+    double fan_percent;
+    double sm_clock_mhz;
+    double mem_clock_mhz;
+    char throttle[64]; /* "none", or reasons joined by ',': "thermal,power" */
+} lode_sensors;
+
 typedef struct lode_backend_ops {
     const char *name; /* "cpu": the prefix in device ids such as cpu:0 */
 
@@ -90,6 +111,10 @@ typedef struct lode_backend_ops {
      * towards target_ms per scan, or load a cached tuning. A failure is
      * logged and the defaults stay. Fallback: no tuning. */
     int (*tune)(lode_device *dev, double target_ms);
+    /* Reads the device's sensors (any thread; cheap enough to call once a
+     * second). Fills what the device has and sets its bits in present.
+     * Fallback: no sensors (present = 0). */
+    int (*read_sensors)(int index, lode_sensors *out);
 } lode_backend_ops;
 
 #endif

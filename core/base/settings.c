@@ -93,6 +93,11 @@ static const lode_setting table[LODE_SETTING_COUNT] = {
     {LODE_SETTING_TEST_FAIL_SCANS_AFTER, "LODE_TEST_FAIL_SCANS_AFTER", UNSIGNED(0, UINT_MAX, 0),
      .group = LODE_SETTING_TEST_HOOK, .default_text = "off",
      .help = "N: every worker fails with a device error at its scan N+1", .readers = "core/dispatch/dispatch.c"},
+    {LODE_SETTING_SKIP_SELFTEST, "LODE_SKIP_SELFTEST", .kind = LODE_SETTING_FLAG, .group = LODE_SETTING_TEST_HOOK,
+     .default_text = "0",
+     .help = "1: workers start without their self-test (compute-sanitizer runs, where the tool checks the "
+             "kernels and a self-test takes minutes; hits are still re-checked on the CPU)",
+     .readers = "core/dispatch/dispatch.c"},
     {LODE_SETTING_TF_CRASH_AT, "LODE_TF_CRASH_AT", .kind = LODE_SETTING_TEXT, .group = LODE_SETTING_TEST_HOOK,
      .default_text = "off", .help = "STEP: lode tf kills itself (SIGKILL) on reaching STEP",
      .readers = "core/tf/fileio.c"},

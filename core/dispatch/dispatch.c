@@ -18,7 +18,9 @@ typedef struct index_span {
 
 typedef struct device_counters {
     atomic_uint_fast64_t hashes, hits, hw_errors;
+    unsigned workers;       /* workers of the device */
     unsigned ready, failed; /* under the miner lock */
+    bool paused;            /* under the miner lock */
 } device_counters;
 
 typedef struct worker {
@@ -256,7 +258,11 @@ static void *worker_main(void *arg)
         settle(m, w->device, false);
         return NULL;
     }
-    if (lode_selftest_handle(&h, why, sizeof why) != 0) {
+    /* LODE_SKIP_SELFTEST=1 (sanitizer runs only): said once per worker. */
+    if (lode_setting_flag(LODE_SETTING_SKIP_SELFTEST))
+        lode_log(LODE_LOG_WARN, "%s: worker %u starts without its self-test (LODE_SKIP_SELFTEST=1)", ref->id,
+                 w->slot);
+    else if (lode_selftest_handle(&h, why, sizeof why) != 0) {
         lode_log(LODE_LOG_ERROR, "%s: self-test failed, the device gets no work: %s", ref->id, why);
         lode_handle_close(&h);
         settle(m, w->device, false);
@@ -281,7 +287,7 @@ static void *worker_main(void *arg)
     for (;;) {
         lode_range r;
         pthread_mutex_lock(&m->lock);
-        while (!m->stopping && !claim(m, chunk, &r))
+        while (!m->stopping && (c->paused || !claim(m, chunk, &r)))
             pthread_cond_wait(&m->work_ready, &m->lock);
         if (m->stopping) {
             pthread_mutex_unlock(&m->lock);
@@ -417,6 +423,7 @@ lode_dispatcher *lode_dispatcher_start(const lode_dispatcher_config *config, cha
     size_t k = 0;
     for (size_t d = 0; d < nd; d++) {
         unsigned n = workers_of(config, &m->devices[d]);
+        m->counters[d].workers = n;
         for (unsigned s = 0; s < n; s++, k++)
             m->workers[k] = (worker){.miner = m, .device = d, .slot = s};
     }
@@ -521,7 +528,47 @@ void lode_dispatcher_device_stats(lode_dispatcher *m, size_t device, lode_device
     pthread_mutex_lock(&m->lock);
     out->workers_ready = c->ready;
     out->workers_failed = c->failed;
+    if (c->paused)
+        out->state = LODE_DEVICE_PAUSED;
+    else if (c->ready > 0)
+        out->state = LODE_DEVICE_MINING;
+    else if (c->ready + c->failed < c->workers)
+        out->state = LODE_DEVICE_STARTING;
+    else
+        out->state = LODE_DEVICE_FAILED;
     pthread_mutex_unlock(&m->lock);
+}
+
+const char *lode_device_state_name(lode_device_state state)
+{
+    switch (state) {
+    case LODE_DEVICE_STARTING: return "starting";
+    case LODE_DEVICE_MINING: return "mining";
+    case LODE_DEVICE_PAUSED: return "paused";
+    case LODE_DEVICE_PAUSED_THERMAL: return "paused-thermal";
+    case LODE_DEVICE_RESTARTING: return "restarting";
+    case LODE_DEVICE_FAILED: return "failed";
+    case LODE_DEVICE_QUARANTINED: return "quarantined";
+    }
+    return "unknown";
+}
+
+int lode_dispatcher_set_paused(lode_dispatcher *m, size_t device, bool paused)
+{
+    if (device >= m->config.device_count)
+        return -1;
+    pthread_mutex_lock(&m->lock);
+    if (m->counters[device].paused != paused) {
+        m->counters[device].paused = paused;
+        lode_log(LODE_LOG_INFO, "%s: %s", m->devices[device].id, paused ? "paused" : "resumed");
+        /* A paused device's scans stop now; its workers' unscanned indices go back to the others. */
+        for (size_t k = 0; k < m->worker_count; k++)
+            if (paused && m->workers[k].device == device)
+                atomic_store(&m->workers[k].abort, 1);
+        pthread_cond_broadcast(&m->work_ready);
+    }
+    pthread_mutex_unlock(&m->lock);
+    return 0;
 }
 
 unsigned lode_dispatcher_workers_on_job(lode_dispatcher *m, uint64_t seq)

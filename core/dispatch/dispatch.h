@@ -45,12 +45,28 @@ typedef struct lode_dispatcher_config {
     lode_dispatcher_callbacks callbacks;
 } lode_dispatcher_config;
 
+/* What a configured device is doing, as the API and the logs show it. */
+typedef enum lode_device_state {
+    LODE_DEVICE_STARTING,       /* its workers are opening and self-testing */
+    LODE_DEVICE_MINING,         /* at least one worker takes work */
+    LODE_DEVICE_PAUSED,         /* paused by the user (lode_dispatcher_set_paused) */
+    LODE_DEVICE_PAUSED_THERMAL, /* above its temperature limit */
+    LODE_DEVICE_RESTARTING,     /* closed after a device error or a hang, reopening */
+    LODE_DEVICE_FAILED,         /* no worker passed its self-test, or every worker failed */
+    LODE_DEVICE_QUARANTINED,    /* given up: restarts exhausted, or its hits keep failing */
+} lode_device_state;
+
+/* "starting", "mining", "paused", "paused-thermal", "restarting", "failed",
+ * "quarantined". */
+const char *lode_device_state_name(lode_device_state state);
+
 typedef struct lode_device_stats {
     uint64_t hashes;         /* indices scanned */
     uint64_t hits;           /* hits confirmed by the reference */
     uint64_t hw_errors;      /* hits the reference rejected */
     unsigned workers_ready;  /* workers that passed their self-test */
     unsigned workers_failed; /* workers refused or disabled */
+    lode_device_state state;
 } lode_device_stats;
 
 /* Starts the workers; each opens its device and self-tests before taking
@@ -71,6 +87,10 @@ uint64_t lode_dispatcher_set_job(lode_dispatcher *m, const lode_work *work, uint
  * miner stopped, or every worker failed). */
 int lode_dispatcher_wait_job(lode_dispatcher *m, uint64_t seq, int timeout_ms);
 void lode_dispatcher_device_stats(lode_dispatcher *m, size_t device, lode_device_stats *out);
+/* Pauses (true) or resumes a device: a paused device's workers finish
+ * nothing more of their current scans (the rest goes back to the others)
+ * and take no work until resumed. Returns -1 for an unknown device. */
+int lode_dispatcher_set_paused(lode_dispatcher *m, size_t device, bool paused);
 /* How many workers have job seq installed and are scanning it. */
 unsigned lode_dispatcher_workers_on_job(lode_dispatcher *m, uint64_t seq);
 size_t lode_dispatcher_device_count(const lode_dispatcher *m);

@@ -295,6 +295,14 @@ int lode_device_variants(const lode_device_ref *ref, lode_algo algo, const char 
     return ref->backend->variants(ref->index, algo, names, max);
 }
 
+int lode_device_read_sensors(const lode_device_ref *ref, lode_sensors *out)
+{
+    memset(out, 0, sizeof *out);
+    if (ref->backend->read_sensors == NULL || ref->backend->read_sensors(ref->index, out) != LODE_OK)
+        memset(out, 0, sizeof *out);
+    return LODE_OK;
+}
+
 int lode_handle_open(lode_handle *h, const lode_device_ref *ref, const lode_open_params *params)
 {
     h->ref = ref;

@@ -52,6 +52,11 @@ const char *lode_device_backend_name(const lode_device_ref *ref);
  * without variants() has one unnamed variant, reported as NULL. */
 int lode_device_variants(const lode_device_ref *ref, lode_algo algo, const char **names, int max);
 
+/* The device's sensor readings (any thread). A backend without sensors, or
+ * a device whose sensors cannot be read, gives present = 0 and LODE_OK;
+ * only what is in present may be shown. */
+int lode_device_read_sensors(const lode_device_ref *ref, lode_sensors *out);
+
 /* One worker's open device. Every call of a handle happens on one thread. */
 typedef struct lode_handle {
     const lode_device_ref *ref;
