@@ -92,7 +92,13 @@ static const lode_setting table[LODE_SETTING_COUNT] = {
      .readers = "backend-cuda/tf_kernel.cu, backend-opencl/ocl_tf.c"},
     {LODE_SETTING_TEST_FAIL_SCANS_AFTER, "LODE_TEST_FAIL_SCANS_AFTER", UNSIGNED(0, UINT_MAX, 0),
      .group = LODE_SETTING_TEST_HOOK, .default_text = "off",
-     .help = "N: every worker fails with a device error at its scan N+1", .readers = "core/dispatch/dispatch.c"},
+     .help = "N: every worker fails with a device error at its scan N+1 and every one after",
+     .readers = "core/dispatch/dispatch.c"},
+    {LODE_SETTING_TEST_FAULT, "LODE_TEST_FAULT", .kind = LODE_SETTING_TEXT, .group = LODE_SETTING_TEST_HOOK,
+     .default_text = "off",
+     .help = "hang|error|badhits:DEV[:AFTER[:TIMES]],temp:DEV:FILE,...: adds the fault-injecting devices "
+             "fault:0..3 (CPU sha256d) that misbehave so",
+     .readers = "core/dispatch/fault_backend.c, core/dispatch/registry.c"},
     {LODE_SETTING_SKIP_SELFTEST, "LODE_SKIP_SELFTEST", .kind = LODE_SETTING_FLAG, .group = LODE_SETTING_TEST_HOOK,
      .default_text = "0",
      .help = "1: workers start without their self-test (compute-sanitizer runs, where the tool checks the "

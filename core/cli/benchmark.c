@@ -155,8 +155,8 @@ int cmd_benchmark(const cli_options *o)
             window_start = now;
         }
         cli_rate_report_tick(&report);
-        if (cli_workers_ready(m) == 0) {
-            lode_log(LODE_LOG_ERROR, "every device has failed; nothing is hashing");
+        if (cli_devices_left(m) == 0) {
+            lode_log(LODE_LOG_ERROR, "every device has failed or is quarantined; nothing is hashing");
             status = EXIT_RUNTIME;
             break;
         }

@@ -129,8 +129,9 @@ struct lode_dispatcher;
 /* Waits for the miner's self-tests like lode_dispatcher_wait_ready, but gives up
  * (-1) as soon as the user presses Ctrl-C. */
 int cli_wait_ready(struct lode_dispatcher *m);
-/* Workers of every device that are still working (0: every device failed). */
-unsigned cli_workers_ready(struct lode_dispatcher *m);
+/* Devices mining or that may again (restarting, paused); 0: every device
+ * failed or is quarantined, nothing is left to mine. */
+size_t cli_devices_left(struct lode_dispatcher *m);
 struct lode_device_ref;
 /* With --variant NAME: 0 if some of the devices has that variant of algo;
  * otherwise a usage error that lists each device's variants (EXIT_USAGE). */

@@ -63,16 +63,7 @@ int cli_wait_ready(lode_dispatcher *m)
     return ready;
 }
 
-unsigned cli_workers_ready(lode_dispatcher *m)
-{
-    unsigned ready = 0;
-    for (size_t d = 0; d < lode_dispatcher_device_count(m); d++) {
-        lode_device_stats st;
-        lode_dispatcher_device_stats(m, d, &st);
-        ready += st.workers_ready;
-    }
-    return ready;
-}
+size_t cli_devices_left(lode_dispatcher *m) { return lode_dispatcher_devices_left(m); }
 
 int cli_usage_error(const char *fmt, ...)
 {

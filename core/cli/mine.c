@@ -190,8 +190,8 @@ int cmd_mine(const cli_options *o)
                 status = EXIT_REFUSED;
                 break;
             }
-            if (cli_workers_ready(lode_mining_miner(mining)) == 0) {
-                lode_log(LODE_LOG_ERROR, "every device has failed; nothing is mining");
+            if (cli_devices_left(lode_mining_miner(mining)) == 0) {
+                lode_log(LODE_LOG_ERROR, "every device has failed or is quarantined; nothing is mining");
                 status = EXIT_RUNTIME;
                 break;
             }

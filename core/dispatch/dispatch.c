@@ -16,11 +16,34 @@ typedef struct index_span {
     uint64_t start, count;
 } index_span;
 
+/* What one worker is doing (under the miner lock). */
+typedef enum worker_state {
+    WORKER_STARTING,   /* opening and self-testing its handle */
+    WORKER_READY,      /* takes work */
+    WORKER_RESTARTING, /* closed after a fault; waiting out its backoff, reopening */
+    WORKER_HUNG,       /* its scan overran the watchdog: its range went to the others */
+    WORKER_FAILED,     /* refused at start, or done for (quarantine, stop) */
+    WORKER_ABANDONED,  /* hung for good: its thread is left behind */
+} worker_state;
+
 typedef struct device_counters {
     atomic_uint_fast64_t hashes, hits, hw_errors;
+    size_t first_worker;    /* its workers are workers[first_worker ..] */
     unsigned workers;       /* workers of the device */
-    unsigned ready, failed; /* under the miner lock */
-    bool paused;            /* under the miner lock */
+    /* The rest under the miner lock. */
+    lode_device_state state; /* as last logged (log_state_change) */
+    bool paused;            /* by the user */
+    bool thermal;           /* above its temperature limit */
+    bool quarantined;
+    bool no_sensor_warned;  /* a limit but no temperature sensor: said once */
+    double max_temp_c;      /* 0 = no limit */
+    unsigned restarts;      /* every restart so far */
+    unsigned window_restarts; /* restarts since window_start */
+    double window_start;
+    uint32_t recent_hits;   /* outcomes of its last 32 checked hits: bit set = rejected */
+    unsigned checked_hits;  /* how many of those bits mean something (at most 32) */
+    char last_error[160];
+    lode_sensors sensors;
 } device_counters;
 
 typedef struct worker {
@@ -28,8 +51,16 @@ typedef struct worker {
     size_t device;
     unsigned slot;
     pthread_t thread;
-    atomic_int abort; /* set when the job changes or the miner stops */
+    atomic_int abort; /* set when the job changes, the device pauses or the miner stops */
     atomic_uint_fast64_t on_job; /* sequence number of the job installed on the device */
+    /* Under the miner lock. */
+    worker_state state;
+    bool exited, joined;
+    bool busy;             /* in set_work or scan of `range` of job busy_seq */
+    lode_range range;
+    uint64_t busy_seq;
+    double busy_since, hang_limit_s; /* hang_limit_s = 0: not watched */
+    double backoff_s;      /* set by the watchdog with a hang: the restart's backoff (-1: none) */
 } worker;
 
 /* Hits of one scan waiting for their CPU re-check. */
@@ -57,7 +88,8 @@ struct lode_dispatcher {
     pthread_cond_t work_ready;    /* workers wait here for something to scan */
     pthread_cond_t state_changed; /* waiters: self-tests settled, job done */
     bool stopping;
-    unsigned settled, alive; /* workers past their self-test; workers running */
+    unsigned settled, alive; /* workers past their first self-test; workers neither failed
+                                nor abandoned */
 
     /* The current job and the part of its index space not yet handed out. */
     bool has_job;
@@ -73,8 +105,32 @@ struct lode_dispatcher {
     verify_item *verify_head, *verify_tail;
     size_t verify_pending; /* queued or being checked */
 
+    pthread_t monitor; /* sensors, thermal limits, watchdog */
+    bool monitor_started, monitor_stopping;
+    pthread_cond_t monitor_wake;
+
     long fail_after; /* LODE_TEST_FAIL_SCANS_AFTER; -1 = off */
 };
+
+/* Defaults of the health settings (lode_dispatcher_config). */
+#define DEFAULT_HYSTERESIS_C 5.0
+#define DEFAULT_HANG_TIMEOUT_S 60.0
+#define DEFAULT_MAX_RESTARTS 5
+#define DEFAULT_BACKOFF_S 1.0
+#define MAX_BACKOFF_S 60.0
+#define RESTART_WINDOW_S 3600.0
+/* A scan is hung past HANG_FACTOR times its expected length (and the hang
+ * timeout); a hung scan that has not returned after HANG_FACTOR_ABANDON
+ * times its limit is given up. */
+#define HANG_FACTOR 10.0
+#define ABANDON_FACTOR 3.0
+/* A device with this many rejected hits among its last 32 checked ones is
+ * quarantined: a rare hardware error passes, a device that computes
+ * garbage does not. */
+#define BAD_HITS_LIMIT 8
+/* How long lode_dispatcher_free waits for a hung scan before leaving its
+ * worker behind. */
+#define STUCK_GRACE_MS 2000
 
 static double now_seconds(void)
 {
@@ -132,19 +188,131 @@ static bool claim(lode_dispatcher *m, uint64_t chunk, lode_range *out)
     return true;
 }
 
-static void settle(lode_dispatcher *m, size_t device, bool ready)
+/* ---- the device state machine (everything here with the lock held) ---- */
+
+static bool worker_live(worker_state s) { return s != WORKER_FAILED && s != WORKER_ABANDONED; }
+
+/* A device's state follows from its flags and its workers' states. */
+static lode_device_state derive_state(const lode_dispatcher *m, size_t device)
 {
-    pthread_mutex_lock(&m->lock);
-    if (ready)
-        m->counters[device].ready++;
-    else
-        m->counters[device].failed++;
-    m->settled++;
-    if (!ready)
-        m->alive--;
-    pthread_cond_broadcast(&m->state_changed);
-    pthread_mutex_unlock(&m->lock);
+    const device_counters *c = &m->counters[device];
+    unsigned ready = 0, starting = 0, restarting = 0;
+    for (unsigned i = 0; i < c->workers; i++) {
+        worker_state s = m->workers[c->first_worker + i].state;
+        ready += s == WORKER_READY;
+        starting += s == WORKER_STARTING;
+        restarting += s == WORKER_RESTARTING || s == WORKER_HUNG;
+    }
+    if (c->quarantined)
+        return LODE_DEVICE_QUARANTINED;
+    if (ready + starting + restarting == 0)
+        return LODE_DEVICE_FAILED;
+    if (c->paused)
+        return LODE_DEVICE_PAUSED;
+    if (c->thermal)
+        return LODE_DEVICE_PAUSED_THERMAL;
+    if (ready > 0)
+        return LODE_DEVICE_MINING;
+    return restarting > 0 ? LODE_DEVICE_RESTARTING : LODE_DEVICE_STARTING;
 }
+
+/* The one place a device's state change is told: once per change, with
+ * its reason ("cuda:0: mining -> paused-thermal: 86 C, above its limit of
+ * 85 C"). An event log hooks in here. */
+static void log_state_change(const lode_dispatcher *m, size_t device, lode_device_state from,
+                             lode_device_state to, const char *why)
+{
+    bool bad = to == LODE_DEVICE_RESTARTING || to == LODE_DEVICE_PAUSED_THERMAL || to == LODE_DEVICE_FAILED ||
+               to == LODE_DEVICE_QUARANTINED;
+    lode_log(bad ? LODE_LOG_WARN : LODE_LOG_INFO, "%s: %s -> %s%s%s", m->devices[device].id,
+             lode_device_state_name(from), lode_device_state_name(to), why && *why ? ": " : "", why ? why : "");
+}
+
+/* Recomputes a device's state after one of its inputs changed; why says
+ * what changed. */
+static void refresh_state(lode_dispatcher *m, size_t device, const char *why)
+{
+    device_counters *c = &m->counters[device];
+    lode_device_state now = derive_state(m, device);
+    if (now != c->state) {
+        log_state_change(m, device, c->state, now, why);
+        c->state = now;
+    }
+    pthread_cond_broadcast(&m->state_changed);
+}
+
+static void set_worker(lode_dispatcher *m, worker *w, worker_state s, const char *why)
+{
+    if (w->state == WORKER_STARTING && s != WORKER_STARTING)
+        m->settled++;
+    if (worker_live(w->state) && !worker_live(s))
+        m->alive--;
+    w->state = s;
+    refresh_state(m, w->device, why);
+}
+
+/* Keeps the last fault (cut to fit) for the stats. */
+static void note_error(device_counters *c, const char *why)
+{
+    size_t n = strnlen(why, sizeof c->last_error - 1);
+    memcpy(c->last_error, why, n);
+    c->last_error[n] = '\0';
+}
+
+/* Aborts the scans of a device's workers (their unscanned indices go back
+ * to the others) and wakes waiting workers to look at its flags again. */
+static void abort_device(lode_dispatcher *m, size_t device)
+{
+    const device_counters *c = &m->counters[device];
+    for (unsigned i = 0; i < c->workers; i++)
+        atomic_store(&m->workers[c->first_worker + i].abort, 1);
+    pthread_cond_broadcast(&m->work_ready);
+}
+
+/* Gives a device up: its workers close their handles and end, the others
+ * go on. */
+static void quarantine(lode_dispatcher *m, size_t device, const char *why)
+{
+    device_counters *c = &m->counters[device];
+    if (c->quarantined)
+        return;
+    c->quarantined = true;
+    note_error(c, why);
+    abort_device(m, device);
+    refresh_state(m, device, why);
+}
+
+/* Counts a restart of the device (a worker's fault) and returns the
+ * backoff before its reopen, or -1 once the device is quarantined: more
+ * than max_restarts within the hour. */
+static double count_restart(lode_dispatcher *m, size_t device, const char *why)
+{
+    device_counters *c = &m->counters[device];
+    double now = now_seconds();
+    note_error(c, why);
+    c->restarts++;
+    if (c->window_restarts == 0 || now - c->window_start > RESTART_WINDOW_S) {
+        c->window_start = now;
+        c->window_restarts = 0;
+    }
+    c->window_restarts++;
+    int limit = m->config.max_restarts;
+    if (limit < 0 || c->window_restarts > (unsigned)limit) {
+        char msg[sizeof c->last_error + 64];
+        snprintf(msg, sizeof msg, "%u restart(s) within the hour, the limit is %d (last: %s)",
+                 c->window_restarts, limit < 0 ? 0 : limit, why);
+        quarantine(m, device, msg);
+        return -1;
+    }
+    double backoff = m->config.backoff_s;
+    for (unsigned i = 1; i < c->window_restarts && backoff < MAX_BACKOFF_S; i++)
+        backoff *= 2;
+    return backoff < MAX_BACKOFF_S ? backoff : MAX_BACKOFF_S;
+}
+
+/* A device takes work unless paused (by the user or its temperature) or
+ * quarantined. */
+static bool takes_work(const device_counters *c) { return !c->paused && !c->thermal && !c->quarantined; }
 
 static int by_hit(const void *a, const void *b)
 {
@@ -152,6 +320,23 @@ static int by_hit(const void *a, const void *b)
     if (x->index != y->index)
         return x->index < y->index ? -1 : 1;
     return memcmp(x->pair, y->pair, sizeof x->pair);
+}
+
+/* Keeps the outcome of a device's checked hits; one whose recent hits
+ * keep failing the re-check is quarantined. */
+static void note_hit_outcomes(lode_dispatcher *m, size_t device, uint32_t bad_bits, unsigned n)
+{
+    device_counters *c = &m->counters[device];
+    pthread_mutex_lock(&m->lock);
+    c->recent_hits = n >= 32 ? bad_bits : (c->recent_hits << n) | bad_bits;
+    c->checked_hits = c->checked_hits + n > 32 ? 32 : c->checked_hits + n;
+    unsigned bad = (unsigned)__builtin_popcount(c->recent_hits);
+    if (bad >= BAD_HITS_LIMIT && !c->quarantined) {
+        char why[96];
+        snprintf(why, sizeof why, "%u of its last %u hits failed the CPU re-check", bad, c->checked_hits);
+        quarantine(m, device, why);
+    }
+    pthread_mutex_unlock(&m->lock);
 }
 
 /* Re-checks each hit with the reference before anyone sees it. A hit
@@ -162,6 +347,8 @@ static void confirm_hits(lode_dispatcher *m, size_t device, const lode_work *wor
 {
     const lode_algo_info *algo = lode_algo_get(work->algo);
     device_counters *c = &m->counters[device];
+    uint32_t bad_bits = 0; /* outcomes of the last 32 hits checked here */
+    unsigned checked = 0;
     if (hits->count > 1)
         qsort(hits->items, hits->count, sizeof *hits->items, by_hit);
     for (size_t i = 0; i < hits->count; i++) {
@@ -170,7 +357,10 @@ static void confirm_hits(lode_dispatcher *m, size_t device, const lode_work *wor
         lode_found f = {.job_seq = work->seq, .device = device, .hit = hits->items[i]};
         bool in_range = f.hit.index >= scanned->start && f.hit.index - scanned->start < scanned->count;
         bool repeated = i > 0 && by_hit(&hits->items[i - 1], &hits->items[i]) == 0;
-        if (!in_range || repeated || !algo->check_hit(work, &f.hit, f.hash)) {
+        bool bad = !in_range || repeated || !algo->check_hit(work, &f.hit, f.hash);
+        bad_bits = bad_bits << 1 | bad;
+        checked++;
+        if (bad) {
             atomic_fetch_add(&c->hw_errors, 1);
             lode_log(LODE_LOG_WARN, "%s: hardware error: index %llu fails the CPU re-check",
                      m->devices[device].id, (unsigned long long)f.hit.index);
@@ -180,6 +370,8 @@ static void confirm_hits(lode_dispatcher *m, size_t device, const lode_work *wor
         if (m->config.callbacks.found)
             m->config.callbacks.found(m->config.callbacks.user, &f);
     }
+    if (checked > 0)
+        note_hit_outcomes(m, device, bad_bits, checked);
 }
 
 /* Hands a scan's hits to the verifier thread (taking them over from *hits).
@@ -237,59 +429,144 @@ static void *verifier_main(void *arg)
     return NULL;
 }
 
+/* Opens a worker's handle and self-tests it; false with the reason in why. */
+static bool open_and_test(worker *w, lode_handle *h, char *why, size_t why_len)
+{
+    lode_dispatcher *m = w->miner;
+    const lode_device_ref *ref = &m->devices[w->device];
+    lode_open_params params = {.algo = m->config.algo, .worker = w->slot, .variant = m->config.variant};
+    int rc = lode_handle_open(h, ref, &params);
+    if (rc != LODE_OK) {
+        h->dev = NULL;
+        snprintf(why, why_len, "worker %u cannot open the device: %s", w->slot, lode_status_str(rc));
+        return false;
+    }
+    /* LODE_SKIP_SELFTEST=1 (sanitizer runs only): said once per worker. */
+    if (lode_setting_flag(LODE_SETTING_SKIP_SELFTEST)) {
+        lode_log(LODE_LOG_WARN, "%s: worker %u starts without its self-test (LODE_SKIP_SELFTEST=1)", ref->id,
+                 w->slot);
+        return true;
+    }
+    char failure[400];
+    if (lode_selftest_handle(h, failure, sizeof failure) != 0) {
+        snprintf(why, why_len, "worker %u failed its self-test: %.200s", w->slot, failure);
+        lode_handle_close(h);
+        return false;
+    }
+    return true;
+}
+
+/* Tunes a handle that just passed its self-test. */
+static void tune(worker *w, lode_handle *h)
+{
+    int rc = lode_handle_tune(h, w->miner->config.chunk_ms);
+    if (rc != LODE_OK)
+        lode_log(LODE_LOG_WARN, "%s: tuning failed (%s): default launch sizes", w->miner->devices[w->device].id,
+                 lode_status_str(rc));
+}
+
+/* After a fault: closes the handle, waits out the backoff, reopens and
+ * self-tests, until the handle works again (true) or the device is
+ * quarantined or the miner stops (false). A hung scan's restart was
+ * counted by the watchdog already (counted). Called without the lock;
+ * the handle is closed and opened on the worker's own thread, as the
+ * backend contract wants. */
+static bool restart(worker *w, lode_handle *h, const char *fault, bool counted)
+{
+    lode_dispatcher *m = w->miner;
+    device_counters *c = &m->counters[w->device];
+    char why[256];
+    snprintf(why, sizeof why, "%s", fault);
+    lode_handle_close(h);
+    pthread_mutex_lock(&m->lock);
+    for (;;) {
+        double backoff = counted ? w->backoff_s : count_restart(m, w->device, why);
+        counted = false;
+        if (backoff < 0 || m->stopping || c->quarantined)
+            break;
+        set_worker(m, w, WORKER_RESTARTING, why);
+        lode_log(LODE_LOG_WARN, "%s: %s; reopening in %.3g s", m->devices[w->device].id, why, backoff);
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        double whole = (double)until.tv_nsec * 1e-9 + backoff;
+        until.tv_sec += (time_t)whole;
+        until.tv_nsec = (long)((whole - (double)(time_t)whole) * 1e9);
+        while (!m->stopping && !c->quarantined &&
+               pthread_cond_timedwait(&m->work_ready, &m->lock, &until) != ETIMEDOUT)
+            ;
+        if (m->stopping || c->quarantined)
+            break;
+        pthread_mutex_unlock(&m->lock);
+        bool ok = open_and_test(w, h, why, sizeof why);
+        if (ok)
+            tune(w, h);
+        pthread_mutex_lock(&m->lock);
+        if (ok) {
+            set_worker(m, w, WORKER_READY, "reopened, self-test passed");
+            pthread_mutex_unlock(&m->lock);
+            return true;
+        }
+    }
+    pthread_mutex_unlock(&m->lock);
+    return false;
+}
+
+/* How long a scan expected to last expected_s may run before the watchdog
+ * calls it hung; 0: not watched. Before the first measured scan of a
+ * handle the length is a guess, so the limit is looser. */
+static double hang_limit(const lode_dispatcher *m, double expected_s)
+{
+    double floor_s = m->config.hang_timeout_s;
+    if (floor_s < 0)
+        return 0;
+    if (expected_s <= 0) {
+        double guess = HANG_FACTOR * m->config.chunk_ms / 1000.0;
+        return ABANDON_FACTOR * (guess > floor_s ? guess : floor_s);
+    }
+    return HANG_FACTOR * expected_s > floor_s ? HANG_FACTOR * expected_s : floor_s;
+}
+
 static void *worker_main(void *arg)
 {
     worker *w = arg;
     lode_dispatcher *m = w->miner;
     const lode_device_ref *ref = &m->devices[w->device];
-    lode_open_params params = {.algo = m->config.algo, .worker = w->slot, .variant = m->config.variant};
-    lode_handle h;
-    char why[512];
+    lode_handle h = {0};
+    char why[256];
     /* Named for top -H and the CPU-time measurements: "cuda:0/1" is worker
      * 1 of cuda:0 (the kernel keeps 15 bytes). */
     char name[16];
     snprintf(name, sizeof name, "%.10s/%u", ref->id, w->slot % 1000);
     pthread_setname_np(pthread_self(), name);
 
-    int rc = lode_handle_open(&h, ref, &params);
-    if (rc != LODE_OK) {
-        lode_log(LODE_LOG_ERROR, "%s: cannot open worker %u: %s", ref->id, w->slot,
-                 lode_status_str(rc));
-        settle(m, w->device, false);
-        return NULL;
+    bool opened = open_and_test(w, &h, why, sizeof why);
+    pthread_mutex_lock(&m->lock);
+    if (!opened) {
+        lode_log(LODE_LOG_ERROR, "%s: %s; it gets no work", ref->id, why);
+        note_error(&m->counters[w->device], why);
     }
-    /* LODE_SKIP_SELFTEST=1 (sanitizer runs only): said once per worker. */
-    if (lode_setting_flag(LODE_SETTING_SKIP_SELFTEST))
-        lode_log(LODE_LOG_WARN, "%s: worker %u starts without its self-test (LODE_SKIP_SELFTEST=1)", ref->id,
-                 w->slot);
-    else if (lode_selftest_handle(&h, why, sizeof why) != 0) {
-        lode_log(LODE_LOG_ERROR, "%s: self-test failed, the device gets no work: %s", ref->id, why);
-        lode_handle_close(&h);
-        settle(m, w->device, false);
-        return NULL;
-    }
-    settle(m, w->device, true);
-    rc = lode_handle_tune(&h, m->config.chunk_ms);
-    if (rc != LODE_OK)
-        lode_log(LODE_LOG_WARN, "%s: tuning failed (%s): default launch sizes", ref->id,
-                 lode_status_str(rc));
+    set_worker(m, w, opened ? WORKER_READY : WORKER_FAILED, opened ? "self-test passed" : why);
+    pthread_mutex_unlock(&m->lock);
+    if (opened)
+        tune(w, &h);
 
     double chunk_s = m->config.chunk_ms / 1000.0;
-    uint64_t chunk = lode_handle_preferred_chunk(&h, m->config.chunk_ms);
+    uint64_t chunk = opened ? lode_handle_preferred_chunk(&h, m->config.chunk_ms) : 0;
     if (chunk == 0)
         chunk = 256;
+    double rate = 0; /* indices per second of the last measured scan; 0 = none yet */
     uint64_t installed = 0; /* job sequence numbers start at 1 */
     lode_work work;
     lode_hits hits = {0};
     device_counters *c = &m->counters[w->device];
     long scans = 0;
 
-    for (;;) {
+    while (opened) {
         lode_range r;
         pthread_mutex_lock(&m->lock);
-        while (!m->stopping && (c->paused || !claim(m, chunk, &r)))
+        while (!m->stopping && !c->quarantined && (!takes_work(c) || !claim(m, chunk, &r)))
             pthread_cond_wait(&m->work_ready, &m->lock);
-        if (m->stopping) {
+        if (m->stopping || c->quarantined) {
             pthread_mutex_unlock(&m->lock);
             break;
         }
@@ -297,10 +574,16 @@ static void *worker_main(void *arg)
         if (reinstall)
             work = m->job;
         atomic_store(&w->abort, 0);
+        /* Watched by the monitor until it returns (set_work included). */
+        w->busy = true;
+        w->range = r;
+        w->busy_seq = m->job.seq;
+        w->busy_since = now_seconds();
+        w->hang_limit_s = hang_limit(m, rate > 0 ? (double)r.count / rate : 0);
         pthread_mutex_unlock(&m->lock);
 
         uint64_t done = 0;
-        rc = reinstall ? lode_handle_set_work(&h, &work) : LODE_OK;
+        int rc = reinstall ? lode_handle_set_work(&h, &work) : LODE_OK;
         if (rc == LODE_OK && m->fail_after >= 0 && scans++ >= m->fail_after)
             rc = LODE_ERR_DEVICE; /* the injected fault: as a device lost mid-run */
         if (rc == LODE_OK) {
@@ -319,12 +602,22 @@ static void *worker_main(void *arg)
                 rc = LODE_OK;
             } else if (elapsed > 1e-3 && done > 0) {
                 /* Aim each scan at chunk_ms, growing at most 4x at a time. */
-                double want = (double)done / elapsed * chunk_s;
+                rate = (double)done / elapsed;
+                double want = rate * chunk_s;
                 uint64_t next = want < 1 ? 1 : (uint64_t)want;
                 chunk = next > 4 * chunk ? 4 * chunk : next;
             } else if (done == r.count && chunk < (UINT64_C(1) << 40)) {
                 chunk *= 4;
             }
+        }
+
+        /* A scan the watchdog declared hung has had its range handed to the
+         * others already: what it did now is dropped, or it would count twice. */
+        pthread_mutex_lock(&m->lock);
+        w->busy = false;
+        bool taken = w->state == WORKER_HUNG || w->state == WORKER_ABANDONED;
+        pthread_mutex_unlock(&m->lock);
+        if (!taken) {
             lode_range scanned = {.start = r.start, .count = done};
             if (hits.count > 0 && !verify_later(m, w->device, &work, &scanned, &hits))
                 confirm_hits(m, w->device, &work, &scanned, &hits);
@@ -333,30 +626,41 @@ static void *worker_main(void *arg)
 
         bool exhausted = false;
         pthread_mutex_lock(&m->lock);
-        if (m->job.seq == work.seq) {
+        if (!taken && m->job.seq == work.seq) {
             m->unscanned -= done;
             give_back(m, r.start + done, r.count - done);
             exhausted = m->unscanned == 0 && done > 0;
             if (exhausted)
                 pthread_cond_broadcast(&m->state_changed);
         }
+        bool abandoned = w->state == WORKER_ABANDONED;
         pthread_mutex_unlock(&m->lock);
-        if (rc != LODE_OK) {
-            lode_log(LODE_LOG_ERROR, "%s: worker %u disabled: %s", ref->id, w->slot,
-                     lode_status_str(rc));
-            pthread_mutex_lock(&m->lock);
-            c->failed++;
-            c->ready--;
-            pthread_mutex_unlock(&m->lock);
-            break;
-        }
         if (exhausted && m->config.callbacks.exhausted)
             m->config.callbacks.exhausted(m->config.callbacks.user, work.seq);
+        if (abandoned)
+            break;
+        if (rc != LODE_OK || taken) {
+            if (rc != LODE_OK)
+                snprintf(why, sizeof why, "worker %u: device error: %s", w->slot, lode_status_str(rc));
+            else
+                snprintf(why, sizeof why, "worker %u: its scan hung", w->slot);
+            if (!restart(w, &h, why, taken))
+                break;
+            /* A fresh handle: the job goes in again, the chunk is measured
+             * again (the device's rate stays what it was). */
+            installed = 0;
+            chunk = lode_handle_preferred_chunk(&h, m->config.chunk_ms);
+            if (chunk == 0)
+                chunk = 256;
+        }
     }
     lode_hits_free(&hits);
     lode_handle_close(&h);
     pthread_mutex_lock(&m->lock);
-    m->alive--;
+    /* Stopping is no failure: the device keeps the state it had. */
+    if (!m->stopping && w->state != WORKER_ABANDONED && w->state != WORKER_FAILED)
+        set_worker(m, w, WORKER_FAILED, c->quarantined ? c->last_error : why);
+    w->exited = true;
     pthread_cond_broadcast(&m->state_changed);
     pthread_mutex_unlock(&m->lock);
     return NULL;
@@ -385,6 +689,112 @@ static long fault_injection(void)
     return (long)n;
 }
 
+static struct timespec deadline_in(int timeout_ms)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += timeout_ms / 1000;
+    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    return deadline;
+}
+
+/* ---- the monitor: sensors, thermal limits, the watchdog ---- */
+
+/* Pauses a device above its limit and resumes it below the limit minus
+ * the hysteresis (lock held). A device with a limit but no temperature
+ * sensor is never paused; that is said once. */
+static void apply_thermal_limit(lode_dispatcher *m, size_t device)
+{
+    device_counters *c = &m->counters[device];
+    if (c->max_temp_c <= 0)
+        return;
+    if (!(c->sensors.present & LODE_SENSOR_TEMP)) {
+        if (!c->no_sensor_warned)
+            lode_log(LODE_LOG_WARN, "%s: no temperature sensor: its limit of %g C cannot apply",
+                     m->devices[device].id, c->max_temp_c);
+        c->no_sensor_warned = true;
+        return;
+    }
+    double t = c->sensors.temp_c, resume = c->max_temp_c - m->config.temp_hysteresis_c;
+    char why[96];
+    if (!c->thermal && t > c->max_temp_c) {
+        snprintf(why, sizeof why, "%.0f C, above its limit of %g C", t, c->max_temp_c);
+        c->thermal = true;
+        note_error(c, why);
+        abort_device(m, device);
+        refresh_state(m, device, why);
+    } else if (c->thermal && t < resume) {
+        snprintf(why, sizeof why, "%.0f C, below %g C (its limit less %g C)", t, resume,
+                 m->config.temp_hysteresis_c);
+        c->thermal = false;
+        pthread_cond_broadcast(&m->work_ready);
+        refresh_state(m, device, why);
+    }
+}
+
+/* Finds scans that overran their limit (lock held). A hung scan cannot be
+ * interrupted from here (its handle belongs to its worker's thread), so
+ * its range goes back to the other workers at once, its abort flag is
+ * raised, and whatever it reports later is dropped; once it returns, its
+ * worker reopens the device. One that never returns is abandoned and its
+ * device quarantined. */
+static void watch_scans(lode_dispatcher *m, double now)
+{
+    for (size_t k = 0; k < m->worker_count; k++) {
+        worker *w = &m->workers[k];
+        if (!w->busy || w->hang_limit_s <= 0)
+            continue;
+        double ran = now - w->busy_since;
+        char why[160];
+        if (w->state == WORKER_READY && ran > w->hang_limit_s) {
+            snprintf(why, sizeof why, "worker %u: a scan of %llu indices has run %.1f s, its limit is %.1f s",
+                     w->slot, (unsigned long long)w->range.count, ran, w->hang_limit_s);
+            lode_log(LODE_LOG_WARN, "%s: watchdog: %s; its range goes to the others", m->devices[w->device].id,
+                     why);
+            atomic_store(&w->abort, 1);
+            if (m->job.seq == w->busy_seq)
+                give_back(m, w->range.start, w->range.count);
+            set_worker(m, w, WORKER_HUNG, why);
+            w->backoff_s = count_restart(m, w->device, why);
+        } else if (w->state == WORKER_HUNG && ran > ABANDON_FACTOR * w->hang_limit_s) {
+            snprintf(why, sizeof why, "worker %u: stuck in a scan for %.0f s, abandoned", w->slot, ran);
+            quarantine(m, w->device, why);
+            set_worker(m, w, WORKER_ABANDONED, why);
+        }
+    }
+}
+
+static void *monitor_main(void *arg)
+{
+    lode_dispatcher *m = arg;
+    pthread_setname_np(pthread_self(), "lode-monitor");
+    size_t nd = m->config.device_count;
+    lode_sensors *readings = calloc(nd, sizeof *readings);
+    pthread_mutex_lock(&m->lock);
+    while (!m->monitor_stopping) {
+        pthread_mutex_unlock(&m->lock);
+        /* Sensors are read without the lock: NVML may take milliseconds. */
+        for (size_t d = 0; readings != NULL && d < nd; d++)
+            lode_device_read_sensors(&m->devices[d], &readings[d]);
+        pthread_mutex_lock(&m->lock);
+        for (size_t d = 0; readings != NULL && d < nd; d++) {
+            m->counters[d].sensors = readings[d];
+            apply_thermal_limit(m, d);
+        }
+        watch_scans(m, now_seconds());
+        struct timespec until = deadline_in((int)(m->config.monitor_interval_s * 1000));
+        while (!m->monitor_stopping && pthread_cond_timedwait(&m->monitor_wake, &m->lock, &until) != ETIMEDOUT)
+            ;
+    }
+    pthread_mutex_unlock(&m->lock);
+    free(readings);
+    return NULL;
+}
+
 lode_dispatcher *lode_dispatcher_start(const lode_dispatcher_config *config, char *err, size_t err_len)
 {
     lode_dispatcher *m = calloc(1, sizeof *m);
@@ -396,6 +806,18 @@ lode_dispatcher *lode_dispatcher_start(const lode_dispatcher_config *config, cha
     m->fail_after = fault_injection();
     if (m->config.chunk_ms <= 0)
         m->config.chunk_ms = 200;
+    lode_dispatcher_config *h = &m->config; /* the health settings' defaults */
+    if (h->temp_hysteresis_c <= 0)
+        h->temp_hysteresis_c = DEFAULT_HYSTERESIS_C;
+    if (h->hang_timeout_s == 0)
+        h->hang_timeout_s = DEFAULT_HANG_TIMEOUT_S;
+    if (h->max_restarts == 0)
+        h->max_restarts = DEFAULT_MAX_RESTARTS;
+    if (h->backoff_s <= 0)
+        h->backoff_s = DEFAULT_BACKOFF_S;
+    if (h->monitor_interval_s <= 0)
+        h->monitor_interval_s = 1.0;
+    h->max_temp_c = NULL; /* copied into the devices' counters */
     size_t nd = config->device_count;
     m->devices = calloc(nd ? nd : 1, sizeof *m->devices);
     m->counters = calloc(nd ? nd : 1, sizeof *m->counters);
@@ -413,23 +835,31 @@ lode_dispatcher *lode_dispatcher_start(const lode_dispatcher_config *config, cha
     memcpy(m->devices, config->devices, nd * sizeof *m->devices);
     m->config.devices = m->devices;
     pthread_mutex_init(&m->lock, NULL);
-    pthread_cond_init(&m->work_ready, NULL);
-    pthread_condattr_t attr;
+    pthread_condattr_t attr; /* timed waits count on the monotonic clock */
     pthread_condattr_init(&attr);
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&m->work_ready, &attr);
     pthread_cond_init(&m->state_changed, &attr);
+    pthread_cond_init(&m->monitor_wake, &attr);
     pthread_condattr_destroy(&attr);
 
     size_t k = 0;
     for (size_t d = 0; d < nd; d++) {
         unsigned n = workers_of(config, &m->devices[d]);
         m->counters[d].workers = n;
+        m->counters[d].first_worker = k;
+        if (config->max_temp_c != NULL && config->max_temp_c[d] > 0)
+            m->counters[d].max_temp_c = config->max_temp_c[d];
         for (unsigned s = 0; s < n; s++, k++)
             m->workers[k] = (worker){.miner = m, .device = d, .slot = s};
     }
     pthread_cond_init(&m->verify_ready, NULL);
     /* Without the verifier thread, workers check their own hits. */
     m->verifier_started = pthread_create(&m->verifier, NULL, verifier_main, m) == 0;
+    /* Without the monitor, no thermal limit and no watchdog: said, not fatal. */
+    m->monitor_started = pthread_create(&m->monitor, NULL, monitor_main, m) == 0;
+    if (!m->monitor_started)
+        lode_log(LODE_LOG_WARN, "cannot start the device monitor: no thermal limit, no watchdog");
     pthread_mutex_lock(&m->lock);
     for (k = 0; k < m->worker_count; k++) {
         if (pthread_create(&m->workers[k].thread, NULL, worker_main, &m->workers[k]) != 0) {
@@ -445,19 +875,6 @@ lode_dispatcher *lode_dispatcher_start(const lode_dispatcher_config *config, cha
     return m;
 }
 
-static struct timespec deadline_in(int timeout_ms)
-{
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += timeout_ms / 1000;
-    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
-    return deadline;
-}
-
 int lode_dispatcher_wait_ready(lode_dispatcher *m, int timeout_ms)
 {
     struct timespec deadline = deadline_in(timeout_ms > 0 ? timeout_ms : 0);
@@ -469,9 +886,8 @@ int lode_dispatcher_wait_ready(lode_dispatcher *m, int timeout_ms)
         else if (pthread_cond_timedwait(&m->state_changed, &m->lock, &deadline) == ETIMEDOUT)
             ready = -1;
     }
-    if (ready == 0)
-        for (size_t d = 0; d < m->config.device_count; d++)
-            ready += (int)m->counters[d].ready;
+    for (size_t k = 0; ready >= 0 && k < m->worker_count; k++) /* passed and still working */
+        ready += worker_live(m->workers[k].state) && m->workers[k].state != WORKER_STARTING;
     pthread_mutex_unlock(&m->lock);
     return ready;
 }
@@ -522,21 +938,32 @@ int lode_dispatcher_wait_job(lode_dispatcher *m, uint64_t seq, int timeout_ms)
 void lode_dispatcher_device_stats(lode_dispatcher *m, size_t device, lode_device_stats *out)
 {
     device_counters *c = &m->counters[device];
+    *out = (lode_device_stats){0};
     out->hashes = atomic_load(&c->hashes);
     out->hits = atomic_load(&c->hits);
     out->hw_errors = atomic_load(&c->hw_errors);
     pthread_mutex_lock(&m->lock);
-    out->workers_ready = c->ready;
-    out->workers_failed = c->failed;
-    if (c->paused)
-        out->state = LODE_DEVICE_PAUSED;
-    else if (c->ready > 0)
-        out->state = LODE_DEVICE_MINING;
-    else if (c->ready + c->failed < c->workers)
-        out->state = LODE_DEVICE_STARTING;
-    else
-        out->state = LODE_DEVICE_FAILED;
+    for (unsigned i = 0; i < c->workers; i++) {
+        worker_state s = m->workers[c->first_worker + i].state;
+        out->workers_ready += s == WORKER_READY;
+        out->workers_failed += !worker_live(s);
+    }
+    out->state = c->state;
+    out->restarts = c->restarts;
+    memcpy(out->last_error, c->last_error, sizeof out->last_error);
+    out->sensors = c->sensors;
+    out->max_temp_c = c->max_temp_c;
     pthread_mutex_unlock(&m->lock);
+}
+
+size_t lode_dispatcher_devices_left(lode_dispatcher *m)
+{
+    size_t left = 0;
+    pthread_mutex_lock(&m->lock);
+    for (size_t d = 0; d < m->config.device_count; d++)
+        left += m->counters[d].state != LODE_DEVICE_FAILED && m->counters[d].state != LODE_DEVICE_QUARANTINED;
+    pthread_mutex_unlock(&m->lock);
+    return left;
 }
 
 const char *lode_device_state_name(lode_device_state state)
@@ -558,14 +985,14 @@ int lode_dispatcher_set_paused(lode_dispatcher *m, size_t device, bool paused)
     if (device >= m->config.device_count)
         return -1;
     pthread_mutex_lock(&m->lock);
-    if (m->counters[device].paused != paused) {
-        m->counters[device].paused = paused;
-        lode_log(LODE_LOG_INFO, "%s: %s", m->devices[device].id, paused ? "paused" : "resumed");
-        /* A paused device's scans stop now; its workers' unscanned indices go back to the others. */
-        for (size_t k = 0; k < m->worker_count; k++)
-            if (paused && m->workers[k].device == device)
-                atomic_store(&m->workers[k].abort, 1);
-        pthread_cond_broadcast(&m->work_ready);
+    device_counters *c = &m->counters[device];
+    if (c->paused != paused) {
+        c->paused = paused;
+        if (paused) /* its scans stop now; their unscanned indices go back to the others */
+            abort_device(m, device);
+        else
+            pthread_cond_broadcast(&m->work_ready);
+        refresh_state(m, device, paused ? "paused by the user" : "resumed by the user");
     }
     pthread_mutex_unlock(&m->lock);
     return 0;
@@ -602,8 +1029,46 @@ void lode_dispatcher_free(lode_dispatcher *m)
     if (m == NULL)
         return;
     lode_dispatcher_request_stop(m);
-    for (size_t k = 0; k < m->worker_count; k++)
-        pthread_join(m->workers[k].thread, NULL);
+    /* Every worker returns within a scan, unless it is stuck in one: the
+     * monitor (still running) tells those apart. */
+    pthread_mutex_lock(&m->lock);
+    for (;;) {
+        bool waiting = false;
+        for (size_t k = 0; k < m->worker_count; k++) {
+            worker_state s = m->workers[k].state;
+            waiting |= !m->workers[k].exited && s != WORKER_HUNG && s != WORKER_ABANDONED;
+        }
+        if (!waiting)
+            break;
+        pthread_cond_wait(&m->state_changed, &m->lock);
+    }
+    /* A hung scan that is about to return gets a moment to do so. */
+    struct timespec grace = deadline_in(STUCK_GRACE_MS);
+    for (;;) {
+        bool stuck = false;
+        for (size_t k = 0; k < m->worker_count; k++)
+            stuck |= !m->workers[k].exited;
+        if (!stuck || pthread_cond_timedwait(&m->state_changed, &m->lock, &grace) == ETIMEDOUT)
+            break;
+    }
+    pthread_mutex_unlock(&m->lock);
+    if (m->monitor_started) {
+        pthread_mutex_lock(&m->lock);
+        m->monitor_stopping = true;
+        pthread_cond_signal(&m->monitor_wake);
+        pthread_mutex_unlock(&m->lock);
+        pthread_join(m->monitor, NULL);
+    }
+    size_t stuck = 0;
+    for (size_t k = 0; k < m->worker_count; k++) {
+        pthread_mutex_lock(&m->lock);
+        bool exited = m->workers[k].exited;
+        pthread_mutex_unlock(&m->lock);
+        if (exited)
+            pthread_join(m->workers[k].thread, NULL);
+        else if (pthread_detach(m->workers[k].thread) == 0)
+            stuck++;
+    }
     if (m->verifier_started) {
         pthread_mutex_lock(&m->lock);
         m->verifier_stopping = true;
@@ -611,9 +1076,15 @@ void lode_dispatcher_free(lode_dispatcher *m)
         pthread_mutex_unlock(&m->lock);
         pthread_join(m->verifier, NULL);
     }
+    if (stuck > 0) {
+        /* A stuck worker may still return and touch the dispatcher. */
+        lode_log(LODE_LOG_WARN, "%zu worker(s) stuck in a device call left behind", stuck);
+        return;
+    }
     pthread_cond_destroy(&m->verify_ready);
     pthread_cond_destroy(&m->work_ready);
     pthread_cond_destroy(&m->state_changed);
+    pthread_cond_destroy(&m->monitor_wake);
     pthread_mutex_destroy(&m->lock);
     free(m->returned);
     free(m->workers);

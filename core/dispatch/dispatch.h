@@ -43,6 +43,21 @@ typedef struct lode_dispatcher_config {
     const char *variant;   /* force an implementation variant; NULL = best */
     double chunk_ms;       /* target length of one scan call; 0 = 200 ms */
     lode_dispatcher_callbacks callbacks;
+
+    /* Device health (docs/OPERATIONS.md, "Device health"); zeros are the
+     * defaults. */
+    const double *max_temp_c;  /* per device (device_count entries, copied); NULL or
+                                  <= 0: no thermal limit */
+    double temp_hysteresis_c;  /* a device paused above its limit resumes below the
+                                  limit minus this; 0 = 5 C */
+    double hang_timeout_s;     /* a scan is hung once it has run this long and 10
+                                  times its expected length; 0 = 60 s, < 0 = no watchdog */
+    int max_restarts;          /* restarts of a device within an hour before it is
+                                  quarantined; 0 = 5, < 0 = none (the first fault
+                                  quarantines it) */
+    double backoff_s;          /* pause before the first reopen, doubled for each
+                                  further restart within the hour, at most 60 s; 0 = 1 s */
+    double monitor_interval_s; /* sensor polling and watchdog period; 0 = 1 s */
 } lode_dispatcher_config;
 
 /* What a configured device is doing, as the API and the logs show it. */
@@ -64,13 +79,24 @@ typedef struct lode_device_stats {
     uint64_t hashes;         /* indices scanned */
     uint64_t hits;           /* hits confirmed by the reference */
     uint64_t hw_errors;      /* hits the reference rejected */
-    unsigned workers_ready;  /* workers that passed their self-test */
-    unsigned workers_failed; /* workers refused or disabled */
+    unsigned workers_ready;  /* workers that passed their self-test and take work */
+    unsigned workers_failed; /* workers refused, given up or abandoned */
     lode_device_state state;
+    unsigned restarts;       /* reopens after a device error or a hung scan */
+    char last_error[160];    /* the last fault, or why it is paused or quarantined; "" = none */
+    lode_sensors sensors;    /* the last reading (about once a second); present = 0: none */
+    double max_temp_c;       /* its thermal limit; 0 = none */
 } lode_device_stats;
 
 /* Starts the workers; each opens its device and self-tests before taking
- * work. Returns NULL with a message in err if nothing could be started.
+ * work, and a monitor thread that reads the sensors, applies the thermal
+ * limits and watches for hung scans. A worker whose device fails (an error
+ * of set_work or scan, or a scan the watchdog finds hung) closes its handle
+ * and reopens it, self-test included, after a backoff; a device that needs
+ * too many restarts, whose hung scan never returns, or whose hits keep
+ * failing the CPU re-check is quarantined and the others go on. Every
+ * change of a device's state is logged once. Returns NULL with a message in
+ * err if nothing could be started.
  * Tests only: with LODE_TEST_FAIL_SCANS_AFTER=N in the environment, every
  * worker fails with a device error in place of its scan N+1 (a device lost
  * at run time), so the every-device-failed paths can be tested. */
@@ -91,13 +117,18 @@ void lode_dispatcher_device_stats(lode_dispatcher *m, size_t device, lode_device
  * nothing more of their current scans (the rest goes back to the others)
  * and take no work until resumed. Returns -1 for an unknown device. */
 int lode_dispatcher_set_paused(lode_dispatcher *m, size_t device, bool paused);
+/* Devices that are mining or may again: neither failed nor quarantined
+ * (0: nothing is left to mine). */
+size_t lode_dispatcher_devices_left(lode_dispatcher *m);
 /* How many workers have job seq installed and are scanning it. */
 unsigned lode_dispatcher_workers_on_job(lode_dispatcher *m, uint64_t seq);
 size_t lode_dispatcher_device_count(const lode_dispatcher *m);
 const lode_device_ref *lode_dispatcher_device(const lode_dispatcher *m, size_t device);
 /* Asks every worker to stop (async-signal-unsafe; call from a normal thread). */
 void lode_dispatcher_request_stop(lode_dispatcher *m);
-/* Stops, joins and frees. */
+/* Stops, joins and frees. A worker stuck in a device call that never
+ * returns is left behind, and with it the dispatcher's memory (it may still
+ * touch it): exiting the process ends it. */
 void lode_dispatcher_free(lode_dispatcher *m);
 
 #endif

@@ -11,6 +11,7 @@
 #include "core/base/settings.h"
 #include "core/base/status.h"
 #include "core/base/tf_ref.h"
+#include "core/dispatch/fault_backend.h"
 #ifdef LODE_HAVE_CUDA
 #include "backend-cuda/cuda_backend.h"
 #endif
@@ -44,13 +45,41 @@ static const struct {
     {&lode_backend_cpu, "CPU"},
 };
 
-static const lode_backend_ops *const *backends = compiled_in;
-static size_t n_backends = sizeof compiled_in / sizeof compiled_in[0];
+/* With LODE_TEST_FAULT set (tests only), the fault-injecting devices
+ * follow (core/dispatch/fault_backend.h). */
+static const lode_backend_ops *const with_fault[] = {
+#ifdef LODE_HAVE_CUDA
+    &lode_backend_cuda,
+#endif
+#ifdef LODE_HAVE_OPENCL
+    &lode_backend_opencl,
+#endif
+    &lode_backend_cpu,
+    &lode_backend_fault,
+};
+
+static const lode_backend_ops *const *test_backends; /* lode_registry_use_backends */
+static size_t n_test_backends;
 
 void lode_registry_use_backends(const lode_backend_ops *const *list, size_t n)
 {
-    backends = list ? list : compiled_in;
-    n_backends = list ? n : sizeof compiled_in / sizeof compiled_in[0];
+    test_backends = list;
+    n_test_backends = list ? n : 0;
+}
+
+/* The backends in use, and their count in *n. */
+static const lode_backend_ops *const *active(size_t *n)
+{
+    if (test_backends != NULL) {
+        *n = n_test_backends;
+        return test_backends;
+    }
+    if (lode_setting_text(LODE_SETTING_TEST_FAULT) != NULL) {
+        *n = sizeof with_fault / sizeof with_fault[0];
+        return with_fault;
+    }
+    *n = sizeof compiled_in / sizeof compiled_in[0];
+    return compiled_in;
 }
 
 static const char *title_of(const lode_backend_ops *ops)
@@ -61,9 +90,19 @@ static const char *title_of(const lode_backend_ops *ops)
     return ops->name;
 }
 
-size_t lode_backend_count(void) { return n_backends; }
+size_t lode_backend_count(void)
+{
+    size_t n;
+    active(&n);
+    return n;
+}
 
-const char *lode_backend_name(size_t i) { return i < n_backends ? backends[i]->name : NULL; }
+const char *lode_backend_name(size_t i)
+{
+    size_t n;
+    const lode_backend_ops *const *backends = active(&n);
+    return i < n ? backends[i]->name : NULL;
+}
 
 /* LODE_OPENCL_SHOW_ALL=1 (core/base/settings.h): OpenCL lists its aliases
  * of CUDA's GPUs too. Only OpenCL sees devices another backend lists. */
@@ -99,7 +138,8 @@ static int enumerate(lode_device_ref **devices, size_t *count, size_t *hidden,
 {
     *devices = NULL;
     *count = 0;
-    size_t capacity = 0;
+    size_t capacity = 0, n_backends;
+    const lode_backend_ops *const *backends = active(&n_backends);
     for (size_t b = 0; b < n_backends; b++) {
         const lode_backend_ops *ops = backends[b];
         char why[LODE_WHY_LEN];
@@ -151,6 +191,8 @@ int lode_registry_enumerate(lode_device_ref **devices, size_t *count)
 
 int lode_backend_probe(size_t i, char why[LODE_WHY_LEN])
 {
+    size_t n_backends;
+    const lode_backend_ops *const *backends = active(&n_backends);
     if (i >= n_backends) {
         snprintf(why, LODE_WHY_LEN, "no such backend");
         return -1;
@@ -190,6 +232,8 @@ static bool runs_algo(const lode_device_ref *ref, lode_algo algo)
 /* Index of the backend with this name, or -1. */
 static int backend_named(const char *name, size_t len)
 {
+    size_t n_backends;
+    const lode_backend_ops *const *backends = active(&n_backends);
     for (size_t b = 0; b < n_backends; b++)
         if (strlen(backends[b]->name) == len && strncmp(backends[b]->name, name, len) == 0)
             return (int)b;
@@ -231,7 +275,8 @@ int lode_registry_select(const char *spec, lode_algo algo, lode_device_ref **dev
                 rc = -1;
                 break;
             }
-            const lode_backend_ops *ops = backends[b];
+            size_t n_backends;
+            const lode_backend_ops *ops = active(&n_backends)[b];
             char why[LODE_WHY_LEN];
             if (lode_backend_probe((size_t)b, why) != 0) {
                 snprintf(err, err_len, "device '%.*s': the %s backend is unavailable: %s", (int)len,
