@@ -73,6 +73,13 @@ static void on_found(void *user, const lode_found *found)
     lode_log(LODE_LOG_DEBUG, "benchmark share at nonce %llu", (unsigned long long)found->hit.index);
 }
 
+/* What the systemd STATUS line adds. */
+static void status_extra(void *user, char *out, size_t len)
+{
+    bench_job_source *s = user;
+    snprintf(out, len, "benchmark, shares %llu", (unsigned long long)atomic_load(&s->shares));
+}
+
 int cmd_benchmark(const cli_options *o)
 {
     if (!o->algo_given)
@@ -104,8 +111,15 @@ int cmd_benchmark(const cli_options *o)
         .variant = o->variant,
         .callbacks = {.user = &source, .found = on_found, .exhausted = on_exhausted},
     };
-    lode_dispatcher *m = lode_dispatcher_start(&config, err, sizeof err);
+    double *temps;
+    int health = cli_health_config(o, &config, &temps);
+    lode_dispatcher *m = health == 0 ? lode_dispatcher_start(&config, err, sizeof err) : NULL;
+    free(temps);
     free(devices);
+    if (health != 0) {
+        pthread_mutex_destroy(&source.lock);
+        return health;
+    }
     if (m == NULL) {
         pthread_mutex_destroy(&source.lock);
         lode_log(LODE_LOG_ERROR, "%s", err);
@@ -139,6 +153,8 @@ int cmd_benchmark(const cli_options *o)
         return EXIT_RUNTIME;
     }
     next_job(&source);
+    cli_notify *notify = cli_notify_ready(m, lode_algo_get(o->algo)->name, cli_rate_unit(o->algo), status_extra,
+                                          &source);
     double start = cli_now(), window_start = start;
     uint64_t window_shares = 0;
     int status = 0;
@@ -163,6 +179,7 @@ int cmd_benchmark(const cli_options *o)
     }
     if (status == 0 && cli_interrupted())
         status = EXIT_INTERRUPTED;
+    cli_notify_stop(notify);
     lode_dispatcher_request_stop(m);
     uint64_t hw_errors;
     double total = cli_rate_report_summary(&report, &hw_errors);

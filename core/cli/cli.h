@@ -18,6 +18,7 @@
 enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_REFUSED = 3, EXIT_INTERRUPTED = 130 };
 
 #define CLI_MAX_POOLS 16
+#define CLI_MAX_TEMPS 32
 
 /* One -o URL with the credentials given after it. */
 typedef struct cli_pool {
@@ -57,6 +58,17 @@ typedef struct cli_options {
     bool no_version_rolling, no_redirect, allow_redirect_host;
     unsigned failover_after;   /* 0 = the default */
     double retry_pause, stall_timeout, log_interval; /* 0 = the defaults */
+
+    /* Device health (docs/OPERATIONS.md, "Device health"). */
+    struct {
+        char device[32]; /* a device id ("cuda:0"), a backend ("cuda"), "" = every device */
+        double celsius;
+    } max_temps[CLI_MAX_TEMPS]; /* --max-temp, in the order given */
+    size_t max_temp_count;
+    bool max_restarts_given;
+    unsigned max_restarts;     /* --max-restarts N */
+    bool hang_timeout_given;
+    double hang_timeout;       /* --hang-timeout S, 0 = no watchdog */
 
     /* lode tf (defaults from cli_options_init). */
     struct {
@@ -139,6 +151,29 @@ int cli_check_variant(const cli_options *o, lode_algo algo, const struct lode_de
                       size_t count);
 /* Prints "lode: error: ..." on stderr; returns EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+struct lode_dispatcher_config;
+/* Fills the health settings of a dispatcher config whose devices are set
+ * (--max-temp per device, --max-restarts, --hang-timeout). *temps holds the
+ * per-device limits until the dispatcher starts (it copies them): free it
+ * then. Returns 0, or an exit status after saying why. */
+int cli_health_config(const cli_options *o, struct lode_dispatcher_config *config, double **temps);
+
+/* systemd's notify protocol (core/cli/notify.c, docs/OPERATIONS.md): with
+ * NOTIFY_SOCKET set, READY=1 once the work has started, a STATUS line
+ * (algorithm, total rate, what extra adds) every few seconds, WATCHDOG=1
+ * at half of WATCHDOG_USEC while some device mines or may (not when every
+ * one is restarting, failed or quarantined), STOPPING=1 at the end. A
+ * thread of its own does it; NULL where nobody listens (or this lode was
+ * built without libsystemd: then NOTIFY_SOCKET is warned about). */
+typedef struct cli_notify cli_notify;
+/* Writes what the STATUS line adds ("accepted 12, rejected 0"). Called on
+ * the notify thread. */
+typedef void (*cli_status_extra)(void *user, char *out, size_t len);
+cli_notify *cli_notify_ready(struct lode_dispatcher *m, const char *what, const char *unit, cli_status_extra extra,
+                             void *user);
+/* STOPPING=1, and the thread ends; before the dispatcher is freed. NULL: nothing. */
+void cli_notify_stop(cli_notify *n);
 
 /* Hashrate lines per device and a total, every interval seconds, and the
  * summary at the end: shared by --benchmark and mining. */

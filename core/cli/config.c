@@ -121,6 +121,23 @@ static int apply_value(config_reader *r, const char *key, const cli_option *opt,
     return 0;
 }
 
+/* {"cuda:0": 80, "cpu": 90}: each entry as --max-temp ID=C. */
+static int apply_per_device(config_reader *r, const char *key, const cli_option *opt, json_t *object)
+{
+    const char *device;
+    json_t *value;
+    json_object_foreach(object, device, value) {
+        if (!json_is_number(value))
+            return key_error(r, key, "\"%s\" wants a number of degrees Celsius", device);
+        char text[96];
+        snprintf(text, sizeof text, "%.40s=%.17g", device, json_number_value(value));
+        char why[256];
+        if (strlen(device) >= 40 || cli_apply_option(r->o, opt->name, text, why, sizeof why) != 0)
+            return key_error(r, key, "%s", strlen(device) >= 40 ? "device id too long" : why);
+    }
+    return 0;
+}
+
 static int apply_pools(config_reader *r, json_t *pools)
 {
     if (!json_is_array(pools) || json_array_size(pools) == 0)
@@ -177,6 +194,8 @@ int cli_config_parse(cli_options *o, const char *name, const char *text, size_t 
             const cli_option *opt = cli_find_option(o->command, key);
             if (strcmp(key, "pools") == 0 && cli_find_option(o->command, "url") != NULL) {
                 rc = apply_pools(&r, value);
+            } else if (opt != NULL && strcmp(key, "max-temp") == 0 && json_is_object(value)) {
+                rc = apply_per_device(&r, key, opt, value);
             } else if (opt == NULL || strcmp(key, "config") == 0 || strcmp(key, "help") == 0 ||
                        strcmp(key, "help-env") == 0 || strcmp(key, "version") == 0) {
                 rc = key_error(&r, key, "unknown key (keys are lode's long option names)");

@@ -115,6 +115,29 @@ static void summarise_source(mine_source *s, const cli_options *o)
     }
 }
 
+/* What the systemd STATUS line adds: the shares the pools or the node took. */
+static void status_extra(void *user, char *out, size_t len)
+{
+    mine_source *s = user;
+    uint64_t accepted = 0, rejected = 0;
+    if (s->gbt != NULL) {
+        lode_gbt_stats st;
+        lode_gbt_stats_get(s->gbt, &st);
+        accepted = st.accepted;
+        rejected = st.rejected;
+        snprintf(out, len, "blocks accepted %llu, rejected %llu", (unsigned long long)accepted,
+                 (unsigned long long)rejected);
+        return;
+    }
+    for (size_t i = 0; i < lode_stratum_pool_count(s->stratum); i++) {
+        lode_pool_stats st;
+        lode_stratum_pool_stats(s->stratum, i, &st);
+        accepted += st.accepted;
+        rejected += st.rejected;
+    }
+    snprintf(out, len, "accepted %llu, rejected %llu", (unsigned long long)accepted, (unsigned long long)rejected);
+}
+
 int cmd_mine(const cli_options *o)
 {
     if (!o->algo_given)
@@ -147,8 +170,16 @@ int cmd_mine(const cli_options *o)
         .source_ops = source.gbt ? &lode_gbt_source_ops : &lode_stratum_source_ops,
         .source = source.gbt ? (void *)source.gbt : (void *)source.stratum,
     };
-    lode_mining *mining = lode_mining_start(&config, err, sizeof err);
+    double *temps;
+    int health = cli_health_config(o, &config.miner, &temps);
+    lode_mining *mining = health == 0 ? lode_mining_start(&config, err, sizeof err) : NULL;
+    free(temps);
     free(devices);
+    if (health != 0) {
+        lode_stratum_free(source.stratum);
+        lode_gbt_free(source.gbt);
+        return health;
+    }
     int status = 0;
     if (mining == NULL) {
         lode_log(LODE_LOG_ERROR, "%s", err);
@@ -170,6 +201,7 @@ int cmd_mine(const cli_options *o)
         goto out_mining;
     }
     int started = source.gbt ? lode_gbt_start(source.gbt, mining) : lode_stratum_start(source.stratum, mining);
+    cli_notify *notify = NULL;
     if (started != 0) {
         lode_log(LODE_LOG_ERROR, "cannot start the job source");
         status = EXIT_RUNTIME;
@@ -177,6 +209,8 @@ int cmd_mine(const cli_options *o)
         lode_log(LODE_LOG_INFO, "mining %s on %zu device(s) from %s; Ctrl-C stops",
                  lode_algo_get(o->algo)->name, lode_dispatcher_device_count(lode_mining_miner(mining)),
                  o->pools[0].url);
+        notify = cli_notify_ready(lode_mining_miner(mining), lode_algo_get(o->algo)->name, cli_rate_unit(o->algo),
+                                  status_extra, &source);
         double start = cli_now();
         char why[256];
         while (!cli_interrupted()) {
@@ -199,6 +233,7 @@ int cmd_mine(const cli_options *o)
         if (status == 0)
             status = cli_interrupted() ? EXIT_INTERRUPTED : 0;
         lode_log(LODE_LOG_INFO, "stopping");
+        cli_notify_stop(notify);
         if (source.gbt)
             lode_gbt_stop(source.gbt);
         else

@@ -67,6 +67,17 @@ const cli_option cli_option_table[] = {
     {"user", 0, "NAME", CLI_TF, false, "put into the JSON results (UTF-8)"},
     {"computer", 0, "NAME", CLI_TF, false, "put into the JSON results (UTF-8)"},
     {"class-log", 0, "FILE", CLI_TF, false, "append each class as it completes (for tests)"},
+    {"max-temp", 0, "C", CLI_ALL, true,
+     "pause a device above C degrees Celsius until it is 5 C\n"
+     "below; per device ID=C or BACKEND=C (cuda:0=80,cpu=90),\n"
+     "comma-separated, repeatable; in a config file also\n"
+     "{\"cuda:0\": 80, ...}"},
+    {"max-restarts", 0, "N", CLI_ALL, true,
+     "reopen a device that fails or hangs at most N times an\n"
+     "hour, then quarantine it (5; 0: at its first fault)"},
+    {"hang-timeout", 0, "S", CLI_ALL, true,
+     "a scan running S seconds and 10 times its expected\n"
+     "length is hung: the device is reopened (60; 0: no watchdog)"},
     {"quiet", 'q', NULL, CLI_ALL, false, "only warnings, errors and the final summary on stderr"},
     {"no-color", 0, NULL, CLI_MINER, false, "no colours in log lines"},
     {"header", 0, "HEX", CLI_MINER, false, NULL}, /* scan and hash: in the usage lines */
@@ -210,6 +221,39 @@ static int parse_seconds(const char *text, double *out)
     return 0;
 }
 
+/* --max-temp: "C" for every device, or "ID=C" entries (a device id or a
+ * backend name), comma-separated; added to those given before. */
+static int parse_max_temps(cli_options *o, const char *v, char *err, size_t err_len)
+{
+    if (v == NULL || *v == '\0')
+        return fail(err, err_len, "--max-temp wants C or ID=C[,ID=C...], not ''");
+    const char *p = v;
+    for (;;) {
+        size_t len = strcspn(p, ",");
+        const char *eq = memchr(p, '=', len);
+        size_t id_len = eq ? (size_t)(eq - p) : 0;
+        char number[32];
+        size_t num_len = eq ? len - id_len - 1 : len;
+        double c;
+        if (o->max_temp_count == CLI_MAX_TEMPS)
+            return fail(err, err_len, "--max-temp: at most %d limits", CLI_MAX_TEMPS);
+        if ((eq && (id_len == 0 || id_len >= sizeof o->max_temps[0].device)) || num_len == 0 ||
+            num_len >= sizeof number)
+            return fail(err, err_len, "--max-temp wants C or ID=C (cuda:0=80), not '%.*s'", (int)len, p);
+        memcpy(number, eq ? eq + 1 : p, num_len);
+        number[num_len] = '\0';
+        if (parse_positive(number, &c) != 0 || c > 150)
+            return fail(err, err_len, "--max-temp wants degrees Celsius above 0 and at most 150, not '%s'",
+                        number);
+        snprintf(o->max_temps[o->max_temp_count].device, sizeof o->max_temps[0].device, "%.*s", (int)id_len,
+                 p);
+        o->max_temps[o->max_temp_count++].celsius = c;
+        if (p[len] == '\0')
+            return 0;
+        p += len + 1;
+    }
+}
+
 /* Text that goes into JSON as it is. */
 static bool is_utf8(const char *text)
 {
@@ -248,6 +292,18 @@ int cli_apply_option(cli_options *o, const char *name, const char *v, char *err,
         o->list_devices = true;
     } else if (strcmp(name, "selftest") == 0) {
         o->selftest = true;
+    } else if (strcmp(name, "max-temp") == 0) {
+        if (parse_max_temps(o, v, err, err_len) != 0)
+            return -1;
+    } else if (strcmp(name, "max-restarts") == 0) {
+        if (parse_u64(v, 1000, &n) != 0)
+            return fail(err, err_len, "--max-restarts wants a number from 0 to 1000, not '%s'", v);
+        o->max_restarts = (unsigned)n;
+        o->max_restarts_given = true;
+    } else if (strcmp(name, "hang-timeout") == 0) {
+        if (parse_seconds(v, &o->hang_timeout) != 0)
+            return fail(err, err_len, "--hang-timeout wants seconds, not '%s'", v);
+        o->hang_timeout_given = true;
     } else if (strcmp(name, "quiet") == 0) {
         o->quiet = true;
     } else if (strcmp(name, "no-color") == 0) {

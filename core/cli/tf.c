@@ -141,15 +141,19 @@ int cmd_tf(const cli_options *opts, int argc, char **argv)
     lode_dispatcher_config cfg = {.algo = LODE_ALGO_TF, .devices = devices, .device_count = ndev,
                              .threads = opts->threads, .chunk_ms = 100,
                              .callbacks = {.user = &driver, .found = lode_tf_driver_on_found}};
-    lode_dispatcher *m = lode_dispatcher_start(&cfg, err, sizeof err);
+    double *temps;
+    int health = cli_health_config(opts, &cfg, &temps);
+    lode_dispatcher *m = health == 0 ? lode_dispatcher_start(&cfg, err, sizeof err) : NULL;
+    free(temps);
     free(devices);
     if (m == NULL) {
         lode_tf_driver_destroy(&driver);
         free(list);
         if (lock_fd >= 0)
             close(lock_fd);
-        lode_log(LODE_LOG_ERROR, "%s", err);
-        return EXIT_RUNTIME;
+        if (health == 0)
+            lode_log(LODE_LOG_ERROR, "%s", err);
+        return health != 0 ? health : EXIT_RUNTIME;
     }
     driver.miner = m;
     int status = 0;
@@ -159,7 +163,9 @@ int cmd_tf(const cli_options *opts, int argc, char **argv)
         status = ready < 0 ? EXIT_INTERRUPTED : EXIT_RUNTIME;
     }
     if (status == 0) {
+        cli_notify *notify = cli_notify_ready(m, "tf", "candidates/s", NULL, NULL);
         int r = lode_tf_driver_run_list(&driver, &list, &count);
+        cli_notify_stop(notify);
         status = r == LODE_TF_DONE ? 0 : r == LODE_TF_STOPPED ? EXIT_INTERRUPTED : EXIT_RUNTIME;
     }
     lode_dispatcher_free(m);

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""systemd's notify protocol, checked the way systemd itself sees it: a
+datagram socket named by NOTIFY_SOCKET, with WATCHDOG_USEC set, read by this
+script (no lode code involved).
+
+- a benchmark sends READY=1 first, STATUS lines naming the algorithm and a
+  rate, WATCHDOG=1 while it hashes, and STOPPING=1 last;
+- a lode whose only device hangs (LODE_TEST_FAULT, the fault-injecting test
+  devices) stops feeding the watchdog while the device is stuck, and exits 1
+  once it is quarantined, with STOPPING=1;
+- built without libsystemd (the portable preset), lode warns that
+  NOTIFY_SOCKET is set and sends nothing.
+
+usage: test_systemd.py PATH_TO_LODE ON|OFF   (whether lode has libsystemd)
+"""
+import os
+import select
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+LODE = sys.argv[1]
+HAVE_SYSTEMD = sys.argv[2].upper() in ("ON", "TRUE", "1", "YES")
+passed = failed = 0
+
+
+def check(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL: {what}", file=sys.stderr)
+
+
+def run_notified(args, env_extra, watchdog_usec, timeout=300):
+    """Runs lode with NOTIFY_SOCKET on a socket of our own; returns the
+    completed process and the datagrams as (arrival time, [lines])."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "notify.sock")
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        sock.bind(path)
+        env = dict(os.environ, NOTIFY_SOCKET=path, **env_extra)
+        env.pop("WATCHDOG_PID", None)
+        if watchdog_usec:
+            env["WATCHDOG_USEC"] = str(watchdog_usec)
+        proc = subprocess.Popen([LODE, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        messages = []
+        start = time.monotonic()
+        while True:
+            ready, _, _ = select.select([sock], [], [], 0.05)
+            if ready:
+                data = sock.recv(65536).decode("utf-8", "replace")
+                messages.append((time.monotonic() - start, data.split("\n")))
+            elif proc.poll() is not None:
+                break
+            if time.monotonic() - start > timeout:  # hang guard
+                proc.kill()
+                break
+        out, err = proc.communicate()
+        sock.close()
+        return proc.returncode, out, err, messages
+
+
+def lines_of(messages):
+    return [line for _, lines in messages for line in lines if line]
+
+
+def test_benchmark():
+    rc, out, err, messages = run_notified(
+        ["--benchmark", "-a", "sha256d", "-d", "cpu", "-t", "1", "--time-limit", "6", "--no-color"], {}, 1_000_000)
+    lines = lines_of(messages)
+    check(rc == 0, f"benchmark exits 0, got {rc}: {err[-400:]!r}")
+    check(lines and lines[0] == "READY=1", f"READY=1 comes first: {lines[:3]}")
+    statuses = [line for line in lines if line.startswith("STATUS=")]
+    check(any("sha256d" in s and "H/s" in s and "shares" in s for s in statuses),
+          f"STATUS lines name the algorithm, a rate and the shares: {statuses[:4]}")
+    pings = [t for t, ls in messages if "WATCHDOG=1" in ls]
+    # Six seconds of hashing with a ping due every half second.
+    check(len(pings) >= 2, f"WATCHDOG=1 while hashing: {len(pings)} pings")
+    ready_at = next((i for i, line in enumerate(lines) if line == "READY=1"), None)
+    first_ping = next((i for i, line in enumerate(lines) if line == "WATCHDOG=1"), None)
+    check(ready_at is not None and first_ping is not None and ready_at < first_ping, "READY=1 before WATCHDOG=1")
+    check(lines and lines[-1] == "STOPPING=1", f"STOPPING=1 comes last: {lines[-3:]}")
+
+
+def test_stuck_device():
+    """The only device hangs in its fourth scan: the watchdog finds it after
+    10 times its expected 0.2 s (2 s), and abandons it at three times that;
+    meanwhile nothing mines, so systemd's watchdog goes unfed."""
+    rc, out, err, messages = run_notified(
+        ["--benchmark", "-a", "sha256d", "-d", "fault:0", "--hang-timeout", "1", "--time-limit", "120",
+         "--no-color"], {"LODE_TEST_FAULT": "hang:0:3"}, 400_000)
+    lines = lines_of(messages)
+    check(rc == 1 and "quarantined" in err and "nothing is hashing" in err,
+          f"a lode whose only device hangs exits 1 once it is quarantined: rc {rc}, {err[-500:]!r}")
+    check(lines and lines[0] == "READY=1" and lines[-1] == "STOPPING=1", f"READY first, STOPPING last: {lines}")
+    pings = [t for t, ls in messages if "WATCHDOG=1" in ls]
+    stop = next((t for t, ls in messages if "STOPPING=1" in ls), None)
+    # A ping is due every 0.2 s while some device mines; the device is stuck
+    # for at least 4 s (from 2 s after its scan began until 6 s) before the
+    # end, so the pings stop at least that long before STOPPING=1.
+    check(stop is not None and (not pings or stop - pings[-1] >= 2.0),
+          f"no WATCHDOG=1 while the only device is stuck: last ping at {pings[-1:]}, stopping at {stop}")
+
+
+def test_without_systemd():
+    rc, out, err, messages = run_notified(
+        ["--benchmark", "-a", "sha256d", "-d", "cpu", "-t", "1", "--time-limit", "2", "--no-color"], {}, 1_000_000)
+    check(rc == 0, f"benchmark exits 0, got {rc}")
+    check("NOTIFY_SOCKET is set, but this lode was built without libsystemd" in err,
+          f"the missing systemd support is said: {err[-400:]!r}")
+    check(messages == [], f"nothing is sent: {messages}")
+
+
+if HAVE_SYSTEMD:
+    test_benchmark()
+    test_stuck_device()
+else:
+    test_without_systemd()
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
