@@ -103,7 +103,7 @@ cli_notify *cli_notify_ready(lode_dispatcher *m, const char *what, const char *u
         return NULL;
 #ifndef LODE_HAVE_SYSTEMD
     (void)m, (void)what, (void)unit, (void)extra, (void)user;
-    lode_log(LODE_LOG_WARN, "NOTIFY_SOCKET is set, but this lode was built without libsystemd (LODE_SYSTEMD=OFF): "
+    lode_log(LODE_LOG_WARN, "NOTIFY_SOCKET is set, but this lode was built without libsystemd: "
              "systemd hears nothing from it (use Type=simple, not Type=notify)");
     return NULL;
 #else
