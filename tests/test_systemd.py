@@ -9,12 +9,15 @@ script (no lode code involved).
   devices) stops feeding the watchdog while the device is stuck, and exits 1
   once it is quarantined, with STOPPING=1;
 - built without libsystemd (the portable preset), lode warns that
-  NOTIFY_SOCKET is set and sends nothing.
+  NOTIFY_SOCKET is set and sends nothing;
+- the example unit contrib/systemd/lode.service passes `systemd-analyze
+  verify` (where systemd-analyze exists), pointed at this lode.
 
 usage: test_systemd.py PATH_TO_LODE ON|OFF   (whether lode has libsystemd)
 """
 import os
 import select
+import shutil
 import socket
 import subprocess
 import sys
@@ -115,6 +118,26 @@ def test_without_systemd():
     check(messages == [], f"nothing is sent: {messages}")
 
 
+def test_unit_file():
+    analyze = shutil.which("systemd-analyze")
+    if analyze is None:
+        print("systemd-analyze not found: the unit file is not verified")
+        return
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "..", "contrib", "systemd", "lode.service")) as f:
+        unit = f.read()
+    check("Type=notify" in unit and "WatchdogSec=" in unit and "ExecStart=/usr/local/bin/lode " in unit,
+          "the unit is Type=notify with a watchdog")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "lode.service")
+        with open(path, "w") as f:
+            f.write(unit.replace("/usr/local/bin/lode", os.path.abspath(LODE)))
+        r = subprocess.run([analyze, "verify", path], capture_output=True, text=True, timeout=120)
+        problems = [line for line in (r.stdout + r.stderr).splitlines() if "lode.service" in line]
+        check(r.returncode == 0 and not problems, f"systemd-analyze verify: rc {r.returncode}, {problems}")
+
+
+test_unit_file()
 if HAVE_SYSTEMD:
     test_benchmark()
     test_stuck_device()

@@ -11,8 +11,8 @@
 #include "core/base/algo.h"
 
 /* Exit statuses (listed in --help and the README): 0 success, 1 a failure
- * at run time (a self-test failed, every device failed, a result could not
- * be written), 2 bad input, 3 the pool or node refused the configuration
+ * at run time (a self-test failed, every device failed or was quarantined,
+ * a result could not be written), 2 bad input, 3 the pool or node refused the configuration
  * (credentials, payout address, algorithm: retrying cannot help), 130
  * interrupted by a signal (SIGINT, SIGTERM, SIGHUP). */
 enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_REFUSED = 3, EXIT_INTERRUPTED = 130 };

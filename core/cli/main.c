@@ -98,9 +98,10 @@ static void usage(FILE *out)
             "hash prints the PoW hash of an 80-byte header. Hashes are in display order.\n"
             "\n"
             "Exit status: 0 success; 1 a failure at run time (no device passed its self-test,\n"
-            "every device failed, a hardware error, output that could not be written); 2 bad\n"
-            "input; 3 the pool or node refused the configuration (credentials, payout address,\n"
-            "algorithm); 130 stopped by SIGINT, SIGTERM or SIGHUP (after the summary).\n");
+            "every device failed or was quarantined, a hardware error, output that could not\n"
+            "be written); 2 bad input; 3 the pool or node refused the configuration\n"
+            "(credentials, payout address, algorithm); 130 stopped by SIGINT, SIGTERM or\n"
+            "SIGHUP (after the summary).\n");
 }
 
 int main(int argc, char **argv)
