@@ -139,6 +139,19 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static struct timespec deadline_in(int timeout_ms)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += timeout_ms / 1000;
+    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    return deadline;
+}
+
 /* Keeps a span of the current job for another worker (lock held). */
 static void give_back(lode_dispatcher *m, uint64_t start, uint64_t count)
 {
@@ -486,11 +499,7 @@ static bool restart(worker *w, lode_handle *h, const char *fault, bool counted)
             break;
         set_worker(m, w, WORKER_RESTARTING, why);
         lode_log(LODE_LOG_WARN, "%s: %s; reopening in %.3g s", m->devices[w->device].id, why, backoff);
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        double whole = (double)until.tv_nsec * 1e-9 + backoff;
-        until.tv_sec += (time_t)whole;
-        until.tv_nsec = (long)((whole - (double)(time_t)whole) * 1e9);
+        struct timespec until = deadline_in((int)(backoff * 1000));
         while (!m->stopping && !c->quarantined &&
                pthread_cond_timedwait(&m->work_ready, &m->lock, &until) != ETIMEDOUT)
             ;
@@ -689,18 +698,6 @@ static long fault_injection(void)
     return (long)n;
 }
 
-static struct timespec deadline_in(int timeout_ms)
-{
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += timeout_ms / 1000;
-    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
-    return deadline;
-}
 
 /* ---- the monitor: sensors, thermal limits, the watchdog ---- */
 
