@@ -98,8 +98,9 @@ typedef struct lode_device_stats {
  * change of a device's state is logged once. Returns NULL with a message in
  * err if nothing could be started.
  * Tests only: with LODE_TEST_FAIL_SCANS_AFTER=N in the environment, every
- * worker fails with a device error in place of its scan N+1 (a device lost
- * at run time), so the every-device-failed paths can be tested. */
+ * worker fails with a device error in place of its scan N+1 and every one
+ * after (a device lost at run time: restarts, then quarantine), so the
+ * every-device-failed paths can be tested. */
 lode_dispatcher *lode_dispatcher_start(const lode_dispatcher_config *config, char *err, size_t err_len);
 /* Waits until every worker has passed or failed its self-test (timeout_ms
  * < 0: for as long as that takes); returns how many passed, or -1 if the
