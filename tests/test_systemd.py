@@ -5,6 +5,9 @@ script (no lode code involved).
 
 - a benchmark sends READY=1 first, STATUS lines naming the algorithm and a
   rate, WATCHDOG=1 while it hashes, and STOPPING=1 last;
+- mining on a pool (a minimal stratum pool here, which accepts every share
+  and counts them), the STATUS lines count accepted shares: never more than
+  the pool accepted, and some;
 - a lode whose only device hangs (LODE_TEST_FAULT, the fault-injecting test
   devices) stops feeding the watchdog while the device is stuck, and exits 1
   once it is quarantined, with STOPPING=1;
@@ -15,10 +18,13 @@ script (no lode code involved).
 
 usage: test_systemd.py PATH_TO_LODE ON|OFF   (whether lode has libsystemd)
 """
+import json
 import os
+import re
 import select
 import shutil
 import socket
+import threading
 import subprocess
 import sys
 import tempfile
@@ -89,6 +95,65 @@ def test_benchmark():
     check(lines and lines[-1] == "STOPPING=1", f"STOPPING=1 comes last: {lines[-3:]}")
 
 
+class CountingPool:
+    """Just enough of a stratum pool for lode to mine on: one job at a low
+    difficulty; every share is accepted and counted."""
+
+    def __init__(self):
+        self.accepted = 0
+        self.lock = threading.Lock()
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.url = f"stratum+tcp://127.0.0.1:{self.server.getsockname()[1]}"
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        try:
+            conn, _ = self.server.accept()
+            with conn, conn.makefile("rwb") as f:
+                for line in f:
+                    self.answer(f, json.loads(line))
+        except (OSError, ValueError):
+            pass  # lode hung up
+
+    def answer(self, f, msg):
+        def send(obj):
+            f.write((json.dumps(obj) + "\n").encode())
+            f.flush()
+        method = msg.get("method")
+        if method == "mining.subscribe":
+            send({"id": msg["id"], "result": [[["mining.notify", "s1"]], "01020304", 4], "error": None})
+            return
+        if method == "mining.submit":
+            with self.lock:
+                self.accepted += 1
+        send({"id": msg["id"], "result": True if method != "mining.configure" else {}, "error": None})
+        if method == "mining.authorize":
+            send({"id": None, "method": "mining.set_difficulty", "params": [0.0001]})
+            send({"id": None, "method": "mining.notify", "params": [
+                "job1", os.urandom(32).hex(), "01000000010000", "ffffffff", [], "20000000", "1d00ffff",
+                f"{int(time.time()):08x}", True]})
+
+    def close(self):
+        self.server.close()
+
+
+def test_mining_status():
+    pool = CountingPool()
+    try:
+        rc, out, err, messages = run_notified(
+            ["-a", "sha256d", "-o", pool.url, "-u", "w", "-p", "x", "-d", "cpu", "-t", "1", "--time-limit", "7",
+             "--no-version-rolling", "--no-color"], {}, 1_000_000)
+    finally:
+        pool.close()
+    lines = lines_of(messages)
+    counts = [int(m[1]) for m in (re.search(r"^STATUS=sha256d .*H/s, accepted (\d+), rejected 0$", line)
+                                  for line in lines) if m]
+    check(rc == 0 and lines[:1] == ["READY=1"] and lines[-1:] == ["STOPPING=1"],
+          f"mining: rc {rc}, READY first and STOPPING last: {lines[:2]} .. {lines[-2:]}; {err[-300:]!r}")
+    check(counts and counts == sorted(counts) and 0 < counts[-1] <= pool.accepted,
+          f"STATUS counts the shares the pool accepted: {counts}, the pool accepted {pool.accepted}")
+
+
 def test_stuck_device():
     """The only device hangs in its fourth scan: the watchdog finds it after
     10 times its expected 0.2 s (2 s), and abandons it at three times that;
@@ -140,6 +205,7 @@ def test_unit_file():
 test_unit_file()
 if HAVE_SYSTEMD:
     test_benchmark()
+    test_mining_status()
     test_stuck_device()
 else:
     test_without_systemd()

@@ -686,9 +686,10 @@ static unsigned workers_of(const lode_dispatcher_config *cfg, const lode_device_
 }
 
 /* Tests only: LODE_TEST_FAIL_SCANS_AFTER=N makes every worker fail with a
- * device error instead of its scan number N+1 and every one after (after its self-test), as a
- * GPU that falls off the bus would: how the tests of `lode` reach the
- * every-device-failed paths without a failing device. -1 when unset. */
+ * device error instead of its scan number N+1 and every one after (counted
+ * after its self-test), as a GPU that falls off the bus would: how the
+ * tests of `lode` reach the every-device-failed paths without a failing
+ * device. -1 when unset. */
 static long fault_injection(void)
 {
     unsigned n;
