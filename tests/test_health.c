@@ -87,7 +87,7 @@ static lode_dispatcher *start(const double *max_temp, int max_restarts)
         .chunk_ms = 20,
         .callbacks = {.found = on_found},
         .max_temp_c = max_temp,
-        .hang_timeout_s = 1.0,
+        .hang_timeout_s = 2.0, /* well above a 20 ms scan, even under ThreadSanitizer on a busy machine */
         .max_restarts = max_restarts,
         .backoff_s = 0.05,
         .monitor_interval_s = 0.05,
@@ -299,10 +299,11 @@ static void test_error_quarantine(void)
 
 static void test_hang_restarts(void)
 {
-    /* Every scan after the second hangs 2 s, deaf to its abort: the
-     * watchdog calls it hung at 1 s, the scan comes back at 2 s and the
-     * device reopens; the third hang quarantines it. */
-    lode_fault_set(0, &(lode_fault_plan){.kind = LODE_FAULT_HANG, .after = 2, .hang_s = 2.0});
+    /* Every scan after the second hangs 4 s, deaf to its abort: the
+     * watchdog calls it hung at 2 s (the hang timeout), the scan comes back
+     * at 4 s, before it would be abandoned (6 s), and the device reopens;
+     * the third hang quarantines it. */
+    lode_fault_set(0, &(lode_fault_plan){.kind = LODE_FAULT_HANG, .after = 2, .hang_s = 4.0});
     lode_dispatcher *m = start(NULL, 2);
     if (m == NULL)
         return;

@@ -655,12 +655,12 @@ static void *worker_main(void *arg)
                 snprintf(why, sizeof why, "worker %u: its scan hung", w->slot);
             if (!restart(w, &h, why, taken))
                 break;
-            /* A fresh handle: the job goes in again, the chunk is measured
-             * again (the device's rate stays what it was). */
+            /* A fresh handle: the job goes in again; the device's rate
+             * stays what it was, and so do its chunks. */
             installed = 0;
-            chunk = lode_handle_preferred_chunk(&h, m->config.chunk_ms);
+            chunk = rate > 0 ? (uint64_t)(rate * chunk_s) : lode_handle_preferred_chunk(&h, m->config.chunk_ms);
             if (chunk == 0)
-                chunk = 256;
+                chunk = rate > 0 ? 1 : 256;
         }
     }
     lode_hits_free(&hits);
