@@ -58,6 +58,9 @@ typedef struct cli_options {
     unsigned failover_after;   /* 0 = the default */
     double retry_pause, stall_timeout, log_interval; /* 0 = the defaults */
 
+    /* The HTTP API (core/api): off unless api_bind is given. */
+    const char *api_bind, *api_token, *api_token_file;
+
     /* lode tf (defaults from cli_options_init). */
     struct {
         const char *worktodo;   /* NULL: worktodo.txt, unless an assignment is given */
@@ -159,6 +162,33 @@ const char *cli_rate_unit(lode_algo algo);
 /* "12.34 MH/s" */
 void cli_format_rate(double rate, const char *unit, char *out, size_t len);
 double cli_now(void);
+
+/* The HTTP API of a run (core/cli/api.c): what the program tells it. */
+struct lode_api;
+struct lode_stratum;
+struct lode_gbt;
+struct lode_tf_driver;
+typedef struct cli_api_source {
+    struct lode_dispatcher *miner;
+    lode_algo algo;
+    const char *kind;   /* "stratum", "gbt", "benchmark", "tf" */
+    const char *where;  /* the first pool's URL, the node's, "benchmark", the worktodo */
+    struct lode_stratum *stratum; /* NULL unless kind is "stratum" */
+    const char *pool_urls[CLI_MAX_POOLS]; /* as given (credentials in them are not shown) */
+    struct lode_gbt *gbt;
+    const char *node_url;
+    struct lode_tf_driver *tf;
+    const char *unit;
+    char variants[64][32]; /* filled by cli_api_start */
+} cli_api_source;
+/* Checks --api-bind and the token at the start of a command: 0, or a usage
+ * error (EXIT_USAGE, logged) for a bad address, a bind beyond loopback
+ * without a token, an unreadable token file, or a lode built without the API. */
+int cli_api_check(const cli_options *o);
+/* Starts the API if --api-bind was given (*out NULL otherwise). 0, or
+ * EXIT_RUNTIME with the reason logged. src must outlive cli_api_stop. */
+int cli_api_start(const cli_options *o, cli_api_source *src, struct lode_api **out);
+void cli_api_stop(struct lode_api *api);
 
 int cmd_benchmark(const cli_options *o);
 int cmd_scan(const cli_options *o);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/api/api.h"
 #include "core/base/log.h"
 #include "core/cli/cli.h"
 #include "core/dispatch/registry.h"
@@ -123,6 +124,8 @@ int cmd_mine(const cli_options *o)
     if (lode_algo_get(o->algo)->kind != LODE_WORK_NONCE_SCAN)
         return cli_usage_error("mining on pools and nodes is for sha256d and scrypt, not %s",
                                lode_algo_get(o->algo)->name);
+    if (cli_api_check(o) != 0)
+        return EXIT_USAGE;
     char err[512];
     mine_source source = {0};
     if (create_source(o, &source, err, sizeof err) != 0)
@@ -150,11 +153,20 @@ int cmd_mine(const cli_options *o)
     lode_mining *mining = lode_mining_start(&config, err, sizeof err);
     free(devices);
     int status = 0;
+    lode_api *api = NULL;
     if (mining == NULL) {
         lode_log(LODE_LOG_ERROR, "%s", err);
         status = EXIT_RUNTIME;
         goto out_source;
     }
+    cli_api_source api_source = {.miner = lode_mining_miner(mining), .algo = o->algo,
+                                 .kind = source.gbt ? "gbt" : "stratum", .where = o->pools[0].url,
+                                 .stratum = source.stratum, .gbt = source.gbt, .node_url = o->pools[0].url,
+                                 .unit = cli_rate_unit(o->algo)};
+    for (size_t i = 0; i < o->pool_count; i++)
+        api_source.pool_urls[i] = o->pools[i].url;
+    if ((status = cli_api_start(o, &api_source, &api)) != 0)
+        goto out_mining;
     int ready = cli_wait_ready(lode_mining_miner(mining));
     if (ready <= 0) {
         if (ready == 0)
@@ -217,6 +229,7 @@ int cmd_mine(const cli_options *o)
     if (hw_errors && status == 0)
         status = EXIT_RUNTIME;
 out_mining:
+    cli_api_stop(api); /* before what it reads goes */
     lode_mining_free(mining);
 out_source:
     lode_stratum_free(source.stratum);

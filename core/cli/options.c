@@ -67,6 +67,15 @@ const cli_option cli_option_table[] = {
     {"user", 0, "NAME", CLI_TF, false, "put into the JSON results (UTF-8)"},
     {"computer", 0, "NAME", CLI_TF, false, "put into the JSON results (UTF-8)"},
     {"class-log", 0, "FILE", CLI_TF, false, "append each class as it completes (for tests)"},
+    {"api-bind", 0, "HOST:PORT", CLI_ALL, false,
+     "serve the HTTP API, /metrics and the dashboard here\n"
+     "(e.g. 127.0.0.1:4028; port 0 = any free port; beyond\n"
+     "loopback only with a token)"},
+    {"api-token", 0, "TOKEN", CLI_ALL, false,
+     "the API's token: needed for control (pause, resume,\n"
+     "next pool) and for every request beyond loopback;\n"
+     "better --api-token-file or LODE_API_TOKEN (not in ps)"},
+    {"api-token-file", 0, "FILE", CLI_ALL, false, "read the API token from the first line of FILE"},
     {"quiet", 'q', NULL, CLI_ALL, false, "only warnings, errors and the final summary on stderr"},
     {"no-color", 0, NULL, CLI_MINER, false, "no colours in log lines"},
     {"header", 0, "HEX", CLI_MINER, false, NULL}, /* scan and hash: in the usage lines */
@@ -248,6 +257,12 @@ int cli_apply_option(cli_options *o, const char *name, const char *v, char *err,
         o->list_devices = true;
     } else if (strcmp(name, "selftest") == 0) {
         o->selftest = true;
+    } else if (strcmp(name, "api-bind") == 0) {
+        o->api_bind = v;
+    } else if (strcmp(name, "api-token") == 0) {
+        o->api_token = v;
+    } else if (strcmp(name, "api-token-file") == 0) {
+        o->api_token_file = v;
     } else if (strcmp(name, "quiet") == 0) {
         o->quiet = true;
     } else if (strcmp(name, "no-color") == 0) {

@@ -54,6 +54,7 @@ struct lode_stratum {
     size_t pool_count;
     lode_wake wake;
     atomic_bool stop;
+    atomic_bool next_pool;  /* lode_stratum_next_pool asked to move on */
     pthread_t thread;
     bool running;
     lode_mining *mining;
@@ -79,7 +80,7 @@ typedef struct pending_request {
     double pool_difficulty; /* submits: for the log */
 } pending_request;
 
-typedef enum session_end { END_GOOD, END_FAILED, END_REDIRECT, END_PRIMARY_BACK, END_STOP } session_end;
+typedef enum session_end { END_GOOD, END_FAILED, END_REDIRECT, END_PRIMARY_BACK, END_NEXT_POOL, END_STOP } session_end;
 
 /* One connection's state; only the I/O thread touches it. */
 typedef struct session {
@@ -110,6 +111,7 @@ typedef struct session {
     double last_progress, last_probe;
     lode_stratum_url redirect;
     double redirect_wait;
+    bool chosen;                /* the user chose this pool: no probing for the primary */
 } session;
 
 static double now_s(void)
@@ -183,6 +185,7 @@ lode_stratum *lode_stratum_create(const lode_stratum_config *config, char *err, 
     s->wake.fds[0] = s->wake.fds[1] = -1;
     pthread_mutex_init(&s->lock, NULL);
     atomic_init(&s->stop, false);
+    atomic_init(&s->next_pool, false);
     s->agent = dup_or(config->agent, "lode/0.1.0");
     s->pools = calloc(config->pool_count, sizeof *s->pools);
     s->pool_count = config->pool_count;
@@ -846,7 +849,13 @@ static session_end run_session(lode_stratum *s, size_t pool, const lode_stratum_
             end = END_FAILED;
             break;
         }
-        if (pool != 0 && now - ss->last_probe > s->config.primary_check_s) {
+        if (atomic_exchange(&s->next_pool, false)) {
+            lode_log(LODE_LOG_INFO, "stratum: leaving %s for the next pool, as asked", where);
+            drain_submits(s, ss);
+            end = END_NEXT_POOL;
+            break;
+        }
+        if (pool != 0 && !ss->chosen && now - ss->last_probe > s->config.primary_check_s) {
             ss->last_probe = now;
             if (probe_primary(s)) {
                 lode_log(LODE_LOG_INFO, "stratum: %s answers again, switching back", s->pools[0].url_text);
@@ -924,7 +933,7 @@ static void end_session(lode_stratum *s, session *ss, size_t pool)
 static void pause_for(lode_stratum *s, double seconds)
 {
     double deadline = now_s() + seconds;
-    while (!stopping(s)) {
+    while (!stopping(s) && !atomic_load(&s->next_pool)) {
         double left = deadline - now_s();
         if (left <= 0)
             return;
@@ -958,7 +967,7 @@ static void *io_thread(void *arg)
     size_t pool = 0;
     unsigned failures = 0, attempt = 0;
     unsigned seed = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)s;
-    bool redirected = false;
+    bool redirected = false, chosen = false;
     unsigned redirects = 0; /* redirects in a row with no share accepted in between */
     lode_stratum_url redirect_url;
     while (!stopping(s)) {
@@ -971,6 +980,10 @@ static void *io_thread(void *arg)
         ss->s = s;
         ss->pool = pool;
         ss->url = redirected ? redirect_url : s->pools[pool].url;
+        ss->chosen = chosen;
+        pthread_mutex_lock(&s->lock);
+        s->current_pool = pool; /* the pool tried, for lode_stratum_current_pool */
+        pthread_mutex_unlock(&s->lock);
         session_end end = run_session(s, pool, &ss->url, ss);
         end_session(s, ss, pool);
         lode_stratum_url next_redirect = ss->redirect;
@@ -1013,7 +1026,13 @@ static void *io_thread(void *arg)
         }
         case END_PRIMARY_BACK:
             pool = 0;
+            redirected = chosen = false;
+            failures = attempt = 0;
+            continue;
+        case END_NEXT_POOL:
+            pool = (pool + 1) % s->pool_count;
             redirected = false;
+            chosen = pool != 0;
             failures = attempt = 0;
             continue;
         case END_GOOD:
@@ -1027,12 +1046,21 @@ static void *io_thread(void *arg)
             } else if (++failures >= s->config.failover_after && s->pool_count > 1) {
                 pool = (pool + 1) % s->pool_count;
                 failures = 0;
+                chosen = false;
                 lode_log(LODE_LOG_WARN, "stratum: failing over to %s", s->pools[pool].url_text);
             }
             break;
         }
         if (stopping(s))
             break;
+        if (atomic_exchange(&s->next_pool, false)) { /* asked while this pool was down */
+            pool = (pool + 1) % s->pool_count;
+            redirected = false;
+            chosen = pool != 0;
+            failures = attempt = 0;
+            lode_log(LODE_LOG_INFO, "stratum: moving on to %s, as asked", s->pools[pool].url_text);
+            continue;
+        }
         double delay = backoff_delay(&s->config, attempt, &seed);
         if (end == END_FAILED && !got_job)
             attempt++;
@@ -1062,6 +1090,23 @@ void lode_stratum_stop(lode_stratum *s)
     lode_wake_signal(&s->wake);
     pthread_join(s->thread, NULL);
     s->running = false;
+}
+
+size_t lode_stratum_current_pool(lode_stratum *s)
+{
+    pthread_mutex_lock(&s->lock);
+    size_t pool = s->current_pool;
+    pthread_mutex_unlock(&s->lock);
+    return pool;
+}
+
+int lode_stratum_next_pool(lode_stratum *s)
+{
+    if (s == NULL || !s->running || s->pool_count < 2)
+        return -1;
+    atomic_store(&s->next_pool, true);
+    lode_wake_signal(&s->wake);
+    return 0;
 }
 
 void lode_stratum_free(lode_stratum *s)

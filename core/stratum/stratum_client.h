@@ -94,6 +94,14 @@ void lode_stratum_stop(lode_stratum *s);
 size_t lode_stratum_pool_count(const lode_stratum *s);
 /* A snapshot of one pool's counters (zeroes for an index out of range). */
 void lode_stratum_pool_stats(lode_stratum *s, size_t pool, lode_pool_stats *out);
+/* The pool the source mines on, or is connecting to. */
+size_t lode_stratum_current_pool(lode_stratum *s);
+/* Asks the I/O thread to leave the current pool for the next one in the
+ * list (after the last, the first), as a user would: the answers to shares
+ * in flight are waited for briefly, and the primary pool is not probed to
+ * switch back while the chosen pool works. -1 with one pool, or when the
+ * source does not run. */
+int lode_stratum_next_pool(lode_stratum *s);
 /* Stops if needed and frees. */
 void lode_stratum_free(lode_stratum *s);
 

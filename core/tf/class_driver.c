@@ -18,6 +18,13 @@ void lode_tf_driver_init(lode_tf_driver *d)
     pthread_mutex_init(&d->lock, NULL);
 }
 
+void lode_tf_driver_status(lode_tf_driver *d, lode_tf_status *out)
+{
+    pthread_mutex_lock(&d->lock);
+    *out = d->status;
+    pthread_mutex_unlock(&d->lock);
+}
+
 void lode_tf_driver_destroy(lode_tf_driver *d)
 {
     pthread_mutex_destroy(&d->lock);
@@ -185,6 +192,16 @@ int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a)
              a->bit_max, ghz_days);
     double t0 = now(), last_ckp = t0, last_line = 0;
     unsigned done_at_start = pr.classes_done;
+    pthread_mutex_lock(&d->lock);
+    d->status.running = true;
+    d->status.exponent = a->p;
+    d->status.bit_min = a->bit_min;
+    d->status.bit_max = a->bit_max;
+    d->status.classes_done = pr.classes_done;
+    d->status.classes_total = LODE_TF_NEEDED_CLASSES;
+    d->status.ghz_days = ghz_days;
+    d->status.ghz_days_per_day = d->status.eta_s = -1;
+    pthread_mutex_unlock(&d->lock);
     lode_dispatcher *m = d->miner;
     uint64_t cand0 = candidates(m);
     int status = LODE_TF_DONE;
@@ -237,6 +254,15 @@ int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a)
             pr.class_log_offset = ftell(class_log);
         }
         double t = now();
+        {
+            double el = t - t0 > 1e-6 ? t - t0 : 1e-6, ran = (double)(pr.classes_done - done_at_start);
+            pthread_mutex_lock(&d->lock);
+            d->status.classes_done = pr.classes_done;
+            d->status.classes_done_total++;
+            d->status.ghz_days_per_day = ghz_days * ran / LODE_TF_NEEDED_CLASSES / (el / 86400.0);
+            d->status.eta_s = el / ran * (double)(LODE_TF_NEEDED_CLASSES - pr.classes_done);
+            pthread_mutex_unlock(&d->lock);
+        }
         bool stop = asked(d->stop), saved = false;
         if (d->progress_ckp && (stop || t - last_ckp >= d->ckp_interval)) {
             if (!(saved = lode_tf_checkpoint_save(path, a, &pr) == 0))
@@ -265,9 +291,18 @@ int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a)
     }
     if (class_log != NULL)
         fclose(class_log);
+    pthread_mutex_lock(&d->lock);
+    d->status.running = false;
+    pthread_mutex_unlock(&d->lock);
     if (status != LODE_TF_DONE)
         return status;
-    return lode_tf_driver_finish(d, a, &pr);
+    status = lode_tf_driver_finish(d, a, &pr);
+    if (status == LODE_TF_DONE) {
+        pthread_mutex_lock(&d->lock);
+        d->status.assignments_done++;
+        pthread_mutex_unlock(&d->lock);
+    }
+    return status;
 }
 
 int lode_tf_driver_run_list(lode_tf_driver *d, lode_tf_assignment **list, size_t *count)
