@@ -739,8 +739,9 @@ char *api_render_metrics(api_state *s)
                     tf->bit_min, tf->bit_max);
             put_value(f, tf->classes_total ? (double)tf->classes_done / tf->classes_total : 0);
             if (tf->ghz_days_per_day >= 0) {
-                family(f, "lode_tf_ghz_days_per_day", "gauge", "Trial-factoring throughput in GHz-days per day.");
-                fprintf(f, "lode_tf_ghz_days_per_day ");
+                family(f, "lode_tf_credit_rate", "gauge",
+                       "Trial-factoring throughput: GHz-days of PrimeNet credit per day (GHz-days/day).");
+                fprintf(f, "lode_tf_credit_rate ");
                 put_value(f, tf->ghz_days_per_day);
             }
             if (tf->eta_s >= 0) {
