@@ -77,7 +77,7 @@ class Lode:
         self.out_path = os.path.join(TMP, f"lode-{Lode.n}.stdout")
         self.err = open(self.err_path, "w")
         self.out = open(self.out_path, "w")
-        log(f"start lode {' '.join(args)}")
+        log(f"start lode {' '.join(args).replace(TOKEN, 'TOKEN')}")
         self.proc = subprocess.Popen([LODE, *args], stdout=self.out, stderr=self.err, stdin=subprocess.DEVNULL,
                                      env=env, cwd=cwd)
         self.port = None

@@ -58,8 +58,12 @@
         interaction: { mode: "nearest", axis: "x", intersect: false },
         elements: { point: { radius: 0 }, line: { borderWidth: 2, tension: 0.25 } },
         scales: {
-          x: { type: "linear", ticks: { maxTicksLimit: 7,
-               callback: v => new Date(v).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" }) } },
+          x: { type: "linear", ticks: { maxTicksLimit: 7, maxRotation: 0,
+               callback: function (v) { // seconds only on a short span
+                 const short = this.max - this.min < 600000;
+                 return new Date(v).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", hour12: false,
+                                                             second: short ? "2-digit" : undefined });
+               } } },
           y: { beginAtZero: true, ticks: { callback: yFormat } },
         },
         plugins: { legend: { labels: { boxWidth: 12 } },
@@ -83,8 +87,9 @@
       borderColor: s.color || palette[i % palette.length], backgroundColor: (s.color || palette[i % palette.length]) + "33",
       fill: !!s.fill,
     }));
-    c.update("none");
     const n = series.reduce((a, s) => a + s.points.length, 0);
+    c.options.scales.x.display = c.options.scales.y.display = n > 0; // no empty axes
+    c.update("none");
     document.getElementById("e-" + name).style.display = n ? "none" : "flex";
     status.dataset[name + "Points"] = String(n);
     return n;
