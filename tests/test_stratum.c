@@ -805,6 +805,62 @@ static void test_failover_redirect(void)
     close(b.listen_fd);
 }
 
+/* lode_stratum_next_pool (the API's "next pool"): the source leaves a
+ * working pool for the next, wraps around after the last, and does not
+ * probe its way back to the first pool while on one the user chose. */
+static void test_next_pool(void)
+{
+    test_pool a = {.fd = -1}, b = {.fd = -1};
+    a.listen_fd = listen_loopback(&a.port);
+    b.listen_fd = listen_loopback(&b.port);
+    char url0[64], url1[64];
+    snprintf(url0, sizeof url0, "stratum+tcp://127.0.0.1:%u", a.port);
+    snprintf(url1, sizeof url1, "stratum+tcp://127.0.0.1:%u", b.port);
+    lode_pool_config pcs[2] = {{.url = url0, .user = "u"}, {.url = url1, .user = "u"}};
+    lode_stratum_config cfg;
+    lode_stratum_config_defaults(&cfg);
+    cfg.algo = LODE_ALGO_SCRYPT;
+    cfg.pools = pcs;
+    cfg.pool_count = 1;
+    cfg.retry_base_s = 0.02;
+    cfg.retry_max_s = 0.05;
+    cfg.primary_check_s = 0.2; /* would probe pool a five times a second */
+    char err[256];
+    lode_stratum *one = lode_stratum_create(&cfg, err, sizeof err);
+    CHECK(one != NULL && lode_stratum_next_pool(one) == -1, "next pool with one pool (not started)");
+    lode_stratum_free(one);
+    cfg.pool_count = 2;
+    lode_stratum *s = lode_stratum_create(&cfg, err, sizeof err);
+    CHECK(s != NULL, "create: %s", err);
+    if (s == NULL)
+        return;
+    CHECK(lode_stratum_next_pool(s) == -1, "next pool before start");
+    lode_stratum_start(s, fake_mining_get());
+    CHECK(pool_accept(&a, 5), "no connection to the first pool");
+    json_decref(pool_expect(&a, "mining.subscribe"));
+    CHECK(lode_stratum_current_pool(s) == 0, "current pool %zu, want 0", lode_stratum_current_pool(s));
+    CHECK(lode_stratum_next_pool(s) == 0, "next pool refused");
+    CHECK(pool_accept(&b, 5), "no connection to the second pool after next_pool");
+    json_decref(pool_expect(&b, "mining.subscribe"));
+    CHECK(pool_read(&a, 2) == NULL, "the first pool's connection is still used");
+    CHECK(lode_stratum_current_pool(s) == 1, "current pool %zu, want 1", lode_stratum_current_pool(s));
+    /* Chosen by the user: no probe of the first pool in 1 s (five probe periods). */
+    pool_close(&a);
+    CHECK(!pool_accept(&a, 1.0), "probed the first pool while on the chosen second one");
+    pool_close(&a);
+    /* After the last pool, the first. */
+    CHECK(lode_stratum_next_pool(s) == 0, "next pool refused (wrap)");
+    CHECK(pool_accept(&a, 5), "no connection back to the first pool");
+    json_decref(pool_expect(&a, "mining.subscribe"));
+    CHECK(lode_stratum_current_pool(s) == 0, "current pool %zu, want 0 after the wrap", lode_stratum_current_pool(s));
+    lode_stratum_stop(s);
+    lode_stratum_free(s);
+    pool_close(&a);
+    pool_close(&b);
+    close(a.listen_fd);
+    close(b.listen_fd);
+}
+
 static void test_create_errors(void)
 {
     const char *bad_urls[] = {"http://pool:3333", "stratum+tcp://pool", "stratum+tcp://:3333", "stratum+tcp://pool:0",
@@ -984,5 +1040,6 @@ int main(int argc, char **argv)
     test_tls();
     test_loopback();
     test_failover_redirect();
+    test_next_pool();
     return test_summary();
 }
