@@ -193,6 +193,36 @@ def token_file():
     return path
 
 
+_sensors_hook = None
+
+
+def sensors_hook():
+    """Whether this lode reads fake sensor readings from LODE_TEST_SENSORS
+    (core/dispatch's lode_device_read_sensors; listed by --help-env)."""
+    global _sensors_hook
+    if _sensors_hook is None:
+        r = subprocess.run([LODE, "--help-env"], capture_output=True, text=True, timeout=60)
+        _sensors_hook = "LODE_TEST_SENSORS" in r.stdout
+        if not _sensors_hook:
+            log("NOTE: this lode has no LODE_TEST_SENSORS: the sensor fields are checked absent only")
+    return _sensors_hook
+
+
+def sensors_env(lines):
+    """An environment whose fake sensor file holds lines; (env, path)."""
+    path = os.path.join(TMP, f"sensors-{os.urandom(4).hex()}")
+    write_sensors(path, lines)
+    env = dict(os.environ)
+    env["LODE_TEST_SENSORS"] = path
+    return env, path
+
+
+def write_sensors(path, lines):
+    with open(path + ".new", "w") as f:
+        f.write("".join(line + "\n" for line in lines))
+    os.replace(path + ".new", path)
+
+
 def bench_args(extra=()):
     return ["-a", "sha256d", "--benchmark", "-d", "cpu", "-t", "1", "--no-color",
             "--api-bind", "127.0.0.1:0", *extra]
@@ -227,7 +257,9 @@ def scenario_refuse():
 
 
 def scenario_http():
-    lode = Lode(bench_args(["--api-token-file", token_file()]))
+    env, sensor_file = (sensors_env(["cpu:0 temp=61.5 power=88.25 fan=40 sm=3000 mem=1600 throttle=none"])
+                        if sensors_hook() else (None, None))
+    lode = Lode(bench_args(["--api-token-file", token_file()]), env=env)
     try:
         lode.wait_port()
         port = lode.port
@@ -240,6 +272,26 @@ def scenario_http():
         for key in ("temperature_c", "power_w", "fan_percent", "sm_clock_mhz", "mem_clock_mhz", "throttle"):
             check(key not in d or d[key] is None or isinstance(d[key], (int, float, str)),
                   f"http: sensor {key} malformed: {d.get(key)}")
+        if sensor_file:
+            want = {"temperature_c": 61.5, "power_w": 88.25, "fan_percent": 40, "sm_clock_mhz": 3000,
+                    "mem_clock_mhz": 1600, "throttle": "none"}
+            check(all(d.get(k) == v for k, v in want.items()), f"http: sensors {d}, want {want}")
+            m = parse_metrics(request(lode.url("/metrics"))[2].decode())
+            dev = frozenset({("device", "cpu:0")})
+            for name, v in (("lode_device_temperature_celsius", 61.5), ("lode_device_power_watts", 88.25),
+                            ("lode_device_fan_ratio", 0.4)):
+                check(m.get((name, dev)) == v, f"http: {name} = {m.get((name, dev))}, want {v}")
+            check(m.get(("lode_device_clock_hertz", dev | {("clock", "sm")})) == 3e9 and
+                  m.get(("lode_device_clock_hertz", dev | {("clock", "mem")})) == 1.6e9, "http: clocks in /metrics")
+            # New readings reach the API and the history.
+            write_sensors(sensor_file, ["cpu:0 temp=70 power=90"])
+            wait_until(lambda: (lambda x: x.get("temperature_c") == 70 and "fan_percent" not in x)(
+                get_json(lode, "/api/devices")["devices"][0]), 15, "http: new sensor readings never shown")
+            hist = get_json(lode, "/api/history")["devices"][0]
+            check([t for _, t in hist["temperature_c"]][-1] == 70 and 61.5 in [t for _, t in hist["temperature_c"]],
+                  f"http: temperature history {hist['temperature_c'][-5:]}")
+        else:
+            check(not any(k in d for k in ("temperature_c", "power_w", "fan_percent")), f"http: sensors {d}")
         h1 = d["hashes"]
         time.sleep(2.5)
         s2 = get_json(lode, "/api/summary")
@@ -353,7 +405,7 @@ def scenario_http():
 def scenario_nonloopback_reads():
     """Reads need the token when listening beyond loopback (bound to
     0.0.0.0, but only ever spoken to on 127.0.0.1)."""
-    env = dict(os.environ)
+    env = sensors_env(["cuda:7 temp=50"])[0] if sensors_hook() else dict(os.environ)
     env["LODE_API_TOKEN"] = TOKEN
     args = ["-a", "sha256d", "--benchmark", "-d", "cpu", "-t", "1", "--no-color", "--api-bind", "0.0.0.0:0"]
     lode = Lode(args, env=env)
@@ -370,8 +422,15 @@ def scenario_nonloopback_reads():
         check(st == 401, f"wide: read without token -> {st}")
         st, _, _ = request(lode.url("/metrics"), token="wrong")
         check(st == 403, f"wide: metrics wrong token -> {st}")
-        st, _, _ = request(lode.url("/api/summary"), token=TOKEN)
+        st, _, body = request(lode.url("/api/summary"), token=TOKEN)
         check(st == 200, f"wide: read with token -> {st}")
+        if st == 200:  # a device without sensors: absent, never 0 or null-as-0
+            d = json.loads(body)["devices"][0]
+            check(not any(k in d for k in ("temperature_c", "power_w", "fan_percent", "sm_clock_mhz")),
+                  f"wide: a device without sensors shows {d}")
+            m = request(lode.url("/metrics"), token=TOKEN)[2].decode()
+            check("lode_device_temperature_celsius" not in m and "lode_device_power_watts" not in m,
+                  "wide: /metrics has sensor samples for a device without sensors")
         st, _, _ = request(lode.url("/"))
         check(st == 200, f"wide: the page (no data in it) -> {st}")
         check(lode.stop() == 130, "wide: exit status")
@@ -523,6 +582,9 @@ def check_dashboard(lode, what):
     check(int(attrs.get("rate-points", "0")) >= 3, f"{what}: the hashrate chart drew too little: {attrs}")
     check(int(attrs.get("shares-points", "0")) >= 3, f"{what}: the shares chart drew too little: {attrs}")
     check("error" not in attrs, f"{what}: the page saw an error: {attrs}")
+    if sensors_hook():
+        check(int(attrs.get("temp-points", "0")) >= 3 and int(attrs.get("power-points", "0")) >= 3,
+              f"{what}: the temperature and power charts drew too little: {attrs}")
     check("cpu:0" in r.stdout and "mining" in r.stdout, f"{what}: the device table lacks cpu:0 mining")
     shot = os.path.join(ARTIFACTS, "dashboard.png")
     if os.path.exists(shot):
@@ -550,9 +612,16 @@ def scenario_pool():
                 "--api-bind", "127.0.0.1:0", "--api-token", TOKEN]
         for p in pools:
             args += ["-o", p.url, "-u", "worker", "-p", "x"]
-        lode = Lode(args)
+        env, sensor_file = sensors_env(["cpu:0 temp=55 power=60 fan=35 sm=3100"]) if sensors_hook() else (None, None)
+        lode = Lode(args, env=env)
         try:
             lode.wait_port()
+            t0 = time.monotonic()
+            while sensor_file and pools[0].totals()["accepted"] < 8 and time.monotonic() - t0 < 90:
+                k = time.monotonic() - t0  # readings that move, for the charts
+                write_sensors(sensor_file, [f"cpu:0 temp={55 + 10 * min(k, 20) / 20:.1f} "
+                                            f"power={60 + 25 * min(k, 20) / 20:.1f} fan=35 sm=3100"])
+                time.sleep(0.5)
             check(pools[0].wait_accepted(8, 90), f"pool: fewer than 8 shares accepted: {pools[0].totals()}")
             s = get_json(lode, "/api/summary")
             check(s["source"]["kind"] == "stratum" and s["source"]["url"] == pools[0].url, f"pool: source {s['source']}")
