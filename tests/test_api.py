@@ -112,8 +112,12 @@ class Lode:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        self.err.close()
-        self.out.close()
+        if not self.err.closed:
+            self.err.close()
+            self.out.close()
+            err = self.stderr()
+            for s_ in ("runtime error", "AddressSanitizer", "LeakSanitizer", "ThreadSanitizer"):
+                check(s_ not in err, f"sanitizer report ({s_}) in {self.err_path}:\n{err[-3000:]}")
         return self.proc.returncode
 
 
