@@ -89,6 +89,9 @@
     }));
     const n = series.reduce((a, s) => a + s.points.length, 0);
     c.options.scales.x.display = c.options.scales.y.display = n > 0; // no empty axes
+    const xs = series.flatMap(s => s.points.map(p => p[0]));
+    c.options.scales.x.min = n ? Math.min(...xs) : undefined; // the time axis spans the data exactly
+    c.options.scales.x.max = n ? Math.max(...xs) : undefined;
     c.update("none");
     document.getElementById("e-" + name).style.display = n ? "none" : "flex";
     status.dataset[name + "Points"] = String(n);
