@@ -917,7 +917,7 @@ static void test_tls(void)
     lode_stratum_url_parse(text, &url, err, sizeof err);
 
     /* Pinned (upper case, colons): accepted, and lines flow both ways. */
-    lode_stratum_conn *c = lode_stratum_conn_open(&url, fp_colons, 5, NULL, err, sizeof err);
+    lode_stratum_conn *c = lode_stratum_conn_open(&url, fp_colons, NULL, 5, NULL, err, sizeof err);
     CHECK(c != NULL, "pinned TLS refused: %s", err);
     if (c != NULL) {
         CHECK(lode_stratum_conn_write(c, "ping over tls\n", 14, 5, err, sizeof err) == 0, "TLS write: %s", err);
@@ -928,11 +928,11 @@ static void test_tls(void)
         lode_stratum_conn_close(c);
     }
     /* No pin: the self-signed certificate is not trusted; the error shows its fingerprint. */
-    c = lode_stratum_conn_open(&url, NULL, 5, NULL, err, sizeof err);
+    c = lode_stratum_conn_open(&url, NULL, NULL, 5, NULL, err, sizeof err);
     CHECK(c == NULL && strstr(err, fp_hex) != NULL, "unpinned self-signed accepted or no fingerprint: %s", err);
     lode_stratum_conn_close(c);
     /* A different pin: refused. */
-    c = lode_stratum_conn_open(&url, "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff", 5, NULL, err, sizeof err);
+    c = lode_stratum_conn_open(&url, "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff", NULL, 5, NULL, err, sizeof err);
     CHECK(c == NULL && strstr(err, "not the pinned") != NULL && strstr(err, fp_hex) != NULL, "wrong pin: %s", err);
     lode_stratum_conn_close(c);
 
@@ -952,7 +952,7 @@ static void test_wake(void)
     char text[64], err[256];
     snprintf(text, sizeof text, "stratum+tcp://127.0.0.1:%u", port);
     lode_stratum_url_parse(text, &url, err, sizeof err);
-    lode_stratum_conn *c = lode_stratum_conn_open(&url, NULL, 5, NULL, err, sizeof err);
+    lode_stratum_conn *c = lode_stratum_conn_open(&url, NULL, NULL, 5, NULL, err, sizeof err);
     CHECK(c != NULL, "connect: %s", err);
     if (c == NULL)
         return;
