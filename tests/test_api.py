@@ -620,6 +620,8 @@ def scenario_pool():
         lode = Lode(args, env=env)
         try:
             lode.wait_port()
+            with open(f"/proc/{lode.proc.pid}/cmdline", "rb") as f:
+                check(TOKEN.encode() not in f.read(), "pool: --api-token is readable in /proc/PID/cmdline (ps)")
             t0 = time.monotonic()
             while sensor_file and pools[0].totals()["accepted"] < 8 and time.monotonic() - t0 < 90:
                 k = time.monotonic() - t0  # readings that move, for the charts
