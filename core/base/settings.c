@@ -73,6 +73,10 @@ static const lode_setting table[LODE_SETTING_COUNT] = {
      .default_text = "0",
      .help = "1: CUDA Momentum and trial factoring queue each launch call by call, not as a CUDA graph",
      .readers = "backend-cuda/momentum_kernel.cu, backend-cuda/tf_kernel.cu"},
+    {LODE_SETTING_API_TOKEN, "LODE_API_TOKEN", .kind = LODE_SETTING_TEXT, .group = LODE_SETTING_TUNING,
+     .default_text = "unset (no token)",
+     .help = "the HTTP API's token when neither --api-token nor --api-token-file is given (never logged)",
+     .readers = "core/cli/api.c"},
     /* ---- measurements ---- */
     {LODE_SETTING_MOMENTUM_PROFILE, "LODE_MOMENTUM_PROFILE", .kind = LODE_SETTING_FLAG,
      .group = LODE_SETTING_MEASURE, .default_text = "0",
@@ -293,7 +297,7 @@ static void print_one(FILE *out, const lode_setting *s)
 void lode_settings_print(FILE *out)
 {
     static const char *const headings[] = {
-        "Tuning and device choice", "Measurements",
+        "Tuning, device choice and operation", "Measurements",
         "Test hooks (for lode's own tests; not for normal use)"};
     fprintf(out, "lode reads these environment variables (unset or empty: the default; a malformed\n"
                  "value is warned about and the default used; a number out of range is clamped,\n"

@@ -40,6 +40,8 @@ typedef enum lode_setting_id {
     LODE_SETTING_TF_EXP_BLOCKS_PER_SM,
     LODE_SETTING_TF_BATCH,
     LODE_SETTING_CUDA_NO_GRAPHS,
+    /* Operation */
+    LODE_SETTING_API_TOKEN,
     /* Measurements */
     LODE_SETTING_MOMENTUM_PROFILE,
     LODE_SETTING_TF_PROFILE,

@@ -8,12 +8,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/api/api.h"
 #include "core/base/log.h"
 #include "core/base/target.h"
 #include "core/cli/cli.h"
 #include "core/dispatch/dispatch.h"
 
-#define REPORT_SECONDS 5.0
+#define REPORT_SECONDS 5.0 /* between hashrate lines, unless --log-interval */
 /* The share difficulty starts at 1 and is raised, as a pool's vardiff
  * would, once a window of SHARE_WINDOW_S gives more than SHARES_PER_S_MAX
  * shares a second, to about SHARES_PER_S. Every share is still re-checked
@@ -86,6 +87,8 @@ int cmd_benchmark(const cli_options *o)
         return cli_usage_error("--benchmark needs --algo (%s)", lode_algo_names());
     if (lode_algo_get(o->algo)->kind == LODE_WORK_TF)
         return cli_usage_error("--benchmark hashes block headers, not tf (trial factoring: lode tf --help)");
+    if (cli_api_check(o) != 0)
+        return EXIT_USAGE;
     lode_device_ref *devices;
     size_t count;
     char err[512];
@@ -126,10 +129,19 @@ int cmd_benchmark(const cli_options *o)
         return EXIT_RUNTIME;
     }
     source.miner = m;
+    cli_api_source api_source = {.miner = m, .algo = o->algo, .kind = "benchmark", .where = "benchmark",
+                                 .unit = cli_rate_unit(o->algo)};
+    lode_api *api = NULL;
+    if (cli_api_start(o, &api_source, &api) != 0) {
+        lode_dispatcher_free(m);
+        pthread_mutex_destroy(&source.lock);
+        return EXIT_RUNTIME;
+    }
     int ready = cli_wait_ready(m);
     if (ready <= 0) {
         if (ready == 0)
             lode_log(LODE_LOG_ERROR, "no device passed its self-test");
+        cli_api_stop(api);
         lode_dispatcher_free(m);
         pthread_mutex_destroy(&source.lock);
         return ready == 0 ? EXIT_RUNTIME : EXIT_INTERRUPTED;
@@ -146,7 +158,9 @@ int cmd_benchmark(const cli_options *o)
              o->variant ? " with variant " : "", o->variant ? o->variant : "");
 
     cli_rate_report report;
-    if (cli_rate_report_init(&report, m, cli_rate_unit(o->algo), REPORT_SECONDS) != 0) {
+    double interval = o->log_interval > 0 ? o->log_interval : REPORT_SECONDS;
+    if (cli_rate_report_init(&report, m, cli_rate_unit(o->algo), interval) != 0) {
+        cli_api_stop(api);
         lode_dispatcher_free(m);
         pthread_mutex_destroy(&source.lock);
         lode_log(LODE_LOG_ERROR, "out of memory");
@@ -188,6 +202,7 @@ int cmd_benchmark(const cli_options *o)
     printf(total >= 100 ? "%s total %.0f %s\n" : "%s total %.3g %s\n", lode_algo_get(o->algo)->name,
            total, cli_rate_unit(o->algo));
     cli_rate_report_free(&report);
+    cli_api_stop(api);
     lode_dispatcher_free(m);
     pthread_mutex_destroy(&source.lock);
     if (hw_errors && status == 0)

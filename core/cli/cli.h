@@ -58,6 +58,15 @@ typedef struct cli_options {
     bool no_version_rolling, no_redirect, allow_redirect_host;
     unsigned failover_after;   /* 0 = the default */
     double retry_pause, stall_timeout, log_interval; /* 0 = the defaults */
+    const char *proxy;         /* -x URL: every pool through this proxy; NULL = direct */
+
+    /* Service habits (every command). */
+    const char *log_file;      /* --log-file FILE */
+    bool log_syslog, log_json, background;
+    int cpu_priority;          /* 0..5; -1 = leave as started */
+
+    /* The HTTP API (core/api): off unless api_bind is given. */
+    const char *api_bind, *api_token, *api_token_file;
 
     /* Device health (docs/OPERATIONS.md, "Device health"). */
     struct {
@@ -98,6 +107,7 @@ typedef struct cli_option {
     unsigned commands;  /* CLI_MINER, CLI_TF: where it applies */
     bool numeric;       /* a config file may give it as a JSON number */
     const char *help;   /* --help text ('\n': a continuation line); NULL: not listed */
+    const char *same_as; /* another miner's spelling: applying it applies this option */
 } cli_option;
 
 extern const cli_option cli_option_table[];
@@ -127,6 +137,8 @@ int cli_config_load(cli_options *o, const char *path, char *err, size_t err_len)
 int cli_config_parse(cli_options *o, const char *name, const char *text, size_t len, char *err,
                      size_t err_len);
 void cli_options_free(cli_options *o);
+/* A copy of s that lives as long as o (NULL if out of memory). */
+const char *cli_keep(cli_options *o, const char *s);
 
 /* Set by SIGINT, SIGTERM and SIGHUP; commands poll it. */
 bool cli_interrupted(void);
@@ -195,6 +207,33 @@ const char *cli_rate_unit(lode_algo algo);
 /* "12.34 MH/s" */
 void cli_format_rate(double rate, const char *unit, char *out, size_t len);
 double cli_now(void);
+
+/* The HTTP API of a run (core/cli/api.c): what the program tells it. */
+struct lode_api;
+struct lode_stratum;
+struct lode_gbt;
+struct lode_tf_driver;
+typedef struct cli_api_source {
+    struct lode_dispatcher *miner;
+    lode_algo algo;
+    const char *kind;   /* "stratum", "gbt", "benchmark", "tf" */
+    const char *where;  /* the first pool's URL, the node's, "benchmark", the worktodo */
+    struct lode_stratum *stratum; /* NULL unless kind is "stratum" */
+    const char *pool_urls[CLI_MAX_POOLS]; /* as given (credentials in them are not shown) */
+    struct lode_gbt *gbt;
+    const char *node_url;
+    struct lode_tf_driver *tf;
+    const char *unit;
+    char variants[64][32]; /* filled by cli_api_start */
+} cli_api_source;
+/* Checks --api-bind and the token at the start of a command: 0, or a usage
+ * error (EXIT_USAGE, logged) for a bad address, a bind beyond loopback
+ * without a token, an unreadable token file, or a lode built without the API. */
+int cli_api_check(const cli_options *o);
+/* Starts the API if --api-bind was given (*out NULL otherwise). 0, or
+ * EXIT_RUNTIME with the reason logged. src must outlive cli_api_stop. */
+int cli_api_start(const cli_options *o, cli_api_source *src, struct lode_api **out);
+void cli_api_stop(struct lode_api *api);
 
 int cmd_benchmark(const cli_options *o);
 int cmd_scan(const cli_options *o);

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/api/api.h"
 #include "core/base/log.h"
 #include "core/base/status.h"
 #include "core/base/tf_ref.h"
@@ -54,6 +55,8 @@ int cmd_tf(const cli_options *opts, int argc, char **argv)
         return cmd_selftest(&st);
     }
     const char *worktodo = opts->tf.worktodo;
+    if (cli_api_check(opts) != 0)
+        return EXIT_USAGE;
 
     /* The assignments: from the command line, or the worktodo file. */
     int lock_fd = -1;
@@ -157,7 +160,13 @@ int cmd_tf(const cli_options *opts, int argc, char **argv)
     }
     driver.miner = m;
     int status = 0;
-    int ready = cli_wait_ready(m);
+    char where[300];
+    snprintf(where, sizeof where, "%s", argc > 0 ? "command line" : worktodo);
+    cli_api_source api_source = {.miner = m, .algo = LODE_ALGO_TF, .kind = "tf", .where = where, .tf = &driver,
+                                 .unit = "candidates/s"};
+    lode_api *api = NULL;
+    status = cli_api_start(opts, &api_source, &api);
+    int ready = status == 0 ? cli_wait_ready(m) : 1;
     if (ready <= 0) {
         lode_log(LODE_LOG_ERROR, ready < 0 ? "interrupted" : "no device passed its self-test");
         status = ready < 0 ? EXIT_INTERRUPTED : EXIT_RUNTIME;
@@ -168,6 +177,7 @@ int cmd_tf(const cli_options *opts, int argc, char **argv)
         cli_notify_stop(notify);
         status = r == LODE_TF_DONE ? 0 : r == LODE_TF_STOPPED ? EXIT_INTERRUPTED : EXIT_RUNTIME;
     }
+    cli_api_stop(api);
     lode_dispatcher_free(m);
     lode_tf_driver_destroy(&driver);
     free(list);

@@ -231,14 +231,20 @@ static lode_device_state derive_state(const lode_dispatcher *m, size_t device)
 
 /* The one place a device's state change is told: once per change, with
  * its reason ("cuda:0: mining -> paused-thermal: 86 C, above its limit of
- * 85 C"). An event log hooks in here. */
+ * 85 C"); with --log-format json the event "device" with the fields device,
+ * state, from and reason. */
 static void log_state_change(const lode_dispatcher *m, size_t device, lode_device_state from,
                              lode_device_state to, const char *why)
 {
     bool bad = to == LODE_DEVICE_RESTARTING || to == LODE_DEVICE_PAUSED_THERMAL || to == LODE_DEVICE_FAILED ||
                to == LODE_DEVICE_QUARANTINED;
-    lode_log(bad ? LODE_LOG_WARN : LODE_LOG_INFO, "%s: %s -> %s%s%s", m->devices[device].id,
-             lode_device_state_name(from), lode_device_state_name(to), why && *why ? ": " : "", why ? why : "");
+    lode_log_event(bad ? LODE_LOG_WARN : LODE_LOG_INFO, "device",
+                   LODE_LOG_FIELDS(LODE_LOG_STR("device", m->devices[device].id),
+                                   LODE_LOG_STR("state", lode_device_state_name(to)),
+                                   LODE_LOG_STR("from", lode_device_state_name(from)),
+                                   LODE_LOG_STR("reason", why && *why ? why : NULL)),
+                   "%s: %s -> %s%s%s", m->devices[device].id, lode_device_state_name(from),
+                   lode_device_state_name(to), why && *why ? ": " : "", why ? why : "");
 }
 
 /* Recomputes a device's state after one of its inputs changed; why says

@@ -1,6 +1,7 @@
 #include "core/tf/class_driver.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -16,6 +17,13 @@ void lode_tf_driver_init(lode_tf_driver *d)
     *d = (lode_tf_driver){.results = "results.json.txt", .ckp_dir = ".", .ckp_interval = 60,
                           .progress_interval = 10, .progress_ckp = true, .out = stdout};
     pthread_mutex_init(&d->lock, NULL);
+}
+
+void lode_tf_driver_status(lode_tf_driver *d, lode_tf_status *out)
+{
+    pthread_mutex_lock(&d->lock);
+    *out = d->status;
+    pthread_mutex_unlock(&d->lock);
 }
 
 void lode_tf_driver_destroy(lode_tf_driver *d)
@@ -86,6 +94,20 @@ int lode_tf_driver_finish(const lode_tf_driver *d, const lode_tf_assignment *a, 
         fflush(d->out);
     }
     lode_tf_legacy_lines(a, pr->k, pr->factors, &d->info, true, legacy, sizeof legacy);
+    /* The result as an event (--log-format json): the factors in decimal. */
+    char factor_list[512] = "";
+    for (int i = 0, at = 0; i < pr->factors && at < (int)sizeof factor_list - 50; i++) {
+        char q[48];
+        lode_tf_u128_str(lode_tf_q(a->p, pr->k[i]), q);
+        at += snprintf(factor_list + at, sizeof factor_list - (size_t)at, "%s%s", i ? "," : "", q);
+    }
+    lode_log_event(LODE_LOG_INFO, "tf_result",
+                   LODE_LOG_FIELDS(LODE_LOG_INT("exponent", a->p), LODE_LOG_INT("bit_min", a->bit_min),
+                                   LODE_LOG_INT("bit_max", a->bit_max), LODE_LOG_STR("status", pr->factors ? "F" : "NF"),
+                                   LODE_LOG_INT("factors", pr->factors),
+                                   LODE_LOG_STR("factor", pr->factors ? factor_list : NULL)),
+                   "M%u 2^%u..2^%u: %s%s", a->p, a->bit_min, a->bit_max, pr->factors ? "factor " : "no factor",
+                   factor_list);
     if (pr->state == LODE_TF_CKP_REPORTED) {
         lode_log(LODE_LOG_INFO, "M%u 2^%u..2^%u: the result is already in %s", a->p, a->bit_min, a->bit_max,
                  d->results);
@@ -185,6 +207,16 @@ int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a)
              a->bit_max, ghz_days);
     double t0 = now(), last_ckp = t0, last_line = 0;
     unsigned done_at_start = pr.classes_done;
+    pthread_mutex_lock(&d->lock);
+    d->status.running = true;
+    d->status.exponent = a->p;
+    d->status.bit_min = a->bit_min;
+    d->status.bit_max = a->bit_max;
+    d->status.classes_done = pr.classes_done;
+    d->status.classes_total = LODE_TF_NEEDED_CLASSES;
+    d->status.ghz_days = ghz_days;
+    d->status.ghz_days_per_day = d->status.eta_s = -1;
+    pthread_mutex_unlock(&d->lock);
     lode_dispatcher *m = d->miner;
     uint64_t cand0 = candidates(m);
     int status = LODE_TF_DONE;
@@ -237,6 +269,15 @@ int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a)
             pr.class_log_offset = ftell(class_log);
         }
         double t = now();
+        {
+            double el = t - t0 > 1e-6 ? t - t0 : 1e-6, ran = (double)(pr.classes_done - done_at_start);
+            pthread_mutex_lock(&d->lock);
+            d->status.classes_done = pr.classes_done;
+            d->status.classes_done_total++;
+            d->status.ghz_days_per_day = ghz_days * ran / LODE_TF_NEEDED_CLASSES / (el / 86400.0);
+            d->status.eta_s = el / ran * (double)(LODE_TF_NEEDED_CLASSES - pr.classes_done);
+            pthread_mutex_unlock(&d->lock);
+        }
         bool stop = asked(d->stop), saved = false;
         if (d->progress_ckp && (stop || t - last_ckp >= d->ckp_interval)) {
             if (!(saved = lode_tf_checkpoint_save(path, a, &pr) == 0))
@@ -265,9 +306,18 @@ int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a)
     }
     if (class_log != NULL)
         fclose(class_log);
+    pthread_mutex_lock(&d->lock);
+    d->status.running = false;
+    pthread_mutex_unlock(&d->lock);
     if (status != LODE_TF_DONE)
         return status;
-    return lode_tf_driver_finish(d, a, &pr);
+    status = lode_tf_driver_finish(d, a, &pr);
+    if (status == LODE_TF_DONE) {
+        pthread_mutex_lock(&d->lock);
+        d->status.assignments_done++;
+        pthread_mutex_unlock(&d->lock);
+    }
+    return status;
 }
 
 int lode_tf_driver_run_list(lode_tf_driver *d, lode_tf_assignment **list, size_t *count)

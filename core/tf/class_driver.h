@@ -37,6 +37,17 @@
 /* What a run ends with. */
 enum { LODE_TF_DONE = 0, LODE_TF_FAILED = 1, LODE_TF_STOPPED = 2 };
 
+/* Where a run stands, for the HTTP API (lode_tf_driver_status). */
+typedef struct lode_tf_status {
+    bool running;                        /* an assignment's classes are being run */
+    unsigned exponent, bit_min, bit_max;
+    unsigned classes_done, classes_total; /* of the running assignment */
+    uint64_t classes_done_total;         /* classes finished by this process */
+    uint64_t assignments_done;           /* assignments finished by this process */
+    double ghz_days;                     /* the running assignment's credit */
+    double ghz_days_per_day, eta_s;      /* -1 until a class is done in this run */
+} lode_tf_status;
+
 typedef struct lode_tf_driver {
     /* Files. */
     const char *worktodo;    /* finished lines are removed from it; NULL: none */
@@ -59,6 +70,7 @@ typedef struct lode_tf_driver {
     pthread_mutex_t lock;
     uint64_t hit_n[LODE_TF_MAX_FACTORS], hit_seq[LODE_TF_MAX_FACTORS];
     int hit_count;
+    lode_tf_status status; /* under lock */
 } lode_tf_driver;
 
 /* Defaults: results.json.txt, checkpoints in ".", every 60 s, progress
@@ -86,6 +98,9 @@ int lode_tf_driver_run_list(lode_tf_driver *d, lode_tf_assignment **list, size_t
  * the reason logged (the checkpoint and the worktodo line are kept: the
  * next run goes on from there). Needs no miner. */
 int lode_tf_driver_finish(const lode_tf_driver *d, const lode_tf_assignment *a, lode_tf_progress *pr);
+
+/* A copy of where the run stands (any thread). */
+void lode_tf_driver_status(lode_tf_driver *d, lode_tf_status *out);
 
 /* "3d 04h 05m", "4h 05m", "5m 06s", "7s". */
 void lode_tf_format_eta(double seconds, char *out, size_t len);

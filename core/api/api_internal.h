@@ -1,0 +1,67 @@
+/* Inside the API layer: the sampler and what it keeps (api_state.c), the
+ * renderers (JSON and Prometheus text), the embedded dashboard, and the
+ * HTTP server around them (server.c, built with libmicrohttpd). */
+#ifndef LODE_API_INTERNAL_H
+#define LODE_API_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "core/api/api.h"
+
+/* 15 minutes of one-second samples, plus the one the window starts at. */
+#define API_HISTORY 901
+
+typedef struct api_state {
+    lode_api_config config; /* strings owned (copied) */
+    pthread_mutex_t lock;   /* everything below */
+    pthread_cond_t wake;
+    bool stop;
+    pthread_t sampler;
+    bool sampler_running;
+    double start_mono, start_wall;
+
+    lode_api_snapshot *last; /* the newest snapshot; NULL before the first */
+    size_t devices;          /* device count of the first snapshot (fixed for a run) */
+    size_t head, count;      /* ring: newest at head - 1 */
+    double *mono, *wall;     /* per sample */
+    uint64_t *hashes;        /* [sample * devices + d] */
+    float *temp, *power;     /* NAN when absent */
+    uint64_t *accepted, *rejected, *stale; /* summed over pools */
+} api_state;
+
+int api_state_init(api_state *s, const lode_api_config *config);
+/* Starts the sampler; the first sample is taken before this returns. */
+int api_state_start(api_state *s);
+void api_state_stop(api_state *s);
+void api_state_destroy(api_state *s);
+double api_now_mono(void);
+
+/* Renderers: a malloc'd text (NULL when memory ran out). */
+char *api_render_summary(api_state *s, bool devices_only);
+char *api_render_history(api_state *s);
+char *api_render_metrics(api_state *s);
+
+/* The device index of an id ("cpu:0"), or -1. */
+int api_device_index(api_state *s, const char *id);
+
+/* HOST:PORT or [V6]:PORT resolved; loopback set when every byte of it is
+ * this machine only (127.0.0.0/8, ::1). */
+int api_parse_bind(const char *bind, struct sockaddr_storage *addr, socklen_t *len, bool *loopback,
+                   char *err, size_t err_len);
+
+/* The embedded files (generated from core/api/dashboard/ and Debian's
+ * Chart.js by cmake/EmbedFiles.cmake). */
+typedef struct api_asset {
+    const char *path;         /* "/", "/chart.js" */
+    const char *content_type;
+    const unsigned char *data;
+    size_t size;
+} api_asset;
+const api_asset *api_find_asset(const char *path);
+
+#endif

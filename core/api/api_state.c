@@ -1,0 +1,760 @@
+/* The sampler (one thread, one provider snapshot a second, 15 minutes kept
+ * in ring buffers), the rates and history computed from it, and the JSON
+ * and Prometheus renderings every request is answered from. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/api/api_internal.h"
+
+double api_now_mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double now_wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+bool lode_api_token_equal(const char *given, size_t given_len, const char *token)
+{
+    /* Every byte of the longer text is looked at whatever the content, so
+     * the time says nothing about where the first difference is. */
+    size_t token_len = strlen(token);
+    size_t n = given_len > token_len ? given_len : token_len;
+    unsigned diff = (unsigned)(given_len ^ token_len);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char a = i < given_len ? (unsigned char)given[i] : 0;
+        unsigned char b = i < token_len ? (unsigned char)token[i] : 0;
+        diff |= (unsigned)(a ^ b);
+    }
+    return diff == 0 && token_len > 0;
+}
+
+int api_parse_bind(const char *bind, struct sockaddr_storage *addr, socklen_t *len, bool *loopback,
+                   char *err, size_t err_len)
+{
+    char host[256];
+    const char *port;
+    if (bind == NULL || *bind == '\0') {
+        snprintf(err, err_len, "--api-bind wants HOST:PORT, e.g. 127.0.0.1:4028");
+        return -1;
+    }
+    if (bind[0] == '[') { /* [V6]:PORT */
+        const char *close = strchr(bind, ']');
+        if (close == NULL || close[1] != ':' || (size_t)(close - bind - 1) >= sizeof host) {
+            snprintf(err, err_len, "--api-bind: '%s' is not [IPV6]:PORT", bind);
+            return -1;
+        }
+        memcpy(host, bind + 1, (size_t)(close - bind - 1));
+        host[close - bind - 1] = '\0';
+        port = close + 2;
+    } else {
+        const char *colon = strrchr(bind, ':');
+        if (colon == NULL || colon == bind || (size_t)(colon - bind) >= sizeof host ||
+            memchr(bind, ':', (size_t)(colon - bind)) != NULL) {
+            snprintf(err, err_len, "--api-bind wants HOST:PORT (IPv6 as [ADDR]:PORT), not '%s'", bind);
+            return -1;
+        }
+        memcpy(host, bind, (size_t)(colon - bind));
+        host[colon - bind] = '\0';
+        port = colon + 1;
+    }
+    char *end;
+    errno = 0;
+    unsigned long p = *port >= '0' && *port <= '9' ? strtoul(port, &end, 10) : 70000;
+    if (p > 65535 || errno != 0 || *end != '\0') {
+        snprintf(err, err_len, "--api-bind: the port must be a number from 0 to 65535, not '%s'", port);
+        return -1;
+    }
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_NUMERICSERV | AI_PASSIVE};
+    struct addrinfo *res = NULL;
+    int rc = getaddrinfo(host, port, &hints, &res);
+    if (rc != 0 || res == NULL) {
+        snprintf(err, err_len, "--api-bind: cannot resolve '%s': %s", host, gai_strerror(rc));
+        return -1;
+    }
+    memcpy(addr, res->ai_addr, res->ai_addrlen);
+    *len = res->ai_addrlen;
+    if (res->ai_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)res->ai_addr;
+        *loopback = (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+    } else {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)res->ai_addr;
+        *loopback = IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
+    }
+    freeaddrinfo(res);
+    return 0;
+}
+
+int lode_api_check_config(const char *bind, const char *token, char *err, size_t err_len)
+{
+    struct sockaddr_storage addr;
+    socklen_t len;
+    bool loopback;
+    if (api_parse_bind(bind, &addr, &len, &loopback, err, err_len) != 0)
+        return -1;
+    bool have_token = token != NULL && *token != '\0';
+    for (const char *t = token; have_token && *t; t++)
+        if ((unsigned char)*t <= 0x20 || (unsigned char)*t >= 0x7f) {
+            snprintf(err, err_len, "the API token must be printable ASCII without spaces");
+            return -1;
+        }
+    if (!loopback && !have_token) {
+        snprintf(err, err_len,
+                 "--api-bind %s listens beyond this machine: give a token (--api-token-file FILE, "
+                 "LODE_API_TOKEN or --api-token), or bind to 127.0.0.1",
+                 bind);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the sampler ---- */
+
+static char *dup_text(const char *s)
+{
+    return strdup(s ? s : "");
+}
+
+int api_state_init(api_state *s, const lode_api_config *c)
+{
+    memset(s, 0, sizeof *s);
+    s->config = *c;
+    s->config.bind = dup_text(c->bind);
+    s->config.token = c->token && *c->token ? strdup(c->token) : NULL;
+    s->config.version = dup_text(c->version);
+    s->config.build = dup_text(c->build);
+    s->config.algorithm = dup_text(c->algorithm);
+    s->config.unit = dup_text(c->unit ? c->unit : "H/s");
+    s->config.source_kind = dup_text(c->source_kind);
+    s->config.source = dup_text(c->source);
+    if (s->config.sample_interval_s <= 0)
+        s->config.sample_interval_s = 1.0;
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->wake, &ca);
+    pthread_condattr_destroy(&ca);
+    s->start_mono = api_now_mono();
+    s->start_wall = now_wall();
+    return 0;
+}
+
+static int allocate_rings(api_state *s, size_t devices)
+{
+    size_t n = API_HISTORY, nd = n * (devices ? devices : 1);
+    s->devices = devices;
+    s->mono = calloc(n, sizeof *s->mono);
+    s->wall = calloc(n, sizeof *s->wall);
+    s->hashes = calloc(nd, sizeof *s->hashes);
+    s->temp = calloc(nd, sizeof *s->temp);
+    s->power = calloc(nd, sizeof *s->power);
+    s->accepted = calloc(n, sizeof *s->accepted);
+    s->rejected = calloc(n, sizeof *s->rejected);
+    s->stale = calloc(n, sizeof *s->stale);
+    return s->mono && s->wall && s->hashes && s->temp && s->power && s->accepted && s->rejected && s->stale
+               ? 0
+               : -1;
+}
+
+/* Takes one snapshot (outside the lock: the provider may take a while)
+ * and records it. */
+static void sample(api_state *s)
+{
+    lode_api_snapshot *snap = calloc(1, sizeof *snap);
+    if (snap == NULL)
+        return;
+    s->config.provider.snapshot(s->config.provider.user, snap);
+    if (snap->device_count > LODE_API_MAX_DEVICES)
+        snap->device_count = LODE_API_MAX_DEVICES;
+    if (snap->pool_count > LODE_API_MAX_POOLS)
+        snap->pool_count = LODE_API_MAX_POOLS;
+    double mono = api_now_mono(), wall = now_wall();
+    pthread_mutex_lock(&s->lock);
+    if (s->mono == NULL && allocate_rings(s, snap->device_count) != 0) {
+        pthread_mutex_unlock(&s->lock);
+        free(snap);
+        return;
+    }
+    size_t i = s->head;
+    s->mono[i] = mono;
+    s->wall[i] = wall;
+    uint64_t acc = 0, rej = 0, st = 0;
+    for (size_t p = 0; p < snap->pool_count; p++) {
+        acc += snap->pools[p].accepted;
+        rej += snap->pools[p].rejected;
+        st += snap->pools[p].stale;
+    }
+    s->accepted[i] = acc;
+    s->rejected[i] = rej;
+    s->stale[i] = st;
+    for (size_t d = 0; d < s->devices; d++) {
+        const lode_api_device *dev = d < snap->device_count ? &snap->devices[d] : NULL;
+        s->hashes[i * s->devices + d] = dev ? dev->hashes : 0;
+        s->temp[i * s->devices + d] =
+            dev && (dev->sensors.present & LODE_SENSOR_TEMP) ? (float)dev->sensors.temp_c : NAN;
+        s->power[i * s->devices + d] =
+            dev && (dev->sensors.present & LODE_SENSOR_POWER) ? (float)dev->sensors.power_w : NAN;
+    }
+    s->head = (s->head + 1) % API_HISTORY;
+    if (s->count < API_HISTORY)
+        s->count++;
+    free(s->last);
+    s->last = snap;
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void *sampler_main(void *arg)
+{
+    api_state *s = arg;
+    double next = api_now_mono() + s->config.sample_interval_s;
+    pthread_mutex_lock(&s->lock);
+    while (!s->stop) {
+        double wait = next - api_now_mono();
+        if (wait > 0) {
+            struct timespec until;
+            clock_gettime(CLOCK_MONOTONIC, &until);
+            until.tv_sec += (time_t)wait;
+            until.tv_nsec += (long)((wait - floor(wait)) * 1e9);
+            if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&s->wake, &s->lock, &until);
+            continue;
+        }
+        pthread_mutex_unlock(&s->lock);
+        sample(s);
+        /* On a stalled machine, no burst of samples to catch up. */
+        next += s->config.sample_interval_s;
+        if (next < api_now_mono())
+            next = api_now_mono() + s->config.sample_interval_s;
+        pthread_mutex_lock(&s->lock);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}
+
+int api_state_start(api_state *s)
+{
+    sample(s);
+    if (pthread_create(&s->sampler, NULL, sampler_main, s) != 0)
+        return -1;
+    s->sampler_running = true;
+    return 0;
+}
+
+void api_state_stop(api_state *s)
+{
+    if (!s->sampler_running)
+        return;
+    pthread_mutex_lock(&s->lock);
+    s->stop = true;
+    pthread_cond_signal(&s->wake);
+    pthread_mutex_unlock(&s->lock);
+    pthread_join(s->sampler, NULL);
+    s->sampler_running = false;
+}
+
+void api_state_destroy(api_state *s)
+{
+    api_state_stop(s);
+    free(s->last);
+    free(s->mono);
+    free(s->wall);
+    free(s->hashes);
+    free(s->temp);
+    free(s->power);
+    free(s->accepted);
+    free(s->rejected);
+    free(s->stale);
+    free((char *)s->config.bind);
+    free((char *)s->config.token);
+    free((char *)s->config.version);
+    free((char *)s->config.build);
+    free((char *)s->config.algorithm);
+    free((char *)s->config.unit);
+    free((char *)s->config.source_kind);
+    free((char *)s->config.source);
+    pthread_mutex_destroy(&s->lock);
+    pthread_cond_destroy(&s->wake);
+}
+
+/* ---- rates (under the lock) ---- */
+
+/* Ring index of the k-th newest sample (0 = newest). */
+static size_t nth_newest(const api_state *s, size_t k)
+{
+    return (s->head + API_HISTORY - 1 - k) % API_HISTORY;
+}
+
+/* Hashes per second of device d over the last `seconds` (over all samples
+ * when fewer are kept); NAN with fewer than two samples. */
+static double device_rate(const api_state *s, size_t d, double seconds)
+{
+    if (s->count < 2 || d >= s->devices)
+        return NAN;
+    size_t newest = nth_newest(s, 0), k = 1;
+    while (k + 1 < s->count && s->mono[newest] - s->mono[nth_newest(s, k)] < seconds - 0.25)
+        k++;
+    size_t old = nth_newest(s, k);
+    double dt = s->mono[newest] - s->mono[old];
+    if (dt <= 0)
+        return NAN;
+    return (double)(s->hashes[newest * s->devices + d] - s->hashes[old * s->devices + d]) / dt;
+}
+
+int api_device_index(api_state *s, const char *id)
+{
+    int found = -1;
+    pthread_mutex_lock(&s->lock);
+    for (size_t d = 0; s->last != NULL && d < s->last->device_count; d++)
+        if (strcmp(s->last->devices[d].id, id) == 0)
+            found = (int)d;
+    pthread_mutex_unlock(&s->lock);
+    return found;
+}
+
+/* ---- JSON ---- */
+
+static void set_number(json_t *o, const char *key, double v)
+{
+    json_object_set_new(o, key, isfinite(v) ? json_real(v) : json_null());
+}
+
+static void set_text(json_t *o, const char *key, const char *text)
+{
+    /* jansson takes only UTF-8: a device name that is not becomes '?'s. */
+    json_t *t = json_string(text);
+    if (t == NULL) {
+        char clean[256];
+        size_t n = 0;
+        for (const char *p = text; *p && n + 1 < sizeof clean; p++)
+            clean[n++] = (unsigned char)*p < 0x80 && (unsigned char)*p >= 0x20 ? *p : '?';
+        clean[n] = '\0';
+        t = json_string(clean);
+    }
+    json_object_set_new(o, key, t);
+}
+
+static void add_sensors(json_t *o, const lode_sensors *se)
+{
+    if (se->present & LODE_SENSOR_TEMP)
+        set_number(o, "temperature_c", se->temp_c);
+    if (se->present & LODE_SENSOR_POWER)
+        set_number(o, "power_w", se->power_w);
+    if (se->present & LODE_SENSOR_FAN)
+        set_number(o, "fan_percent", se->fan_percent);
+    if (se->present & LODE_SENSOR_SM_CLOCK)
+        set_number(o, "sm_clock_mhz", se->sm_clock_mhz);
+    if (se->present & LODE_SENSOR_MEM_CLOCK)
+        set_number(o, "mem_clock_mhz", se->mem_clock_mhz);
+    if (se->present & LODE_SENSOR_THROTTLE) {
+        char t[sizeof se->throttle + 1];
+        memcpy(t, se->throttle, sizeof se->throttle);
+        t[sizeof se->throttle] = '\0';
+        set_text(o, "throttle", t);
+    }
+}
+
+static json_t *devices_json(const api_state *s)
+{
+    json_t *arr = json_array();
+    for (size_t d = 0; s->last != NULL && d < s->last->device_count; d++) {
+        const lode_api_device *dev = &s->last->devices[d];
+        json_t *o = json_object();
+        json_object_set_new(o, "index", json_integer((json_int_t)d));
+        set_text(o, "id", dev->id);
+        set_text(o, "name", dev->name);
+        set_text(o, "backend", dev->backend);
+        if (dev->variant[0])
+            set_text(o, "variant", dev->variant);
+        else
+            json_object_set_new(o, "variant", json_null());
+        set_text(o, "state", dev->state);
+        set_number(o, "hashrate_10s", device_rate(s, d, 10));
+        set_number(o, "hashrate_60s", device_rate(s, d, 60));
+        set_number(o, "hashrate_15m", device_rate(s, d, 900));
+        json_object_set_new(o, "hashes", json_integer((json_int_t)dev->hashes));
+        json_object_set_new(o, "hits", json_integer((json_int_t)dev->hits));
+        json_object_set_new(o, "hardware_errors", json_integer((json_int_t)dev->hw_errors));
+        add_sensors(o, &dev->sensors);
+        json_array_append_new(arr, o);
+    }
+    return arr;
+}
+
+static const char *pool_state(const lode_api_pool *p)
+{
+    return p->active ? (p->connected ? "mining" : "connecting") : "standby";
+}
+
+static json_t *tf_json(const lode_api_tf *tf)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "running", json_boolean(tf->running));
+    if (tf->running) {
+        char assignment[64];
+        snprintf(assignment, sizeof assignment, "M%u 2^%u..2^%u", tf->exponent, tf->bit_min, tf->bit_max);
+        set_text(o, "assignment", assignment);
+        json_object_set_new(o, "exponent", json_integer(tf->exponent));
+        json_object_set_new(o, "bit_min", json_integer(tf->bit_min));
+        json_object_set_new(o, "bit_max", json_integer(tf->bit_max));
+        json_object_set_new(o, "classes_done", json_integer(tf->classes_done));
+        json_object_set_new(o, "classes_total", json_integer(tf->classes_total));
+        set_number(o, "progress", tf->classes_total ? (double)tf->classes_done / tf->classes_total : NAN);
+        set_number(o, "ghz_days", tf->ghz_days);
+        set_number(o, "ghz_days_per_day", tf->ghz_days_per_day >= 0 ? tf->ghz_days_per_day : NAN);
+        set_number(o, "eta_s", tf->eta_s >= 0 ? tf->eta_s : NAN);
+    }
+    json_object_set_new(o, "classes_done_total", json_integer((json_int_t)tf->classes_done_total));
+    json_object_set_new(o, "assignments_done", json_integer((json_int_t)tf->assignments_done));
+    return o;
+}
+
+static char *dump(json_t *root)
+{
+    char *text = json_dumps(root, JSON_COMPACT | JSON_REAL_PRECISION(10));
+    json_decref(root);
+    return text;
+}
+
+char *api_render_summary(api_state *s, bool devices_only)
+{
+    pthread_mutex_lock(&s->lock);
+    if (devices_only) {
+        json_t *root = json_object();
+        json_object_set_new(root, "devices", devices_json(s));
+        pthread_mutex_unlock(&s->lock);
+        return dump(root);
+    }
+    const lode_api_config *c = &s->config;
+    json_t *root = json_object();
+    set_text(root, "version", c->version);
+    set_text(root, "build", c->build);
+    set_number(root, "uptime_s", api_now_mono() - s->start_mono);
+    set_number(root, "started_at", s->start_wall);
+    set_text(root, "algorithm", c->algorithm);
+    set_text(root, "unit", c->unit);
+    json_t *source = json_object();
+    set_text(source, "kind", c->source_kind);
+    set_text(source, "url", c->source);
+    json_object_set_new(root, "source", source);
+    json_object_set_new(root, "control", json_boolean(c->token != NULL));
+
+    json_t *pools = json_array();
+    for (size_t p = 0; s->last != NULL && p < s->last->pool_count; p++) {
+        const lode_api_pool *pl = &s->last->pools[p];
+        json_t *o = json_object();
+        json_object_set_new(o, "index", json_integer((json_int_t)p));
+        set_text(o, "url", pl->url);
+        set_text(o, "state", pool_state(pl));
+        json_object_set_new(o, "active", json_boolean(pl->active));
+        json_object_set_new(o, "connected", json_boolean(pl->connected));
+        json_object_set_new(o, "accepted", json_integer((json_int_t)pl->accepted));
+        json_object_set_new(o, "rejected", json_integer((json_int_t)pl->rejected));
+        json_object_set_new(o, "stale", json_integer((json_int_t)pl->stale));
+        json_object_set_new(o, "unsent", json_integer((json_int_t)pl->unsent));
+        json_object_set_new(o, "unanswered", json_integer((json_int_t)pl->unanswered));
+        set_number(o, "difficulty", pl->difficulty > 0 ? pl->difficulty : NAN);
+        if (pl->last_reject[0])
+            set_text(o, "last_reject", pl->last_reject);
+        json_array_append_new(pools, o);
+    }
+    json_object_set_new(root, "pools", pools);
+
+    json_t *devices = devices_json(s);
+    json_t *total = json_object();
+    double r10 = 0, r60 = 0, r900 = 0;
+    uint64_t hashes = 0, hits = 0, hw = 0;
+    for (size_t d = 0; s->last != NULL && d < s->last->device_count; d++) {
+        r10 += device_rate(s, d, 10);
+        r60 += device_rate(s, d, 60);
+        r900 += device_rate(s, d, 900);
+        hashes += s->last->devices[d].hashes;
+        hits += s->last->devices[d].hits;
+        hw += s->last->devices[d].hw_errors;
+    }
+    set_number(total, "hashrate_10s", r10);
+    set_number(total, "hashrate_60s", r60);
+    set_number(total, "hashrate_15m", r900);
+    json_object_set_new(total, "hashes", json_integer((json_int_t)hashes));
+    json_object_set_new(total, "hits", json_integer((json_int_t)hits));
+    json_object_set_new(total, "hardware_errors", json_integer((json_int_t)hw));
+    json_object_set_new(root, "total", total);
+    json_object_set_new(root, "devices", devices);
+    if (strcmp(c->source_kind, "tf") == 0 && s->last != NULL)
+        json_object_set_new(root, "tf", tf_json(&s->last->tf));
+    pthread_mutex_unlock(&s->lock);
+    return dump(root);
+}
+
+/* Per device: [time_ms, hashes/s] over SMOOTH samples; temperature and
+ * power as sampled. Shares: [time_ms, accepted, rejected, stale] (totals). */
+#define SMOOTH 5
+char *api_render_history(api_state *s)
+{
+    json_t *root = json_object();
+    pthread_mutex_lock(&s->lock);
+    set_text(root, "unit", s->config.unit);
+    set_number(root, "interval_s", s->config.sample_interval_s);
+    json_t *devices = json_array();
+    for (size_t d = 0; s->last != NULL && d < s->devices && d < s->last->device_count; d++) {
+        json_t *o = json_object(), *rate = json_array(), *temp = json_array(), *power = json_array();
+        set_text(o, "id", s->last->devices[d].id);
+        for (size_t k = s->count; k-- > 0;) { /* oldest first */
+            size_t i = nth_newest(s, k);
+            json_int_t ms = (json_int_t)(s->wall[i] * 1000);
+            if (k + 1 < s->count) {
+                size_t back = s->count - 1 - k < SMOOTH ? s->count - 1 - k : SMOOTH;
+                size_t j = nth_newest(s, k + back);
+                double dt = s->mono[i] - s->mono[j];
+                if (dt > 0)
+                    json_array_append_new(rate, json_pack("[I,f]", ms,
+                        (double)(s->hashes[i * s->devices + d] - s->hashes[j * s->devices + d]) / dt));
+            }
+            float t = s->temp[i * s->devices + d], w = s->power[i * s->devices + d];
+            if (!isnan(t))
+                json_array_append_new(temp, json_pack("[I,f]", ms, (double)t));
+            if (!isnan(w))
+                json_array_append_new(power, json_pack("[I,f]", ms, (double)w));
+        }
+        json_object_set_new(o, "hashrate", rate);
+        json_object_set_new(o, "temperature_c", temp);
+        json_object_set_new(o, "power_w", power);
+        json_array_append_new(devices, o);
+    }
+    json_t *shares = json_array();
+    for (size_t k = s->count; k-- > 0 && s->last != NULL && s->last->pool_count > 0;) {
+        size_t i = nth_newest(s, k);
+        json_array_append_new(shares, json_pack("[I,I,I,I]", (json_int_t)(s->wall[i] * 1000),
+                                                (json_int_t)s->accepted[i], (json_int_t)s->rejected[i],
+                                                (json_int_t)s->stale[i]));
+    }
+    pthread_mutex_unlock(&s->lock);
+    json_object_set_new(root, "devices", devices);
+    json_object_set_new(root, "shares", shares);
+    return dump(root);
+}
+
+/* ---- Prometheus text format 0.0.4 ---- */
+
+/* A label value: backslash, double quote and newline escaped. */
+static void put_label(FILE *f, const char *v)
+{
+    for (; *v; v++) {
+        if (*v == '\\')
+            fputs("\\\\", f);
+        else if (*v == '"')
+            fputs("\\\"", f);
+        else if (*v == '\n')
+            fputs("\\n", f);
+        else
+            fputc(*v, f);
+    }
+}
+
+static void family(FILE *f, const char *name, const char *type, const char *help)
+{
+    fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void put_value(FILE *f, double v)
+{
+    if (isnan(v))
+        fputs("NaN\n", f);
+    else
+        fprintf(f, "%.17g\n", v);
+}
+
+static void device_sample(FILE *f, const char *name, const lode_api_device *dev, const char *extra_label,
+                          const char *extra_value, double v)
+{
+    fprintf(f, "%s{device=\"", name);
+    put_label(f, dev->id);
+    fputc('"', f);
+    if (extra_label) {
+        fprintf(f, ",%s=\"", extra_label);
+        put_label(f, extra_value);
+        fputc('"', f);
+    }
+    fputs("} ", f);
+    put_value(f, v);
+}
+
+static const char *const device_states[] = {"starting", "mining", "paused", "paused-thermal",
+                                            "restarting", "failed", "quarantined"};
+
+char *api_render_metrics(api_state *s)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (f == NULL)
+        return NULL;
+    pthread_mutex_lock(&s->lock);
+    const lode_api_config *c = &s->config;
+    const lode_api_snapshot *snap = s->last;
+    size_t nd = snap ? snap->device_count : 0, np = snap ? snap->pool_count : 0;
+
+    family(f, "lode_build_info", "gauge", "Always 1; the labels say which lode runs what.");
+    fputs("lode_build_info{version=\"", f);
+    put_label(f, c->version);
+    fputs("\",algorithm=\"", f);
+    put_label(f, c->algorithm);
+    fputs("\",source=\"", f);
+    put_label(f, c->source_kind);
+    fputs("\"} 1\n", f);
+    family(f, "lode_start_time_seconds", "gauge", "When lode started, in seconds since the Unix epoch.");
+    fprintf(f, "lode_start_time_seconds %.3f\n", s->start_wall);
+    family(f, "lode_uptime_seconds", "gauge", "Seconds since lode started.");
+    fprintf(f, "lode_uptime_seconds %.3f\n", api_now_mono() - s->start_mono);
+
+    if (nd) {
+        family(f, "lode_device_info", "gauge", "Always 1: a device's name, backend and variant.");
+        for (size_t d = 0; d < nd; d++) {
+            const lode_api_device *dev = &snap->devices[d];
+            fputs("lode_device_info{device=\"", f);
+            put_label(f, dev->id);
+            fputs("\",name=\"", f);
+            put_label(f, dev->name);
+            fputs("\",backend=\"", f);
+            put_label(f, dev->backend);
+            fputs("\",variant=\"", f);
+            put_label(f, dev->variant);
+            fputs("\"} 1\n", f);
+        }
+        family(f, "lode_hashes_total", "counter", "Nonces (indices) a device has scanned.");
+        for (size_t d = 0; d < nd; d++)
+            device_sample(f, "lode_hashes_total", &snap->devices[d], NULL, NULL, (double)snap->devices[d].hashes);
+        family(f, "lode_hits_total", "counter", "Hits a device found that the CPU re-check confirmed.");
+        for (size_t d = 0; d < nd; d++)
+            device_sample(f, "lode_hits_total", &snap->devices[d], NULL, NULL, (double)snap->devices[d].hits);
+        family(f, "lode_hardware_errors_total", "counter", "Hits a device reported that the CPU re-check refused.");
+        for (size_t d = 0; d < nd; d++)
+            device_sample(f, "lode_hardware_errors_total", &snap->devices[d], NULL, NULL,
+                          (double)snap->devices[d].hw_errors);
+        family(f, "lode_device_hashrate", "gauge", "Hashes per second over the last 60 seconds.");
+        for (size_t d = 0; d < nd; d++) {
+            double r = device_rate(s, d, 60);
+            if (isfinite(r))
+                device_sample(f, "lode_device_hashrate", &snap->devices[d], NULL, NULL, r);
+        }
+        family(f, "lode_device_state", "gauge", "1 for the state a device is in, 0 for the others.");
+        for (size_t d = 0; d < nd; d++)
+            for (size_t k = 0; k < sizeof device_states / sizeof device_states[0]; k++)
+                device_sample(f, "lode_device_state", &snap->devices[d], "state", device_states[k],
+                              strcmp(snap->devices[d].state, device_states[k]) == 0);
+        struct {
+            uint32_t bit;
+            const char *name, *help;
+            double scale;
+        } sensors[] = {
+            {LODE_SENSOR_TEMP, "lode_device_temperature_celsius", "The device's hottest temperature sensor.", 1},
+            {LODE_SENSOR_POWER, "lode_device_power_watts", "Board (GPU) or package (CPU) power.", 1},
+            {LODE_SENSOR_FAN, "lode_device_fan_ratio", "Fan speed, 0 to 1 of its maximum.", 0.01},
+        };
+        for (size_t k = 0; k < sizeof sensors / sizeof sensors[0]; k++) {
+            bool any = false;
+            for (size_t d = 0; d < nd; d++)
+                any |= (snap->devices[d].sensors.present & sensors[k].bit) != 0;
+            if (!any)
+                continue; /* an absent sensor gives no sample */
+            family(f, sensors[k].name, "gauge", sensors[k].help);
+            for (size_t d = 0; d < nd; d++) {
+                const lode_sensors *se = &snap->devices[d].sensors;
+                if (!(se->present & sensors[k].bit))
+                    continue;
+                double v = k == 0 ? se->temp_c : k == 1 ? se->power_w : se->fan_percent;
+                device_sample(f, sensors[k].name, &snap->devices[d], NULL, NULL, v * sensors[k].scale);
+            }
+        }
+        bool clocks = false;
+        for (size_t d = 0; d < nd; d++)
+            clocks |= (snap->devices[d].sensors.present & (LODE_SENSOR_SM_CLOCK | LODE_SENSOR_MEM_CLOCK)) != 0;
+        if (clocks) {
+            family(f, "lode_device_clock_hertz", "gauge", "Clock frequencies: the cores (sm) and memory (mem).");
+            for (size_t d = 0; d < nd; d++) {
+                const lode_sensors *se = &snap->devices[d].sensors;
+                if (se->present & LODE_SENSOR_SM_CLOCK)
+                    device_sample(f, "lode_device_clock_hertz", &snap->devices[d], "clock", "sm",
+                                  se->sm_clock_mhz * 1e6);
+                if (se->present & LODE_SENSOR_MEM_CLOCK)
+                    device_sample(f, "lode_device_clock_hertz", &snap->devices[d], "clock", "mem",
+                                  se->mem_clock_mhz * 1e6);
+            }
+        }
+    }
+    if (np) {
+        family(f, "lode_shares_total", "counter",
+               "Shares by what became of them: accepted, rejected, stale (never sent or too late), "
+               "unsent (dropped in a flood), unanswered.");
+        static const char *const results[] = {"accepted", "rejected", "stale", "unsent", "unanswered"};
+        for (size_t p = 0; p < np; p++) {
+            const lode_api_pool *pl = &snap->pools[p];
+            const uint64_t v[] = {pl->accepted, pl->rejected, pl->stale, pl->unsent, pl->unanswered};
+            for (size_t k = 0; k < 5; k++) {
+                fputs("lode_shares_total{pool=\"", f);
+                put_label(f, pl->url);
+                fprintf(f, "\",result=\"%s\"} %llu\n", results[k], (unsigned long long)v[k]);
+            }
+        }
+        family(f, "lode_pool_active", "gauge", "1 for the pool lode mines on, 0 for the others.");
+        for (size_t p = 0; p < np; p++) {
+            fputs("lode_pool_active{pool=\"", f);
+            put_label(f, snap->pools[p].url);
+            fprintf(f, "\"} %d\n", snap->pools[p].active);
+        }
+        family(f, "lode_pool_connected", "gauge", "1 while connected (subscribed) to the pool.");
+        for (size_t p = 0; p < np; p++) {
+            fputs("lode_pool_connected{pool=\"", f);
+            put_label(f, snap->pools[p].url);
+            fprintf(f, "\"} %d\n", snap->pools[p].connected);
+        }
+    }
+    if (snap && strcmp(c->source_kind, "tf") == 0) {
+        const lode_api_tf *tf = &snap->tf;
+        family(f, "lode_tf_classes_done_total", "counter", "Trial-factoring classes finished since start.");
+        fprintf(f, "lode_tf_classes_done_total %llu\n", (unsigned long long)tf->classes_done_total);
+        family(f, "lode_tf_assignments_done_total", "counter", "Trial-factoring assignments finished since start.");
+        fprintf(f, "lode_tf_assignments_done_total %llu\n", (unsigned long long)tf->assignments_done);
+        if (tf->running) {
+            family(f, "lode_tf_progress_ratio", "gauge", "Classes done of the current assignment, 0 to 1.");
+            fprintf(f, "lode_tf_progress_ratio{exponent=\"%u\",bit_min=\"%u\",bit_max=\"%u\"} ", tf->exponent,
+                    tf->bit_min, tf->bit_max);
+            put_value(f, tf->classes_total ? (double)tf->classes_done / tf->classes_total : 0);
+            if (tf->ghz_days_per_day >= 0) {
+                family(f, "lode_tf_credit_rate", "gauge",
+                       "Trial-factoring throughput: GHz-days of PrimeNet credit per day (GHz-days/day).");
+                fprintf(f, "lode_tf_credit_rate ");
+                put_value(f, tf->ghz_days_per_day);
+            }
+            if (tf->eta_s >= 0) {
+                family(f, "lode_tf_eta_seconds", "gauge", "Estimated seconds until the assignment is done.");
+                fprintf(f, "lode_tf_eta_seconds ");
+                put_value(f, tf->eta_s);
+            }
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (fclose(f) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
