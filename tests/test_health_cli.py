@@ -6,6 +6,7 @@ backend's sha256d, misbehaving as told):
 - a lode whose every device is quarantined (hung, erroring, or reporting
   hits that fail the CPU re-check) exits 1 and says nothing is left;
 - a quarantined device leaves the other mining: exit 0 at --time-limit;
+- with --log-format json each state change is one "device" event;
 - --max-temp (command line, per device, and a config file's per-device
   object) pauses a device above its limit and resumes it below the limit
   less 5 C, with one log line each; a device without a sensor is warned
@@ -66,6 +67,25 @@ def test_one_left():
           f"fault:0 quarantined, fault:1 mines on: rc {r.returncode}; {r.stderr[-600:]!r}")
     check(r.stderr.count("-> restarting") == 1 and r.stderr.count("-> quarantined") == 1,
           "one line per state change: restarting once, quarantined once")
+
+
+def test_json_events():
+    """With --log-format json each state change is one "device" event,
+    read back with Python's json."""
+    r = run([*BENCH, "-d", "fault:0", "--max-restarts", "1", "--time-limit", "120", "--log-format", "json"],
+            "error:0:2")
+    events = []
+    for line in r.stderr.splitlines():
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if obj.get("event") == "device":
+            events.append((obj.get("device"), obj.get("from"), obj.get("state"), obj.get("reason")))
+    check(r.returncode == 1 and [e[:3] for e in events] == [
+        ("fault:0", "starting", "mining"), ("fault:0", "mining", "restarting"), ("fault:0", "restarting", "mining"),
+        ("fault:0", "mining", "quarantined")] and "device error" in (events[-1][3] or ""),
+        f"device events: {events}, rc {r.returncode}")
 
 
 class Running:
@@ -151,6 +171,7 @@ def test_bad_values():
 test_bad_values()
 test_all_quarantined()
 test_one_left()
+test_json_events()
 test_thermal()
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
