@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 LODE = os.path.abspath(sys.argv[1])
@@ -259,15 +260,24 @@ def test_syslog():
                      for n in ("null", "zero", "urandom", "random", "full"))
     script = (f"{binds} ln -s {sock_path} {dev}/log && mount --bind {dev} /dev && "
               f"exec \"$0\" \"$@\"")
-    r = subprocess.run(["unshare", "-rm", "sh", "-c", script, LODE, *BENCH, "--time-limit", "2",
-                        "--log-interval", "0.5", "--syslog"], capture_output=True, text=True, timeout=120)
+    # Read while lode runs: a datagram socket queues only
+    # net.unix.max_dgram_qlen (often 10) messages, and syslog(3) blocks on a full one.
     msgs = []
+    proc = subprocess.Popen(["unshare", "-rm", "sh", "-c", script, LODE, *BENCH, "--time-limit", "2",
+                             "--log-interval", "0.5", "--syslog"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    out = {}
+    reader = threading.Thread(target=lambda: out.update(zip(("stdout", "stderr"), proc.communicate(timeout=120))))
+    reader.start()
     while True:
         try:
             msgs.append(sock.recv(65536).decode())
         except OSError:
-            break
+            if not reader.is_alive():
+                break
+    reader.join()
     sock.close()
+    r = subprocess.CompletedProcess(proc.args, proc.returncode, out.get("stdout", ""), out.get("stderr", ""))
     check(r.returncode == 0, f"--syslog: status {r.returncode}: {r.stderr[-400:]}")
     pat = re.compile(r"^<(\d+)>.*? lode\[(\d+)\]: (.*)$", re.S)
     parsed = [pat.match(m) for m in msgs]
