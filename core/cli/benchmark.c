@@ -132,7 +132,8 @@ int cmd_benchmark(const cli_options *o)
              o->variant ? " with variant " : "", o->variant ? o->variant : "");
 
     cli_rate_report report;
-    if (cli_rate_report_init(&report, m, cli_rate_unit(o->algo), REPORT_SECONDS) != 0) {
+    if (cli_rate_report_init(&report, m, cli_rate_unit(o->algo),
+                             o->log_interval > 0 ? o->log_interval : REPORT_SECONDS) != 0) {
         lode_dispatcher_free(m);
         pthread_mutex_destroy(&source.lock);
         lode_log(LODE_LOG_ERROR, "out of memory");

@@ -39,7 +39,7 @@ const cli_option cli_option_table[] = {
     {"failover-after", 0, "N", CLI_MINER, true, "failed connection attempts before the next pool (3)"},
     {"retry-pause", 0, "S", CLI_MINER, true, "first pause before reconnecting; doubles up to 60 s (1)"},
     {"stall-timeout", 0, "S", CLI_MINER, true, "reconnect when a pool is silent this long (120)"},
-    {"log-interval", 0, "S", CLI_MINER, true, "seconds between hashrate lines (30)"},
+    {"log-interval", 0, "S", CLI_MINER, true, "seconds between hashrate lines (30; --benchmark: 5)"},
     {"config", 'c', "FILE", CLI_ALL, false,
      "JSON options, keyed by long name: {\"threads\": 2, ...};\n"
      "pools as \"pools\": [{\"url\": ..., \"user\": ..., \"pass\": ...}]"},
@@ -73,7 +73,10 @@ const cli_option cli_option_table[] = {
     {"target", 0, "HEX", CLI_MINER, false, NULL},
     {"start", 0, "N", CLI_MINER, true, NULL},
     {"count", 0, "M", CLI_MINER, true, NULL},
-    {"version", 'V', NULL, CLI_ALL, false, "print the version"},
+    {"version", 'V', NULL, CLI_ALL, false,
+     "print the version, the build, the backends and what they\n"
+     "find here (runtimes, drivers, platforms, CPU paths), and\n"
+     "the library versions"},
     {"help", 'h', NULL, CLI_ALL, false, "this text"},
     {"help-env", 0, NULL, CLI_ALL, false, "the LODE_* environment variables lode reads"},
     {0},

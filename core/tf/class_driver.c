@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include "core/base/log.h"
+#include "core/base/sensors.h"
 #include "core/base/tf_ref.h"
+#include "core/dispatch/registry.h"
 #include "core/tf/fileio.h"
 
 void lode_tf_driver_init(lode_tf_driver *d)
@@ -148,6 +150,24 @@ int lode_tf_driver_finish(const lode_tf_driver *d, const lode_tf_assignment *a, 
     return LODE_TF_DONE;
 }
 
+/* "; cuda:0 64C 487W 1980MHz" for each device with sensors, "" if none. */
+static void sensors_text(lode_dispatcher *m, char *out, size_t len)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < lode_dispatcher_device_count(m) && used < len; i++) {
+        const lode_device_ref *ref = lode_dispatcher_device(m, i);
+        lode_sensors s;
+        char text[160];
+        lode_device_read_sensors(ref, &s);
+        lode_sensors_format(&s, text, sizeof text);
+        if (text[0] == '\0')
+            continue;
+        int n = snprintf(out + used, len - used, "; %s%s", ref->id, text);
+        used = n < 0 ? len : used + (size_t)n;
+    }
+}
+
 static uint64_t candidates(lode_dispatcher *m)
 {
     uint64_t n = 0;
@@ -251,9 +271,11 @@ int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a)
             double eta = pr.classes_done > done_at_start ? el / (pr.classes_done - done_at_start) * left : 0;
             char eta_text[48];
             lode_tf_format_eta(eta, eta_text, sizeof eta_text);
-            lode_log(LODE_LOG_INFO, "M%u %u-%u class %4u: %5.1f%%, %.3g candidates/s, %.2f GHz-days/day, ETA %s",
+            char sensors[256];
+            sensors_text(m, sensors, sizeof sensors);
+            lode_log(LODE_LOG_INFO, "M%u %u-%u class %4u: %5.1f%%, %.3g candidates/s, %.2f GHz-days/day, ETA %s%s",
                      a->p, a->bit_min, a->bit_max, c, 100.0 * pr.classes_done / LODE_TF_NEEDED_CLASSES,
-                     (double)(cand - cand0) / el, ghz_days * frac / (el / 86400.0), eta_text);
+                     (double)(cand - cand0) / el, ghz_days * frac / (el / 86400.0), eta_text, sensors);
             last_line = t;
         }
         if (stop && pr.classes_done < LODE_TF_NEEDED_CLASSES) { /* else: report it first */
