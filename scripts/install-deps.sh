@@ -4,11 +4,12 @@ set -euo pipefail
 # litecoind runs the regtest chain that the mining tests and the main job mine
 # on; clang and its runtime build the fuzz targets; openssl makes test certificates;
 # libmicrohttpd serves the API, libsystemd speaks to systemd, Chart.js draws the
-# dashboard, and prometheus (with promtool) and chromium test them as users would.
+# dashboard, and prometheus (with promtool) and chromium test them as users would;
+# clinfo lists the OpenCL platforms that `lode -V` is checked against.
 packages=(cmake ninja-build gcc pkg-config libhwloc-dev libjansson-dev libssl-dev python3
           libcurl4-openssl-dev opencl-headers ocl-icd-libopencl1 pocl-opencl-icd
           litecoind openssl clang libclang-rt-14-dev
-          libmicrohttpd-dev libsystemd-dev prometheus chromium libjs-chart.js)
+          libmicrohttpd-dev libsystemd-dev prometheus chromium libjs-chart.js clinfo)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
