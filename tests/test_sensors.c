@@ -225,6 +225,11 @@ static void test_registry(void)
     write_sensors_file(path, "beta:0 temp=91\n");
     CHECK(lode_device_read_sensors(&devs[2], &s) == LODE_OK && s.present == LODE_SENSOR_TEMP && near(s.temp_c, 91),
           "a changed file is read again: %#x %g", s.present, s.temp_c);
+    write_sensors_file(path, "beta:0\nbeta:1");
+    CHECK(lode_device_read_sensors(&devs[2], &s) == LODE_OK && s.present == 0, "an id alone: none");
+    CHECK(lode_device_read_sensors(&devs[3], &s) == LODE_OK && s.present == 0, "an id alone at the end: none");
+    write_sensors_file(path, "beta:1 temp=1\nbeta:1 temp=2\n");
+    CHECK(lode_device_read_sensors(&devs[3], &s) == LODE_OK && near(s.temp_c, 2), "the last line of an id wins");
     write_sensors_file(path, "");
     CHECK(lode_device_read_sensors(&devs[2], &s) == LODE_OK && s.present == 0, "an empty file: none");
     unlink(path);

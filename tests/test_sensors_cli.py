@@ -21,6 +21,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 
 LODE = sys.argv[1]
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -44,6 +45,15 @@ def run(*args, env=None, timeout=300):
 RATE = r"\d+(?:\.\d+)? [kMGT]?H/s"
 
 
+def hang_guard(p, seconds=240):
+    """Kills p after seconds, so a line that never comes fails the test
+    instead of hanging it (a guard, not a speed requirement)."""
+    t = threading.Timer(seconds, p.kill)
+    t.daemon = True
+    t.start()
+    return t
+
+
 def read_until(p, pattern, lines):
     """Reads p's stderr until a line matching pattern (its match) or EOF (None)."""
     for line in p.stderr:
@@ -61,6 +71,7 @@ def test_hashrate_lines(work):
     p = subprocess.Popen([LODE, "-a", "sha256d", "--benchmark", "-d", "cpu", "-t", "1", "--log-interval", "1",
                           "--no-color"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env=dict(os.environ, LODE_TEST_SENSORS=sensors))
+    guard = hang_guard(p)
     lines = []
     try:
         first = read_until(p, r"cpu:0: " + RATE + r"(.*)$", lines)
@@ -90,6 +101,7 @@ def test_hashrate_lines(work):
         except subprocess.TimeoutExpired:
             p.kill()
             _, err = p.communicate()
+        guard.cancel()
     summary = re.search(r"summary: cpu:0: " + RATE + r", \d+ hashes, \d+ hits, \d+ hardware errors(.*)$", err, re.M)
     check(p.returncode == 130 and summary is not None and summary.group(1) == "; 70C",
           f"the summary carries the last reading (rc {p.returncode}): {err[-600:]!r}")
@@ -105,6 +117,30 @@ def test_list_devices(work):
           f"--list-devices shows the reading: {r.stdout!r}")
     r = run("--list-devices", env={"LODE_TEST_SENSORS": os.path.join(work, "none.txt")}, timeout=120)
     check(r.returncode == 0 and "sensors now" not in r.stdout, f"no reading, no line: {r.stdout!r}")
+
+
+def test_tf_progress(work):
+    """lode tf's progress lines end with each device's reading."""
+    sensors = os.path.join(work, "tf.txt")
+    with open(sensors, "w") as f:
+        f.write("cpu:0 temp=77 power=33\n")
+    p = subprocess.Popen([LODE, "tf", "100003", "50", "56", "-d", "cpu", "-t", "1", "--progress-interval", "1",
+                          "--no-checkpoints"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=work,
+                         env=dict(os.environ, LODE_TEST_SENSORS=sensors))
+    guard = hang_guard(p)
+    lines = []
+    try:
+        m = read_until(p, r"class +\d+: .*, ETA [^;]*(;.*)?$", lines)
+    finally:
+        p.send_signal(signal.SIGINT)
+        p.send_signal(signal.SIGINT)  # the second stops mid-class
+        try:  # a hang guard
+            p.communicate(timeout=300)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+        guard.cancel()
+    check(m is not None and m.group(1) == "; cpu:0 77C 33W", f"tf progress with sensors: {lines[-3:]!r}")
 
 
 def pkg_config(name):
@@ -196,6 +232,7 @@ def main():
     try:
         test_hashrate_lines(work)
         test_list_devices(work)
+        test_tf_progress(work)
         test_version()
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -316,7 +316,8 @@ static void read_fake_sensors(const char *path, const lode_device_ref *ref, lode
     const size_t id_len = strlen(ref->id);
     while (fgets(line, sizeof line, f) != NULL) {
         const char *p = line + strspn(line, " \t");
-        if (strncmp(p, ref->id, id_len) != 0 || (p[id_len] != ' ' && p[id_len] != '\t'))
+        /* The whole id: "cpu:1" is not the line of "cpu:10". */
+        if (strncmp(p, ref->id, id_len) != 0 || (p[id_len] != '\0' && strchr(" \t\r\n", p[id_len]) == NULL))
             continue;
         char *hash = strchr(line, '#');
         if (hash != NULL)
