@@ -16,14 +16,16 @@
  *   4. the exponentiation kernel reads that list's length on the device (no
  *      round trip) and tests 2^p mod q == 1 with 3x32-bit Montgomery
  *      arithmetic; factors go to a small buffer through an atomic counter.
- * Consecutive device launches alternate between two sets of buffers, each
- * with its own streams, so one launch's sieve (atomics) overlaps the other's
- * exponentiation (multiplies). A device launch is one CUDA graph (its
- * parameters set on the host); the engine's launch, as the launch driver
- * sees it, is a batch of LODE_TF_BATCH device launches whose results come
- * back in one copy, with one event at its end (blocking sync): the host
- * wakes once per batch. The per-exponent tables are built on the GPU
- * (tf_build_tables).
+ * Consecutive device launches alternate between two sets of buffers, so one
+ * launch's sieve (atomics) overlaps the other's exponentiation (multiplies).
+ * The engine's launch, as the launch driver sees it, is a batch of
+ * LODE_TF_BATCH device launches whose kernels read each launch's start,
+ * length and class from descriptors the host copies once per batch; device
+ * launch i of a batch slot is one CUDA graph with every parameter fixed,
+ * built once per exponent and bit size, so queuing it is an event wait and
+ * a graph launch. The results come back in one copy, with one event at the
+ * end (blocking sync): the host wakes once per batch. The per-exponent
+ * tables are built on the GPU (tf_build_tables).
  * Tuning knobs, for measurements (docs/PERFORMANCE.md has the figures):
  * LODE_TF_SIEVE_PRIMES, LODE_TF_LAUNCH_BITS, LODE_TF_SEGMENT_BITS (16..18),
  * LODE_TF_INTERLEAVE (1, 2, 4), LODE_TF_EXP_BLOCKS_PER_SM, LODE_TF_BATCH,

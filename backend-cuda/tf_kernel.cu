@@ -30,6 +30,16 @@ constexpr int kInterleave = 1; /* candidates per thread at once (2 and 4 measure
  * one word; 96 is the fully reduced kernel. */
 constexpr int kLazyBits = 92, kNarrowBits = 78, kFullBits = 96;
 
+/* What varies between the device launches of one exponent and bit size:
+ * the kernels read it from device memory (the host copies a batch's
+ * descriptors once), so a device launch's graph never changes and queuing
+ * it needs no parameter updates on the host. */
+struct launch_desc {
+    uint64_t n0;          /* the launch's first index */
+    uint32_t count;       /* indices n0 .. n0 + count - 1 */
+    uint32_t class_index; /* c of k = c + 4620 n */
+};
+
 /* ---- the sieve ---------------------------------------------------------- */
 
 __device__ __forceinline__ uint32_t pattern_prime(int i)
@@ -87,9 +97,11 @@ __device__ __forceinline__ uint64_t pattern_bits(uint32_t r)
 __global__ void __launch_bounds__(kPrepThreads)
 tf_sieve_prepare(const uint32_t *__restrict__ prime, const uint32_t *__restrict__ inv,
                  const uint32_t *__restrict__ pmod, unsigned n_small, unsigned n_all,
-                 uint32_t class_index, uint64_t n0, uint32_t count, uint32_t *__restrict__ start,
+                 const launch_desc *__restrict__ launch, uint32_t *__restrict__ start,
                  uint32_t *__restrict__ bits)
 {
+    const uint32_t class_index = launch->class_index, count = launch->count;
+    const uint64_t n0 = launch->n0;
     const unsigned stride = gridDim.x * blockDim.x;
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     for (sieve_prime cur = sieve_prime_at(prime, inv, pmod, i, n_all); i < n_all;) {
@@ -116,8 +128,8 @@ template <unsigned SEG_BITS>
 __global__ void __launch_bounds__(kSieveThreads)
 tf_sieve_segments(const uint32_t *__restrict__ prime, const uint32_t *__restrict__ start,
                   const uint32_t *__restrict__ smod, const uint32_t *__restrict__ minv, unsigned n_small,
-                  uint32_t count, const uint32_t *__restrict__ bits, uint32_t *__restrict__ cand,
-                  uint32_t *__restrict__ cand_count)
+                  const launch_desc *__restrict__ launch, const uint32_t *__restrict__ bits,
+                  uint32_t *__restrict__ cand, uint32_t *__restrict__ cand_count)
 {
     constexpr unsigned kSegmentBits = SEG_BITS, kSegmentWords = SEG_BITS / 32;
     constexpr unsigned kWordsPerThread = kSegmentWords / kSieveThreads;
@@ -125,7 +137,9 @@ tf_sieve_segments(const uint32_t *__restrict__ prime, const uint32_t *__restrict
     __shared__ uint32_t warp_total[kSieveThreads / 32];
     __shared__ uint32_t block_base;
     const unsigned t = threadIdx.x, b = blockIdx.x;
-    const uint32_t seg0 = b * kSegmentBits;
+    const uint32_t seg0 = b * kSegmentBits, count = launch->count;
+    if (seg0 >= count) /* a graph's grid is sized for a full launch */
+        return;
     const uint32_t seg_bits = count - seg0 < kSegmentBits ? count - seg0 : kSegmentBits;
 
     /* Small primes: thread t owns words t, t + T, ...; for each prime the
@@ -291,9 +305,11 @@ __device__ void mont_init(u128 q, uint32_t y, u128 *one, u128 *start)
 template <int QBITS, int N>
 __global__ void __launch_bounds__(kExpThreads)
 tf_exponentiate(const uint32_t *__restrict__ cand, const uint32_t *__restrict__ cand_count, uint32_t p,
-                uint32_t class_index, uint64_t n0, uint32_t *__restrict__ found,
+                const launch_desc *__restrict__ launch, uint32_t *__restrict__ found,
                 uint32_t *__restrict__ found_count)
 {
+    const uint32_t class_index = launch->class_index;
+    const uint64_t n0 = launch->n0;
     constexpr bool LAZY = QBITS <= kLazyBits;
     const uint32_t total = *cand_count;
     const unsigned nbits = 32 - __clz(p);
@@ -384,39 +400,41 @@ __global__ void tf_build_tables(const uint32_t *__restrict__ primes, unsigned co
 constexpr size_t kResultWords = 2 + LODE_TF_FOUND_CAP;
 
 /* The buffers of one device launch. Consecutive launches alternate between
- * kSets of them, each with its own streams, so one launch's sieve (atomics)
- * runs beside the other's exponentiation (multiplies); the sieve kernels
- * have the higher priority, so their blocks go first whenever an SM frees
- * up and the next candidate list is ready before the multiplies run dry.
- * Everything of a set is ordered on its stream: a launch queued call by
- * call forks its exponentiation to exp_stream and joins it back. */
+ * kSets of them, so one launch's sieve (atomics) runs beside the other's
+ * exponentiation (multiplies); the sieve kernels have the higher priority,
+ * so their blocks go first whenever an SM frees up and the next candidate
+ * list is ready before the multiplies run dry. A set's work is ordered on
+ * its stream; queued call by call, the exponentiation is forked to
+ * exp_stream and joined back. */
 struct set_buffers {
-    cudaStream_t stream;     /* the set's order; sieve kernels, high priority */
-    cudaStream_t exp_stream; /* call by call: exponentiation and the copy back, low priority */
+    cudaStream_t stream;     /* the set's order (graphs run here); sieve kernels, high priority */
+    cudaStream_t exp_stream; /* call by call: exponentiation, low priority */
     cudaEvent_t sieved, finished;
     uint32_t *start;   /* the middle primes' first bits in the launch */
     uint32_t *bits;    /* one bit per index of the launch */
     uint32_t *cand;    /* survivors' offsets */
-    /* The launch as one CUDA graph (one call instead of eight; kernel and
-     * memset nodes cost the host next to nothing, backend-cuda/probes/
-     * host_cost.cu): its nodes' parameters are set per launch. */
-    cudaGraph_t graph;
-    cudaGraphExec_t exec;
-    cudaGraphNode_t clear_node, prepare_node, segments_node, exp_node;
 };
 constexpr unsigned kSets = 2;
 
 /* A launch of the driver: a batch of up to `batch` device launches over
  * consecutive indices, with one event at its end, so the host wakes once
- * per batch. kDepth of them are in flight. */
+ * per batch. kDepth of them are in flight.
+ * With graphs, device launch i of a slot's batch is graph[i], built once
+ * per exponent and bit size with every parameter fixed (the kernels read
+ * what changes from desc[i]): queuing it is one event wait and one graph
+ * launch, no parameter updates. */
 struct batch_slot {
     uint32_t *areas; /* device: batch x kResultWords */
     uint32_t *host;  /* pinned: batch x kResultWords */
     uint32_t *found; /* malloc'd: batch x LODE_TF_FOUND_CAP, offsets from n0 */
+    launch_desc *desc;   /* device: batch descriptors */
+    launch_desc *h_desc; /* pinned: the same, written by the host before the batch */
     cudaEvent_t done, join;
     uint64_t n0;
     uint32_t count;
     unsigned launches, first_set;
+    cudaGraph_t *graph;     /* [batch]: device launch i, in set i % kSets */
+    cudaGraphExec_t *exec;  /* [batch] */
 };
 
 } /* namespace */
@@ -456,14 +474,28 @@ struct cuda_tf {
 
 static uint32_t full_launch(const cuda_tf *tf) { return 1u << tf->launch_bits; }
 
-static void drop_graph(set_buffers *b)
+static void drop_graphs(const cuda_tf *tf, batch_slot *sl)
 {
-    if (b->exec != nullptr)
-        cudaGraphExecDestroy(b->exec);
-    if (b->graph != nullptr)
-        cudaGraphDestroy(b->graph);
-    b->exec = nullptr;
-    b->graph = nullptr;
+    for (unsigned i = 0; i < tf->batch && sl->exec != nullptr; i++) {
+        if (sl->exec[i] != nullptr)
+            cudaGraphExecDestroy(sl->exec[i]);
+        if (sl->graph[i] != nullptr)
+            cudaGraphDestroy(sl->graph[i]);
+        sl->exec[i] = nullptr;
+        sl->graph[i] = nullptr;
+    }
+}
+
+/* Waits for everything the engine queued, on every stream. */
+static cudaError_t sync_all(cuda_tf *tf)
+{
+    cudaError_t first = cudaSuccess;
+    for (unsigned s = 0; s < kSets; s++)
+        for (cudaStream_t st : {tf->set[s].stream, tf->set[s].exp_stream}) {
+            const cudaError_t err = st != NULL ? cudaStreamSynchronize(st) : cudaSuccess;
+            first = first == cudaSuccess ? err : first;
+        }
+    return first;
 }
 
 extern "C" cudaError_t cuda_tf_new(cudaStream_t stream, cuda_tf **out)
@@ -526,9 +558,17 @@ extern "C" cudaError_t cuda_tf_new(cudaStream_t stream, cuda_tf **out)
         batch_slot *sl = &tf->slot[k];
         if ((err = cudaMalloc((void **)&sl->areas, tf->batch * kResultWords * sizeof(uint32_t))) != cudaSuccess ||
             (err = cudaMallocHost((void **)&sl->host, tf->batch * kResultWords * sizeof(uint32_t))) != cudaSuccess ||
+            (err = cudaMalloc((void **)&sl->desc, tf->batch * sizeof(launch_desc))) != cudaSuccess ||
+            (err = cudaMallocHost((void **)&sl->h_desc, tf->batch * sizeof(launch_desc))) != cudaSuccess ||
             (err = cudaEventCreateWithFlags(&sl->done, cudaEventBlockingSync | cudaEventDisableTiming)) != cudaSuccess ||
             (err = cudaEventCreateWithFlags(&sl->join, cudaEventDisableTiming)) != cudaSuccess)
             goto failed;
+        sl->graph = (cudaGraph_t *)calloc(tf->batch, sizeof *sl->graph);
+        sl->exec = (cudaGraphExec_t *)calloc(tf->batch, sizeof *sl->exec);
+        if (sl->graph == NULL || sl->exec == NULL) {
+            err = cudaErrorMemoryAllocation;
+            goto failed;
+        }
         if ((sl->found = (uint32_t *)malloc(tf->batch * LODE_TF_FOUND_CAP * sizeof(uint32_t))) == NULL) {
             err = cudaErrorMemoryAllocation;
             goto failed;
@@ -545,10 +585,7 @@ extern "C" void cuda_tf_free(cuda_tf *tf)
 {
     if (tf == NULL)
         return;
-    for (unsigned s = 0; s < kSets; s++)
-        for (cudaStream_t st : {tf->set[s].stream, tf->set[s].exp_stream})
-            if (st != NULL)
-                cudaStreamSynchronize(st);
+    sync_all(tf);
     if (tf->profile && tf->launches > 0)
         fprintf(stderr,
                 "tf: %llu launches, %.4g indices each, %.2f%% survive the sieve (%u primes); ms per launch: "
@@ -564,7 +601,6 @@ extern "C" void cuda_tf_free(cuda_tf *tf)
         cudaFree(p);
     for (unsigned s = 0; s < kSets; s++) {
         set_buffers *b = &tf->set[s];
-        drop_graph(b);
         cudaFree(b->start);
         cudaFree(b->bits);
         cudaFree(b->cand);
@@ -577,8 +613,13 @@ extern "C" void cuda_tf_free(cuda_tf *tf)
     }
     for (unsigned k = 0; k < kDepth; k++) {
         batch_slot *sl = &tf->slot[k];
+        drop_graphs(tf, sl);
+        free(sl->graph);
+        free(sl->exec);
         cudaFree(sl->areas);
         cudaFreeHost(sl->host);
+        cudaFree(sl->desc);
+        cudaFreeHost(sl->h_desc);
         free(sl->found);
         for (cudaEvent_t e : {sl->done, sl->join})
             if (e != NULL)
@@ -624,9 +665,7 @@ static cudaError_t check_tables(cuda_tf *tf, uint32_t p, const tf_sieve_plan *pl
  * their constants, built on the device. */
 static cudaError_t load_exponent(cuda_tf *tf, uint32_t p)
 {
-    cudaError_t err = cudaSuccess;
-    for (unsigned s = 0; s < kSets && err == cudaSuccess; s++) /* no launch may still read the tables */
-        err = cudaStreamSynchronize(tf->set[s].stream);
+    cudaError_t err = sync_all(tf); /* no launch may still read the tables */
     if (err != cudaSuccess)
         return err;
     const tf_sieve_plan plan = tf_sieve_plan_of(tf->primes, tf->want_primes, p, 1u << tf->seg_log);
@@ -684,46 +723,38 @@ extern "C" cudaError_t cuda_tf_set_job(cuda_tf *tf, const lode_tf_job *job)
     const void *exp_before = exp_kernel(tf);
     const bool new_exponent = job->exponent != tf->job.exponent;
     tf->job = *job;
-    /* Every launch sets its nodes' parameters, but a kernel node keeps its
-     * function: a job of another bit size needs new graphs. (A new exponent
-     * rebuilds them too: cheap, once per assignment, and the way it was
-     * measured and tested on the H100.) */
-    if (exp_kernel(tf) != exp_before || new_exponent)
-        for (unsigned s = 0; s < kSets; s++) {
-            if (tf->set[s].exec != nullptr) {
-                cudaError_t err = cudaStreamSynchronize(tf->set[s].stream);
-                if (err != cudaSuccess)
-                    return err;
-            }
-            drop_graph(&tf->set[s]);
-        }
+    /* A class is a descriptor field; the graphs hold the exponent's table
+     * sizes and the bit size's kernel, so those need new graphs. */
+    if (exp_kernel(tf) != exp_before || new_exponent) {
+        cudaError_t err = sync_all(tf);
+        if (err != cudaSuccess)
+            return err;
+        for (unsigned k = 0; k < kDepth; k++)
+            drop_graphs(tf, &tf->slot[k]);
+    }
     return cudaSuccess;
 }
 
 /* The arguments of one device launch's three kernels (pointers into it
  * stay valid while the struct lives). */
 struct launch_args {
-    /* tf_sieve_prepare */
     const uint32_t *prime, *inv, *pmod, *smod, *minv;
     unsigned n_small, n_all;
-    uint32_t class_index, p;
-    uint64_t n0;
-    uint32_t count;
+    uint32_t p;
+    const launch_desc *desc;
     uint32_t *start, *bits, *cand, *counts, *found, *found_count;
-    void *prepare[10], *segments[9], *exponentiate[7];
+    void *prepare[8], *segments[9], *exponentiate[6];
 };
 
-static void fill_args(const cuda_tf *tf, set_buffers *b, uint64_t n0, uint32_t count, uint32_t *area,
+static void fill_args(const cuda_tf *tf, const set_buffers *b, const launch_desc *desc, uint32_t *area,
                       launch_args *a)
 {
     *a = launch_args{tf->d_prime, tf->d_inv, tf->d_pmod, tf->d_smod, tf->d_minv, tf->n_small, tf->n_all,
-                     tf->job.class_index, tf->exponent, n0, count, b->start, b->bits, b->cand, area,
-                     area + 2, area + 1, {}, {}, {}};
-    void *prepare[] = {&a->prime, &a->inv, &a->pmod, &a->n_small, &a->n_all, &a->class_index, &a->n0, &a->count,
-                       &a->start, &a->bits};
-    void *segments[] = {&a->prime, &a->start, &a->smod, &a->minv, &a->n_small, &a->count, &a->bits, &a->cand,
+                     tf->exponent, desc, b->start, b->bits, b->cand, area, area + 2, area + 1, {}, {}, {}};
+    void *prepare[] = {&a->prime, &a->inv, &a->pmod, &a->n_small, &a->n_all, &a->desc, &a->start, &a->bits};
+    void *segments[] = {&a->prime, &a->start, &a->smod, &a->minv, &a->n_small, &a->desc, &a->bits, &a->cand,
                         &a->counts};
-    void *exponentiate[] = {&a->cand, &a->counts, &a->p, &a->class_index, &a->n0, &a->found, &a->found_count};
+    void *exponentiate[] = {&a->cand, &a->counts, &a->p, &a->desc, &a->found, &a->found_count};
     memcpy(a->prepare, prepare, sizeof prepare);
     memcpy(a->segments, segments, sizeof segments);
     memcpy(a->exponentiate, exponentiate, sizeof exponentiate);
@@ -735,10 +766,11 @@ static cudaKernelNodeParams prepare_params(const cuda_tf *tf, launch_args *a)
                                 a->prepare, nullptr};
 }
 
-static cudaKernelNodeParams segments_params(const cuda_tf *tf, launch_args *a)
+/* count: the launch's indices (a graph's node is sized for a full launch). */
+static cudaKernelNodeParams segments_params(const cuda_tf *tf, launch_args *a, uint32_t count)
 {
     const uint32_t seg_bits = 1u << tf->seg_log;
-    return cudaKernelNodeParams{(void *)segments_kernel(tf), dim3((a->count + seg_bits - 1) / seg_bits),
+    return cudaKernelNodeParams{(void *)segments_kernel(tf), dim3((count + seg_bits - 1) / seg_bits),
                                 dim3(kSieveThreads), 0, a->segments, nullptr};
 }
 
@@ -756,47 +788,47 @@ static cudaError_t set_priority(cudaGraphNode_t node, int priority)
     return cudaGraphKernelNodeSetAttribute(node, cudaLaunchAttributePriority, &v);
 }
 
-static cudaMemsetParams clear_counts(uint32_t *area)
+static cudaMemsetParams memset_params(void *dst, unsigned value, unsigned element_size, size_t width)
 {
     cudaMemsetParams p{};
-    p.dst = area;
-    p.value = 0;
-    p.elementSize = 4;
-    p.width = 2;
+    p.dst = dst;
+    p.value = value;
+    p.elementSize = element_size;
+    p.width = width;
     p.height = 1;
     return p;
 }
 
-/* Builds set b's graph of a launch: clear the bits and the area's
- * counters, the two sieve kernels, mark "sieved", the exponentiation. */
-static cudaError_t build_graph(cuda_tf *tf, set_buffers *b, uint32_t *area)
+/* Builds the graph of device launch i of slot k (in set i % kSets): clear
+ * the bits and the area's counters, the two sieve kernels, mark "sieved",
+ * the exponentiation; every parameter fixed. */
+static cudaError_t build_graph(cuda_tf *tf, unsigned k, unsigned i)
 {
+    batch_slot *sl = &tf->slot[k];
+    set_buffers *b = &tf->set[i % kSets];
+    uint32_t *area = sl->areas + i * kResultWords;
+    const uint32_t full = full_launch(tf);
     launch_args a;
-    fill_args(tf, b, 0, full_launch(tf), area, &a);
-    cudaGraphNode_t clear_bits, sieved;
-    cudaMemsetParams bits{};
-    bits.dst = b->bits;
-    bits.value = 0xFF;
-    bits.elementSize = 1;
-    bits.width = full_launch(tf) / 8;
-    bits.height = 1;
-    const cudaMemsetParams counts = clear_counts(area);
-    const cudaKernelNodeParams prep = prepare_params(tf, &a), seg = segments_params(tf, &a),
+    fill_args(tf, b, sl->desc + i, area, &a);
+    const cudaMemsetParams bits = memset_params(b->bits, 0xFF, 1, full / 8), counts = memset_params(area, 0, 4, 2);
+    const cudaKernelNodeParams prep = prepare_params(tf, &a), seg = segments_params(tf, &a, full),
                                exp = exp_params(tf, &a);
-    cudaError_t err;
-    if ((err = cudaGraphCreate(&b->graph, 0)) != cudaSuccess ||
-        (err = cudaGraphAddMemsetNode(&clear_bits, b->graph, nullptr, 0, &bits)) != cudaSuccess ||
-        (err = cudaGraphAddMemsetNode(&b->clear_node, b->graph, nullptr, 0, &counts)) != cudaSuccess)
+    cudaGraph_t g;
+    cudaError_t err = cudaGraphCreate(&g, 0);
+    if (err != cudaSuccess)
         return err;
-    const cudaGraphNode_t cleared[] = {clear_bits, b->clear_node};
-    if ((err = cudaGraphAddKernelNode(&b->prepare_node, b->graph, cleared, 2, &prep)) != cudaSuccess ||
-        (err = cudaGraphAddKernelNode(&b->segments_node, b->graph, &b->prepare_node, 1, &seg)) != cudaSuccess ||
-        (err = cudaGraphAddEventRecordNode(&sieved, b->graph, &b->segments_node, 1, b->sieved)) != cudaSuccess ||
-        (err = cudaGraphAddKernelNode(&b->exp_node, b->graph, &b->segments_node, 1, &exp)) != cudaSuccess ||
-        (err = set_priority(b->prepare_node, tf->prio_high)) != cudaSuccess ||
-        (err = set_priority(b->segments_node, tf->prio_high)) != cudaSuccess ||
-        (err = set_priority(b->exp_node, tf->prio_low)) != cudaSuccess ||
-        (err = cudaGraphInstantiate(&b->exec, b->graph, 0)) != cudaSuccess)
+    sl->graph[i] = g;
+    cudaGraphNode_t clear[2], prepare, segments, exponentiate, sieved;
+    if ((err = cudaGraphAddMemsetNode(&clear[0], g, nullptr, 0, &bits)) != cudaSuccess ||
+        (err = cudaGraphAddMemsetNode(&clear[1], g, nullptr, 0, &counts)) != cudaSuccess ||
+        (err = cudaGraphAddKernelNode(&prepare, g, clear, 2, &prep)) != cudaSuccess ||
+        (err = cudaGraphAddKernelNode(&segments, g, &prepare, 1, &seg)) != cudaSuccess ||
+        (err = cudaGraphAddEventRecordNode(&sieved, g, &segments, 1, b->sieved)) != cudaSuccess ||
+        (err = cudaGraphAddKernelNode(&exponentiate, g, &segments, 1, &exp)) != cudaSuccess ||
+        (err = set_priority(prepare, tf->prio_high)) != cudaSuccess ||
+        (err = set_priority(segments, tf->prio_high)) != cudaSuccess ||
+        (err = set_priority(exponentiate, tf->prio_low)) != cudaSuccess ||
+        (err = cudaGraphInstantiate(&sl->exec[i], g, 0)) != cudaSuccess)
         return err;
     return cudaSuccess;
 }
@@ -811,40 +843,16 @@ static cudaError_t stagger(cuda_tf *tf, unsigned si)
     return cudaStreamWaitEvent(tf->set[si].stream, tf->set[previous].sieved, 0);
 }
 
-/* A launch through set b's graph: four parameter updates on the host
- * and two calls. */
-static cudaError_t launch_graph(cuda_tf *tf, unsigned si, uint64_t n0, uint32_t count, uint32_t *area)
-{
-    set_buffers *b = &tf->set[si];
-    cudaError_t err;
-    if (b->exec == nullptr && (err = build_graph(tf, b, area)) != cudaSuccess) {
-        drop_graph(b);
-        return err;
-    }
-    launch_args a;
-    fill_args(tf, b, n0, count, area, &a);
-    const cudaKernelNodeParams prep = prepare_params(tf, &a), seg = segments_params(tf, &a),
-                               exp = exp_params(tf, &a);
-    const cudaMemsetParams counts = clear_counts(area);
-    if ((err = cudaGraphExecMemsetNodeSetParams(b->exec, b->clear_node, &counts)) != cudaSuccess ||
-        (err = cudaGraphExecKernelNodeSetParams(b->exec, b->prepare_node, &prep)) != cudaSuccess ||
-        (err = cudaGraphExecKernelNodeSetParams(b->exec, b->segments_node, &seg)) != cudaSuccess ||
-        (err = cudaGraphExecKernelNodeSetParams(b->exec, b->exp_node, &exp)) != cudaSuccess ||
-        (err = stagger(tf, si)) != cudaSuccess)
-        return err;
-    return cudaGraphLaunch(b->exec, b->stream);
-}
-
 /* A launch queued call by call (profiling, or graphs off). */
-static cudaError_t launch_calls(cuda_tf *tf, unsigned si, uint64_t n0, uint32_t count, uint32_t *area)
+static cudaError_t launch_calls(cuda_tf *tf, unsigned si, const launch_desc *desc, uint32_t count, uint32_t *area)
 {
     set_buffers *b = &tf->set[si];
     const uint32_t seg_bits = 1u << tf->seg_log;
     const unsigned segments = (count + seg_bits - 1) / seg_bits;
     cudaStream_t st = b->stream, xs = b->exp_stream;
     launch_args a;
-    fill_args(tf, b, n0, count, area, &a);
-    const cudaKernelNodeParams prep = prepare_params(tf, &a), seg = segments_params(tf, &a),
+    fill_args(tf, b, desc, area, &a);
+    const cudaKernelNodeParams prep = prepare_params(tf, &a), seg = segments_params(tf, &a, count),
                                exp = exp_params(tf, &a);
     cudaError_t err;
     if (tf->profile) { /* one launch at a time, so the stage times are its own */
@@ -876,11 +884,61 @@ static cudaError_t launch_calls(cuda_tf *tf, unsigned si, uint64_t n0, uint32_t 
         tf->ev_pending[si] = true;
     }
     /* Join the exponentiation back into the set's stream: whatever comes
-     * next on it (graph or calls) follows this whole launch. */
+     * next on it follows this whole launch. */
     if ((err = cudaEventRecord(b->finished, xs)) != cudaSuccess ||
         (err = cudaStreamWaitEvent(st, b->finished, 0)) != cudaSuccess)
         return err;
     return cudaSuccess;
+}
+
+/* A launch through its fixed graph: the stagger and one graph launch. */
+static cudaError_t launch_graph(cuda_tf *tf, unsigned k, unsigned i)
+{
+    batch_slot *sl = &tf->slot[k];
+    const unsigned si = i % kSets;
+    cudaError_t err;
+    if (sl->exec[i] == nullptr && (err = build_graph(tf, k, i)) != cudaSuccess) {
+        drop_graphs(tf, sl);
+        return err;
+    }
+    if ((err = stagger(tf, si)) != cudaSuccess)
+        return err;
+    return cudaGraphLaunch(sl->exec[i], tf->set[si].stream);
+}
+
+/* A batch of launches: the descriptors' copy goes first on the first
+ * set's stream (the other set's first sieve waits for this one's, so it
+ * follows the copy too), the results' copy and the event last. With
+ * graphs, a batch's launch i is in set i % kSets; call by call, the sets
+ * alternate across batches. */
+static cudaError_t launch_batch(cuda_tf *tf, unsigned k)
+{
+    batch_slot *sl = &tf->slot[k];
+    const bool graphs = tf->graphs && !tf->profile;
+    if (graphs)
+        tf->next_set = 0;
+    cudaError_t err = cudaMemcpyAsync(sl->desc, sl->h_desc, sl->launches * sizeof(launch_desc),
+                                      cudaMemcpyHostToDevice, tf->set[tf->next_set].stream);
+    unsigned last = 0;
+    for (unsigned i = 0; i < sl->launches && err == cudaSuccess; i++) {
+        last = tf->next_set;
+        tf->next_set = (tf->next_set + 1) % kSets;
+        err = graphs ? launch_graph(tf, k, i)
+                     : launch_calls(tf, last, sl->desc + i, sl->h_desc[i].count, sl->areas + i * kResultWords);
+    }
+    /* The batch's end: the last launch's stream waits for the other set's
+     * stream (its launches may finish later), then the event. */
+    if (err == cudaSuccess && sl->launches > 1) {
+        const unsigned other = (last + kSets - 1) % kSets;
+        if ((err = cudaEventRecord(sl->join, tf->set[other].stream)) == cudaSuccess)
+            err = cudaStreamWaitEvent(tf->set[last].stream, sl->join, 0);
+    }
+    if (err == cudaSuccess)
+        err = cudaMemcpyAsync(sl->host, sl->areas, sl->launches * kResultWords * sizeof(uint32_t),
+                              cudaMemcpyDeviceToHost, tf->set[last].stream);
+    if (err == cudaSuccess)
+        err = cudaEventRecord(sl->done, tf->set[last].stream);
+    return err;
 }
 
 /* Adds a finished profiled launch's stage times. */
@@ -905,36 +963,20 @@ extern "C" cudaError_t cuda_tf_enqueue(cuda_tf *tf, uint64_t n0, uint32_t count)
         return cudaErrorNotReady;
     if (count == 0 || count > cuda_tf_launch_size(tf) || tf->exponent == 0)
         return cudaErrorInvalidValue;
-    batch_slot *sl = &tf->slot[(tf->head + tf->queued) % kDepth];
+    const unsigned k = (tf->head + tf->queued) % kDepth;
+    batch_slot *sl = &tf->slot[k];
     const uint32_t full = full_launch(tf);
     sl->n0 = n0;
     sl->count = count;
     sl->launches = (count + full - 1) / full;
     sl->first_set = tf->next_set;
-    cudaError_t err = cudaSuccess;
-    unsigned last = 0;
-    for (unsigned i = 0; i < sl->launches && err == cudaSuccess; i++) {
+    /* The slot's previous batch is finished (cuda_tf_finish waited for it),
+     * so nothing reads these any more. */
+    for (unsigned i = 0; i < sl->launches; i++) {
         const uint32_t n = i + 1 < sl->launches ? full : count - i * full;
-        last = tf->next_set;
-        tf->next_set = (tf->next_set + 1) % kSets;
-        uint32_t *area = sl->areas + i * kResultWords;
-        if (tf->graphs && !tf->profile)
-            err = launch_graph(tf, last, n0 + (uint64_t)i * full, n, area);
-        else
-            err = launch_calls(tf, last, n0 + (uint64_t)i * full, n, area);
+        sl->h_desc[i] = launch_desc{n0 + (uint64_t)i * full, n, tf->job.class_index};
     }
-    /* The batch's end: the last launch's stream waits for the other set's
-     * stream (its launches may finish later), then the event. */
-    if (err == cudaSuccess && sl->launches > 1) {
-        const unsigned other = (last + kSets - 1) % kSets;
-        if ((err = cudaEventRecord(sl->join, tf->set[other].stream)) == cudaSuccess)
-            err = cudaStreamWaitEvent(tf->set[last].stream, sl->join, 0);
-    }
-    if (err == cudaSuccess)
-        err = cudaMemcpyAsync(sl->host, sl->areas, sl->launches * kResultWords * sizeof(uint32_t),
-                              cudaMemcpyDeviceToHost, tf->set[last].stream);
-    if (err == cudaSuccess)
-        err = cudaEventRecord(sl->done, tf->set[last].stream);
+    const cudaError_t err = launch_batch(tf, k);
     if (err != cudaSuccess)
         return err;
     tf->queued++;
@@ -974,10 +1016,8 @@ extern "C" cudaError_t cuda_tf_finish(cuda_tf *tf, uint64_t *n0, uint32_t *count
 
 extern "C" void cuda_tf_discard(cuda_tf *tf)
 {
-    for (unsigned s = 0; s < kSets; s++) {
-        cudaStreamSynchronize(tf->set[s].stream);
-        cudaStreamSynchronize(tf->set[s].exp_stream);
+    sync_all(tf);
+    for (unsigned s = 0; s < kSets; s++)
         tf->ev_pending[s] = false;
-    }
     tf->queued = 0;
 }
