@@ -199,6 +199,12 @@ def test_version():
             continue
         check(m is not None and m.group(2) == want and m.group(1) == want,
               f"{lib}: -V {m.groups() if m else None}, pkg-config {want}")
+    # The other parts' libraries, where this build has them.
+    for lib, pc in (("libmicrohttpd", "libmicrohttpd"), ("libsystemd", "libsystemd")):
+        m = re.search(r"^  " + lib + r": (\S+)", out, re.M)
+        if m is not None:
+            want = pkg_config(pc)
+            check(want is None or m.group(1) == want, f"{lib}: -V {m.group(1)}, pkg-config {want}")
     if "hwloc" in out and "no hwloc" not in out:
         want = pkg_config("hwloc")
         m = re.search(r"topology: hwloc (\S+) \(built\)", out)

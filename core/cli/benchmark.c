@@ -13,7 +13,7 @@
 #include "core/cli/cli.h"
 #include "core/dispatch/dispatch.h"
 
-#define REPORT_SECONDS 5.0
+#define REPORT_SECONDS 5.0 /* between hashrate lines, unless --log-interval */
 /* The share difficulty starts at 1 and is raised, as a pool's vardiff
  * would, once a window of SHARE_WINDOW_S gives more than SHARES_PER_S_MAX
  * shares a second, to about SHARES_PER_S. Every share is still re-checked
@@ -132,8 +132,8 @@ int cmd_benchmark(const cli_options *o)
              o->variant ? " with variant " : "", o->variant ? o->variant : "");
 
     cli_rate_report report;
-    if (cli_rate_report_init(&report, m, cli_rate_unit(o->algo),
-                             o->log_interval > 0 ? o->log_interval : REPORT_SECONDS) != 0) {
+    double interval = o->log_interval > 0 ? o->log_interval : REPORT_SECONDS;
+    if (cli_rate_report_init(&report, m, cli_rate_unit(o->algo), interval) != 0) {
         lode_dispatcher_free(m);
         pthread_mutex_destroy(&source.lock);
         lode_log(LODE_LOG_ERROR, "out of memory");

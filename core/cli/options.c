@@ -39,7 +39,7 @@ const cli_option cli_option_table[] = {
     {"failover-after", 0, "N", CLI_MINER, true, "failed connection attempts before the next pool (3)"},
     {"retry-pause", 0, "S", CLI_MINER, true, "first pause before reconnecting; doubles up to 60 s (1)"},
     {"stall-timeout", 0, "S", CLI_MINER, true, "reconnect when a pool is silent this long (120)"},
-    {"log-interval", 0, "S", CLI_MINER, true, "seconds between hashrate lines (30; --benchmark: 5)"},
+    {"log-interval", 0, "S", CLI_MINER, true, "seconds between hashrate lines (30)"},
     {"config", 'c', "FILE", CLI_ALL, false,
      "JSON options, keyed by long name: {\"threads\": 2, ...};\n"
      "pools as \"pools\": [{\"url\": ..., \"user\": ..., \"pass\": ...}]"},
