@@ -120,7 +120,7 @@ def test_list_devices(work):
 
 
 def test_tf_progress(work):
-    """lode tf's progress lines end with each device's reading."""
+    """lode tf logs each device's reading on a line after its progress line."""
     sensors = os.path.join(work, "tf.txt")
     with open(sensors, "w") as f:
         f.write("cpu:0 temp=77 power=33\n")
@@ -130,7 +130,8 @@ def test_tf_progress(work):
     guard = hang_guard(p)
     lines = []
     try:
-        m = read_until(p, r"class +\d+: .*, ETA [^;]*(;.*)?$", lines)
+        progress = read_until(p, r"class +\d+: .*, ETA \S+( \S+)?$", lines)
+        m = read_until(p, r"\] (sensors: .*)$", lines) if progress else None
     finally:
         p.send_signal(signal.SIGINT)
         p.send_signal(signal.SIGINT)  # the second stops mid-class
@@ -140,7 +141,8 @@ def test_tf_progress(work):
             p.kill()
             p.communicate()
         guard.cancel()
-    check(m is not None and m.group(1) == "; cpu:0 77C 33W", f"tf progress with sensors: {lines[-3:]!r}")
+    check(m is not None and m.group(1) == "sensors: cpu:0 77C 33W" and lines[-2] == progress.string,
+          f"tf: a sensors line after the progress line, which keeps its form: {lines[-3:]!r}")
 
 
 def pkg_config(name):

@@ -150,7 +150,8 @@ int lode_tf_driver_finish(const lode_tf_driver *d, const lode_tf_assignment *a, 
     return LODE_TF_DONE;
 }
 
-/* "; cuda:0 64C 487W 1980MHz" for each device with sensors, "" if none. */
+/* "cuda:0 64C 487W 1980MHz; cuda:1 ..." for the devices with sensors, ""
+ * if none has any. */
 static void sensors_text(lode_dispatcher *m, char *out, size_t len)
 {
     size_t used = 0;
@@ -163,7 +164,7 @@ static void sensors_text(lode_dispatcher *m, char *out, size_t len)
         lode_sensors_format(&s, text, sizeof text);
         if (text[0] == '\0')
             continue;
-        int n = snprintf(out + used, len - used, "; %s%s", ref->id, text);
+        int n = snprintf(out + used, len - used, "%s%s%s", used ? "; " : "", ref->id, text);
         used = n < 0 ? len : used + (size_t)n;
     }
 }
@@ -271,11 +272,14 @@ int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a)
             double eta = pr.classes_done > done_at_start ? el / (pr.classes_done - done_at_start) * left : 0;
             char eta_text[48];
             lode_tf_format_eta(eta, eta_text, sizeof eta_text);
+            lode_log(LODE_LOG_INFO, "M%u %u-%u class %4u: %5.1f%%, %.3g candidates/s, %.2f GHz-days/day, ETA %s",
+                     a->p, a->bit_min, a->bit_max, c, 100.0 * pr.classes_done / LODE_TF_NEEDED_CLASSES,
+                     (double)(cand - cand0) / el, ghz_days * frac / (el / 86400.0), eta_text);
+            /* A line of its own: the progress line keeps the form tools parse. */
             char sensors[256];
             sensors_text(m, sensors, sizeof sensors);
-            lode_log(LODE_LOG_INFO, "M%u %u-%u class %4u: %5.1f%%, %.3g candidates/s, %.2f GHz-days/day, ETA %s%s",
-                     a->p, a->bit_min, a->bit_max, c, 100.0 * pr.classes_done / LODE_TF_NEEDED_CLASSES,
-                     (double)(cand - cand0) / el, ghz_days * frac / (el / 86400.0), eta_text, sensors);
+            if (sensors[0] != '\0')
+                lode_log(LODE_LOG_INFO, "sensors: %s", sensors);
             last_line = t;
         }
         if (stop && pr.classes_done < LODE_TF_NEEDED_CLASSES) { /* else: report it first */
