@@ -84,6 +84,20 @@ static void full_path(char *out, size_t len, const char *path)
     }
 }
 
+/* The trees made, removed at the end. */
+static char made[8][256];
+static int made_count;
+
+static void remove_roots(void)
+{
+    for (int i = 0; i < made_count; i++) {
+        char cmd[2 * sizeof made[0] + 64];
+        int n = snprintf(cmd, sizeof cmd, "chmod -R u+rwx '%s' 2>/dev/null; rm -rf '%s'", made[i], made[i]);
+        if (n < 0 || (size_t)n >= sizeof cmd || system(cmd) != 0)
+            fprintf(stderr, "cannot remove %s\n", made[i]);
+    }
+}
+
 static void new_root(const char *name)
 {
     snprintf(root, sizeof root, "%s/%s", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", name);
@@ -94,6 +108,8 @@ static void new_root(const char *name)
         exit(1);
     }
     setenv("LODE_TEST_SYSFS_ROOT", root, 1);
+    if (made_count < 8)
+        snprintf(made[made_count++], sizeof made[0], "%s", root);
 }
 
 /* ---- text ------------------------------------------------------------- */
@@ -556,5 +572,6 @@ int main(int argc, char **argv)
     test_cpu_coretemp_rapl_cpufreq();
     test_cpu_k10temp_cpuinfo_broken();
     test_nvml_missing();
+    remove_roots();
     return test_summary();
 }
