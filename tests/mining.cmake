@@ -15,3 +15,9 @@ foreach(scenario gbt stratum fresh_home)
                    $<TARGET_FILE:lode> ${scenario})
   set_tests_properties(mweb_${scenario} PROPERTIES TIMEOUT 600 LABELS mining)
 endforeach()
+# Other miners' command lines against the test pool: JSON log events against
+# the pool's counts, credentials in URLs and -O (masked in /proc/PID/cmdline),
+# pools through SOCKS5 (microsocks) and HTTP CONNECT (tinyproxy) proxies.
+add_test(NAME service_pool
+         COMMAND Python3::Interpreter ${CMAKE_CURRENT_SOURCE_DIR}/test_service_pool.py $<TARGET_FILE:lode>)
+set_tests_properties(service_pool PROPERTIES TIMEOUT 600 LABELS mining)

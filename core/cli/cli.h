@@ -57,6 +57,12 @@ typedef struct cli_options {
     bool no_version_rolling, no_redirect, allow_redirect_host;
     unsigned failover_after;   /* 0 = the default */
     double retry_pause, stall_timeout, log_interval; /* 0 = the defaults */
+    const char *proxy;         /* -x URL: every pool through this proxy; NULL = direct */
+
+    /* Service habits (every command). */
+    const char *log_file;      /* --log-file FILE */
+    bool log_syslog, log_json, background;
+    int cpu_priority;          /* 0..5; -1 = leave as started */
 
     /* lode tf (defaults from cli_options_init). */
     struct {
@@ -86,6 +92,7 @@ typedef struct cli_option {
     unsigned commands;  /* CLI_MINER, CLI_TF: where it applies */
     bool numeric;       /* a config file may give it as a JSON number */
     const char *help;   /* --help text ('\n': a continuation line); NULL: not listed */
+    const char *same_as; /* another miner's spelling: applying it applies this option */
 } cli_option;
 
 extern const cli_option cli_option_table[];
@@ -115,6 +122,8 @@ int cli_config_load(cli_options *o, const char *path, char *err, size_t err_len)
 int cli_config_parse(cli_options *o, const char *name, const char *text, size_t len, char *err,
                      size_t err_len);
 void cli_options_free(cli_options *o);
+/* A copy of s that lives as long as o (NULL if out of memory). */
+const char *cli_keep(cli_options *o, const char *s);
 
 /* Set by SIGINT, SIGTERM and SIGHUP; commands poll it. */
 bool cli_interrupted(void);

@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "core/base/log.h"
 #include "core/base/settings.h"
@@ -112,6 +115,89 @@ static void usage(FILE *out)
             "algorithm); 130 stopped by SIGINT, SIGTERM or SIGHUP (after the summary).\n");
 }
 
+/* Secrets given on the command line (-p, -O, credentials in -o and -x
+ * URLs), masked in argv once parsed so that ps and /proc/PID/cmdline do not
+ * show them. The options hold copies (cli_keep). */
+typedef struct secret_arg {
+    char *text;   /* points into argv: getopt's optarg */
+    bool url;     /* mask the password of USER:PASS@ only */
+    bool userpass; /* mask what follows the first ':' */
+} secret_arg;
+
+static void mask_from(char *p, char *end)
+{
+    for (; p < end && *p != '\0'; p++)
+        *p = '*';
+}
+
+static void mask_secret(const secret_arg *a)
+{
+    char *t = a->text;
+    if (a->url) {
+        char *sep = strstr(t, "://");
+        char *host = sep ? sep + 3 : t;
+        char *at = strrchr(host, '@');
+        char *colon = at ? memchr(host, ':', (size_t)(at - host)) : NULL;
+        if (colon != NULL)
+            mask_from(colon + 1, at);
+    } else if (a->userpass) {
+        char *colon = strchr(t, ':');
+        if (colon != NULL)
+            mask_from(colon + 1, colon + strlen(colon));
+    } else {
+        mask_from(t, t + strlen(t));
+    }
+}
+
+/* Lowers or raises the whole process before any thread starts: threads
+ * inherit the nice value and the scheduling policy. As cpuminer's and
+ * ccminer's --cpu-priority: 0 idle ... 5 highest. */
+static void apply_cpu_priority(int level)
+{
+    static const int nice_of[] = {19, 10, 0, -5, -10, -15};
+    if (setpriority(PRIO_PROCESS, 0, nice_of[level]) != 0)
+        lode_log(LODE_LOG_WARN, "--cpu-priority %d: cannot set nice %d: %s%s", level, nice_of[level], strerror(errno),
+                 nice_of[level] < 0 ? " (a negative nice needs root or CAP_SYS_NICE)" : "");
+    if (level <= 1) {
+        struct sched_param none = {.sched_priority = 0};
+        int policy = level == 0 ? SCHED_IDLE : SCHED_BATCH;
+        if (sched_setscheduler(0, policy, &none) != 0)
+            lode_log(LODE_LOG_WARN, "--cpu-priority %d: cannot set %s: %s", level,
+                     level == 0 ? "SCHED_IDLE" : "SCHED_BATCH", strerror(errno));
+    }
+}
+
+/* Logging sinks, priority and --background: after the options are read and
+ * before anything starts (threads, connections). Returns -1 to go on, or an
+ * exit status. */
+static int setup_service(const cli_options *o)
+{
+    if (o->log_json)
+        lode_log_set_format(LODE_LOG_FORMAT_JSON);
+    if (o->background && o->log_file == NULL && !o->log_syslog)
+        return cli_usage_error("--background needs --log-file FILE or --syslog: its stderr goes nowhere");
+    char err[512];
+    if (o->log_file != NULL && lode_log_open_file(o->log_file, err, sizeof err) != 0)
+        return cli_usage_error("%s", err);
+    if (o->log_syslog)
+        lode_log_open_syslog();
+    if (o->background) {
+        fflush(NULL);
+        /* daemon(3): fork (the parent exits 0 at once), setsid, stdin,
+         * stdout and stderr on /dev/null. nochdir: relative paths in the
+         * options (worktodo, checkpoints, cookie) keep their meaning. */
+        if (daemon(1, 0) != 0) {
+            fprintf(stderr, "lode: error: cannot go to the background: %s\n", strerror(errno));
+            return EXIT_RUNTIME;
+        }
+        lode_log_set_stderr(false);
+        lode_log(LODE_LOG_NOTICE, "lode %s in the background, pid %ld", LODE_VERSION, (long)getpid());
+    }
+    if (o->cpu_priority >= 0)
+        apply_cpu_priority(o->cpu_priority);
+    return -1;
+}
+
 int main(int argc, char **argv)
 {
     cli_install_signal_handlers(); /* first: --help | head -1 must not die of SIGPIPE either */
@@ -138,8 +224,16 @@ int main(int argc, char **argv)
     int c;
     char err[512];
     int status = -1;
+    secret_arg secrets[64];
+    size_t secret_count = 0;
     while (status < 0 && (c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
         const cli_option *opt = c == ':' || c == '?' ? NULL : cli_option_of(cmd, c);
+        if (opt != NULL && optarg != NULL && secret_count < sizeof secrets / sizeof secrets[0]) {
+            bool url = strcmp(opt->name, "url") == 0 || strcmp(opt->name, "proxy") == 0;
+            bool userpass = strcmp(opt->name, "userpass") == 0;
+            if (url || userpass || strcmp(opt->name, "pass") == 0)
+                secrets[secret_count++] = (secret_arg){.text = optarg, .url = url, .userpass = userpass};
+        }
         if (c == ':')
             status = cli_usage_error("option '%s' needs a value", argv[optind - 1]);
         else if (opt == NULL)
@@ -157,13 +251,20 @@ int main(int argc, char **argv)
         } else if (cli_apply_option(&o, opt->name, optarg, err, sizeof err) != 0)
             status = cli_usage_error("%s", err);
     }
+    /* Options are copied where they are kept: mask the secrets in place. */
+    for (size_t i = 0; i < secret_count; i++)
+        mask_secret(&secrets[i]);
+    if (status < 0 && cmd == CLI_CMD_TF)
+        status = setup_service(&o);
     if (status >= 0) {
         cli_options_free(&o);
+        lode_log_close();
         return cli_finish_output(status);
     }
     if (cmd == CLI_CMD_TF) {
         status = cmd_tf(&o, argc - optind, argv + optind);
         cli_options_free(&o);
+        lode_log_close();
         return cli_finish_output(status);
     }
     if (command != NULL && strcmp(command, "hash") == 0 && optind == argc - 1)
@@ -176,9 +277,11 @@ int main(int argc, char **argv)
 
     bool mining = o.pool_count > 0;
     int modes = (command != NULL) + o.benchmark + o.list_devices + o.selftest + mining;
-    if (modes > 1)
+    if (modes > 1) {
         status = cli_usage_error("choose one of mining (-o), scan, hash, --benchmark, --list-devices, --selftest");
-    else if (command != NULL && strcmp(command, "scan") == 0)
+    } else if ((status = setup_service(&o)) >= 0) {
+        /* a log file that cannot be opened, ...: an error before anything starts */
+    } else if (command != NULL && strcmp(command, "scan") == 0)
         status = cmd_scan(&o);
     else if (command != NULL)
         status = cmd_hash(&o);
@@ -195,5 +298,6 @@ int main(int argc, char **argv)
         status = EXIT_USAGE;
     }
     cli_options_free(&o);
+    lode_log_close();
     return cli_finish_output(status);
 }

@@ -32,6 +32,10 @@ static int create_source(const cli_options *o, mine_source *s, char *err, size_t
     for (size_t i = 0; i < o->pool_count; i++)
         nodes += is_node_url(o->pools[i].url);
     if (nodes > 0) {
+        if (o->proxy != NULL) {
+            snprintf(err, err_len, "--proxy (-x) is for stratum pools; a node is reached directly");
+            return -1;
+        }
         if (o->pool_count > 1) {
             snprintf(err, err_len, "solo mining takes one node URL (-o http://HOST:PORT) and no pools");
             return -1;
@@ -79,6 +83,7 @@ static int create_source(const cli_options *o, mine_source *s, char *err, size_t
     c.agent = "lode/" LODE_VERSION;
     c.version_rolling = !o->no_version_rolling;
     c.suggest_difficulty = o->suggest_diff;
+    c.proxy = o->proxy;
     c.follow_redirect = !o->no_redirect;
     c.allow_redirect_host = o->allow_redirect_host;
     if (o->failover_after)
@@ -96,7 +101,10 @@ static void summarise_source(mine_source *s, const cli_options *o)
     if (s->gbt != NULL) {
         lode_gbt_stats st;
         lode_gbt_stats_get(s->gbt, &st);
-        lode_log(LODE_LOG_NOTICE,
+        lode_log_event(LODE_LOG_NOTICE, "node_summary",
+                       LODE_LOG_FIELDS(LODE_LOG_INT("submitted", st.submitted), LODE_LOG_INT("accepted", st.accepted),
+                                       LODE_LOG_INT("rejected", st.rejected), LODE_LOG_INT("stale", st.stale),
+                                       LODE_LOG_INT("unsent", st.unsent), LODE_LOG_INT("inconclusive", st.inconclusive)),
                  "summary: blocks submitted %llu, accepted %llu, rejected %llu, stale %llu, unsent %llu, "
                  "inconclusive %llu",
                  (unsigned long long)st.submitted, (unsigned long long)st.accepted,
@@ -108,7 +116,11 @@ static void summarise_source(mine_source *s, const cli_options *o)
         lode_pool_stats st;
         lode_stratum_pool_stats(s->stratum, i, &st);
         /* unsent: dropped before sending (a flood); unanswered: sent, no answer. */
-        lode_log(LODE_LOG_NOTICE,
+        lode_log_event(LODE_LOG_NOTICE, "pool_summary",
+                       LODE_LOG_FIELDS(LODE_LOG_INT("index", i), LODE_LOG_STR("pool", o->pools[i].url),
+                                       LODE_LOG_INT("accepted", st.accepted), LODE_LOG_INT("rejected", st.rejected),
+                                       LODE_LOG_INT("stale", st.stale), LODE_LOG_INT("unsent", st.unsent),
+                                       LODE_LOG_INT("unanswered", st.unanswered)),
                  "summary: pool %zu %s: accepted %llu, rejected %llu, stale %llu, unsent %llu, unanswered %llu", i,
                  o->pools[i].url, (unsigned long long)st.accepted, (unsigned long long)st.rejected,
                  (unsigned long long)st.stale, (unsigned long long)st.unsent, (unsigned long long)st.unanswered);

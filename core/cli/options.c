@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/cli/cli.h"
+#include "core/stratum/stratum_conn.h"
 
 /* The one table. "config", "help", "help-env" and "version" act at once and exist
  * only on the command line (main.c). */
@@ -19,11 +20,18 @@ const cli_option cli_option_table[] = {
     {"url", 'o', "URL", CLI_MINER, false,
      "stratum+tcp://HOST:PORT or stratum+ssl://HOST:PORT (a pool;\n"
      "repeat -o for backup pools, in priority order), or\n"
-     "http://HOST:PORT (a node: solo mining with getblocktemplate)"},
+     "http://HOST:PORT (a node: solo mining with getblocktemplate);\n"
+     "HOST:PORT alone is stratum+tcp, stratum+tcps:// is TLS,\n"
+     "and USER:PASS@ before the host sets -u/-p"},
     {"user", 'u', "USER", CLI_MINER, false, "pool user / worker, or node RPC user"},
     {"pass", 'p', "PASS", CLI_MINER, false,
      "its password (-u, -p and --cert-pin after an -o belong to\n"
      "that pool; before any -o, to every pool)"},
+    {"userpass", 'O', "USER:PASS", CLI_MINER, false, "-u and -p in one (cpuminer's -O)"},
+    {"proxy", 'x', "URL", CLI_MINER, false,
+     "reach the pools through a proxy: socks5://HOST:PORT,\n"
+     "socks5h://HOST:PORT (the proxy resolves pool names) or\n"
+     "http://HOST:PORT (HTTP CONNECT); USER:PASS@ allowed"},
     {"cert-pin", 0, "HEX", CLI_MINER, false,
      "accept exactly the TLS certificate with this SHA-256\n"
      "fingerprint (pools with self-signed certificates)"},
@@ -37,9 +45,11 @@ const cli_option cli_option_table[] = {
      "follow client.reconnect to another host too (it gets\n"
      "the pool's -u/-p); by default only to the same host"},
     {"failover-after", 0, "N", CLI_MINER, true, "failed connection attempts before the next pool (3)"},
-    {"retry-pause", 0, "S", CLI_MINER, true, "first pause before reconnecting; doubles up to 60 s (1)"},
+    {"retries", 'r', "N", CLI_MINER, true, "cpuminer's and ccminer's name of --failover-after", "failover-after"},
+    {"retry-pause", 'R', "S", CLI_MINER, true, "first pause before reconnecting; doubles up to 60 s (1)"},
     {"stall-timeout", 0, "S", CLI_MINER, true, "reconnect when a pool is silent this long (120)"},
-    {"log-interval", 0, "S", CLI_MINER, true, "seconds between hashrate lines (30)"},
+    {"timeout", 'T', "S", CLI_MINER, true, "cpuminer's and ccminer's name of --stall-timeout", "stall-timeout"},
+    {"log-interval", 0, "S", CLI_MINER, true, "seconds between hashrate lines (30; --benchmark: 5)"},
     {"config", 'c', "FILE", CLI_ALL, false,
      "JSON options, keyed by long name: {\"threads\": 2, ...};\n"
      "pools as \"pools\": [{\"url\": ..., \"user\": ..., \"pass\": ...}]"},
@@ -69,6 +79,19 @@ const cli_option cli_option_table[] = {
     {"class-log", 0, "FILE", CLI_TF, false, "append each class as it completes (for tests)"},
     {"quiet", 'q', NULL, CLI_ALL, false, "only warnings, errors and the final summary on stderr"},
     {"no-color", 0, NULL, CLI_MINER, false, "no colours in log lines"},
+    {"log-file", 0, "FILE", CLI_ALL, false,
+     "also append the log to FILE (moved away by logrotate:\n"
+     "opened anew at the next line)"},
+    {"syslog", 0, NULL, CLI_ALL, false, "also log to syslog (ident lode, facility daemon)"},
+    {"log-format", 0, "FMT", CLI_ALL, false,
+     "text (the default) or json: one JSON object a line,\n"
+     "with events (shares, pools, blocks, devices, tf results)"},
+    {"background", 'B', NULL, CLI_ALL, false,
+     "detach from the terminal and run in the background\n"
+     "(needs --log-file or --syslog; not under systemd)"},
+    {"cpu-priority", 0, "N", CLI_ALL, true,
+     "0 idle (nice 19, SCHED_IDLE), 1 low (nice 10, SCHED_BATCH),\n"
+     "2 normal, 3-5 higher (nice -5, -10, -15: needs root)"},
     {"header", 0, "HEX", CLI_MINER, false, NULL}, /* scan and hash: in the usage lines */
     {"target", 0, "HEX", CLI_MINER, false, NULL},
     {"start", 0, "N", CLI_MINER, true, NULL},
@@ -89,6 +112,19 @@ void cli_options_init(cli_options *o, int command)
     o->tf.ckp_dir = ".";
     o->tf.ckp_interval = 60;
     o->tf.progress_interval = 10;
+    o->cpu_priority = -1;
+}
+
+const char *cli_keep(cli_options *o, const char *s)
+{
+    char **grown = realloc(o->owned, (o->owned_count + 1) * sizeof *grown);
+    if (grown == NULL)
+        return NULL;
+    o->owned = grown;
+    char *copy = strdup(s);
+    if (copy != NULL)
+        o->owned[o->owned_count++] = copy;
+    return copy;
 }
 
 static bool applies(const cli_option *opt, int command)
@@ -227,9 +263,51 @@ static cli_pool *credentials_target(cli_options *o)
     return o->pool_count ? &o->pools[o->pool_count - 1] : &o->defaults;
 }
 
+static bool is_node_url(const char *url)
+{
+    return strncmp(url, "http://", 7) == 0 || strncmp(url, "https://", 8) == 0;
+}
+
+/* -o URL: a node's URL as it is; a pool's parsed (the one URL parser, in
+ * the stratum layer), kept without its credentials (what gets logged), which
+ * go to the pool's -u/-p; a later -u/-p still overrides them. */
+static int apply_url(cli_options *o, const char *v, char *err, size_t err_len)
+{
+    if (o->pool_count == CLI_MAX_POOLS)
+        return fail(err, err_len, "at most %d pools (-o) are supported", CLI_MAX_POOLS);
+    cli_pool pool = {0};
+    if (is_node_url(v)) {
+        const char *host = strstr(v, "://") + 3;
+        if (memchr(host, '@', strcspn(host, "/")) != NULL)
+            return fail(err, err_len, "give the node's credentials with -u/-p or --cookie, not in the URL");
+        pool.url = cli_keep(o, v);
+    } else {
+        lode_stratum_url url;
+        char why[256];
+        if (lode_stratum_url_parse(v, &url, why, sizeof why) != 0)
+            return fail(err, err_len, "%s", why);
+        char clean[LODE_STRATUM_HOST_MAX + 32];
+        lode_stratum_url_format(&url, clean, sizeof clean);
+        pool.url = cli_keep(o, clean);
+        if (url.has_user && (pool.user = cli_keep(o, url.user)) == NULL)
+            return fail(err, err_len, "out of memory");
+        if (url.has_pass && (pool.pass = cli_keep(o, url.pass)) == NULL)
+            return fail(err, err_len, "out of memory");
+        explicit_bzero(url.pass, sizeof url.pass);
+    }
+    if (pool.url == NULL)
+        return fail(err, err_len, "out of memory");
+    o->pools[o->pool_count++] = pool;
+    return 0;
+}
+
 int cli_apply_option(cli_options *o, const char *name, const char *v, char *err, size_t err_len)
 {
     uint64_t n;
+    /* Another miner's spelling: apply the option it stands for. */
+    const cli_option *named = cli_find_option(o->command, name);
+    if (named != NULL && named->same_as != NULL)
+        name = named->same_as;
     if (strcmp(name, "algo") == 0) {
         if (lode_algo_parse(v, &o->algo) != 0)
             return fail(err, err_len, "unknown algorithm '%s' (known: %s)", v, lode_algo_names());
@@ -268,9 +346,7 @@ int cli_apply_option(cli_options *o, const char *name, const char *v, char *err,
             return fail(err, err_len, "--count wants a number from 1 to 4294967296, not '%s'", v);
         o->count_given = true;
     } else if (strcmp(name, "url") == 0) {
-        if (o->pool_count == CLI_MAX_POOLS)
-            return fail(err, err_len, "at most %d pools (-o) are supported", CLI_MAX_POOLS);
-        o->pools[o->pool_count++] = (cli_pool){.url = v};
+        return apply_url(o, v, err, err_len);
     } else if (o->command == CLI_CMD_TF && (strcmp(name, "user") == 0 || strcmp(name, "computer") == 0)) {
         if (v == NULL || !is_utf8(v))
             return fail(err, err_len, "--%s wants UTF-8 text", name);
@@ -296,7 +372,40 @@ int cli_apply_option(cli_options *o, const char *name, const char *v, char *err,
     } else if (strcmp(name, "user") == 0) {
         credentials_target(o)->user = v;
     } else if (strcmp(name, "pass") == 0) {
-        credentials_target(o)->pass = v;
+        /* A copy: main.c masks the command line's. */
+        if ((credentials_target(o)->pass = cli_keep(o, v)) == NULL)
+            return fail(err, err_len, "out of memory");
+    } else if (strcmp(name, "userpass") == 0) {
+        const char *colon = strchr(v, ':');
+        if (colon == NULL)
+            return fail(err, err_len, "--userpass (-O) wants USER:PASS");
+        char *both = (char *)cli_keep(o, v);
+        if (both == NULL)
+            return fail(err, err_len, "out of memory");
+        both[colon - v] = '\0';
+        credentials_target(o)->user = both;
+        credentials_target(o)->pass = both + (colon - v) + 1;
+    } else if (strcmp(name, "proxy") == 0) {
+        if (lode_stratum_proxy_check(v, err, err_len) != 0)
+            return -1;
+        if ((o->proxy = cli_keep(o, v)) == NULL)
+            return fail(err, err_len, "out of memory");
+    } else if (strcmp(name, "log-file") == 0) {
+        if (*v == '\0')
+            return fail(err, err_len, "--log-file wants a file name");
+        o->log_file = v;
+    } else if (strcmp(name, "syslog") == 0) {
+        o->log_syslog = true;
+    } else if (strcmp(name, "log-format") == 0) {
+        if (strcmp(v, "text") != 0 && strcmp(v, "json") != 0)
+            return fail(err, err_len, "--log-format wants text or json, not '%s'", v);
+        o->log_json = strcmp(v, "json") == 0;
+    } else if (strcmp(name, "background") == 0) {
+        o->background = true;
+    } else if (strcmp(name, "cpu-priority") == 0) {
+        if (parse_u64(v, 5, &n) != 0)
+            return fail(err, err_len, "--cpu-priority wants a number from 0 (idle) to 5 (highest), not '%s'", v);
+        o->cpu_priority = (int)n;
     } else if (strcmp(name, "cert-pin") == 0) {
         credentials_target(o)->cert_pin = v;
     } else if (strcmp(name, "coinbase-addr") == 0) {

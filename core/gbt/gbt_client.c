@@ -434,7 +434,8 @@ static void note_failure(lode_gbt *g, const char *err, bool quiet)
     g->current_longpollid[0] = '\0';
     pthread_mutex_unlock(&g->lock);
     if (was_connected) {
-        lode_log(LODE_LOG_ERROR, "getblocktemplate: lost the node at %s: %s; mining paused", g->url, err);
+        lode_log_event(LODE_LOG_ERROR, "pool_disconnect", LODE_LOG_FIELDS(LODE_LOG_STR("node", g->url), LODE_LOG_STR("reason", err)),
+                       "getblocktemplate: lost the node at %s: %s; mining paused", g->url, err);
         if (g->mining)
             lode_mining_clear_job(g->mining);
     } else if (!quiet) {
@@ -618,7 +619,8 @@ static void note_success(lode_gbt *g)
     bool segwit_only = g->segwit_rules_only;
     pthread_mutex_unlock(&g->lock);
     if (!was_connected)
-        lode_log(LODE_LOG_INFO, "getblocktemplate: connected to %s (rules: %s)", g->url,
+        lode_log_event(LODE_LOG_INFO, "pool_connect", LODE_LOG_FIELDS(LODE_LOG_STR("node", g->url)),
+                       "getblocktemplate: connected to %s (rules: %s)", g->url,
                  segwit_only ? "segwit" : "mweb, segwit");
 }
 
@@ -890,7 +892,8 @@ static void submit_block(lode_gbt *g, CURL *curl, const queued_share *q)
         g->unsent_logged = true;
         pthread_mutex_unlock(&g->lock);
         if (first && !atomic_load(&g->stopping))
-            lode_log(LODE_LOG_ERROR, "block not submitted, the node is unreachable: %s (height %" PRIu32
+            lode_log_event(LODE_LOG_ERROR, "block", LODE_LOG_FIELDS(LODE_LOG_STR("result", "unsent"), LODE_LOG_STR("node", g->url), LODE_LOG_INT("height", height), LODE_LOG_STR("hash", hash_hex), LODE_LOG_STR("reason", err)),
+                           "block not submitted, the node is unreachable: %s (height %" PRIu32
                                      ", hash %s); more are counted, not logged, until it is back",
                      err, height, hash_hex);
         goto refresh;
@@ -922,7 +925,8 @@ static void submit_block(lode_gbt *g, CURL *curl, const queued_share *q)
         g->has_settled = true;
         memcpy(g->settled_prevhash, q->header + 4, 32);
         pthread_mutex_unlock(&g->lock);
-        lode_log(LODE_LOG_INFO, "block accepted at height %" PRIu32 " (hash %s)%s", height, hash_hex,
+        lode_log_event(LODE_LOG_INFO, "block", LODE_LOG_FIELDS(LODE_LOG_STR("result", "accepted"), LODE_LOG_STR("node", g->url), LODE_LOG_INT("height", height), LODE_LOG_STR("hash", hash_hex), LODE_LOG_STR("reason", NULL)),
+                       "block accepted at height %" PRIu32 " (hash %s)%s", height, hash_hex,
                  reason[0] ? " (\"duplicate\": the node kept the try whose reply was lost; it is "
                              "on the node's best chain)"
                            : "");
@@ -932,7 +936,8 @@ static void submit_block(lode_gbt *g, CURL *curl, const queued_share *q)
         g->has_settled = true;
         memcpy(g->settled_prevhash, q->header + 4, 32);
         pthread_mutex_unlock(&g->lock);
-        lode_log(LODE_LOG_WARN, "block inconclusive at height %" PRIu32 " (hash %s): the node kept it "
+        lode_log_event(LODE_LOG_WARN, "block", LODE_LOG_FIELDS(LODE_LOG_STR("result", "inconclusive"), LODE_LOG_STR("node", g->url), LODE_LOG_INT("height", height), LODE_LOG_STR("hash", hash_hex), LODE_LOG_STR("reason", reason)),
+                       "block inconclusive at height %" PRIu32 " (hash %s): the node kept it "
                                 "but it is not on the node's best chain %s (\"%s\"); counted neither "
                                 "accepted nor rejected", height, hash_hex,
                  confirmations < 0 ? "(a side branch)" : confirmations == 0 ? "now" : "",
@@ -941,14 +946,16 @@ static void submit_block(lode_gbt *g, CURL *curl, const queued_share *q)
     case LODE_GBT_KNOWN:
         g->stats.stale++;
         pthread_mutex_unlock(&g->lock);
-        lode_log(LODE_LOG_WARN, "block %s at height %" PRIu32 ": the node had it already "
+        lode_log_event(LODE_LOG_WARN, "block", LODE_LOG_FIELDS(LODE_LOG_STR("result", "duplicate"), LODE_LOG_STR("node", g->url), LODE_LOG_INT("height", height), LODE_LOG_STR("hash", hash_hex), LODE_LOG_STR("reason", NULL)),
+                       "block %s at height %" PRIu32 ": the node had it already "
                                 "(\"duplicate\" to a first try); not counted again", hash_hex, height);
         break;
     case LODE_GBT_REJECTED:
         g->stats.rejected++;
         snprintf(g->stats.last_reject, sizeof g->stats.last_reject, "%.127s", reason);
         pthread_mutex_unlock(&g->lock);
-        lode_log(LODE_LOG_ERROR, "block rejected: %s (height %" PRIu32 ", hash %s)", reason, height,
+        lode_log_event(LODE_LOG_ERROR, "block", LODE_LOG_FIELDS(LODE_LOG_STR("result", "rejected"), LODE_LOG_STR("node", g->url), LODE_LOG_INT("height", height), LODE_LOG_STR("hash", hash_hex), LODE_LOG_STR("reason", reason)),
+                       "block rejected: %s (height %" PRIu32 ", hash %s)", reason, height,
                  hash_hex);
         if (strcmp(reason, "high-hash") == 0) {
             /* block_for_share checked the hash against the target under

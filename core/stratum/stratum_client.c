@@ -77,6 +77,7 @@ typedef struct pending_request {
     request_kind kind;
     double sent_at;
     double pool_difficulty; /* submits: for the log */
+    char job_id[LODE_JOB_ID_MAX]; /* submits: for the log */
 } pending_request;
 
 typedef enum session_end { END_GOOD, END_FAILED, END_REDIRECT, END_PRIMARY_BACK, END_STOP } session_end;
@@ -184,9 +185,17 @@ lode_stratum *lode_stratum_create(const lode_stratum_config *config, char *err, 
     pthread_mutex_init(&s->lock, NULL);
     atomic_init(&s->stop, false);
     s->agent = dup_or(config->agent, "lode/0.1.0");
+    s->config.proxy = NULL;
+    if (config->proxy != NULL && config->proxy[0] != '\0') {
+        if (lode_stratum_proxy_check(config->proxy, err, err_len) != 0) {
+            lode_stratum_free(s);
+            return NULL;
+        }
+        s->config.proxy = strdup(config->proxy);
+    }
     s->pools = calloc(config->pool_count, sizeof *s->pools);
     s->pool_count = config->pool_count;
-    if (s->agent == NULL || s->pools == NULL) {
+    if (s->agent == NULL || s->pools == NULL || (config->proxy != NULL && config->proxy[0] != '\0' && s->config.proxy == NULL)) {
         snprintf(err, err_len, "out of memory");
         lode_stratum_free(s);
         return NULL;
@@ -212,9 +221,12 @@ lode_stratum *lode_stratum_create(const lode_stratum_config *config, char *err, 
             lode_stratum_free(s);
             return NULL;
         }
-        p->url_text = strdup(pc->url);
-        p->user = dup_or(pc->user, "");
-        p->pass = dup_or(pc->pass, "x");
+        /* What is logged: the URL without any credentials in it. */
+        char shown[LODE_STRATUM_HOST_MAX + 32];
+        lode_stratum_url_format(&p->url, shown, sizeof shown);
+        p->url_text = strdup(shown);
+        p->user = dup_or(pc->user, p->url.has_user ? p->url.user : "");
+        p->pass = dup_or(pc->pass, p->url.has_pass ? p->url.pass : "x");
         p->cert_pin = pinned ? strdup(pc->cert_pin) : NULL;
         if (p->url_text == NULL || p->user == NULL || p->pass == NULL || (pinned && p->cert_pin == NULL)) {
             snprintf(err, err_len, "out of memory");
@@ -304,7 +316,7 @@ static int send_line(session *ss, char *line)
 }
 
 /* Sends a request and remembers its id. */
-static int send_request(session *ss, request_kind kind, char *line, int64_t id, double diff)
+static int send_request(session *ss, request_kind kind, char *line, int64_t id, double diff, const char *job_id)
 {
     /* Submits stop at SUBMITS_IN_FLIGHT_MAX, so only a pool that ignores
      * lode's other requests fills this: forget the oldest of those. */
@@ -319,7 +331,9 @@ static int send_request(session *ss, request_kind kind, char *line, int64_t id, 
         lode_log(LODE_LOG_WARN, "stratum: too many requests unanswered");
         return -1;
     }
-    ss->pending[ss->pending_len++] = (pending_request){.id = id, .kind = kind, .sent_at = now_s(), .pool_difficulty = diff};
+    pending_request *req = &ss->pending[ss->pending_len++];
+    *req = (pending_request){.id = id, .kind = kind, .sent_at = now_s(), .pool_difficulty = diff};
+    snprintf(req->job_id, sizeof req->job_id, "%s", job_id ? job_id : "");
     if (kind == REQ_SUBMIT)
         ss->submits_in_flight++;
     return send_line(ss, line);
@@ -329,7 +343,7 @@ static int send_subscribe(session *ss, const char *session_id)
 {
     int64_t id = ss->next_id++;
     ss->resuming = session_id != NULL && session_id[0] != '\0';
-    return send_request(ss, REQ_SUBSCRIBE, lode_stratum_build_subscribe(id, ss->s->agent, session_id), id, 0);
+    return send_request(ss, REQ_SUBSCRIBE, lode_stratum_build_subscribe(id, ss->s->agent, session_id), id, 0, NULL);
 }
 
 static bool take_pending(session *ss, int64_t id, pending_request *out)
@@ -447,13 +461,20 @@ static void count_share(session *ss, const pending_request *req, const lode_stra
     }
     uint64_t a = p->stats.accepted, r = p->stats.rejected;
     pthread_mutex_unlock(&s->lock);
+    /* reason is the pool's text, already made printable by the parser. */
+    const char *result = accepted ? "accepted" : stale ? "stale" : "rejected";
+    const lode_log_field *fields =
+        LODE_LOG_FIELDS(LODE_LOG_STR("result", result), LODE_LOG_STR("pool", p->url_text),
+                        LODE_LOG_STR("job", req->job_id), LODE_LOG_NUM("difficulty", req->pool_difficulty),
+                        LODE_LOG_STR("reason", accepted ? NULL : reason));
     if (accepted)
-        lode_log(LODE_LOG_INFO, "accepted: %llu/%llu (%.2f%%) diff %g yes!", (unsigned long long)a,
-                 (unsigned long long)(a + r), 100.0 * (double)a / (double)(a + r), req->pool_difficulty);
+        lode_log_event(LODE_LOG_INFO, "share", fields, "accepted: %llu/%llu (%.2f%%) diff %g yes!",
+                       (unsigned long long)a, (unsigned long long)(a + r), 100.0 * (double)a / (double)(a + r),
+                       req->pool_difficulty);
     else if (stale)
-        lode_log(LODE_LOG_INFO, "stale: %s", reason);
+        lode_log_event(LODE_LOG_INFO, "share", fields, "stale: %s", reason);
     else
-        lode_log(LODE_LOG_WARN, "rejected: %s", reason);
+        lode_log_event(LODE_LOG_WARN, "share", fields, "rejected: %s", reason);
 }
 
 /* Returns -1 to end the session (with *end set). */
@@ -497,15 +518,15 @@ static int handle_response(session *ss, const lode_stratum_msg *msg, session_end
         ss->extranonce_changed = false;
         if (s->config.extranonce_subscribe) {
             int64_t id = ss->next_id++;
-            if (send_request(ss, REQ_EXTRANONCE, lode_stratum_build_extranonce_subscribe(id), id, 0) != 0)
+            if (send_request(ss, REQ_EXTRANONCE, lode_stratum_build_extranonce_subscribe(id), id, 0, NULL) != 0)
                 return *end = END_FAILED, -1;
         }
         int64_t auth_id = ss->next_id++;
-        if (send_request(ss, REQ_AUTHORIZE, lode_stratum_build_authorize(auth_id, p->user, p->pass), auth_id, 0) != 0)
+        if (send_request(ss, REQ_AUTHORIZE, lode_stratum_build_authorize(auth_id, p->user, p->pass), auth_id, 0, NULL) != 0)
             return *end = END_FAILED, -1;
         if (s->config.suggest_difficulty > 0) {
             int64_t id = ss->next_id++;
-            if (send_request(ss, REQ_SUGGEST, lode_stratum_build_suggest_difficulty(id, s->config.suggest_difficulty), id, 0) != 0)
+            if (send_request(ss, REQ_SUGGEST, lode_stratum_build_suggest_difficulty(id, s->config.suggest_difficulty), id, 0, NULL) != 0)
                 return *end = END_FAILED, -1;
         }
         return 0;
@@ -674,7 +695,7 @@ static int send_queued_shares(session *ss)
         char *line = lode_stratum_build_submit(id, p->user, q->job_id, q->extranonce2,
                                                q->extranonce2_len, q->ntime, q->nonce, q->version_mask != 0,
                                                q->version & q->version_mask);
-        if (send_request(ss, REQ_SUBMIT, line, id, q->pool_difficulty) != 0) {
+        if (send_request(ss, REQ_SUBMIT, line, id, q->pool_difficulty, q->job_id) != 0) {
             /* This one and the rest of the batch never reached the pool. */
             pthread_mutex_lock(&s->lock);
             for (size_t k = i; k < n; k++)
@@ -723,7 +744,7 @@ static bool probe_primary(lode_stratum *s)
 {
     pool_state *p = &s->pools[0];
     char err[256];
-    lode_stratum_conn *c = lode_stratum_conn_open(&p->url, p->cert_pin, PROBE_TIMEOUT_S, &s->stop, err, sizeof err);
+    lode_stratum_conn *c = lode_stratum_conn_open(&p->url, p->cert_pin, s->config.proxy, PROBE_TIMEOUT_S, &s->stop, err, sizeof err);
     if (c == NULL)
         return false;
     bool ok = false;
@@ -797,13 +818,14 @@ static session_end run_session(lode_stratum *s, size_t pool, const lode_stratum_
     char err[256];
     char where[300];
     lode_stratum_url_format(url, where, sizeof where);
-    ss->conn = lode_stratum_conn_open(url, p->cert_pin, s->config.connect_timeout_s, &s->stop, err, sizeof err);
+    ss->conn = lode_stratum_conn_open(url, p->cert_pin, s->config.proxy, s->config.connect_timeout_s, &s->stop, err, sizeof err);
     if (ss->conn == NULL) {
         if (!stopping(s))
             lode_log(LODE_LOG_WARN, "stratum: %s", err);
         return stopping(s) ? END_STOP : END_FAILED;
     }
-    lode_log(LODE_LOG_INFO, "stratum: connected to %s", where);
+    lode_log_event(LODE_LOG_INFO, "pool_connect", LODE_LOG_FIELDS(LODE_LOG_STR("pool", where), LODE_LOG_INT("index", pool)),
+                   "stratum: connected to %s", where);
     pthread_mutex_lock(&s->lock);
     ss->generation = ++s->generation;
     s->accepting = false;
@@ -821,7 +843,7 @@ static session_end run_session(lode_stratum *s, size_t pool, const lode_stratum_
     session_end end = END_GOOD;
     if (s->config.algo == LODE_ALGO_SHA256D && s->config.version_rolling) {
         int64_t id = ss->next_id++;
-        if (send_request(ss, REQ_CONFIGURE, lode_stratum_build_configure(id, LODE_STRATUM_VERSION_MASK, 2), id, 0) != 0)
+        if (send_request(ss, REQ_CONFIGURE, lode_stratum_build_configure(id, LODE_STRATUM_VERSION_MASK, 2), id, 0, NULL) != 0)
             return END_FAILED;
     }
     /* Resume only on the pool that issued the session. */
@@ -849,7 +871,10 @@ static session_end run_session(lode_stratum *s, size_t pool, const lode_stratum_
         if (pool != 0 && now - ss->last_probe > s->config.primary_check_s) {
             ss->last_probe = now;
             if (probe_primary(s)) {
-                lode_log(LODE_LOG_INFO, "stratum: %s answers again, switching back", s->pools[0].url_text);
+                lode_log_event(LODE_LOG_INFO, "pool_switch",
+                               LODE_LOG_FIELDS(LODE_LOG_STR("from", p->url_text), LODE_LOG_STR("to", s->pools[0].url_text),
+                                               LODE_LOG_STR("reason", "primary back")),
+                               "stratum: %s answers again, switching back", s->pools[0].url_text);
                 drain_submits(s, ss);
                 end = END_PRIMARY_BACK;
                 break;
@@ -903,6 +928,14 @@ static session_end run_session(lode_stratum *s, size_t pool, const lode_stratum_
 
 static void end_session(lode_stratum *s, session *ss, size_t pool)
 {
+    if (ss->conn != NULL) {
+        char where[300];
+        lode_stratum_url_format(&ss->url, where, sizeof where);
+        lode_log_event(LODE_LOG_DEBUG, "pool_disconnect",
+                       LODE_LOG_FIELDS(LODE_LOG_STR("pool", where), LODE_LOG_INT("index", pool),
+                                       LODE_LOG_INT("unanswered", ss->submits_in_flight)),
+                       "stratum: disconnected from %s", where);
+    }
     pthread_mutex_lock(&s->lock);
     s->accepting = false;
     s->pools[pool].stats.connected = false;
@@ -1027,7 +1060,10 @@ static void *io_thread(void *arg)
             } else if (++failures >= s->config.failover_after && s->pool_count > 1) {
                 pool = (pool + 1) % s->pool_count;
                 failures = 0;
-                lode_log(LODE_LOG_WARN, "stratum: failing over to %s", s->pools[pool].url_text);
+                lode_log_event(LODE_LOG_WARN, "pool_switch",
+                               LODE_LOG_FIELDS(LODE_LOG_STR("from", s->pools[(pool + s->pool_count - 1) % s->pool_count].url_text),
+                                               LODE_LOG_STR("to", s->pools[pool].url_text), LODE_LOG_STR("reason", "failover")),
+                               "stratum: failing over to %s", s->pools[pool].url_text);
             }
             break;
         }
@@ -1077,6 +1113,7 @@ void lode_stratum_free(lode_stratum *s)
     }
     free(s->pools);
     free(s->agent);
+    free((char *)s->config.proxy);
     if (s->wake.fds[0] >= 0)
         lode_wake_destroy(&s->wake);
     pthread_mutex_destroy(&s->lock);

@@ -34,9 +34,9 @@
 #define LODE_STRATUM_NTIME_ROLL_MAX 300
 
 typedef struct lode_pool_config {
-    const char *url;       /* stratum+tcp://host:port, stratum+ssl:// or stratum+tls:// */
-    const char *user;      /* worker name */
-    const char *pass;      /* NULL = "x" */
+    const char *url;       /* a pool URL as lode_stratum_url_parse takes it (credentials allowed) */
+    const char *user;      /* worker name; NULL = the URL's, or "" */
+    const char *pass;      /* NULL = the URL's, or "x" */
     const char *cert_pin;  /* TLS only: sha256 of the leaf certificate, 64 hex (colons allowed); NULL = verify */
 } lode_pool_config;
 
@@ -58,7 +58,9 @@ typedef struct lode_stratum_config {
     double stall_timeout_s;        /* no job and no submit answer this long, or submits sent and
                                     * none answered this long -> reconnect; 0 = 120 */
     double primary_check_s;        /* on a backup pool, probe pools[0] this often; 0 = 60 */
-    double connect_timeout_s;      /* TCP connect + TLS handshake; 0 = 15 */
+    double connect_timeout_s;      /* TCP connect (or the proxy's) + TLS handshake; 0 = 15 */
+    const char *proxy;             /* socks5://, socks5h:// or http:// (CONNECT) proxy for every pool,
+                                    * "user:pass@" allowed; NULL = connect directly */
 } lode_stratum_config;
 
 /* All the defaults: version rolling, extranonce.subscribe and redirects to

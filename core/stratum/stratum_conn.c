@@ -1,6 +1,7 @@
 #include "core/stratum/stratum_conn.h"
 
 #include <arpa/inet.h>
+#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -25,6 +26,7 @@
 
 struct lode_stratum_conn {
     int fd;
+    CURL *proxy;  /* through a proxy: the handle owns fd (curl closes it) */
     SSL_CTX *ctx;
     SSL *ssl;
     const atomic_bool *cancel;
@@ -54,46 +56,99 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* The schemes of pool URLs; a URL without "://" is stratum+tcp. */
+static const struct {
+    const char *prefix;
+    bool tls;
+} url_schemes[] = {
+    {"stratum+tcp://", false},
+    {"stratum+ssl://", true},
+    {"stratum+tls://", true},
+    {"stratum+tcps://", true}, /* some pools and miners write TLS so */
+};
+
+#define URL_TEXT_MAX 2048
+
+static bool has_control(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+            return true;
+    return false;
+}
+
 int lode_stratum_url_parse(const char *url, lode_stratum_url *out, char *err, size_t err_len)
 {
     memset(out, 0, sizeof *out);
-    if (url == NULL)
+    if (url == NULL || *url == '\0')
         return fail(err, err_len, "no pool URL");
-    const char *rest;
-    if (strncmp(url, "stratum+tcp://", 14) == 0) {
-        rest = url + 14;
-    } else if (strncmp(url, "stratum+ssl://", 14) == 0 || strncmp(url, "stratum+tls://", 14) == 0) {
-        rest = url + 14;
-        out->tls = true;
-    } else {
-        return fail(err, err_len, "pool URL '%.80s' must start with stratum+tcp://, stratum+ssl:// or stratum+tls://", url);
+    if (strlen(url) > URL_TEXT_MAX)
+        return fail(err, err_len, "pool URL longer than %d characters", URL_TEXT_MAX);
+    const char *rest = url;
+    const char *sep = strstr(url, "://");
+    if (sep != NULL) {
+        size_t i = 0, n = sizeof url_schemes / sizeof url_schemes[0];
+        while (i < n && strncmp(url, url_schemes[i].prefix, strlen(url_schemes[i].prefix)) != 0)
+            i++;
+        if (i == n) {
+            int shown = sep - url < 32 ? (int)(sep - url) : 32;
+            return fail(err, err_len,
+                        "pool URL scheme '%.*s://' is not stratum+tcp://, stratum+ssl://, stratum+tls:// or "
+                        "stratum+tcps:// (a node for solo mining is http://)",
+                        shown, url);
+        }
+        rest = url + strlen(url_schemes[i].prefix);
+        out->tls = url_schemes[i].tls;
     }
+    /* user[:pass]@ : the password runs to the last '@' (a host has none). */
+    const char *at = strrchr(rest, '@');
+    if (at != NULL) {
+        const char *colon = memchr(rest, ':', (size_t)(at - rest));
+        size_t user_len = colon ? (size_t)(colon - rest) : (size_t)(at - rest);
+        size_t pass_len = colon ? (size_t)(at - colon - 1) : 0;
+        if (user_len == 0)
+            return fail(err, err_len, "pool URL: no user name before '@'");
+        if (user_len >= sizeof out->user || pass_len >= sizeof out->pass)
+            return fail(err, err_len, "pool URL: user name or password longer than %d characters",
+                        LODE_STRATUM_CRED_MAX - 1);
+        if (has_control(rest, (size_t)(at - rest)))
+            return fail(err, err_len, "pool URL: control characters in the user name or password");
+        memcpy(out->user, rest, user_len);
+        out->has_user = true;
+        if (colon != NULL) {
+            memcpy(out->pass, colon + 1, pass_len);
+            out->has_pass = true;
+        }
+        rest = at + 1;
+    }
+    /* Messages quote the host part only: never the credentials. */
     const char *host_begin = rest, *host_end, *port;
     if (*rest == '[') { /* IPv6 literal */
         host_begin = rest + 1;
         host_end = strchr(host_begin, ']');
         if (host_end == NULL || host_end[1] != ':')
-            return fail(err, err_len, "pool URL '%.80s': bad [IPv6]:port", url);
+            return fail(err, err_len, "pool URL '%.80s': bad [IPv6]:port", rest);
         port = host_end + 2;
     } else {
         host_end = strrchr(rest, ':');
         if (host_end == NULL)
-            return fail(err, err_len, "pool URL '%.80s' has no :port", url);
+            return fail(err, err_len, "pool URL '%.80s' has no :port", rest);
         port = host_end + 1;
     }
     size_t host_len = (size_t)(host_end - host_begin);
     if (host_len == 0 || host_len >= sizeof out->host)
-        return fail(err, err_len, "pool URL '%.80s': host empty or too long", url);
+        return fail(err, err_len, "pool URL '%.80s': host empty or too long", rest);
     for (const char *c = host_begin; c < host_end; c++)
-        if (*c == '/' || *c == '@' || *c == ' ' || (unsigned char)*c < 0x20)
-            return fail(err, err_len, "pool URL '%.80s': invalid host", url);
+        if (*c == '/' || *c == '@' || *c == ' ' || (unsigned char)*c < 0x20 || (*c == ':' && *rest != '['))
+            return fail(err, err_len, "pool URL '%.80s': invalid host", rest);
     memcpy(out->host, host_begin, host_len);
     char *end;
     errno = 0;
     long p = strtol(port, &end, 10);
     /* A trailing "/" is common in copied URLs; anything else after the port is not. */
-    if (end == port || (*end != '\0' && strcmp(end, "/") != 0) || p < 1 || p > 65535 || errno)
-        return fail(err, err_len, "pool URL '%.80s': port must be 1..65535", url);
+    if (end == port || *port < '0' || *port > '9' || (*end != '\0' && strcmp(end, "/") != 0) || p < 1 ||
+        p > 65535 || errno)
+        return fail(err, err_len, "pool URL '%.80s': port must be 1..65535", rest);
     snprintf(out->port, sizeof out->port, "%ld", p);
     return 0;
 }
@@ -103,6 +158,44 @@ void lode_stratum_url_format(const lode_stratum_url *url, char *out, size_t out_
     bool v6 = strchr(url->host, ':') != NULL;
     snprintf(out, out_len, "stratum+%s://%s%s%s:%s", url->tls ? "ssl" : "tcp", v6 ? "[" : "",
              url->host, v6 ? "]" : "", url->port);
+}
+
+static const char *const proxy_schemes[] = {"socks5://", "socks5h://", "http://"};
+
+void lode_stratum_proxy_display(const char *proxy, char *out, size_t out_len)
+{
+    if (proxy == NULL) {
+        snprintf(out, out_len, "(none)");
+        return;
+    }
+    const char *sep = strstr(proxy, "://");
+    const char *host = sep ? sep + 3 : proxy;
+    const char *at = strrchr(host, '@');
+    snprintf(out, out_len, "%.*s%.200s", sep ? (int)(host - proxy) : 0, proxy, at ? at + 1 : host);
+}
+
+int lode_stratum_proxy_check(const char *proxy, char *err, size_t err_len)
+{
+    if (proxy == NULL || *proxy == '\0')
+        return fail(err, err_len, "empty proxy URL");
+    if (strlen(proxy) > URL_TEXT_MAX)
+        return fail(err, err_len, "proxy URL longer than %d characters", URL_TEXT_MAX);
+    char shown[256];
+    lode_stratum_proxy_display(proxy, shown, sizeof shown);
+    const char *host = NULL;
+    for (size_t i = 0; i < sizeof proxy_schemes / sizeof proxy_schemes[0]; i++)
+        if (strncmp(proxy, proxy_schemes[i], strlen(proxy_schemes[i])) == 0)
+            host = proxy + strlen(proxy_schemes[i]);
+    if (host == NULL)
+        return fail(err, err_len, "proxy '%s' must start with socks5://, socks5h:// or http://", shown);
+    if (has_control(proxy, strlen(proxy)))
+        return fail(err, err_len, "proxy URL holds control characters");
+    const char *at = strrchr(host, '@');
+    if (at != NULL)
+        host = at + 1;
+    if (*host == '\0' || *host == ':' || *host == '/')
+        return fail(err, err_len, "proxy '%s' has no host", shown);
+    return 0;
 }
 
 int lode_stratum_pin_parse(const char *pin, uint8_t sha256[32])
@@ -354,9 +447,75 @@ static int tls_handshake(lode_stratum_conn *c, const lode_stratum_url *url, cons
     return 0;
 }
 
+/* Stops curl's connect when lode stops (curl calls this at least once a
+ * second while it waits). */
+static int proxy_progress(void *cancel, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                          curl_off_t ulnow)
+{
+    (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+    return cancelled(cancel) ? 1 : 0;
+}
+
+/* curl_global_init once per process, before the first handle (thread-safe
+ * in the libcurl of Debian 12; the once guards older ones within lode). */
+static void init_curl(void)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+/* A TCP connection to url's host and port through proxy, made by libcurl
+ * (connect-only: curl does the SOCKS5 or HTTP CONNECT handshake, then hands
+ * over the socket, on which the stratum or TLS bytes go as without a
+ * proxy). socks5:// resolves the pool's name here, socks5h:// at the proxy. */
+static int connect_proxy(lode_stratum_conn *c, const lode_stratum_url *url, const char *proxy,
+                         double timeout_s, char *err, size_t err_len)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, init_curl);
+    char shown[256];
+    lode_stratum_proxy_display(proxy, shown, sizeof shown);
+    c->proxy = curl_easy_init();
+    if (c->proxy == NULL)
+        return fail(err, err_len, "libcurl could not start");
+    /* The target as an http:// URL only names host and port: with
+     * CONNECT_ONLY nothing is sent to it but the bytes lode writes. */
+    bool v6 = strchr(url->host, ':') != NULL;
+    char target[LODE_STRATUM_HOST_MAX + 32];
+    snprintf(target, sizeof target, "http://%s%s%s:%s/", v6 ? "[" : "", url->host, v6 ? "]" : "", url->port);
+    char curl_err[CURL_ERROR_SIZE] = "";
+    long timeout_ms = timeout_s > 0 ? (long)(timeout_s * 1000) : 15000;
+    CURL *h = c->proxy;
+    curl_easy_setopt(h, CURLOPT_URL, target);
+    curl_easy_setopt(h, CURLOPT_PROXY, proxy);
+    curl_easy_setopt(h, CURLOPT_NOPROXY, "");         /* no_proxy from the environment does not apply */
+    curl_easy_setopt(h, CURLOPT_HTTPPROXYTUNNEL, 1L);  /* an http:// proxy: CONNECT host:port */
+    curl_easy_setopt(h, CURLOPT_CONNECT_ONLY, 1L);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, curl_err);
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
+    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, proxy_progress);
+    curl_easy_setopt(h, CURLOPT_XFERINFODATA, (void *)c->cancel);
+    CURLcode rc = curl_easy_perform(h);
+    if (rc != CURLE_OK) {
+        if (cancelled(c->cancel))
+            return fail(err, err_len, "cancelled");
+        return fail(err, err_len, "cannot connect to %s:%s through proxy %s: %s", url->host, url->port, shown,
+                    curl_err[0] ? curl_err : curl_easy_strerror(rc));
+    }
+    curl_socket_t fd = CURL_SOCKET_BAD;
+    if (curl_easy_getinfo(h, CURLINFO_ACTIVESOCKET, &fd) != CURLE_OK || fd == CURL_SOCKET_BAD)
+        return fail(err, err_len, "proxy %s: libcurl gave no socket", shown);
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    return (int)fd;
+}
+
 lode_stratum_conn *lode_stratum_conn_open(const lode_stratum_url *url, const char *cert_pin,
-                                          double timeout_s, const atomic_bool *cancel, char *err,
-                                          size_t err_len)
+                                          const char *proxy, double timeout_s, const atomic_bool *cancel,
+                                          char *err, size_t err_len)
 {
     lode_stratum_conn *c = calloc(1, sizeof *c);
     if (c == NULL) {
@@ -365,9 +524,12 @@ lode_stratum_conn *lode_stratum_conn_open(const lode_stratum_url *url, const cha
     }
     c->cancel = cancel;
     double deadline = now_s() + timeout_s;
-    c->fd = connect_tcp(url, deadline, cancel, err, err_len);
+    if (proxy != NULL && proxy[0] != '\0')
+        c->fd = connect_proxy(c, url, proxy, timeout_s, err, err_len);
+    else
+        c->fd = connect_tcp(url, deadline, cancel, err, err_len);
     if (c->fd < 0) {
-        free(c);
+        lode_stratum_conn_close(c);
         return NULL;
     }
     if (url->tls && tls_handshake(c, url, cert_pin, deadline, err, err_len) != 0) {
@@ -524,7 +686,9 @@ void lode_stratum_conn_close(lode_stratum_conn *c)
     }
     SSL_CTX_free(c->ctx);
     ERR_clear_error();
-    if (c->fd >= 0)
+    if (c->proxy != NULL)
+        curl_easy_cleanup(c->proxy); /* closes the socket */
+    else if (c->fd >= 0)
         close(c->fd);
     free(c);
 }

@@ -13,18 +13,38 @@
 
 #include "core/stratum/stratum_msg.h"
 
-/* stratum+tcp://host:port, stratum+ssl://host:port or stratum+tls://host:port
- * (an IPv6 literal in brackets: stratum+tcp://[::1]:3333). */
+/* A pool URL, the one parser of them (the command line, config files and
+ * the stratum client all come here):
+ *   stratum+tcp://HOST:PORT                     plain TCP
+ *   stratum+ssl://, stratum+tls://, stratum+tcps://   TLS
+ *   HOST:PORT                                   no scheme: stratum+tcp
+ *   [IPv6]:PORT in any of them                  stratum+tcp://[::1]:3333
+ *   USER:PASS@ or USER@ before the host         credentials (cpuminer's habit);
+ *                                               PASS runs to the last '@', so it
+ *                                               may hold ':' and '@'
+ * A trailing "/" is allowed. */
+#define LODE_STRATUM_CRED_MAX 256
 typedef struct lode_stratum_url {
     bool tls;
     char host[LODE_STRATUM_HOST_MAX];
     char port[8];
+    bool has_user, has_pass;          /* credentials were in the URL */
+    char user[LODE_STRATUM_CRED_MAX];
+    char pass[LODE_STRATUM_CRED_MAX];
 } lode_stratum_url;
 
-/* Returns 0, or -1 with a reason (unknown scheme, no port, ...). */
+/* Returns 0, or -1 with a reason (unknown scheme, no port, ...). The reason
+ * never quotes the credentials. */
 int lode_stratum_url_parse(const char *url, lode_stratum_url *out, char *err, size_t err_len);
-/* "stratum+tcp://host:port" back from the parts. */
+/* "stratum+tcp://host:port" back from the parts, without the credentials
+ * (what is logged). */
 void lode_stratum_url_format(const lode_stratum_url *url, char *out, size_t out_len);
+/* A proxy URL as it may be logged: "socks5://host:port", any "user:pass@"
+ * left out. */
+void lode_stratum_proxy_display(const char *proxy, char *out, size_t out_len);
+/* 0 if proxy is a proxy URL lode can use (socks5://, socks5h://, http://,
+ * with a host); -1 with a reason. */
+int lode_stratum_proxy_check(const char *proxy, char *err, size_t err_len);
 
 /* A certificate pin: the SHA-256 of the leaf certificate's DER, 64 hex digits,
  * colons between bytes allowed. Returns 0, or -1 if it is not one. */
@@ -41,14 +61,15 @@ void lode_wake_destroy(lode_wake *w);
 
 typedef struct lode_stratum_conn lode_stratum_conn;
 
-/* Connects (each address getaddrinfo gives, non-blocking, within timeout_s)
- * and, for TLS, completes the handshake and checks the certificate: without
+/* Connects (each address getaddrinfo gives, non-blocking, within timeout_s;
+ * or through proxy, when not NULL/"": a SOCKS5 or HTTP CONNECT proxy that
+ * libcurl reaches, within the same time) and, for TLS, completes the handshake and checks the certificate: without
  * a pin, the chain against the system store and the host name; with a pin
  * (cert_pin not NULL/""), exactly that certificate. cancel (may be NULL) is
  * polled every 50 ms so a stop is prompt. Name resolution itself is
  * blocking (getaddrinfo has no timeout). Returns NULL with a reason. */
 lode_stratum_conn *lode_stratum_conn_open(const lode_stratum_url *url, const char *cert_pin,
-                                          double timeout_s, const atomic_bool *cancel, char *err,
+                                          const char *proxy, double timeout_s, const atomic_bool *cancel, char *err,
                                           size_t err_len);
 
 typedef enum lode_conn_status {

@@ -1,6 +1,7 @@
 #include "core/tf/class_driver.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -88,6 +89,20 @@ int lode_tf_driver_finish(const lode_tf_driver *d, const lode_tf_assignment *a, 
         fflush(d->out);
     }
     lode_tf_legacy_lines(a, pr->k, pr->factors, &d->info, true, legacy, sizeof legacy);
+    /* The result as an event (--log-format json): the factors in decimal. */
+    char factor_list[512] = "";
+    for (int i = 0, at = 0; i < pr->factors && at < (int)sizeof factor_list - 50; i++) {
+        char q[48];
+        lode_tf_u128_str(lode_tf_q(a->p, pr->k[i]), q);
+        at += snprintf(factor_list + at, sizeof factor_list - (size_t)at, "%s%s", i ? "," : "", q);
+    }
+    lode_log_event(LODE_LOG_INFO, "tf_result",
+                   LODE_LOG_FIELDS(LODE_LOG_INT("exponent", a->p), LODE_LOG_INT("bit_min", a->bit_min),
+                                   LODE_LOG_INT("bit_max", a->bit_max), LODE_LOG_STR("status", pr->factors ? "F" : "NF"),
+                                   LODE_LOG_INT("factors", pr->factors),
+                                   LODE_LOG_STR("factor", pr->factors ? factor_list : NULL)),
+                   "M%u 2^%u..2^%u: %s%s", a->p, a->bit_min, a->bit_max, pr->factors ? "factor " : "no factor",
+                   factor_list);
     if (pr->state == LODE_TF_CKP_REPORTED) {
         lode_log(LODE_LOG_INFO, "M%u 2^%u..2^%u: the result is already in %s", a->p, a->bit_min, a->bit_max,
                  d->results);

@@ -1,0 +1,320 @@
+#!/usr/bin/env python3
+"""lode's service habits, checked from outside: --log-file (whole lines,
+SIGUSR1 reopen, copytruncate, a full disk), --log-format json (Python's json
+module reads every line), --syslog (a real datagram socket at /dev/log in a
+mount namespace), --background (the parent exits, the child logs on),
+--cpu-priority (nice and policy of every thread in /proc), and the URL and
+option errors. No pool, no node: the benchmark is what logs.
+
+usage: test_service.py PATH_TO_LODE
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+LODE = os.path.abspath(sys.argv[1])
+TMP = tempfile.mkdtemp(prefix="lode-service-test-")
+passed = failed = 0
+TEXT_LINE = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] ")
+TS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+BENCH = ["-a", "sha256d", "--benchmark", "-d", "cpu", "-t", "1", "--no-color"]
+
+
+def check(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL: {what}", file=sys.stderr, flush=True)
+    return cond
+
+
+def run(*args, timeout=120, **kw):
+    return subprocess.run([LODE, *args], capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def path(name):
+    return os.path.join(TMP, name)
+
+
+def read(p):
+    with open(p, "rb") as f:
+        return f.read()
+
+
+def wait_until(cond, timeout):
+    """A hang guard: True as soon as cond() holds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        time.sleep(0.1)
+    return cond()
+
+
+def json_lines(data, what):
+    """Every line is one JSON object with ts, level and msg."""
+    lines = data.decode("utf-8").splitlines()
+    objs = []
+    for line in lines:
+        try:
+            o = json.loads(line)
+        except ValueError:
+            check(False, f"{what}: not JSON: {line!r}")
+            continue
+        ok = (isinstance(o, dict) and TS.match(o.get("ts", "")) is not None
+              and o.get("level") in ("error", "warning", "notice", "info", "debug")
+              and isinstance(o.get("msg"), str))
+        check(ok, f"{what}: missing ts/level/msg: {line!r}")
+        objs.append(o)
+    return objs
+
+
+def test_log_file_text():
+    log = path("text.log")
+    r = run(*BENCH, "--time-limit", "2", "--log-interval", "0.5", "--log-file", log)
+    check(r.returncode == 0, f"benchmark with --log-file: status {r.returncode}: {r.stderr[-500:]}")
+    data = read(log).decode()
+    lines = data.splitlines()
+    check(data.endswith("\n") and len(lines) >= 3, f"log file has {len(lines)} lines")
+    check(all(TEXT_LINE.match(line) for line in lines), f"text log lines: {lines[:3]}")
+    check("summary: total:" in data, "the summary is in the log file")
+    # The same lines went to stderr (the file is in addition).
+    check("summary: total:" in r.stderr, "stderr still has the summary")
+    check("\033[" not in data, "no colour codes in the file")
+    # Append, never truncate: a second run adds to the same file.
+    run(*BENCH, "--time-limit", "1", "--log-file", log)
+    check(read(log).decode().startswith(data) and len(read(log)) > len(data), "a second run appends")
+
+
+def test_log_file_errors():
+    r = run(*BENCH, "--time-limit", "1", "--log-file", path("no/such/dir/x.log"))
+    check(r.returncode == 2 and "cannot open the log file" in r.stderr,
+          f"unopenable log file: status {r.returncode}, {r.stderr.strip()!r}")
+    check("summary" not in r.stderr and "benchmark" not in r.stderr.lower().replace("--benchmark", ""),
+          f"nothing ran before the log file error: {r.stderr!r}")
+    r = run(*BENCH, "--time-limit", "1", "--log-format", "xml")
+    check(r.returncode == 2 and "text or json" in r.stderr, f"--log-format xml: {r.stderr.strip()!r}")
+    r = run(*BENCH, "--time-limit", "1", "--background")
+    check(r.returncode == 2 and "--log-file" in r.stderr, f"-B without a log: {r.stderr.strip()!r}")
+    for bad in ("6", "-1", "x"):
+        r = run(*BENCH, "--time-limit", "1", "--cpu-priority", bad)
+        check(r.returncode == 2 and "cpu-priority" in r.stderr, f"--cpu-priority {bad}: {r.stderr.strip()!r}")
+
+
+def test_full_disk():
+    """Writing to /dev/full fails with ENOSPC: lode mines on and ends as usual."""
+    if not os.path.exists("/dev/full"):
+        print("SKIP: no /dev/full")
+        return
+    r = run(*BENCH, "--time-limit", "2", "--log-interval", "0.2", "--log-file", "/dev/full", timeout=60)
+    check(r.returncode == 0, f"--log-file /dev/full: status {r.returncode}: {r.stderr[-400:]}")
+    check("summary: total:" in r.stderr, "--log-file /dev/full: the run finished with its summary")
+
+
+def test_json():
+    log = path("json.log")
+    r = run(*BENCH, "--time-limit", "2", "--log-interval", "0.5", "--log-format", "json", "--log-file", log)
+    check(r.returncode == 0, f"json benchmark: status {r.returncode}")
+    for name, data in (("stderr", r.stderr.encode()), ("file", read(log))):
+        objs = json_lines(data, f"json {name}")
+        check(len(objs) >= 3, f"json {name}: {len(objs)} lines")
+        check(any(o["msg"].startswith("summary: total:") and o["level"] == "notice" for o in objs),
+              f"json {name}: the summary line with level notice")
+
+
+def test_kill_mid_write():
+    """SIGKILL at any instant: every line in the file is whole (one write a line)."""
+    log = path("kill.log")
+    for i in range(5):
+        p = subprocess.Popen([LODE, *BENCH, "--log-interval", "0.01", "--log-format", "json",
+                              "--log-file", log], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_until(lambda: os.path.exists(log) and os.path.getsize(log) > 2000 * (i + 1), 60)
+        time.sleep(0.05 * i)
+        p.kill()
+        p.wait()
+    data = read(log)
+    check(data.endswith(b"\n"), "killed runs: the file ends with a whole line")
+    objs = json_lines(data, "killed runs")
+    check(len(objs) > 50, f"killed runs: {len(objs)} lines")
+
+
+def test_reopen():
+    """logrotate: rename (lode opens the name anew), and copytruncate (O_APPEND: no hole)."""
+    log = path("rotate.log")
+    p = subprocess.Popen([LODE, *BENCH, "--log-interval", "0.1", "--log-file", log],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        check(wait_until(lambda: os.path.exists(log) and os.path.getsize(log) > 300, 60), "log grows")
+        os.rename(log, log + ".1")
+        check(wait_until(lambda: os.path.exists(log) and os.path.getsize(log) > 200, 30),
+              "lode opened the log file anew by its name")
+        size_old = os.path.getsize(log + ".1")
+        time.sleep(0.5)
+        check(os.path.getsize(log + ".1") == size_old, "the rotated file gets no more lines")
+        # copytruncate: lines go on at the new end, no NUL-filled hole.
+        with open(log, "r+") as f:
+            f.truncate(0)
+        check(wait_until(lambda: os.path.getsize(log) > 100, 30), "lines after truncation")
+        data = read(log)
+        check(b"\0" not in data, "no NUL bytes after a truncation (O_APPEND)")
+        check(all(TEXT_LINE.match(line) for line in data.decode().splitlines()),
+              "whole lines after a truncation")
+    finally:
+        p.send_signal(signal.SIGINT)
+        rc = p.wait(timeout=60)
+    check(rc == 130, f"stopped by SIGINT: status {rc}")
+
+
+def proc_threads(pid):
+    """(nice, policy) of every thread of pid, from /proc/PID/task/TID/stat."""
+    out = []
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        out.append((int(fields[16]), int(fields[38])))  # fields 19 and 41 of proc(5)
+    return out
+
+
+def test_cpu_priority():
+    want = {0: (19, 5), 1: (10, 3), 2: (0, 0)}  # SCHED_IDLE 5, SCHED_BATCH 3, SCHED_OTHER 0
+    for level, (nice, policy) in want.items():
+        p = subprocess.Popen([LODE, "-a", "sha256d", "--benchmark", "-d", "cpu", "-t", "2",
+                              "--cpu-priority", str(level)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            # Wait for the workers: more than the main thread.
+            wait_until(lambda: len(proc_threads(p.pid)) >= 3, 60)
+            threads = proc_threads(p.pid)
+            check(len(threads) >= 3, f"--cpu-priority {level}: {len(threads)} threads")
+            check(all(t == (nice, policy) for t in threads),
+                  f"--cpu-priority {level}: threads (nice, policy) {sorted(set(threads))}, want {(nice, policy)}")
+        finally:
+            p.send_signal(signal.SIGINT)
+            err = p.communicate(timeout=60)[1]
+        check(p.returncode == 130, f"--cpu-priority {level}: status {p.returncode}: {err[-300:]}")
+
+
+def test_background():
+    log = path("bg.log")
+    t0 = time.monotonic()
+    r = run(*BENCH, "--log-interval", "0.5", "-B", "--log-file", log, timeout=60)
+    took = time.monotonic() - t0
+    check(r.returncode == 0 and r.stdout == "" and r.stderr == "",
+          f"-B: parent status {r.returncode}, output {r.stdout!r} {r.stderr!r}")
+    print(f"-B: the parent returned after {took:.2f} s")
+    check(wait_until(lambda: os.path.exists(log) and "in the background, pid" in read(log).decode(), 30),
+          "-B: the child logs its pid")
+    m = re.search(r"in the background, pid (\d+)", read(log).decode())
+    if not check(m is not None, "-B: pid line"):
+        return
+    pid = int(m.group(1))
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+        fields = stat[stat.rindex(")") + 2:].split()
+        session, tty = int(fields[3]), int(fields[4])
+        check(session == pid and tty == 0, f"-B: child session {session} (want {pid}), tty {tty} (want 0)")
+        fds = {os.readlink(f"/proc/{pid}/fd/{n}") for n in ("0", "1", "2")}
+        check(fds == {"/dev/null"}, f"-B: child's stdin/stdout/stderr are {fds}")
+        size = os.path.getsize(log)
+        check(wait_until(lambda: os.path.getsize(log) > size + 100, 30), "-B: the child keeps logging")
+    finally:
+        os.kill(pid, signal.SIGINT)
+        gone = wait_until(lambda: not os.path.exists(f"/proc/{pid}")
+                          or open(f"/proc/{pid}/stat").read().split(") ")[1][0] == "Z", 60)
+        check(gone, "-B: the child stops on SIGINT")
+        if not gone:
+            os.kill(pid, signal.SIGKILL)
+    check("summary: total:" in read(log).decode(), "-B: the child's summary is in the log file")
+
+
+def test_syslog():
+    """glibc's syslog(3) writes to /dev/log, which only a mount namespace can
+    point elsewhere: unshare -rm (an unprivileged user namespace) binds a
+    directory holding a datagram socket of this test over /dev."""
+    if shutil.which("unshare") is None or subprocess.run(
+            ["unshare", "-rm", "true"], capture_output=True).returncode != 0:
+        print("SKIP: syslog: no unshare -rm here (user namespaces off)")
+        return
+    dev = path("dev")
+    os.mkdir(dev)
+    sock_path = path("log.sock")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(sock_path)
+    sock.settimeout(0.2)
+    binds = " ".join(f"touch {dev}/{n} && mount --bind /dev/{n} {dev}/{n} &&"
+                     for n in ("null", "zero", "urandom", "random", "full"))
+    script = (f"{binds} ln -s {sock_path} {dev}/log && mount --bind {dev} /dev && "
+              f"exec \"$0\" \"$@\"")
+    r = subprocess.run(["unshare", "-rm", "sh", "-c", script, LODE, *BENCH, "--time-limit", "2",
+                        "--log-interval", "0.5", "--syslog"], capture_output=True, text=True, timeout=120)
+    msgs = []
+    while True:
+        try:
+            msgs.append(sock.recv(65536).decode())
+        except OSError:
+            break
+    sock.close()
+    check(r.returncode == 0, f"--syslog: status {r.returncode}: {r.stderr[-400:]}")
+    pat = re.compile(r"^<(\d+)>.*? lode\[(\d+)\]: (.*)$", re.S)
+    parsed = [pat.match(m) for m in msgs]
+    check(msgs and all(parsed), f"--syslog: {len(msgs)} datagrams, e.g. {msgs[:2]}")
+    prios = {(int(p.group(1)) >> 3, int(p.group(1)) & 7, p.group(3)) for p in parsed if p}
+    check(any(fac == 3 and lvl == 5 and msg.startswith("summary: total:") for fac, lvl, msg in prios),
+          f"--syslog: the summary as daemon.notice: {sorted(prios)[:5]}")
+    check(any(fac == 3 and lvl == 6 for fac, lvl, _ in prios), "--syslog: hashrate lines as daemon.info")
+
+
+def test_urls_and_options():
+    r = run("--help")
+    for opt in ("-O, --userpass", "-x, --proxy", "-r, --retries", "-R, --retry-pause", "-T, --timeout",
+                "-B, --background", "--log-file", "--syslog", "--log-format", "--cpu-priority"):
+        check(opt in r.stdout, f"--help lists {opt}")
+    base = ["-a", "sha256d", "-d", "cpu", "--time-limit", "1"]
+    cases = [
+        (["-o", "ftp://pool:3333"], "scheme"),
+        (["-o", "pool.example"], "no :port"),
+        (["-o", "stratum+tcp://pool.example:99999"], "port"),
+        (["-o", "stratum+tcp://[::1:3333"], "IPv6"),
+        (["-o", "stratum+tcp://" + "a" * 3000 + ":1"], "longer than"),
+        (["-o", "stratum+tcp://:pw@pool:1"], "no user name"),
+        (["-o", "http://user:hunter2@127.0.0.1:1", "--coinbase-addr", "x"], "-u/-p or --cookie"),
+        (["-o", "stratum+tcp://pool:1", "-x", "ftp://127.0.0.1:1"], "socks5://"),
+        (["-o", "stratum+tcp://pool:1", "-O", "nocolon"], "USER:PASS"),
+        (["-o", "stratum+tcp://pool:1", "-r", "0"], "failover-after"),
+    ]
+    for args, want in cases:
+        r = run(*base, *args)
+        check(r.returncode == 2 and want in r.stderr, f"{args[:4]}: status {r.returncode}, {r.stderr.strip()[:200]!r}")
+        check("hunter2" not in r.stderr, f"{args[:2]}: the password is not in the error")
+
+
+def main():
+    tests = [test_urls_and_options, test_log_file_errors, test_log_file_text, test_json, test_full_disk,
+             test_kill_mid_write, test_reopen, test_cpu_priority, test_background, test_syslog]
+    only = sys.argv[2:]
+    for t in tests:
+        if only and t.__name__ not in only:
+            continue
+        print(f"== {t.__name__}", flush=True)
+        t()
+    print(f"{passed} passed, {failed} failed", flush=True)
+    shutil.rmtree(TMP, ignore_errors=True)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
