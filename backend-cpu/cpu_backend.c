@@ -17,6 +17,7 @@
 #include "backend-cpu/scrypt_cpu.h"
 #include "backend-cpu/sha256_cpu.h"
 #include "backend-cpu/tf_cpu.h"
+#include "core/backend_support/sysfs_sensors.h"
 #include "core/base/backend.h"
 #include "core/base/status.h"
 
@@ -308,6 +309,54 @@ static uint64_t cpu_preferred_chunk(lode_device *d, double target_ms)
     return n < 1 ? 1 : (uint64_t)n;
 }
 
+/* The package's temperature (coretemp, k10temp), power (RAPL) and clock
+ * (cpufreq, /proc/cpuinfo) from sysfs. */
+static int cpu_read_sensors(int index, lode_sensors *out)
+{
+    if (index < 0 || index >= cpu_topology_device_count())
+        return LODE_ERR_INVALID;
+    lode_sysfs_cpu_read(cpu_topology_package_id(index), out);
+    return LODE_OK;
+}
+
+/* The instruction sets found, the path each algorithm would use (best
+ * first, as --list-devices lists the variants) and the topology library. */
+static void cpu_describe(char *buf, size_t len)
+{
+    static const struct {
+        uint32_t bit;
+        const char *name;
+    } features[] = {{CPU_FEATURE_SSE2, "sse2"},   {CPU_FEATURE_SSSE3, "ssse3"},
+                    {CPU_FEATURE_SSE41, "sse4.1"}, {CPU_FEATURE_SHANI, "sha"},
+                    {CPU_FEATURE_AVX2, "avx2"},   {CPU_FEATURE_AVX512, "avx512f+vl"}};
+    size_t used = 0;
+#define PUT(...)                                                                                   \
+    do {                                                                                           \
+        if (used < len) {                                                                          \
+            int n_ = snprintf(buf + used, len - used, __VA_ARGS__);                                \
+            used = n_ < 0 ? len : used + (size_t)n_;                                               \
+        }                                                                                          \
+    } while (0)
+    PUT("  instruction sets:");
+    uint32_t have = cpu_features_detect();
+    for (size_t i = 0; i < COUNT(features); i++)
+        if (have & features[i].bit)
+            PUT(" %s", features[i].name);
+    PUT("%s\n", have ? "" : " none of the SIMD sets lode uses");
+    for (int a = 0; a < LODE_ALGO_COUNT; a++) {
+        const char *names[16];
+        int k = cpu_variants(0, (lode_algo)a, names, 16);
+        PUT("  %s paths:", lode_algo_get((lode_algo)a)->name);
+        for (int v = 0; v < k; v++)
+            PUT(" %s", names[v]);
+        PUT("%s\n", k > 1 ? " (best first; the first is used)" : "");
+    }
+    char topo[256];
+    cpu_topology_describe(topo, sizeof topo);
+    PUT("  topology: %s\n", topo);
+#undef PUT
+}
+
 const lode_backend_ops lode_backend_cpu = {
     .name = "cpu",
     .probe = cpu_probe,
@@ -319,4 +368,6 @@ const lode_backend_ops lode_backend_cpu = {
     .scan = cpu_scan,
     .variants = cpu_variants,
     .preferred_chunk = cpu_preferred_chunk,
+    .read_sensors = cpu_read_sensors,
+    .describe = cpu_describe,
 };

@@ -104,6 +104,28 @@ uint64_t cpu_topology_memory(int device)
     return pkg ? pkg->total_memory : 0;
 }
 
+unsigned cpu_topology_package_id(int device)
+{
+    hwloc_obj_t pkg = package(device);
+    return pkg != NULL && pkg->type == HWLOC_OBJ_PACKAGE && pkg->os_index != HWLOC_UNKNOWN_INDEX
+               ? pkg->os_index
+               : 0;
+}
+
+void cpu_topology_describe(char *out, size_t len)
+{
+    /* The library's own version where it says it (hwloc 2.x: the API
+     * version it implements), and the header's the binary was built with. */
+    unsigned api = hwloc_get_api_version();
+    hwloc_topology_t t = topo();
+    int packages = t ? hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PACKAGE) : 0;
+    int cores = t ? hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE) : 0;
+    int pus = t ? hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PU) : 0;
+    snprintf(out, len, "hwloc %s (built), API %u.%u.%u (loaded); %d package(s), %d core(s), %d PU(s)%s",
+             HWLOC_VERSION, api >> 16, (api >> 8) & 0xff, api & 0xff, packages, cores, pus,
+             t ? "" : " (topology not loaded)");
+}
+
 /* Worker w runs on core w (mod cores); past the core count it takes the
  * cores' second hardware threads, then the third, and so on. */
 static hwloc_obj_t worker_pu(int device, unsigned worker)
@@ -176,6 +198,17 @@ void cpu_topology_device_name(int device, char *out, size_t len)
 {
     (void)device;
     brand_string(out, len);
+}
+
+unsigned cpu_topology_package_id(int device)
+{
+    (void)device;
+    return 0;
+}
+
+void cpu_topology_describe(char *out, size_t len)
+{
+    snprintf(out, len, "no hwloc (built without it): one device of %u online CPUs", cpu_topology_core_count(0));
 }
 
 uint64_t cpu_topology_memory(int device)

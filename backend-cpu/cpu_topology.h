@@ -13,6 +13,12 @@ unsigned cpu_topology_core_count(int device);
 /* Logical CPUs of the package (the most workers worth running). */
 unsigned cpu_topology_pu_count(int device);
 void cpu_topology_device_name(int device, char *out, size_t len);
+/* The package's physical id (sysfs physical_package_id, coretemp's
+ * "Package id N", intel-rapl:N); 0 without hwloc (one device). */
+unsigned cpu_topology_package_id(int device);
+/* For `lode -V`: "hwloc 2.9.0 (API 0x20800), 1 package, 8 cores, 16 PUs",
+ * or "no hwloc (portable topology: N CPUs)". */
+void cpu_topology_describe(char *out, size_t len);
 uint64_t cpu_topology_memory(int device);
 /* Binds the calling thread to core `worker` of the device (round-robin over
  * its cores, then over their hyperthreads). Returns 0, or -1 if binding is

@@ -29,6 +29,7 @@
 #include "backend-cuda/tf_cuda.h"
 #include "core/backend_support/launch_driver.h"
 #include "core/backend_support/momentum_common.h"
+#include "core/backend_support/nvml_sensors.h"
 #include "core/backend_support/sha256d_job.h"
 #include "core/backend_support/sha256d_lanes.h"
 #include "core/base/backend.h"
@@ -970,6 +971,49 @@ static uint64_t cuda_preferred_chunk(lode_device *d, double target_ms)
     return n < (double)d->launch_count ? d->launch_count : (uint64_t)n;
 }
 
+/* ---- sensors and versions ----------------------------------------------- */
+
+/* Through NVML (core/backend_support/nvml_sensors.h), found by the GPU's
+ * PCI bus id: CUDA's device order need not be NVML's. */
+static int cuda_read_sensors(int index, lode_sensors *out)
+{
+    if (index < 0 || index >= cuda_device_count())
+        return LODE_ERR_INVALID;
+    char bus_id[32];
+    if (cudaDeviceGetPCIBusId(bus_id, (int)sizeof bus_id, index) != cudaSuccess)
+        return LODE_ERR_DEVICE;
+    return lode_nvml_read(bus_id, out) == 0 ? LODE_OK : LODE_ERR_UNSUPPORTED;
+}
+
+/* "12.8" from CUDA's 12080. */
+static void cuda_version_text(int v, char *out, size_t len)
+{
+    snprintf(out, len, "%d.%d", v / 1000, (v % 1000) / 10);
+}
+
+static void cuda_describe(char *buf, size_t len)
+{
+    int runtime = 0, driver = 0;
+    char rt[16] = "unknown", drv[16], built[16], nvml_text[200];
+    if (cudaRuntimeGetVersion(&runtime) == cudaSuccess)
+        cuda_version_text(runtime, rt, sizeof rt);
+    cuda_version_text(CUDART_VERSION, built, sizeof built);
+    /* 0 (with success) means no driver is installed. */
+    if (cudaDriverGetVersion(&driver) != cudaSuccess || driver == 0)
+        snprintf(drv, sizeof drv, "no driver");
+    else
+        cuda_version_text(driver, drv, sizeof drv);
+    char why[LODE_WHY_LEN];
+    int devices = cuda_probe(why) == 0 ? cuda_device_count() : 0;
+    lode_nvml_describe(nvml_text, sizeof nvml_text);
+    snprintf(buf, len,
+             "  runtime: %s (linked statically; built with %s)\n"
+             "  driver: %s%s\n"
+             "  devices: %d%s%s\n"
+             "  sensors: %s\n",
+             rt, built, drv, driver ? " (the newest CUDA it supports)" : "", devices, devices ? "" : ": ", devices ? "" : why, nvml_text);
+}
+
 const lode_backend_ops lode_backend_cuda = {
     .name = "cuda",
     .probe = cuda_probe,
@@ -982,4 +1026,6 @@ const lode_backend_ops lode_backend_cuda = {
     .variants = cuda_variants,
     .preferred_chunk = cuda_preferred_chunk,
     .tune = cuda_tune,
+    .read_sensors = cuda_read_sensors,
+    .describe = cuda_describe,
 };

@@ -31,6 +31,9 @@ static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 static ocl_dev_desc devices[MAX_DEVICES];
 static int device_count;
 static char probe_why[256];
+/* Every platform found, with or without devices (lode -V lists them). */
+static ocl_platform_desc platforms_found[MAX_PLATFORMS];
+static int platform_count;
 
 static void dev_str(cl_device_id d, cl_device_info what, char *out, size_t len)
 {
@@ -178,10 +181,14 @@ static void probe_run(void)
         ocl.clGetPlatformInfo(platforms[i], CL_PLATFORM_NAME, sizeof pname, pname, NULL);
         ocl.clGetPlatformInfo(platforms[i], CL_PLATFORM_VERSION, sizeof pversion, pversion, NULL);
         pname[sizeof pname - 1] = pversion[sizeof pversion - 1] = '\0';
+        ocl_platform_desc *pd = &platforms_found[platform_count++];
+        snprintf(pd->name, sizeof pd->name, "%s", pname);
+        snprintf(pd->version, sizeof pd->version, "%s", pversion);
         cl_device_id ids[MAX_DEVICES];
         cl_uint nd = 0;
         if (ocl.clGetDeviceIDs(platforms[i], CL_DEVICE_TYPE_ALL, MAX_DEVICES, ids, &nd) != CL_SUCCESS)
             continue; /* CL_DEVICE_NOT_FOUND: a platform with no device */
+        pd->devices = nd;
         for (cl_uint j = 0; j < nd && j < MAX_DEVICES; j++)
             add_device(platforms[i], ids[j], pname, pversion);
     }
@@ -207,4 +214,15 @@ int ocl_devices_count(void)
 const ocl_dev_desc *ocl_devices_get(int index)
 {
     return index >= 0 && index < ocl_devices_count() ? &devices[index] : NULL;
+}
+
+int ocl_platforms_count(void)
+{
+    pthread_once(&probe_once, probe_run);
+    return platform_count;
+}
+
+const ocl_platform_desc *ocl_platforms_get(int index)
+{
+    return index >= 0 && index < ocl_platforms_count() ? &platforms_found[index] : NULL;
 }

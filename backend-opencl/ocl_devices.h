@@ -41,4 +41,14 @@ int ocl_devices_count(void);
 /* NULL for an index out of range. */
 const ocl_dev_desc *ocl_devices_get(int index);
 
+/* A platform the ICD loader listed. */
+typedef struct ocl_platform_desc {
+    char name[128];
+    char version[128]; /* "OpenCL 3.0 PoCL 3.1 ..." */
+    unsigned devices;  /* its devices of every type, usable or not */
+} ocl_platform_desc;
+/* The platforms found by the enumeration (0 where none or no library). */
+int ocl_platforms_count(void);
+const ocl_platform_desc *ocl_platforms_get(int index);
+
 #endif

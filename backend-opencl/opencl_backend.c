@@ -29,8 +29,10 @@
 #include "backend-opencl/ocl_tf.h"
 #include "core/backend_support/kernel_params.h"
 #include "core/backend_support/launch_driver.h"
+#include "core/backend_support/nvml_sensors.h"
 #include "core/backend_support/sha256d_job.h"
 #include "core/backend_support/sha256d_lanes.h"
+#include "core/backend_support/sysfs_sensors.h"
 #include "core/base/backend.h"
 #include "core/base/log.h"
 #include "core/base/settings.h"
@@ -1098,6 +1100,63 @@ static uint64_t opencl_preferred_chunk(lode_device *d, double target_ms)
     return n < (double)d->launch_count ? d->launch_count : (uint64_t)n;
 }
 
+/* ---- sensors and versions ----------------------------------------------- */
+
+#define VENDOR_NVIDIA 0x10de
+
+/* A GPU's sensors from its PCI bus id: amdgpu's hwmon files where the
+ * amdgpu driver runs it, NVML for NVIDIA's GPUs (the same shared code the
+ * CUDA backend reads them with); nothing for other devices. */
+static int opencl_read_sensors(int index, lode_sensors *out)
+{
+    const ocl_dev_desc *d = ocl_devices_get(index);
+    if (d == NULL)
+        return LODE_ERR_INVALID;
+    if (d->bus_id[0] == '\0')
+        return LODE_ERR_UNSUPPORTED;
+    if (lode_sysfs_amdgpu_read(d->bus_id, out) == 0)
+        return LODE_OK;
+    if (d->vendor_id == VENDOR_NVIDIA && lode_nvml_read(d->bus_id, out) == 0)
+        return LODE_OK;
+    return LODE_ERR_UNSUPPORTED;
+}
+
+static void opencl_describe(char *buf, size_t len)
+{
+    size_t used = 0;
+#define PUT(...)                                                                                   \
+    do {                                                                                           \
+        if (used < len) {                                                                          \
+            int n_ = snprintf(buf + used, len - used, __VA_ARGS__);                                \
+            used = n_ < 0 ? len : used + (size_t)n_;                                               \
+        }                                                                                          \
+    } while (0)
+    char why[LODE_WHY_LEN] = "";
+    char loaded[LODE_WHY_LEN];
+    if (ocl_api_load(loaded, sizeof loaded) != 0) {
+        PUT("  library: %s\n", loaded);
+        return;
+    }
+    PUT("  library: libOpenCL.so.1 (loaded at run time)\n");
+    ocl_devices_probe(why, sizeof why);
+    int np = ocl_platforms_count();
+    for (int i = 0; i < np; i++) {
+        const ocl_platform_desc *p = ocl_platforms_get(i);
+        PUT("  platform: %s, %s, %u device(s)\n", p->name, p->version, p->devices);
+    }
+    if (np == 0 || ocl_devices_count() == 0)
+        PUT("  devices: none: %s\n", why);
+    bool nvidia = false;
+    for (int i = 0; i < ocl_devices_count(); i++)
+        nvidia |= ocl_devices_get(i)->vendor_id == VENDOR_NVIDIA;
+    if (nvidia) {
+        char nvml_text[200];
+        lode_nvml_describe(nvml_text, sizeof nvml_text);
+        PUT("  sensors (NVIDIA): %s\n", nvml_text);
+    }
+#undef PUT
+}
+
 const lode_backend_ops lode_backend_opencl = {
     .name = "opencl",
     .probe = opencl_probe,
@@ -1110,4 +1169,6 @@ const lode_backend_ops lode_backend_opencl = {
     .variants = opencl_variants,
     .preferred_chunk = opencl_preferred_chunk,
     .tune = opencl_tune,
+    .read_sensors = opencl_read_sensors,
+    .describe = opencl_describe,
 };

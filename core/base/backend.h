@@ -115,6 +115,12 @@ typedef struct lode_backend_ops {
      * second). Fills what the device has and sets its bits in present.
      * Fallback: no sensors (present = 0). */
     int (*read_sensors)(int index, lode_sensors *out);
+    /* For `lode -V`: what this backend found at run time (runtime and
+     * driver versions, platforms, the paths it would use, the libraries it
+     * loaded), as lines "  key: value\n" into buf (len bytes, always
+     * terminated). Any thread; never fails, never prints. Fallback:
+     * nothing. */
+    void (*describe)(char *buf, size_t len);
 } lode_backend_ops;
 
 #endif

@@ -127,6 +127,21 @@ static const lode_setting table[LODE_SETTING_COUNT] = {
     {LODE_SETTING_SAMPLER_OUT, "LODE_SAMPLER_OUT", .kind = LODE_SETTING_TEXT, .group = LODE_SETTING_TEST_HOOK,
      .default_text = "unset (no sampling)", .help = "FILE: the preloaded CPU sampler writes its profile here",
      .readers = "tests/tools/cpu_sampler.c"},
+    {LODE_SETTING_TEST_SENSORS, "LODE_TEST_SENSORS", .kind = LODE_SETTING_TEXT, .group = LODE_SETTING_TEST_HOOK,
+     .default_text = "unset (the devices' own sensors)",
+     .help = "FILE: every device's sensor readings come from FILE, re-read on each reading (lines "
+             "'cpu:0 temp=85 power=120.5 fan=40 sm=1980 mem=2619 throttle=thermal'; a device not "
+             "listed has none)",
+     .readers = "core/dispatch/registry.c"},
+    {LODE_SETTING_TEST_SYSFS_ROOT, "LODE_TEST_SYSFS_ROOT", .kind = LODE_SETTING_TEXT,
+     .group = LODE_SETTING_TEST_HOOK, .default_text = "unset (/)",
+     .help = "DIR: the sensors read DIR/sys/... and DIR/proc/cpuinfo instead of /sys and /proc "
+             "(a fake hwmon, amdgpu, powercap and cpufreq tree)",
+     .readers = "core/backend_support/sysfs_sensors.c"},
+    {LODE_SETTING_TEST_NVML_LIB, "LODE_TEST_NVML_LIB", .kind = LODE_SETTING_TEXT,
+     .group = LODE_SETTING_TEST_HOOK, .default_text = "libnvidia-ml.so.1",
+     .help = "FILE: the NVML library loaded for GPU sensors (a fake one in the tests)",
+     .readers = "core/backend_support/nvml_sensors.c"},
 };
 
 const lode_setting *lode_settings(size_t *count)

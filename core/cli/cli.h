@@ -202,6 +202,9 @@ void cli_rate_report_tick(cli_rate_report *r);
 /* Logs the summary; returns the total hashrate, and *hw_errors counts. */
 double cli_rate_report_summary(cli_rate_report *r, uint64_t *hw_errors);
 void cli_rate_report_free(cli_rate_report *r);
+/* The device's sensors as the hashrate lines show them: " 64C 487W
+ * 1980MHz", "" when it has none (core/base/sensors.h). */
+void cli_device_sensors_text(const struct lode_device_ref *ref, char *out, size_t len);
 /* "H/s", or "sweeps/s" for Momentum (one index = one 2^26 search). */
 const char *cli_rate_unit(lode_algo algo);
 /* "12.34 MH/s" */
@@ -239,6 +242,8 @@ int cmd_benchmark(const cli_options *o);
 int cmd_scan(const cli_options *o);
 int cmd_hash(const cli_options *o);
 int cmd_list_devices(void);
+/* lode -V: the build, the backends and what they found, the libraries. */
+int cmd_version(void);
 int cmd_selftest(const cli_options *o);
 int cmd_mine(const cli_options *o);
 /* lode tf, with the operands (EXPONENT BIT_MIN BIT_MAX, or none). */

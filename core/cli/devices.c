@@ -37,6 +37,10 @@ int cmd_list_devices(void)
                 printf("  [%s]", ref->info.bus_id);
             printf("\n    workers %u (up to %u), memory %.1f GiB\n", ref->info.workers,
                    ref->info.max_workers, (double)ref->info.memory_bytes / (1u << 30));
+            char sensors[160];
+            cli_device_sensors_text(ref, sensors, sizeof sensors);
+            if (sensors[0] != '\0')
+                printf("    sensors now:%s\n", sensors);
             for (int a = 0; a < LODE_ALGO_COUNT; a++) {
                 if (!((ref->info.algo_mask >> a) & 1u))
                     continue;

@@ -231,7 +231,7 @@ int main(int argc, char **argv)
         else if (opt == NULL)
             status = cli_usage_error("unknown option '%s' (see %s)", argv[optind - 1], see);
         else if (strcmp(opt->name, "version") == 0)
-            status = (printf("lode %s\n", LODE_VERSION), 0);
+            status = cmd_version();
         else if (strcmp(opt->name, "help") == 0)
             status = (cmd == CLI_CMD_TF ? cmd_tf_usage(stdout) : usage(stdout), 0);
         else if (strcmp(opt->name, "help-env") == 0)

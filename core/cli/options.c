@@ -117,7 +117,10 @@ const cli_option cli_option_table[] = {
     {"target", 0, "HEX", CLI_MINER, false, NULL},
     {"start", 0, "N", CLI_MINER, true, NULL},
     {"count", 0, "M", CLI_MINER, true, NULL},
-    {"version", 'V', NULL, CLI_ALL, false, "print the version"},
+    {"version", 'V', NULL, CLI_ALL, false,
+     "print the version, the build, the backends and what they\n"
+     "find here (runtimes, drivers, platforms, CPU paths), and\n"
+     "the library versions"},
     {"help", 'h', NULL, CLI_ALL, false, "this text"},
     {"help-env", 0, NULL, CLI_ALL, false, "the LODE_* environment variables lode reads"},
     {0},

@@ -5,8 +5,10 @@
 #include <time.h>
 
 #include "core/base/log.h"
+#include "core/base/sensors.h"
 #include "core/cli/cli.h"
 #include "core/dispatch/dispatch.h"
+#include "core/dispatch/registry.h"
 
 double cli_now(void)
 {
@@ -48,6 +50,13 @@ int cli_rate_report_init(cli_rate_report *r, lode_dispatcher *m, const char *uni
     return 0;
 }
 
+void cli_device_sensors_text(const lode_device_ref *ref, char *out, size_t len)
+{
+    lode_sensors s;
+    lode_device_read_sensors(ref, &s);
+    lode_sensors_format(&s, out, len);
+}
+
 void cli_rate_report_tick(cli_rate_report *r)
 {
     double t = cli_now();
@@ -59,7 +68,10 @@ void cli_rate_report_tick(cli_rate_report *r)
         lode_device_stats st;
         lode_dispatcher_device_stats(r->miner, d, &st);
         cli_format_rate((double)(st.hashes - r->last[d]) / (t - r->last_time), r->unit, rate, sizeof rate);
-        lode_log(LODE_LOG_INFO, "%s: %s", lode_dispatcher_device(r->miner, d)->id, rate);
+        const lode_device_ref *ref = lode_dispatcher_device(r->miner, d);
+        char sensors[160];
+        cli_device_sensors_text(ref, sensors, sizeof sensors);
+        lode_log(LODE_LOG_INFO, "%s: %s%s", ref->id, rate, sensors);
         delta_sum += st.hashes - r->last[d];
         r->last[d] = st.hashes;
     }
@@ -81,9 +93,12 @@ double cli_rate_report_summary(cli_rate_report *r, uint64_t *hw_errors)
         lode_device_stats st;
         lode_dispatcher_device_stats(r->miner, d, &st);
         cli_format_rate((double)st.hashes / elapsed, r->unit, rate, sizeof rate);
-        lode_log(LODE_LOG_NOTICE, "summary: %s: %s, %llu hashes, %llu hits, %llu hardware errors",
-                 lode_dispatcher_device(r->miner, d)->id, rate, (unsigned long long)st.hashes,
-                 (unsigned long long)st.hits, (unsigned long long)st.hw_errors);
+        const lode_device_ref *ref = lode_dispatcher_device(r->miner, d);
+        char sensors[160];
+        cli_device_sensors_text(ref, sensors, sizeof sensors);
+        lode_log(LODE_LOG_NOTICE, "summary: %s: %s, %llu hashes, %llu hits, %llu hardware errors%s%s",
+                 ref->id, rate, (unsigned long long)st.hashes, (unsigned long long)st.hits,
+                 (unsigned long long)st.hw_errors, sensors[0] ? ";" : "", sensors);
         sum += st.hashes;
         *hw_errors += st.hw_errors;
     }

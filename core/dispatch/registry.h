@@ -56,6 +56,15 @@ int lode_device_variants(const lode_device_ref *ref, lode_algo algo, const char 
  * a device whose sensors cannot be read, gives present = 0 and LODE_OK;
  * only what is in present may be shown. */
 int lode_device_read_sensors(const lode_device_ref *ref, lode_sensors *out);
+/* With LODE_TEST_SENSORS=FILE (a test hook, core/base/settings.h) every
+ * device's readings come from FILE instead of its backend, read again on
+ * each call: one line per device, "<id> temp=85 power=120.5 fan=40 sm=1980
+ * mem=2619 throttle=thermal" (lode_sensors_parse, core/base/sensors.h),
+ * '#' starts a comment; a device not listed, or no file, has no sensors. */
+
+/* For `lode -V`: what backend i found at run time (lines "  key: value"),
+ * "" for a backend that says nothing; buf is always terminated. */
+void lode_backend_describe(size_t i, char *buf, size_t len);
 
 /* One worker's open device. Every call of a handle happens on one thread. */
 typedef struct lode_handle {

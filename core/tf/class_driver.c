@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include "core/base/log.h"
+#include "core/base/sensors.h"
 #include "core/base/tf_ref.h"
+#include "core/dispatch/registry.h"
 #include "core/tf/fileio.h"
 
 void lode_tf_driver_init(lode_tf_driver *d)
@@ -170,6 +172,25 @@ int lode_tf_driver_finish(const lode_tf_driver *d, const lode_tf_assignment *a, 
     return LODE_TF_DONE;
 }
 
+/* "cuda:0 64C 487W 1980MHz; cuda:1 ..." for the devices with sensors, ""
+ * if none has any. */
+static void sensors_text(lode_dispatcher *m, char *out, size_t len)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < lode_dispatcher_device_count(m) && used < len; i++) {
+        const lode_device_ref *ref = lode_dispatcher_device(m, i);
+        lode_sensors s;
+        char text[160];
+        lode_device_read_sensors(ref, &s);
+        lode_sensors_format(&s, text, sizeof text);
+        if (text[0] == '\0')
+            continue;
+        int n = snprintf(out + used, len - used, "%s%s%s", used ? "; " : "", ref->id, text);
+        used = n < 0 ? len : used + (size_t)n;
+    }
+}
+
 static uint64_t candidates(lode_dispatcher *m)
 {
     uint64_t n = 0;
@@ -295,6 +316,11 @@ int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a)
             lode_log(LODE_LOG_INFO, "M%u %u-%u class %4u: %5.1f%%, %.3g candidates/s, %.2f GHz-days/day, ETA %s",
                      a->p, a->bit_min, a->bit_max, c, 100.0 * pr.classes_done / LODE_TF_NEEDED_CLASSES,
                      (double)(cand - cand0) / el, ghz_days * frac / (el / 86400.0), eta_text);
+            /* A line of its own: the progress line keeps the form tools parse. */
+            char sensors[256];
+            sensors_text(m, sensors, sizeof sensors);
+            if (sensors[0] != '\0')
+                lode_log(LODE_LOG_INFO, "sensors: %s", sensors);
             last_line = t;
         }
         if (stop && pr.classes_done < LODE_TF_NEEDED_CLASSES) { /* else: report it first */
