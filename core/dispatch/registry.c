@@ -391,6 +391,8 @@ void lode_backend_describe(size_t i, char *buf, size_t len)
     if (len == 0)
         return;
     buf[0] = '\0';
+    size_t n_backends;
+    const lode_backend_ops *const *backends = active(&n_backends);
     if (i < n_backends && backends[i]->describe != NULL)
         backends[i]->describe(buf, len);
     buf[len - 1] = '\0';
