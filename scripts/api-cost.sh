@@ -12,15 +12,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ "${1:-}" = "--stage" ]; then
-  build=${2:-build/ci}
-  mkdir -p .devbin .devlibs
-  cp "$build/core/cli/lode" .devbin/
-  # Every library lode links except the C library itself.
-  ldd "$build/core/cli/lode" | awk '$3 ~ /^\// {print $3}' |
-    grep -Ev '/(libc|libm|libpthread|libdl|librt|ld-linux[^/]*)\.so' | xargs -r -I{} cp -L {} .devlibs/
-  du -sh .devbin .devlibs
-  exit 0
+if [ "${1:-}" = "--stage" ]; then # the one staging step of every GPU-machine script
+  exec scripts/device-check.sh --stage "${2:-build/ci}"
 fi
 
 secs=${1:-60}

@@ -15,9 +15,15 @@ if [ "${1:-}" = "--stage" ]; then
   build=${2:-build/ci}
   mkdir -p .devbin .devlibs
   cp "$build/core/cli/lode" "$build"/tests/test_{backends,dispatch,reference,tf,launch_driver} .devbin/
-  for lib in libhwloc.so.15 libjansson.so.4 libudev.so.1 libcrypto.so.3 libOpenCL.so.1; do
-    cp -L "$(ldconfig -p | awk -v l="$lib" '$1 == l {print $NF; exit}')" .devlibs/
-  done
+  cp "$build"/tests/libcpu_sampler.so "$build"/backend-opencl/enqueue_cost_probe .devbin/ 2>/dev/null
+  # litecoind, for the stratum test pool on the GPU machine (LITECOIND=.devbin/litecoind)
+  [ -x /usr/lib/litecoin/litecoind ] && cp /usr/lib/litecoin/litecoind .devbin/
+  # Every library they link but the C library itself, and the OpenCL loader
+  # (lode loads it at run time).
+  for bin in .devbin/*; do ldd "$bin" 2>/dev/null; done | awk '$3 ~ /^\// {print $3}' | sort -u |
+    grep -Ev '/(libc|libm|libpthread|libdl|librt|libgcc_s|libstdc\+\+|ld-linux[^/]*)\.so' |
+    xargs -r -I{} cp -L {} .devlibs/
+  cp -L "$(ldconfig -p | awk '$1 == "libOpenCL.so.1" {print $NF; exit}')" .devlibs/
   du -sh .devbin .devlibs
   exit 0
 fi

@@ -669,7 +669,9 @@ def scenario_pool():
                       f"the pool accepted {t['accepted']}")
                 check(api["rejected"] == other, f"pool {i}: API rejected {api['rejected']}, pool {other}")
                 check(api["stale"] >= codes.get("21", 0), f"pool {i}: API stale {api['stale']} < pool's code 21")
-                harness.check_pool_clean(lambda c, w: check(c, w), p, f"pool {i}")
+                # Two pools on one node: a block can lose the race to the
+                # other pool's at the same height (valid, "inconclusive").
+                harness.check_pool_clean(lambda c, w: check(c, w), p, f"pool {i}", allow_orphans=True)
             devs = get_json(lode, "/api/devices")
             check([d["id"] for d in devs["devices"]] == [d["id"] for d in s["devices"]] and
                   devs["devices"][0]["hashes"] >= s["devices"][0]["hashes"], f"pool: /api/devices {devs}")
