@@ -67,6 +67,9 @@ def test_one_left():
           f"fault:0 quarantined, fault:1 mines on: rc {r.returncode}; {r.stderr[-600:]!r}")
     check(r.stderr.count("-> restarting") == 1 and r.stderr.count("-> quarantined") == 1,
           "one line per state change: restarting once, quarantined once")
+    check(re.search(r"summary: fault:0: .*; quarantined: .*restart", r.stderr) and
+          not re.search(r"summary: fault:1: .*quarantined", r.stderr),
+          f"the summary names the device that stopped, and only it: {r.stderr[-600:]!r}")
 
 
 def test_json_events():

@@ -94,11 +94,16 @@ double cli_rate_report_summary(cli_rate_report *r, uint64_t *hw_errors)
         lode_dispatcher_device_stats(r->miner, d, &st);
         cli_format_rate((double)st.hashes / elapsed, r->unit, rate, sizeof rate);
         const lode_device_ref *ref = lode_dispatcher_device(r->miner, d);
-        char sensors[160];
+        char sensors[160], stopped[240] = "";
         cli_device_sensors_text(ref, sensors, sizeof sensors);
-        lode_log(LODE_LOG_NOTICE, "summary: %s: %s, %llu hashes, %llu hits, %llu hardware errors%s%s",
+        /* A device that stopped says so, and why: on a rig of several GPUs
+         * the summary is where a user sees which one dropped out. */
+        if (st.state == LODE_DEVICE_FAILED || st.state == LODE_DEVICE_QUARANTINED)
+            snprintf(stopped, sizeof stopped, "; %s%s%s", lode_device_state_name(st.state),
+                     st.last_error[0] ? ": " : "", st.last_error);
+        lode_log(LODE_LOG_NOTICE, "summary: %s: %s, %llu hashes, %llu hits, %llu hardware errors%s%s%s",
                  ref->id, rate, (unsigned long long)st.hashes, (unsigned long long)st.hits,
-                 (unsigned long long)st.hw_errors, sensors[0] ? ";" : "", sensors);
+                 (unsigned long long)st.hw_errors, sensors[0] ? ";" : "", sensors, stopped);
         sum += st.hashes;
         *hw_errors += st.hw_errors;
     }
