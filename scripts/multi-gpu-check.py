@@ -38,7 +38,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 LODE = os.path.abspath(sys.argv[1])
-SECS = float(sys.argv[2]) if len(sys.argv) > 2 else 20.0
+SECS = float(sys.argv[2]) if len(sys.argv) > 2 else 60.0
+TICK = os.sysconf("SC_CLK_TCK")
 TMP = tempfile.mkdtemp(prefix="lode-multi-gpu-")
 OUT = os.environ.get("OUT", TMP)
 PARTS = os.environ.get("PARTS", "devices bench tf fault pool").split()
@@ -55,17 +56,37 @@ def row(what, ok, detail=""):
     print(table[-1], flush=True)
 
 
+def proc_cpu(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK  # utime, stime
+
+
+steady = {}  # name -> host CPU in % of a core from 6 s after the start to 3 s before the end
+
+
 def run(args, secs=None, env=None, name="run", sig=signal.SIGINT):
     """Runs lode; stops it with sig after secs (None: waits for it). Returns
-    (rc, stderr+stdout, wall seconds, host CPU seconds)."""
+    (rc, stderr+stdout, wall seconds, host CPU seconds); runs of more than
+    12 s also leave their steady-state CPU in steady[name]."""
     path = os.path.join(OUT, f"{name}.log")
     with open(path, "w") as log:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.monotonic()
         p = subprocess.Popen([LODE, *args], stdout=log, stderr=subprocess.STDOUT,
                              env=dict(os.environ, **(env or {})))
+        if secs is not None and secs > 12:
+            samples = []
+            for at in (6.0, secs - 3.0):
+                time.sleep(max(0.0, t0 + at - time.monotonic()))
+                try:
+                    samples.append((time.monotonic(), proc_cpu(p.pid)))
+                except (OSError, IndexError):
+                    pass
+            if len(samples) == 2:
+                steady[name] = 100 * (samples[1][1] - samples[0][1]) / (samples[1][0] - samples[0][0])
         try:
-            p.wait(timeout=secs)
+            p.wait(timeout=None if secs is None else max(0.0, t0 + secs - time.monotonic()))
         except subprocess.TimeoutExpired:
             p.send_signal(sig)
             try:
@@ -103,7 +124,9 @@ def listed_gpus():
 
 def part_devices(gpus):
     out, _ = listed_gpus()
-    ids = [l.split()[0] for l in out.splitlines() if re.match(r"^[a-z]+:\d+ ", l)]
+    # GPUs only: the CPU backend and OpenCL on the host's cores (PoCL) are not GPUs
+    ids = [l.split()[0] for l in out.splitlines() if re.match(r"^[a-z]+:\d+ ", l)
+           and not re.search(r"pthread|Portable|cpu-", l)]
     smi = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout if \
         subprocess.run(["which", "nvidia-smi"], capture_output=True).returncode == 0 else ""
     n_smi = len([l for l in smi.splitlines() if l.startswith("GPU ")])
@@ -131,8 +154,18 @@ def part_bench(gpus):
         ratio = rn / (n * r1) if r1 > 0 else 0.0
         row(f"{algo}: {n} GPUs / ({n} x one GPU) >= 0.97", rc == 0 and ratio >= 0.97,
             f"{ratio:.4f} ({rn:.4g} / {r1:.4g}; per GPU {' '.join(f'{v:.4g}' for v in per.values())})")
-        row(f"{algo}: host CPU per GPU < 2% of a core", 100 * cpu / wall / n < 2.0,
-            f"{100 * cpu / wall / n:.2f}% ({100 * cpu / wall:.2f}% over {wall:.0f} s, start-up included)")
+        cpu_row(f"{algo}: host CPU per GPU < 2% of a core", f"bench-{algo}-all", cpu, wall, n)
+
+
+def cpu_row(what, name, cpu, wall, n):
+    """Judged on the steady part where the run was long enough to have one
+    (start-up, the driver contexts and self-tests, is a fixed cost that a
+    short run cannot spread); the whole run's figure beside it."""
+    whole = 100 * cpu / wall / n
+    st = steady.get(name)
+    per = st / n if st is not None else whole
+    row(what, per < 2.0, f"steady {st / n if st is not None else float('nan'):.2f}%, whole run {whole:.2f}% "
+        f"({wall:.0f} s, start-up included)")
 
 
 def read_classes(path):
@@ -156,8 +189,7 @@ def part_tf(gpus):
     ratio = rn / sum(singles) if sum(singles) > 0 else 0.0
     row(f"tf M66362159 73-74: {n} GPUs / sum of singles >= 0.95", ratio >= 0.95,
         f"{ratio:.4f} ({rn:.0f} / {' + '.join(f'{s:.0f}' for s in singles)} GHz-d/d)")
-    row("tf: host CPU per GPU < 2% of a core", 100 * cpu / wall / n < 2.0,
-        f"{100 * cpu / wall / n:.2f}% over {wall:.0f} s, start-up included")
+    cpu_row("tf: host CPU per GPU < 2% of a core", "tf-all", cpu, wall, n)
     # Kill and resume: an assignment a few times a GPU's share of SECS long,
     # SIGKILLed at spread-out moments until it finishes.
     assignment = os.environ.get("TF_KILL_ASSIGNMENT", "66362159 66 68").split()
