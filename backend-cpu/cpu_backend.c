@@ -20,6 +20,7 @@
 #include "core/backend_support/sysfs_sensors.h"
 #include "core/base/backend.h"
 #include "core/base/status.h"
+#include "core/base/text.h"
 
 /* Paths best first: the order in which a path is chosen when the CPU has
  * its features (measured: docs/PERFORMANCE.md). */
@@ -330,31 +331,23 @@ static void cpu_describe(char *buf, size_t len)
                     {CPU_FEATURE_SSE41, "sse4.1"}, {CPU_FEATURE_SHANI, "sha"},
                     {CPU_FEATURE_AVX2, "avx2"},   {CPU_FEATURE_AVX512, "avx512f+vl"}};
     size_t used = 0;
-#define PUT(...)                                                                                   \
-    do {                                                                                           \
-        if (used < len) {                                                                          \
-            int n_ = snprintf(buf + used, len - used, __VA_ARGS__);                                \
-            used = n_ < 0 ? len : used + (size_t)n_;                                               \
-        }                                                                                          \
-    } while (0)
-    PUT("  instruction sets:");
+    lode_appendf(buf, len, &used, "  instruction sets:");
     uint32_t have = cpu_features_detect();
     for (size_t i = 0; i < COUNT(features); i++)
         if (have & features[i].bit)
-            PUT(" %s", features[i].name);
-    PUT("%s\n", have ? "" : " none of the SIMD sets lode uses");
+            lode_appendf(buf, len, &used, " %s", features[i].name);
+    lode_appendf(buf, len, &used, "%s\n", have ? "" : " none of the SIMD sets lode uses");
     for (int a = 0; a < LODE_ALGO_COUNT; a++) {
         const char *names[16];
         int k = cpu_variants(0, (lode_algo)a, names, 16);
-        PUT("  %s paths:", lode_algo_get((lode_algo)a)->name);
+        lode_appendf(buf, len, &used, "  %s paths:", lode_algo_get((lode_algo)a)->name);
         for (int v = 0; v < k; v++)
-            PUT(" %s", names[v]);
-        PUT("%s\n", k > 1 ? " (best first; the first is used)" : "");
+            lode_appendf(buf, len, &used, " %s", names[v]);
+        lode_appendf(buf, len, &used, "%s\n", k > 1 ? " (best first; the first is used)" : "");
     }
     char topo[256];
     cpu_topology_describe(topo, sizeof topo);
-    PUT("  topology: %s\n", topo);
-#undef PUT
+    lode_appendf(buf, len, &used, "  topology: %s\n", topo);
 }
 
 const lode_backend_ops lode_backend_cpu = {

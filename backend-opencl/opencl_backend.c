@@ -37,6 +37,7 @@
 #include "core/base/log.h"
 #include "core/base/settings.h"
 #include "core/base/status.h"
+#include "core/base/text.h"
 #include "core/base/tf_ref.h"
 #include "core/base/tune_cache.h"
 
@@ -1124,37 +1125,29 @@ static int opencl_read_sensors(int index, lode_sensors *out)
 static void opencl_describe(char *buf, size_t len)
 {
     size_t used = 0;
-#define PUT(...)                                                                                   \
-    do {                                                                                           \
-        if (used < len) {                                                                          \
-            int n_ = snprintf(buf + used, len - used, __VA_ARGS__);                                \
-            used = n_ < 0 ? len : used + (size_t)n_;                                               \
-        }                                                                                          \
-    } while (0)
     char why[LODE_WHY_LEN] = "";
     char loaded[LODE_WHY_LEN];
     if (ocl_api_load(loaded, sizeof loaded) != 0) {
-        PUT("  library: %s\n", loaded);
+        lode_appendf(buf, len, &used, "  library: %s\n", loaded);
         return;
     }
-    PUT("  library: libOpenCL.so.1 (loaded at run time)\n");
+    lode_appendf(buf, len, &used, "  library: libOpenCL.so.1 (loaded at run time)\n");
     ocl_devices_probe(why, sizeof why);
     int np = ocl_platforms_count();
     for (int i = 0; i < np; i++) {
         const ocl_platform_desc *p = ocl_platforms_get(i);
-        PUT("  platform: %s, %s, %u device(s)\n", p->name, p->version, p->devices);
+        lode_appendf(buf, len, &used, "  platform: %s, %s, %u device(s)\n", p->name, p->version, p->devices);
     }
     if (np == 0 || ocl_devices_count() == 0)
-        PUT("  devices: none: %s\n", why);
+        lode_appendf(buf, len, &used, "  devices: none: %s\n", why);
     bool nvidia = false;
     for (int i = 0; i < ocl_devices_count(); i++)
         nvidia |= ocl_devices_get(i)->vendor_id == VENDOR_NVIDIA;
     if (nvidia) {
         char nvml_text[200];
         lode_nvml_describe(nvml_text, sizeof nvml_text);
-        PUT("  sensors (NVIDIA): %s\n", nvml_text);
+        lode_appendf(buf, len, &used, "  sensors (NVIDIA): %s\n", nvml_text);
     }
-#undef PUT
 }
 
 const lode_backend_ops lode_backend_opencl = {

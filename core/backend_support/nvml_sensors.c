@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/base/settings.h"
+#include "core/base/text.h"
 
 /* The part of NVML's C ABI lode calls, declared here so that lode builds
  * where nvml.h is not installed (the CUDA toolkit's nvml.h comes with its
@@ -154,13 +155,11 @@ void lode_nvml_throttle_text(unsigned long long mask, char *out, size_t len)
     unsigned long long known = 0;
     for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++) {
         known |= reasons[i].bit;
-        if ((mask & reasons[i].bit) && used < len) {
-            int n = snprintf(out + used, len - used, "%s%s", used ? "," : "", reasons[i].name);
-            used = n < 0 ? len : used + (size_t)n;
-        }
+        if (mask & reasons[i].bit)
+            lode_appendf(out, len, &used, "%s%s", used ? "," : "", reasons[i].name);
     }
-    if ((mask & ~known) && used < len)
-        snprintf(out + used, len - used, "%sother", used ? "," : "");
+    if (mask & ~known)
+        lode_appendf(out, len, &used, "%sother", used ? "," : "");
 }
 
 int lode_nvml_read(const char *bus_id, lode_sensors *out)

@@ -5,25 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Appends text to out at *used, cut at len - 1. */
-static void append_text(char *out, size_t len, size_t *used, const char *text)
-{
-    size_t n = strlen(text);
-    if (*used + 1 >= len)
-        return;
-    if (n > len - 1 - *used)
-        n = len - 1 - *used;
-    memcpy(out + *used, text, n);
-    *used += n;
-    out[*used] = '\0';
-}
+#include "core/base/text.h"
 
+/* A reading is a few digits; a wild one (1e300) is clamped, so it cannot
+ * crowd the others out. */
 static void append(char *out, size_t len, size_t *used, const char *fmt, double v)
 {
-    char text[48];
-    /* A reading is a few digits; a wild one (1e300) is cut, not overflowed. */
-    snprintf(text, sizeof text, fmt, v > 1e9 ? 1e9 : v < -1e9 ? -1e9 : v);
-    append_text(out, len, used, text);
+    lode_appendf(out, len, used, fmt, v > 1e9 ? 1e9 : v < -1e9 ? -1e9 : v);
 }
 
 void lode_sensors_format(const lode_sensors *s, char *out, size_t len)
@@ -43,11 +31,8 @@ void lode_sensors_format(const lode_sensors *s, char *out, size_t len)
     if (s->present & LODE_SENSOR_MEM_CLOCK)
         append(out, len, &used, " mem %.0fMHz", s->mem_clock_mhz);
     if ((s->present & LODE_SENSOR_THROTTLE) && s->throttle[0] != '\0' && strcmp(s->throttle, "none") != 0) {
-        append_text(out, len, &used, " throttle ");
-        char reasons[sizeof s->throttle];
-        memcpy(reasons, s->throttle, sizeof reasons);
-        reasons[sizeof reasons - 1] = '\0';
-        append_text(out, len, &used, reasons);
+        lode_appendf(out, len, &used, " throttle %.*s", (int)strnlen(s->throttle, sizeof s->throttle),
+                     s->throttle);
     }
 }
 

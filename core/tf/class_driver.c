@@ -10,6 +10,7 @@
 
 #include "core/base/log.h"
 #include "core/base/sensors.h"
+#include "core/base/text.h"
 #include "core/base/tf_ref.h"
 #include "core/dispatch/registry.h"
 #include "core/tf/fileio.h"
@@ -178,7 +179,7 @@ static void sensors_text(lode_dispatcher *m, char *out, size_t len)
 {
     size_t used = 0;
     out[0] = '\0';
-    for (size_t i = 0; i < lode_dispatcher_device_count(m) && used < len; i++) {
+    for (size_t i = 0; i < lode_dispatcher_device_count(m); i++) {
         const lode_device_ref *ref = lode_dispatcher_device(m, i);
         lode_sensors s;
         char text[160];
@@ -186,8 +187,7 @@ static void sensors_text(lode_dispatcher *m, char *out, size_t len)
         lode_sensors_format(&s, text, sizeof text);
         if (text[0] == '\0')
             continue;
-        int n = snprintf(out + used, len - used, "%s%s%s", used ? "; " : "", ref->id, text);
-        used = n < 0 ? len : used + (size_t)n;
+        lode_appendf(out, len, &used, "%s%s%s", used ? "; " : "", ref->id, text);
     }
 }
 
