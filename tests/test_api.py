@@ -361,6 +361,10 @@ def scenario_http():
             raw(port, junk)
         raw(port, b"GET /api/summary HTTP/1.1\r\nHost:", read=False)  # closed mid-header
         raw(port, b"POST /api/pause HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"dev", read=False)
+        # A flood of bad connections: each would be a libmicrohttpd message;
+        # the log keeps a bounded number of them.
+        for _ in range(30):
+            raw(port, big)  # 431, and a message from libmicrohttpd each time
         slow = socket.create_connection(("127.0.0.1", port), timeout=30)
         slow.sendall(b"GET /api/summary HTTP/1.1\r\nHo")
         try:
@@ -399,6 +403,9 @@ def scenario_http():
         check(rc == 130, f"http: exit status {rc}, want 130")
         err = lode.stderr()
         check("pausing cpu:0" in err and "resuming cpu:0" in err, "http: control actions not logged")
+        mhd = err.count("API: libmicrohttpd:")
+        check(mhd <= 22 and "further messages are not logged" in err,
+              f"http: {mhd} libmicrohttpd lines after a flood of bad connections (want at most 22)")
         for s_ in ("runtime error", "AddressSanitizer", "ThreadSanitizer"):
             check(s_ not in err, f"http: sanitizer report {s_}")
         check_token_not_logged(lode, "http")

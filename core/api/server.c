@@ -7,6 +7,7 @@
 #include <jansson.h>
 #include <microhttpd.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -280,10 +281,24 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
     *con_cls = NULL;
 }
 
-/* libmicrohttpd's own messages (never with header values in them). */
+/* libmicrohttpd's own messages (never with header values in them). Most
+ * are about a client that sent garbage or hung up: every bad connection
+ * would add a line, so a hostile client could fill a log file. The first
+ * MHD_LOG_LINES are logged, then one line says the rest are not; the stop
+ * reports how many there were. */
+#define MHD_LOG_LINES 20
+static atomic_uint mhd_messages;
+
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
     (void)cls;
+    const unsigned n_before = atomic_fetch_add(&mhd_messages, 1);
+    if (n_before > MHD_LOG_LINES)
+        return;
+    if (n_before == MHD_LOG_LINES) {
+        lode_log(LODE_LOG_DEBUG, "API: libmicrohttpd: further messages are not logged (counted at the end)");
+        return;
+    }
     char msg[512];
     vsnprintf(msg, sizeof msg, fmt, ap);
     size_t n = strlen(msg);
@@ -368,6 +383,10 @@ void lode_api_stop(lode_api *api)
     if (api == NULL)
         return;
     MHD_stop_daemon(api->daemon);
+    const unsigned messages = atomic_load(&mhd_messages);
+    if (messages > MHD_LOG_LINES)
+        lode_log(LODE_LOG_DEBUG, "API: libmicrohttpd: %u messages, %u of them not logged", messages,
+                 messages - MHD_LOG_LINES);
     api_state_destroy(&api->state);
     free(api);
 }
