@@ -7,12 +7,14 @@
 #include <math.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "core/api/api_internal.h"
+#include "core/base/device_state.h"
 
 double api_now_mono(void)
 {
@@ -597,9 +599,6 @@ static void device_sample(FILE *f, const char *name, const lode_api_device *dev,
     put_value(f, v);
 }
 
-static const char *const device_states[] = {"starting", "mining", "paused", "paused-thermal",
-                                            "restarting", "failed", "quarantined"};
-
 char *api_render_metrics(api_state *s)
 {
     char *text = NULL;
@@ -657,17 +656,23 @@ char *api_render_metrics(api_state *s)
         }
         family(f, "lode_device_state", "gauge", "1 for the state a device is in, 0 for the others.");
         for (size_t d = 0; d < nd; d++)
-            for (size_t k = 0; k < sizeof device_states / sizeof device_states[0]; k++)
-                device_sample(f, "lode_device_state", &snap->devices[d], "state", device_states[k],
-                              strcmp(snap->devices[d].state, device_states[k]) == 0);
-        struct {
+            for (int k = 0; k < LODE_DEVICE_STATE_COUNT; k++) {
+                const char *state = lode_device_state_name((lode_device_state)k);
+                device_sample(f, "lode_device_state", &snap->devices[d], "state", state,
+                              strcmp(snap->devices[d].state, state) == 0);
+            }
+        static const struct {
             uint32_t bit;
             const char *name, *help;
+            size_t field; /* offset of the reading in lode_sensors */
             double scale;
         } sensors[] = {
-            {LODE_SENSOR_TEMP, "lode_device_temperature_celsius", "The device's hottest temperature sensor.", 1},
-            {LODE_SENSOR_POWER, "lode_device_power_watts", "Board (GPU) or package (CPU) power.", 1},
-            {LODE_SENSOR_FAN, "lode_device_fan_ratio", "Fan speed, 0 to 1 of its maximum.", 0.01},
+            {LODE_SENSOR_TEMP, "lode_device_temperature_celsius", "The device's hottest temperature sensor.",
+             offsetof(lode_sensors, temp_c), 1},
+            {LODE_SENSOR_POWER, "lode_device_power_watts", "Board (GPU) or package (CPU) power.",
+             offsetof(lode_sensors, power_w), 1},
+            {LODE_SENSOR_FAN, "lode_device_fan_ratio", "Fan speed, 0 to 1 of its maximum.",
+             offsetof(lode_sensors, fan_percent), 0.01},
         };
         for (size_t k = 0; k < sizeof sensors / sizeof sensors[0]; k++) {
             bool any = false;
@@ -680,7 +685,8 @@ char *api_render_metrics(api_state *s)
                 const lode_sensors *se = &snap->devices[d].sensors;
                 if (!(se->present & sensors[k].bit))
                     continue;
-                double v = k == 0 ? se->temp_c : k == 1 ? se->power_w : se->fan_percent;
+                double v;
+                memcpy(&v, (const char *)se + sensors[k].field, sizeof v);
                 device_sample(f, sensors[k].name, &snap->devices[d], NULL, NULL, v * sensors[k].scale);
             }
         }

@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/base/json_line.h"
+
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool log_quiet;
 static int log_color = -1; /* -1: decide from isatty on first use */
@@ -217,19 +219,7 @@ static char *json_line(lode_log_level level, const char *event, const lode_log_f
             if (f->key != NULL)
                 json_object_set_new(o, f->key, field_value(f));
     }
-    char *body = json_dumps(o, JSON_COMPACT);
-    json_decref(o);
-    if (body == NULL)
-        return NULL;
-    size_t n = strlen(body);
-    char *line = realloc(body, n + 2);
-    if (line == NULL) {
-        free(body);
-        return NULL;
-    }
-    line[n] = '\n';
-    line[n + 1] = '\0';
-    return line;
+    return lode_json_line(o);
 }
 
 /* "[local time] " + message, coloured or not, + "\n". */

@@ -202,8 +202,10 @@ void cli_rate_report_tick(cli_rate_report *r);
 /* Logs the summary; returns the total hashrate, and *hw_errors counts. */
 double cli_rate_report_summary(cli_rate_report *r, uint64_t *hw_errors);
 void cli_rate_report_free(cli_rate_report *r);
-/* The device's sensors as the hashrate lines show them: " 64C 487W
- * 1980MHz", "" when it has none (core/base/sensors.h). */
+/* The device's sensors read now, as the hashrate lines show them: " 64C
+ * 487W 1980MHz", "" when it has none (core/base/sensors.h). For
+ * --list-devices: while a dispatcher runs, its monitor's reading
+ * (lode_device_stats.sensors) is used instead. */
 void cli_device_sensors_text(const struct lode_device_ref *ref, char *out, size_t len);
 /* "H/s", or "sweeps/s" for Momentum (one index = one 2^26 search). */
 const char *cli_rate_unit(lode_algo algo);

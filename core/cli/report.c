@@ -70,7 +70,7 @@ void cli_rate_report_tick(cli_rate_report *r)
         cli_format_rate((double)(st.hashes - r->last[d]) / (t - r->last_time), r->unit, rate, sizeof rate);
         const lode_device_ref *ref = lode_dispatcher_device(r->miner, d);
         char sensors[160];
-        cli_device_sensors_text(ref, sensors, sizeof sensors);
+        lode_sensors_format(&st.sensors, sensors, sizeof sensors); /* the monitor's reading */
         lode_log(LODE_LOG_INFO, "%s: %s%s", ref->id, rate, sensors);
         delta_sum += st.hashes - r->last[d];
         r->last[d] = st.hashes;
@@ -95,7 +95,7 @@ double cli_rate_report_summary(cli_rate_report *r, uint64_t *hw_errors)
         cli_format_rate((double)st.hashes / elapsed, r->unit, rate, sizeof rate);
         const lode_device_ref *ref = lode_dispatcher_device(r->miner, d);
         char sensors[160], stopped[240] = "";
-        cli_device_sensors_text(ref, sensors, sizeof sensors);
+        lode_sensors_format(&st.sensors, sensors, sizeof sensors); /* the monitor's reading */
         /* A device that stopped says so, and why: on a rig of several GPUs
          * the summary is where a user sees which one dropped out. */
         if (st.state == LODE_DEVICE_FAILED || st.state == LODE_DEVICE_QUARANTINED)

@@ -970,20 +970,6 @@ size_t lode_dispatcher_devices_left(lode_dispatcher *m)
     return left;
 }
 
-const char *lode_device_state_name(lode_device_state state)
-{
-    switch (state) {
-    case LODE_DEVICE_STARTING: return "starting";
-    case LODE_DEVICE_MINING: return "mining";
-    case LODE_DEVICE_PAUSED: return "paused";
-    case LODE_DEVICE_PAUSED_THERMAL: return "paused-thermal";
-    case LODE_DEVICE_RESTARTING: return "restarting";
-    case LODE_DEVICE_FAILED: return "failed";
-    case LODE_DEVICE_QUARANTINED: return "quarantined";
-    }
-    return "unknown";
-}
-
 int lode_dispatcher_set_paused(lode_dispatcher *m, size_t device, bool paused)
 {
     if (device >= m->config.device_count)

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/base/device_state.h"
 #include "core/dispatch/registry.h"
 
 typedef struct lode_dispatcher lode_dispatcher;
@@ -60,20 +61,6 @@ typedef struct lode_dispatcher_config {
     double monitor_interval_s; /* sensor polling and watchdog period; 0 = 1 s */
 } lode_dispatcher_config;
 
-/* What a configured device is doing, as the API and the logs show it. */
-typedef enum lode_device_state {
-    LODE_DEVICE_STARTING,       /* its workers are opening and self-testing */
-    LODE_DEVICE_MINING,         /* at least one worker takes work */
-    LODE_DEVICE_PAUSED,         /* paused by the user (lode_dispatcher_set_paused) */
-    LODE_DEVICE_PAUSED_THERMAL, /* above its temperature limit */
-    LODE_DEVICE_RESTARTING,     /* closed after a device error or a hang, reopening */
-    LODE_DEVICE_FAILED,         /* no worker passed its self-test, or every worker failed */
-    LODE_DEVICE_QUARANTINED,    /* given up: restarts exhausted, or its hits keep failing */
-} lode_device_state;
-
-/* "starting", "mining", "paused", "paused-thermal", "restarting", "failed",
- * "quarantined". */
-const char *lode_device_state_name(lode_device_state state);
 
 typedef struct lode_device_stats {
     uint64_t hashes;         /* indices scanned */

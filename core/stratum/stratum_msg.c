@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/base/hex.h"
+#include "core/base/json_line.h"
 #include "core/base/log.h"
 #include "core/base/target.h"
 
@@ -366,31 +367,11 @@ int lode_stratum_parse_configure_result(const json_t *result, uint32_t *mask, ch
     return 0;
 }
 
-/* Serialises a request or reply object (stolen) as one line. */
-static char *line_of(json_t *obj)
-{
-    if (obj == NULL)
-        return NULL;
-    char *text = json_dumps(obj, JSON_COMPACT | JSON_ENCODE_ANY);
-    json_decref(obj);
-    if (text == NULL)
-        return NULL;
-    size_t n = strlen(text);
-    char *line = realloc(text, n + 2);
-    if (line == NULL) {
-        free(text);
-        return NULL;
-    }
-    line[n] = '\n';
-    line[n + 1] = '\0';
-    return line;
-}
-
 static char *request(int64_t id, const char *method, json_t *params)
 {
     if (params == NULL)
         return NULL;
-    return line_of(json_pack("{s:I,s:s,s:o}", "id", (json_int_t)id, "method", method, "params", params));
+    return lode_json_line(json_pack("{s:I,s:s,s:o}", "id", (json_int_t)id, "method", method, "params", params));
 }
 
 char *lode_stratum_build_configure(int64_t id, uint32_t mask, unsigned min_bit_count)
@@ -451,17 +432,17 @@ static json_t *id_copy(const json_t *id)
 
 char *lode_stratum_build_reply_string(const json_t *id, const char *result)
 {
-    return line_of(json_pack("{s:o,s:s,s:n}", "id", id_copy(id), "result", result, "error"));
+    return lode_json_line(json_pack("{s:o,s:s,s:n}", "id", id_copy(id), "result", result, "error"));
 }
 
 char *lode_stratum_build_reply_true(const json_t *id)
 {
-    return line_of(json_pack("{s:o,s:b,s:n}", "id", id_copy(id), "result", 1, "error"));
+    return lode_json_line(json_pack("{s:o,s:b,s:n}", "id", id_copy(id), "result", 1, "error"));
 }
 
 char *lode_stratum_build_reply_error(const json_t *id, int code, const char *message)
 {
-    return line_of(json_pack("{s:o,s:n,s:[i,s,n]}", "id", id_copy(id), "result", "error", code,
+    return lode_json_line(json_pack("{s:o,s:n,s:[i,s,n]}", "id", id_copy(id), "result", "error", code,
                              message));
 }
 

@@ -181,10 +181,10 @@ static void sensors_text(lode_dispatcher *m, char *out, size_t len)
     out[0] = '\0';
     for (size_t i = 0; i < lode_dispatcher_device_count(m); i++) {
         const lode_device_ref *ref = lode_dispatcher_device(m, i);
-        lode_sensors s;
+        lode_device_stats st;
         char text[160];
-        lode_device_read_sensors(ref, &s);
-        lode_sensors_format(&s, text, sizeof text);
+        lode_dispatcher_device_stats(m, i, &st); /* the monitor's last reading */
+        lode_sensors_format(&st.sensors, text, sizeof text);
         if (text[0] == '\0')
             continue;
         lode_appendf(out, len, &used, "%s%s%s", used ? "; " : "", ref->id, text);
