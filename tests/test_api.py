@@ -41,6 +41,9 @@ import time
 import urllib.error
 import urllib.request
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import Checks  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "pool"))
 
@@ -50,17 +53,7 @@ ONLY = sys.argv[3:]
 TMP = tempfile.mkdtemp(prefix="lode-api-test-")
 TOKEN = "tok-" + os.urandom(12).hex()
 LISTEN = re.compile(r"API listening on http://127\.0\.0\.1:(\d+)")
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL: {what}", file=sys.stderr, flush=True)
-    return cond
+check = Checks()
 
 
 def log(msg):
@@ -678,7 +671,7 @@ def scenario_pool():
                 check(api["stale"] >= codes.get("21", 0), f"pool {i}: API stale {api['stale']} < pool's code 21")
                 # Two pools on one node: a block can lose the race to the
                 # other pool's at the same height (valid, "inconclusive").
-                harness.check_pool_clean(lambda c, w: check(c, w), p, f"pool {i}", allow_orphans=True)
+                harness.check_pool_clean(check, p, f"pool {i}", allow_orphans=True)
             devs = get_json(lode, "/api/devices")
             check([d["id"] for d in devs["devices"]] == [d["id"] for d in s["devices"]] and
                   devs["devices"][0]["hashes"] >= s["devices"][0]["hashes"], f"pool: /api/devices {devs}")
@@ -743,12 +736,12 @@ def main():
             import traceback
             traceback.print_exc()
             check(False, f"scenario {name} raised {e!r}")
-    print(f"{passed} passed, {failed} failed", flush=True)
-    if failed or os.environ.get("LODE_TEST_KEEP"):
+    status = check.report()
+    if status or os.environ.get("LODE_TEST_KEEP"):
         print(f"logs kept in {TMP}")
     else:
         shutil.rmtree(TMP, ignore_errors=True)
-    sys.exit(1 if failed else 0)
+    sys.exit(status)
 
 
 main()

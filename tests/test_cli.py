@@ -15,20 +15,14 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import Checks  # noqa: E402
+
 LODE = sys.argv[1]
 SEED = int(os.environ.get("LODE_TEST_SEED", time.time_ns() % 2**32))
 rng = random.Random(SEED)
 print(f"random seed {SEED} (replay with LODE_TEST_SEED={SEED})")
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL: {what}", file=sys.stderr)
+check = Checks()
 
 
 def run(*args, timeout=600):
@@ -532,8 +526,7 @@ def main():
         test_device_failure()
         test_variant_names()
         test_selftest_skips()
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    sys.exit(check.report())
 
 
 main()

@@ -25,17 +25,11 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import Checks  # noqa: E402
+
 LODE = sys.argv[1]
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL: {what}", file=sys.stderr)
+check = Checks()
 
 
 def run(args, fault=None, timeout=300):
@@ -176,5 +170,4 @@ test_all_quarantined()
 test_one_left()
 test_json_events()
 test_thermal()
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+sys.exit(check.report())

@@ -23,18 +23,12 @@ import sys
 import tempfile
 import threading
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import Checks  # noqa: E402
+
 LODE = sys.argv[1]
 HERE = os.path.dirname(os.path.abspath(__file__))
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL: {what}", file=sys.stderr)
+check = Checks()
 
 
 def run(*args, env=None, timeout=300):
@@ -244,8 +238,7 @@ def main():
         test_version()
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    sys.exit(check.report())
 
 
 main()

@@ -20,22 +20,15 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import Checks  # noqa: E402
+
 LODE = os.path.abspath(sys.argv[1])
 TMP = tempfile.mkdtemp(prefix="lode-service-test-")
-passed = failed = 0
+check = Checks()
 TEXT_LINE = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] ")
 TS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 BENCH = ["-a", "sha256d", "--benchmark", "-d", "cpu", "-t", "1", "--no-color"]
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL: {what}", file=sys.stderr, flush=True)
-    return cond
 
 
 def run(*args, timeout=120, **kw):
@@ -321,9 +314,8 @@ def main():
             continue
         print(f"== {t.__name__}", flush=True)
         t()
-    print(f"{passed} passed, {failed} failed", flush=True)
     shutil.rmtree(TMP, ignore_errors=True)
-    sys.exit(1 if failed else 0)
+    sys.exit(check.report())
 
 
 if __name__ == "__main__":

@@ -30,18 +30,12 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import Checks  # noqa: E402
+
 LODE = sys.argv[1]
 HAVE_SYSTEMD = sys.argv[2].upper() in ("ON", "TRUE", "1", "YES")
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL: {what}", file=sys.stderr)
+check = Checks()
 
 
 def run_notified(args, env_extra, watchdog_usec, timeout=300):
@@ -209,5 +203,4 @@ if HAVE_SYSTEMD:
     test_stuck_device()
 else:
     test_without_systemd()
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+sys.exit(check.report())

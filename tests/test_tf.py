@@ -18,21 +18,15 @@ import tempfile
 import time
 import zlib
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import Checks  # noqa: E402
+
 LODE = os.path.abspath(sys.argv[1])
 SEED = int(os.environ.get("LODE_TEST_SEED", time.time_ns() % 2**32))
 rng = random.Random(SEED)
 print(f"random seed {SEED} (replay with LODE_TEST_SEED={SEED})")
-passed = failed = 0
+check = Checks()
 CLASSES = 4620
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL: {what}", file=sys.stderr)
 
 
 def run(*args, cwd=None, timeout=300):
@@ -704,5 +698,4 @@ with tempfile.TemporaryDirectory() as tmp:
         t0 = time.time()
         test(*([tmp] if test is not test_selftest else []))
         print(f"{test.__name__}: {time.time() - t0:.1f} s")
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+sys.exit(check.report())

@@ -13,6 +13,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, os.path.dirname(HERE))
+import checks  # noqa: E402
 import regtest  # noqa: E402
 
 SANITIZER = ("runtime error", "AddressSanitizer", "ThreadSanitizer", "LeakSanitizer")
@@ -31,25 +33,16 @@ def require_litecoind():
         sys.exit(1)
 
 
-class Checks:
-    def __init__(self):
-        self.passed = self.failed = 0
-
-    def __call__(self, cond, what):
-        if cond:
-            self.passed += 1
-        else:
-            self.failed += 1
-            print(f"FAIL: {what}", file=sys.stderr, flush=True)
-        return cond
+class Checks(checks.Checks):
+    """The shared counting check, and the mining tests' logs removed at the end."""
 
     def done(self):
-        print(f"{self.passed} passed, {self.failed} failed", flush=True)
+        status = self.report()
         if os.environ.get("LODE_TEST_KEEP"):
             print(f"logs kept in {TMP}")
         else:
             shutil.rmtree(TMP, ignore_errors=True)
-        sys.exit(1 if self.failed else 0)
+        sys.exit(status)
 
 
 def log(msg):
