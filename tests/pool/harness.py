@@ -193,6 +193,12 @@ class PoolProc:
         return reply
 
     def status(self):
+        # Ask the running pool: its status file is rewritten only every 50 ms,
+        # so right after lode exits it can still miss the last authorize.
+        try:
+            return json.loads(self.ctl("status"))
+        except (OSError, ValueError):
+            pass  # the pool has quit: its last status file is final
         for _ in range(20):
             try:
                 with open(self.status_path) as f:

@@ -433,6 +433,7 @@ class Conn:
             user = params[0] if params else None
             pw = params[1] if len(params) > 1 else None
             self.info["user"] = user
+            self.pool.changed()
             ok = self.pool.args.require_pass is None or pw == self.pool.args.require_pass
             if not self.subscribed:
                 await self.reply(rid, None, [25, "not subscribed", None])
