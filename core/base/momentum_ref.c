@@ -11,18 +11,29 @@ void lode_ref_momentum_midhash(const uint8_t header80[80], uint8_t mid[32])
     lode_ref_sha256d(header80, 80, mid);
 }
 
-uint64_t lode_ref_momentum_birthday(const uint8_t mid[32], uint32_t nonce)
+/* The birthdays of nonces base .. base+7 (base a multiple of 8): one
+ * SHA-512(le32(base) || midHash) gives all eight, word i (little-endian)
+ * shifted right by 14 for nonce base + i. */
+static void birthdays_of_base(const uint8_t mid[32], uint32_t base, uint64_t birthdays[8])
 {
-    uint32_t base = nonce - nonce % 8;
     uint8_t input[36], digest[64];
     for (int i = 0; i < 4; i++)
         input[i] = (uint8_t)(base >> (8 * i));
     memcpy(input + 4, mid, 32);
     lode_ref_sha512(input, sizeof input, digest);
-    uint64_t word = 0;
-    for (int i = 7; i >= 0; i--)
-        word = word << 8 | digest[8 * (nonce % 8) + (unsigned)i];
-    return word >> (64 - LODE_MOMENTUM_BIRTHDAY_BITS);
+    for (int w = 0; w < 8; w++) {
+        uint64_t word = 0;
+        for (int i = 7; i >= 0; i--)
+            word = word << 8 | digest[8 * w + i];
+        birthdays[w] = word >> (64 - LODE_MOMENTUM_BIRTHDAY_BITS);
+    }
+}
+
+uint64_t lode_ref_momentum_birthday(const uint8_t mid[32], uint32_t nonce)
+{
+    uint64_t birthdays[8];
+    birthdays_of_base(mid, nonce - nonce % 8, birthdays);
+    return birthdays[nonce % 8];
 }
 
 bool lode_ref_momentum_verify(const uint8_t mid[32], uint32_t a, uint32_t b)
@@ -58,3 +69,4 @@ bool lode_ref_momentum_block_hash(const uint8_t header88[88], uint8_t hash[32])
     lode_ref_sha256d(header88, 88, hash);
     return true;
 }
+
