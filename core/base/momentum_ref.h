@@ -7,6 +7,7 @@
 #define LODE_CORE_MOMENTUM_REF_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Nonces 0 .. 2^26-1 make up one birthday space (MAX_MOMENTUM_NONCE). */
@@ -28,5 +29,18 @@ void lode_ref_momentum_header88(const uint8_t header80[80], uint32_t a, uint32_t
 /* GetHash(): SHA-256d of all 88 bytes if the pair verifies, else all ones
  * (internal byte order). Returns whether the pair verified. */
 bool lode_ref_momentum_block_hash(const uint8_t header88[88], uint8_t hash[32]);
+
+typedef struct lode_momentum_pair {
+    uint32_t a, b; /* a < b */
+} lode_momentum_pair;
+/* The complete search, the oracle of `lode check`: every pair of nonces
+ * a < b in [0, 2^26) whose birthdays are equal, sorted by (a, b), in a
+ * malloc'd array (*pairs, free() it; NULL when *count is 0). A birthday
+ * shared by k >= 3 nonces gives every one of its k(k-1)/2 pairs, as the
+ * backends report them. Uses up to `threads` threads (0 = 1) and about
+ * 513 MiB. Returns 0, or -1 (*pairs NULL, *count 0) if memory or a thread
+ * could not be had. */
+int lode_ref_momentum_pairs(const uint8_t mid[32], unsigned threads, lode_momentum_pair **pairs,
+                            size_t *count);
 
 #endif
