@@ -3,7 +3,8 @@
  * collision lists, block hashes, momentum_verify's rules), the CPU search
  * against the vectors' complete collision lists (also with tiny buckets, so
  * the overflow path runs), and against the independent OpenSSL oracle on a
- * random header. Every backend is checked through the vtable by
+ * random header; the reference's complete search against the oracle and
+ * the vector. Every backend is checked through the vtable by
  * test_backends. */
 #include <openssl/evp.h>
 
@@ -177,6 +178,47 @@ static void test_cpu_search_random(void)
     cpu_momentum_free(m);
 }
 
+/* The reference's complete search equals the OpenSSL oracle exactly (same
+ * pairs, same order) on the mainnet genesis midHash (one thread; also its
+ * listed collisions) and on a fixed header (two threads). */
+static void test_reference_pairs(void)
+{
+    json_t *root = test_load_vectors("momentum.json");
+    json_t *v = json_array_get(json_object_get(root, "vectors"), 0);
+    uint8_t mids[2][32], header[80];
+    test_json_hex(v, "midHash_internal_hex", mids[0], 32);
+    for (int i = 0; i < 80; i++)
+        header[i] = (uint8_t)(7 * i + 3);
+    lode_ref_momentum_midhash(header, mids[1]);
+    for (unsigned which = 0; which < 2; which++) {
+        unsigned threads = which + 1;
+        lode_momentum_pair *got = NULL;
+        size_t ng = 0;
+        int rc = lode_ref_momentum_pairs(mids[which], threads, &got, &ng);
+        oracle_pair *want = NULL;
+        size_t nw = oracle_momentum_pairs(mids[which], &want);
+        CHECK(nw != (size_t)-1, "the oracle ran");
+        bool same = rc == 0 && ng == nw && (ng == 0) == (got == NULL);
+        for (size_t i = 0; same && i < nw; i++)
+            same = got[i].a == want[i].a && got[i].b == want[i].b;
+        CHECK(same, "%s, %u thread(s): the reference search equals the OpenSSL oracle (rc %d, %zu vs %zu pairs)",
+              which == 0 ? test_json_str(v, "name") : "fixed header", threads, rc, ng, nw);
+        if (which == 0) {
+            momentum_pair listed[16];
+            size_t nl = vector_pairs(v, listed, 16);
+            qsort(listed, nl, sizeof *listed, by_pair);
+            same = rc == 0 && ng == nl;
+            for (size_t i = 0; same && i < nl; i++)
+                same = got[i].a == listed[i].a && got[i].b == listed[i].b;
+            CHECK(same, "%s: the reference search finds exactly the %zu listed pairs (got %zu)",
+                  test_json_str(v, "name"), nl, ng);
+        }
+        free(got);
+        free(want);
+    }
+    json_decref(root);
+}
+
 /* Every SHA-512 path this CPU runs (AVX-512, AVX2, portable) gives the
  * reference's birthdays, lane by lane, on random jobs and bases. */
 static void test_sha512_paths(void)
@@ -236,5 +278,6 @@ int main(void)
      * test here. */
     test_cpu_search_vector(1, 15500);
     test_cpu_search_random();
+    test_reference_pairs();
     return test_summary();
 }
