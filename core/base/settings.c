@@ -100,8 +100,9 @@ static const lode_setting table[LODE_SETTING_COUNT] = {
      .readers = "core/dispatch/dispatch.c"},
     {LODE_SETTING_TEST_FAULT, "LODE_TEST_FAULT", .kind = LODE_SETTING_TEXT, .group = LODE_SETTING_TEST_HOOK,
      .default_text = "off",
-     .help = "hang|error|badhits:DEV[:AFTER[:TIMES]],temp:DEV:FILE,...: adds the fault-injecting devices "
-             "fault:0..3 (CPU sha256d) that misbehave so",
+     .help = "hang|error|badhits:DEV[:AFTER[:TIMES]],corrupt|drop|extra:DEV:N,temp:DEV:FILE,...: adds the "
+             "fault-injecting devices fault:0..3 (CPU sha256d) that misbehave so (corrupt, drop, extra: about one "
+             "hit in N at a wrong index, left out, or one non-hit nonce in N reported, chosen by nonce)",
      .readers = "core/dispatch/fault_backend.c, core/dispatch/registry.c"},
     {LODE_SETTING_SKIP_SELFTEST, "LODE_SKIP_SELFTEST", .kind = LODE_SETTING_FLAG, .group = LODE_SETTING_TEST_HOOK,
      .default_text = "0",

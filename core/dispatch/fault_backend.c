@@ -103,7 +103,25 @@ static int parse_entry(const char *entry, char *err, size_t err_len)
     plan.kind = strcmp(kind, "hang") == 0      ? LODE_FAULT_HANG
                 : strcmp(kind, "error") == 0   ? LODE_FAULT_ERROR
                 : strcmp(kind, "badhits") == 0 ? LODE_FAULT_BAD_HITS
+                : strcmp(kind, "corrupt") == 0 ? LODE_FAULT_CORRUPT_HITS
+                : strcmp(kind, "drop") == 0    ? LODE_FAULT_DROP_HITS
+                : strcmp(kind, "extra") == 0   ? LODE_FAULT_EXTRA_HITS
                                                : LODE_FAULT_NONE;
+    if (plan.kind >= LODE_FAULT_CORRUPT_HITS) {
+        /* :N and nothing more, decimal digits only */
+        char *end = rest;
+        errno = 0;
+        bool digit = rest[0] == ':' && rest[1] >= '0' && rest[1] <= '9';
+        unsigned long every = digit ? strtoul(rest + 1, &end, 10) : 0;
+        if (every < 1 || every > 1000000 || errno != 0 || *end != '\0') {
+            snprintf(err, err_len, "LODE_TEST_FAULT: '%s': want %s:DEVICE:N with N 1..1000000", entry, kind);
+            return -1;
+        }
+        plan.every = (unsigned)every;
+        devices[dev].plan = plan;
+        devices[dev].scans = devices[dev].fired = 0;
+        return 0;
+    }
     /* :AFTER[:TIMES], decimal digits only */
     unsigned *field[] = {&plan.after, &plan.times};
     bool ok = plan.kind != LODE_FAULT_NONE;
@@ -117,8 +135,8 @@ static int parse_entry(const char *entry, char *err, size_t err_len)
         p = end;
     }
     if (!ok || *p != '\0') {
-        snprintf(err, err_len, "LODE_TEST_FAULT: '%s': want hang, error, badhits or temp, then "
-                 ":DEVICE[:AFTER[:TIMES]]", entry);
+        snprintf(err, err_len, "LODE_TEST_FAULT: '%s': want hang, error or badhits, then "
+                 ":DEVICE[:AFTER[:TIMES]]; corrupt, drop or extra, then :DEVICE:N; or temp:DEVICE:FILE", entry);
         return -1;
     }
     devices[dev].plan = plan;
@@ -242,14 +260,119 @@ static bool is_hit(const lode_hits *hits, size_t first, uint64_t index)
     return false;
 }
 
+/* A 64-bit mix of the nonce (splitmix64's finalizer): the hit faults pick
+ * nonces by it, so a nonce's fate is the same in every scan that covers
+ * it, however the range is chunked, threaded or timed. */
+static uint64_t nonce_mix(uint64_t nonce)
+{
+    uint64_t z = nonce + UINT64_C(0x9e3779b97f4a7c15);
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+/* Whether the hit faults pick this nonce: about one in every. */
+static bool nonce_picked(uint64_t nonce, unsigned every) { return nonce_mix(nonce) % every == 0; }
+
+static int by_index(const void *a, const void *b)
+{
+    uint64_t x = ((const lode_hit *)a)->index, y = ((const lode_hit *)b)->index;
+    return x < y ? -1 : x > y;
+}
+
+static bool in_sorted(const lode_hit *sorted, size_t n, uint64_t index)
+{
+    lode_hit key = {.index = index};
+    return n > 0 && bsearch(&key, sorted, n, sizeof key, by_index) != NULL;
+}
+
+#define CORRUPT_TRIES 8 /* neighbours tried, each within 16 of the hit */
+
+/* The wrong index a corrupted hit is reported at: the first of up to 8
+ * neighbours nonce +- 1..16, in an order drawn from a mix of the nonce,
+ * that is not a hit; so a function of the nonce and the work alone (two
+ * corrupted hits may share one: it is reported twice). UINT64_MAX, the hit
+ * dropped instead, where that neighbour lies outside the scanned range
+ * [start, end) (only its hits are known, and a hit must stay inside its
+ * range) or all tried are hits. */
+static uint64_t wrong_index(const lode_hit *real, size_t n, uint64_t nonce, uint64_t start, uint64_t end)
+{
+    uint64_t m = nonce_mix(nonce_mix(nonce)); /* independent of nonce_picked's mix */
+    for (int i = 0; i < CORRUPT_TRIES; i++) {
+        uint64_t offset = 1 + ((m >> (4 * i)) & 15);
+        bool below = (m >> (32 + i)) & 1;
+        if (below ? nonce < start + offset : nonce + offset >= end)
+            return UINT64_MAX;
+        uint64_t candidate = below ? nonce - offset : nonce + offset;
+        if (!in_sorted(real, n, candidate))
+            return candidate;
+    }
+    return UINT64_MAX;
+}
+
+/* Corrupts or drops the picked ones of the real hits hits[first..], found
+ * over [start, end). Returns how many it changed. */
+static unsigned mangle_hits(lode_hits *hits, size_t first, lode_fault_kind fault, unsigned every, uint64_t start,
+                            uint64_t end)
+{
+    size_t n = hits->count - first;
+    if (n == 0)
+        return 0;
+    qsort(hits->items + first, n, sizeof *hits->items, by_index);
+    /* Wrong indices are chosen against the real hits, so from a copy
+     * (without memory for it, the hits stay real). */
+    lode_hit *real = malloc(n * sizeof *real);
+    if (real == NULL)
+        return 0;
+    memcpy(real, hits->items + first, n * sizeof *real);
+    unsigned changed = 0;
+    size_t kept = first;
+    for (size_t i = 0; i < n; i++) {
+        lode_hit hit = real[i];
+        if (nonce_picked(hit.index, every)) {
+            changed++;
+            hit.index = fault == LODE_FAULT_CORRUPT_HITS ? wrong_index(real, n, hit.index, start, end)
+                                                           : UINT64_MAX;
+            if (hit.index == UINT64_MAX)
+                continue; /* dropped */
+        }
+        hits->items[kept++] = hit;
+    }
+    hits->count = kept;
+    free(real);
+    return changed;
+}
+
+/* Reports the picked non-hit nonces of [start, end) as hits, after the
+ * real hits hits[first..]. Costs a mix per nonce, no hash. Returns how
+ * many it made up. */
+static unsigned extra_hits(lode_hits *hits, size_t first, unsigned every, uint64_t start, uint64_t end)
+{
+    size_t real = hits->count - first;
+    if (real > 1)
+        qsort(hits->items + first, real, sizeof *hits->items, by_index);
+    unsigned made_up = 0;
+    for (uint64_t i = start; i < end; i++) {
+        if (!nonce_picked(i, every))
+            continue;
+        if (!in_sorted(hits->items + first, real, i) && lode_hits_push(hits, (lode_hit){.index = i}) == 0)
+            made_up++;
+    }
+    return made_up;
+}
+
 static int fault_scan(lode_device *d, const lode_range *r, lode_hits *hits, uint64_t *done, const atomic_int *abort)
 {
     lode_fault_kind fault = LODE_FAULT_NONE;
     double hang_s = 0;
+    unsigned every = 0;
     if (d->live) {
         pthread_mutex_lock(&lock);
         const lode_fault_plan *p = &devices[d->index].plan;
-        if (p->kind != LODE_FAULT_NONE && devices[d->index].scans++ >= p->after &&
+        if (p->kind >= LODE_FAULT_CORRUPT_HITS) {
+            fault = p->kind; /* every scan; counted per hit below */
+            every = p->every ? p->every : 1;
+        } else if (p->kind != LODE_FAULT_NONE && devices[d->index].scans++ >= p->after &&
             (p->times == 0 || devices[d->index].fired < p->times)) {
             fault = p->kind;
             hang_s = p->hang_s;
@@ -271,6 +394,14 @@ static int fault_scan(lode_device *d, const lode_range *r, lode_hits *hits, uint
         for (uint64_t i = r->start; i < r->start + *done && made_up < 2; i++)
             if (!is_hit(hits, first, i) && lode_hits_push(hits, (lode_hit){.index = i}) == 0)
                 made_up++;
+    }
+    if (rc == LODE_OK && fault >= LODE_FAULT_CORRUPT_HITS) {
+        uint64_t end = r->start + *done; /* an aborted scan's hits cover what it did */
+        unsigned changed = fault == LODE_FAULT_EXTRA_HITS ? extra_hits(hits, first, every, r->start, end)
+                                                          : mangle_hits(hits, first, fault, every, r->start, end);
+        pthread_mutex_lock(&lock);
+        devices[d->index].fired += changed;
+        pthread_mutex_unlock(&lock);
     }
     return rc;
 }
