@@ -26,11 +26,13 @@ typedef struct cli_pool {
 } cli_pool;
 
 /* The commands whose options differ: `lode` itself (mining, --benchmark,
- * --selftest, --list-devices, scan, hash) and `lode tf`. */
-enum { CLI_CMD_MINER = 0, CLI_CMD_TF = 1 };
+ * --selftest, --list-devices, scan, hash), `lode tf` and `lode check`. */
+enum { CLI_CMD_MINER = 0, CLI_CMD_TF = 1, CLI_CMD_CHECK = 2 };
 #define CLI_MINER (1u << CLI_CMD_MINER)
 #define CLI_TF (1u << CLI_CMD_TF)
-#define CLI_ALL (CLI_MINER | CLI_TF)
+#define CLI_CHECK (1u << CLI_CMD_CHECK)
+#define CLI_ALL (CLI_MINER | CLI_TF) /* the commands that mine or factor (service options) */
+#define CLI_EVERY (CLI_ALL | CLI_CHECK)
 
 typedef struct cli_options {
     int command;           /* CLI_CMD_*: the options that apply (cli_options_init) */
@@ -46,6 +48,7 @@ typedef struct cli_options {
     bool start_given, count_given;
     uint64_t start, count; /* scan: --start N --count M */
     const char *operand;   /* hash: the header */
+    const char *tf_class;  /* scan -a tf: --tf-class P,BIT_MIN,BIT_MAX,CLASS */
 
     /* Mining: pools in priority order (stratum), or one node (http). */
     cli_pool pools[CLI_MAX_POOLS];
@@ -91,6 +94,17 @@ typedef struct cli_options {
         double progress_interval; /* 10 s */
         bool no_checkpoints;
     } tf;
+
+    /* lode check (docs/OPERATIONS.md, "Checking a machine"). */
+    struct {
+        lode_algo algos[LODE_ALGO_COUNT]; /* -a, in the order given; none = every algorithm */
+        size_t algo_count;
+        uint64_t jobs;        /* --jobs N per device x variant x algorithm; 0 = the default */
+        double duration;      /* --duration: seconds; 0 = a job count */
+        bool seed_given;
+        uint64_t seed;
+        bool json;
+    } check;
 
     /* Strings made while reading config files, freed by cli_options_free. */
     char **owned;
@@ -250,6 +264,8 @@ int cmd_selftest(const cli_options *o);
 int cmd_mine(const cli_options *o);
 /* lode tf, with the operands (EXPONENT BIT_MIN BIT_MAX, or none). */
 int cmd_tf(const cli_options *o, int argc, char **argv);
+int cmd_check(const cli_options *o, int argc, char **argv);
+void cmd_check_usage(FILE *out);
 /* lode tf --help */
 void cmd_tf_usage(FILE *out);
 

@@ -89,7 +89,10 @@ static void usage(FILE *out)
             "       lode --list-devices\n"
             "       lode --selftest [-a ALGO] [-d LIST]\n"
             "       lode scan -a ALGO --header HEX --target HEX --start N --count M [-d LIST]\n"
+            "       lode scan -a tf --tf-class P,BIT_MIN,BIT_MAX,CLASS --start N --count M [-d LIST]\n"
             "       lode hash -a ALGO HEADER_HEX\n"
+            "       lode check [-a ALGO,...] [-d LIST] [--jobs N | --duration TIME] [--seed S]\n"
+            "            (every device against the CPU reference: lode check --help)\n"
             "       lode tf EXPONENT BIT_MIN BIT_MAX [-d LIST]  (Mersenne trial factoring:\n"
             "            lode tf --help)\n"
             "\n");
@@ -98,6 +101,8 @@ static void usage(FILE *out)
             "\n"
             "scan prints every nonce in [N, N+M) whose PoW hash is at or below the target\n"
             "(64 hex digits, most significant first) as '<nonce> <hash>', sorted by nonce.\n"
+            "With -a tf, scan prints every n in [N, N+M) of class CLASS (k = CLASS + 4620 n)\n"
+            "of M(P) from 2^BIT_MIN to 2^BIT_MAX whose q = 2kP+1 divides M(P), as '<n> <k> <q>'.\n"
             "hash prints the PoW hash of an 80-byte header. Hashes are in display order.\n"
             "\n"
             "Exit status: 0 success; 1 a failure at run time (no device passed its self-test,\n"
@@ -199,12 +204,14 @@ int main(int argc, char **argv)
         command = argv[1];
         if (strcmp(command, "tf") == 0)
             cmd = CLI_CMD_TF;
+        else if (strcmp(command, "check") == 0)
+            cmd = CLI_CMD_CHECK;
         else if (strcmp(command, "scan") != 0 && strcmp(command, "hash") != 0)
             return cli_usage_error("unknown command '%s' (see lode --help)", command);
         argv++;
         argc--;
     }
-    const char *see = cmd == CLI_CMD_TF ? "lode tf --help" : "lode --help";
+    const char *see = cmd == CLI_CMD_TF ? "lode tf --help" : cmd == CLI_CMD_CHECK ? "lode check --help" : "lode --help";
     cli_options o;
     cli_options_init(&o, cmd);
     struct option longs[128];
@@ -233,7 +240,8 @@ int main(int argc, char **argv)
         else if (strcmp(opt->name, "version") == 0)
             status = cmd_version();
         else if (strcmp(opt->name, "help") == 0)
-            status = (cmd == CLI_CMD_TF ? cmd_tf_usage(stdout) : usage(stdout), 0);
+            status = (cmd == CLI_CMD_TF ? cmd_tf_usage(stdout) : cmd == CLI_CMD_CHECK ? cmd_check_usage(stdout)
+                                                                       : usage(stdout), 0);
         else if (strcmp(opt->name, "help-env") == 0)
             status = (lode_settings_print(stdout), 0);
         else if (strcmp(opt->name, "config") == 0) {
@@ -253,8 +261,9 @@ int main(int argc, char **argv)
         lode_log_close();
         return cli_finish_output(status);
     }
-    if (cmd == CLI_CMD_TF) {
-        status = cmd_tf(&o, argc - optind, argv + optind);
+    if (cmd == CLI_CMD_TF || cmd == CLI_CMD_CHECK) {
+        status = cmd == CLI_CMD_TF ? cmd_tf(&o, argc - optind, argv + optind)
+                                   : cmd_check(&o, argc - optind, argv + optind);
         cli_options_free(&o);
         lode_log_close();
         return cli_finish_output(status);

@@ -17,6 +17,9 @@
  * only on the command line (main.c). */
 const cli_option cli_option_table[] = {
     {"algo", 'a', "ALGO", CLI_MINER, false, NULL /* cli_print_options lists the algorithms */},
+    {"algo", 'a', "LIST", CLI_CHECK, false,
+     "the algorithms to check, comma-separated or repeated\n"
+     "(default: every one)"},
     {"url", 'o', "URL", CLI_MINER, false,
      "stratum+tcp://HOST:PORT or stratum+ssl://HOST:PORT (a pool;\n"
      "repeat -o for backup pools, in priority order), or\n"
@@ -50,14 +53,21 @@ const cli_option cli_option_table[] = {
     {"stall-timeout", 0, "S", CLI_MINER, true, "reconnect when a pool is silent this long (120)"},
     {"timeout", 'T', "S", CLI_MINER, true, "cpuminer's and ccminer's name of --stall-timeout", "stall-timeout"},
     {"log-interval", 0, "S", CLI_MINER, true, "seconds between hashrate lines (30; --benchmark: 5)"},
-    {"config", 'c', "FILE", CLI_ALL, false,
+    {"config", 'c', "FILE", CLI_EVERY, false,
      "JSON options, keyed by long name: {\"threads\": 2, ...};\n"
      "pools as \"pools\": [{\"url\": ..., \"user\": ..., \"pass\": ...}]"},
-    {"devices", 'd', "LIST", CLI_ALL, false, "devices to use, e.g. cpu, cpu:0, cuda:1 (default: all)"},
+    {"devices", 'd', "LIST", CLI_EVERY, false, "devices to use, e.g. cpu, cpu:0, cuda:1 (default: all)"},
     {"threads", 't', "N", CLI_ALL, true, "CPU worker threads per device (default: one per core)"},
     {"benchmark", 0, NULL, CLI_MINER, false, "hash a synthetic job and report the hashrate"},
     {"time-limit", 0, "S", CLI_MINER, true, "stop after S seconds"},
     {"variant", 0, "NAME", CLI_MINER, false, "force one implementation (see --list-devices)"},
+    {"variant", 0, "NAME", CLI_CHECK, false, "check this implementation only (default: every one)"},
+    {"jobs", 0, "N", CLI_CHECK, true, "random jobs per device x variant x algorithm (4)"},
+    {"duration", 0, "TIME", CLI_CHECK, false,
+     "run this long instead, at full load (a stability test):\n"
+     "seconds, or with s, m or h (90, 5m, 2h)"},
+    {"seed", 0, "S", CLI_CHECK, true, "the jobs' random seed (default: new each run, printed)"},
+    {"json", 0, NULL, CLI_CHECK, false, "print the result as one JSON object"},
     {"list-devices", 0, NULL, CLI_MINER, false, "list every device of every backend"},
     {"selftest", 0, NULL, CLI_MINER, false, "run the known-answer vectors on the devices"},
     {"selftest", 0, NULL, CLI_TF, false, "every known factor on every device (not the short set)"},
@@ -98,7 +108,7 @@ const cli_option cli_option_table[] = {
      "masked in ps, but --api-token-file or LODE_API_TOKEN\n"
      "keep it out of the shell's history too"},
     {"api-token-file", 0, "FILE", CLI_ALL, false, "read the API token from the first line of FILE"},
-    {"quiet", 'q', NULL, CLI_ALL, false, "only warnings, errors and the final summary on stderr"},
+    {"quiet", 'q', NULL, CLI_EVERY, false, "only warnings, errors and the final summary on stderr"},
     {"no-color", 0, NULL, CLI_MINER, false, "no colours in log lines"},
     {"log-file", 0, "FILE", CLI_ALL, false,
      "also append the log to FILE (moved away by logrotate:\n"
@@ -117,12 +127,13 @@ const cli_option cli_option_table[] = {
     {"target", 0, "HEX", CLI_MINER, false, NULL},
     {"start", 0, "N", CLI_MINER, true, NULL},
     {"count", 0, "M", CLI_MINER, true, NULL},
-    {"version", 'V', NULL, CLI_ALL, false,
+    {"tf-class", 0, "P,A,B,C", CLI_MINER, false, NULL},
+    {"version", 'V', NULL, CLI_EVERY, false,
      "print the version, the build, the backends and what they\n"
      "find here (runtimes, drivers, platforms, CPU paths), and\n"
      "the library versions"},
-    {"help", 'h', NULL, CLI_ALL, false, "this text"},
-    {"help-env", 0, NULL, CLI_ALL, false, "the LODE_* environment variables lode reads"},
+    {"help", 'h', NULL, CLI_EVERY, false, "this text"},
+    {"help-env", 0, NULL, CLI_EVERY, false, "the LODE_* environment variables lode reads"},
     {0},
 };
 
@@ -270,6 +281,56 @@ static int parse_seconds(const char *text, double *out)
     return 0;
 }
 
+/* A time: seconds, or a number followed by s, m or h; above 0, at most
+ * 10^9 s. */
+static int parse_duration(const char *text, double *out)
+{
+    if (text == NULL || *text == '\0')
+        return -1;
+    char number[64];
+    size_t len = strlen(text);
+    double unit = 1;
+    if (len > 1 && strchr("smh", text[len - 1]) != NULL) {
+        unit = text[len - 1] == 'h' ? 3600 : text[len - 1] == 'm' ? 60 : 1;
+        len--;
+    }
+    if (len >= sizeof number)
+        return -1;
+    memcpy(number, text, len);
+    number[len] = '\0';
+    double v;
+    if (parse_positive(number, &v) != 0 || v * unit > 1e9)
+        return -1;
+    *out = v * unit;
+    return 0;
+}
+
+/* lode check's -a: names, comma-separated, added to those given before
+ * (each once). */
+static int parse_algo_list(cli_options *o, const char *v, char *err, size_t err_len)
+{
+    const char *p = v ? v : "";
+    for (;;) {
+        size_t len = strcspn(p, ",");
+        char name[32];
+        lode_algo algo;
+        if (len == 0 || len >= sizeof name)
+            return fail(err, err_len, "--algo wants names (%s), comma-separated, not '%s'", lode_algo_names(), v);
+        memcpy(name, p, len);
+        name[len] = '\0';
+        if (lode_algo_parse(name, &algo) != 0)
+            return fail(err, err_len, "unknown algorithm '%s' (known: %s)", name, lode_algo_names());
+        bool seen = false;
+        for (size_t i = 0; i < o->check.algo_count; i++)
+            seen |= o->check.algos[i] == algo;
+        if (!seen)
+            o->check.algos[o->check.algo_count++] = algo;
+        if (p[len] == '\0')
+            return 0;
+        p += len + 1;
+    }
+}
+
 /* --max-temp: "C" for every device, or "ID=C" entries (a device id or a
  * backend name), comma-separated; added to those given before. */
 static int parse_max_temps(cli_options *o, const char *v, char *err, size_t err_len)
@@ -362,7 +423,9 @@ int cli_apply_option(cli_options *o, const char *name, const char *v, char *err,
     const cli_option *named = cli_find_option(o->command, name);
     if (named != NULL && named->same_as != NULL)
         name = named->same_as;
-    if (strcmp(name, "algo") == 0) {
+    if (strcmp(name, "algo") == 0 && o->command == CLI_CMD_CHECK) {
+        return parse_algo_list(o, v, err, err_len);
+    } else if (strcmp(name, "algo") == 0) {
         if (lode_algo_parse(v, &o->algo) != 0)
             return fail(err, err_len, "unknown algorithm '%s' (known: %s)", v, lode_algo_names());
         o->algo_given = true;
@@ -412,13 +475,29 @@ int cli_apply_option(cli_options *o, const char *name, const char *v, char *err,
     } else if (strcmp(name, "target") == 0) {
         o->target = v;
     } else if (strcmp(name, "start") == 0) {
-        if (parse_u64(v, UINT32_MAX, &o->start) != 0)
-            return fail(err, err_len, "--start wants a nonce from 0 to 4294967295, not '%s'", v);
+        /* A nonce, or for tf an index n (below 2^52): cmd_scan checks the range. */
+        if (parse_u64(v, (UINT64_C(1) << 52) - 1, &o->start) != 0)
+            return fail(err, err_len, "--start wants a nonce from 0 to 4294967295 (tf: an index below 2^52), not '%s'", v);
         o->start_given = true;
     } else if (strcmp(name, "count") == 0) {
-        if (parse_u64(v, UINT64_C(1) << 32, &o->count) != 0 || o->count == 0)
-            return fail(err, err_len, "--count wants a number from 1 to 4294967296, not '%s'", v);
+        if (parse_u64(v, UINT64_C(1) << 52, &o->count) != 0 || o->count == 0)
+            return fail(err, err_len, "--count wants a number from 1 to 4294967296 (tf: to 2^52), not '%s'", v);
         o->count_given = true;
+    } else if (strcmp(name, "tf-class") == 0) {
+        o->tf_class = v;
+    } else if (strcmp(name, "jobs") == 0) {
+        if (parse_u64(v, 1000000000, &o->check.jobs) != 0 || o->check.jobs == 0)
+            return fail(err, err_len, "--jobs wants a number from 1 to 1000000000, not '%s'", v);
+    } else if (strcmp(name, "duration") == 0) {
+        if (parse_duration(v, &o->check.duration) != 0)
+            return fail(err, err_len, "--duration wants a time above 0: seconds, or 90s, 5m, 2h; not '%s'", v);
+    } else if (strcmp(name, "seed") == 0) {
+        if (parse_u64(v, UINT64_MAX, &o->check.seed) != 0)
+            return fail(err, err_len, "--seed wants a number from 0 to %llu, not '%s'",
+                        (unsigned long long)UINT64_MAX, v);
+        o->check.seed_given = true;
+    } else if (strcmp(name, "json") == 0) {
+        o->check.json = true;
     } else if (strcmp(name, "url") == 0) {
         return apply_url(o, v, err, err_len);
     } else if (o->command == CLI_CMD_TF && (strcmp(name, "user") == 0 || strcmp(name, "computer") == 0)) {

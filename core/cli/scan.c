@@ -8,6 +8,7 @@
 #include "core/base/hex.h"
 #include "core/base/momentum_ref.h"
 #include "core/base/target.h"
+#include "core/base/tf_ref.h"
 #include "core/cli/cli.h"
 #include "core/dispatch/dispatch.h"
 
@@ -87,13 +88,109 @@ static void print_collisions(const cli_options *o, const lode_work *work, const 
     }
 }
 
+/* Runs [start, start+count) of work on the selected devices through the
+ * dispatcher (every hit re-checked) and sorts the hits into *results.
+ * Returns 0 or an exit status. */
+static int scan_range(const cli_options *o, const lode_work *work, uint64_t start, uint64_t count,
+                      scan_results *results)
+{
+    lode_device_ref *devices;
+    size_t device_count;
+    char err[512];
+    if (lode_registry_select(o->devices, o->algo, &devices, &device_count, err, sizeof err) != 0)
+        return cli_usage_error("%s", err);
+    if (cli_check_variant(o, o->algo, devices, device_count) != 0) {
+        free(devices);
+        return EXIT_USAGE;
+    }
+    lode_dispatcher_config config = {
+        .algo = o->algo,
+        .devices = devices,
+        .device_count = device_count,
+        .threads = o->threads,
+        .variant = o->variant,
+        .callbacks = {.user = results, .found = collect},
+    };
+    lode_dispatcher *m = lode_dispatcher_start(&config, err, sizeof err);
+    free(devices);
+    if (m == NULL) {
+        fprintf(stderr, "lode: error: %s\n", err);
+        return EXIT_RUNTIME;
+    }
+    int status = 0, ready = cli_wait_ready(m);
+    if (ready < 0) {
+        fprintf(stderr, "lode: interrupted\n");
+        status = EXIT_INTERRUPTED;
+    } else if (ready == 0) {
+        fprintf(stderr, "lode: error: no device passed its self-test\n");
+        status = EXIT_RUNTIME;
+    } else {
+        uint64_t seq = lode_dispatcher_set_job(m, work, start, start + count);
+        int done;
+        while ((done = lode_dispatcher_wait_job(m, seq, 100)) == 0 && !cli_interrupted())
+            ;
+        if (cli_interrupted()) {
+            fprintf(stderr, "lode: interrupted\n");
+            status = EXIT_INTERRUPTED;
+        } else if (done < 0) {
+            fprintf(stderr, "lode: error: every device failed before the scan finished\n");
+            status = EXIT_RUNTIME;
+        }
+    }
+    lode_dispatcher_free(m);
+    if (status == 0 && results->out_of_memory) {
+        fprintf(stderr, "lode: error: out of memory collecting hits\n");
+        status = EXIT_RUNTIME;
+    }
+    if (status == 0 && results->count > 1)
+        qsort(results->items, results->count, sizeof *results->items, by_index);
+    return status;
+}
+
+/* scan -a tf: one class of one exponent's bit range, indices n of
+ * k = CLASS + 4620 n; prints "<n> <k> <q>" for each factor q. */
+static int scan_tf(const cli_options *o)
+{
+    unsigned p, bit_min, bit_max, c;
+    char extra;
+    if (o->tf_class == NULL ||
+        sscanf(o->tf_class, "%u,%u,%u,%u%c", &p, &bit_min, &bit_max, &c, &extra) != 4)
+        return cli_usage_error("scan -a tf wants --tf-class EXPONENT,BIT_MIN,BIT_MAX,CLASS");
+    lode_work work = {.algo = LODE_ALGO_TF,
+                      .factor = {.exponent = p, .bit_min = bit_min, .bit_max = bit_max,
+                                 .num_classes = LODE_TF_CLASSES, .class_index = c}};
+    char why[256];
+    if (lode_tf_validate_job(p, bit_min, bit_max, why, sizeof why) != 0)
+        return cli_usage_error("--tf-class: %s", why);
+    if (!lode_tf_job_valid(&work.factor))
+        return cli_usage_error("--tf-class: class %u is not below %u", c, LODE_TF_CLASSES);
+    if (!o->start_given || !o->count_given)
+        return cli_usage_error("scan needs --start N and --count M");
+    uint64_t nb, ne;
+    lode_tf_class_range(p, bit_min, bit_max, c, &nb, &ne);
+    if (o->start < nb || o->start + o->count > ne)
+        return cli_usage_error("indices %llu..%llu lie outside class %u's %llu..%llu (2^%u..2^%u)",
+                               (unsigned long long)o->start, (unsigned long long)(o->start + o->count - 1), c,
+                               (unsigned long long)nb, (unsigned long long)(ne ? ne - 1 : 0), bit_min, bit_max);
+    scan_results results = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    int status = scan_range(o, &work, o->start, o->count, &results);
+    for (size_t i = 0; status == 0 && i < results.count; i++) {
+        uint64_t n = results.items[i].hit.index, k = lode_tf_k(c, n);
+        char q[48];
+        lode_tf_u128_str(lode_tf_q(p, k), q);
+        printf("%llu %llu %s\n", (unsigned long long)n, (unsigned long long)k, q);
+    }
+    free(results.items);
+    return status;
+}
+
 int cmd_scan(const cli_options *o)
 {
     lode_work work = {.algo = o->algo};
     if (!o->algo_given)
         return cli_usage_error("scan needs --algo (%s)", lode_algo_names());
     if (lode_algo_get(o->algo)->kind == LODE_WORK_TF)
-        return cli_usage_error("scan is for block headers, not tf (trial factoring: lode tf --help)");
+        return scan_tf(o);
     if (o->header == NULL || lode_hex_decode(o->header, work.header.header, 80) != 0)
         return cli_usage_error("--header wants an 80-byte header as 160 hex digits");
     /* Momentum: the target is optional (every pair), and the header nonces
@@ -116,59 +213,9 @@ int cmd_scan(const cli_options *o)
                                (unsigned long long)start,
                                (unsigned long long)(start + count - 1));
 
-    lode_device_ref *devices;
-    size_t device_count;
-    char err[512];
-    if (lode_registry_select(o->devices, o->algo, &devices, &device_count, err, sizeof err) != 0)
-        return cli_usage_error("%s", err);
-    if (cli_check_variant(o, o->algo, devices, device_count) != 0) {
-        free(devices);
-        return EXIT_USAGE;
-    }
-
     scan_results results = {.lock = PTHREAD_MUTEX_INITIALIZER};
-    lode_dispatcher_config config = {
-        .algo = o->algo,
-        .devices = devices,
-        .device_count = device_count,
-        .threads = o->threads,
-        .variant = o->variant,
-        .callbacks = {.user = &results, .found = collect},
-    };
-    lode_dispatcher *m = lode_dispatcher_start(&config, err, sizeof err);
-    free(devices);
-    if (m == NULL) {
-        fprintf(stderr, "lode: error: %s\n", err);
-        return EXIT_RUNTIME;
-    }
-    int status = 0, ready = cli_wait_ready(m);
-    if (ready < 0) {
-        fprintf(stderr, "lode: interrupted\n");
-        status = EXIT_INTERRUPTED;
-    } else if (ready == 0) {
-        fprintf(stderr, "lode: error: no device passed its self-test\n");
-        status = EXIT_RUNTIME;
-    } else {
-        uint64_t seq = lode_dispatcher_set_job(m, &work, start, start + count);
-        int done;
-        while ((done = lode_dispatcher_wait_job(m, seq, 100)) == 0 && !cli_interrupted())
-            ;
-        if (cli_interrupted()) {
-            fprintf(stderr, "lode: interrupted\n");
-            status = EXIT_INTERRUPTED;
-        } else if (done < 0) {
-            fprintf(stderr, "lode: error: every device failed before the scan finished\n");
-            status = EXIT_RUNTIME;
-        }
-    }
-    lode_dispatcher_free(m);
-    if (status == 0 && results.out_of_memory) {
-        fprintf(stderr, "lode: error: out of memory collecting hits\n");
-        status = EXIT_RUNTIME;
-    }
+    int status = scan_range(o, &work, start, count, &results);
     if (status == 0) {
-        if (results.count > 1)
-            qsort(results.items, results.count, sizeof *results.items, by_index);
         if (collisions)
             print_collisions(o, &work, &results);
         for (size_t i = 0; i < results.count && !collisions; i++) {

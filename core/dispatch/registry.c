@@ -228,9 +228,10 @@ int lode_backend_probe(size_t i, char why[LODE_WHY_LEN])
     return rc;
 }
 
+/* algo LODE_ALGO_COUNT: any (lode_registry_select_all). */
 static bool runs_algo(const lode_device_ref *ref, lode_algo algo)
 {
-    return (ref->info.algo_mask >> algo) & 1u;
+    return algo == LODE_ALGO_COUNT || ((ref->info.algo_mask >> algo) & 1u);
 }
 
 /* Index of the backend with this name, or -1. */
@@ -244,8 +245,23 @@ static int backend_named(const char *name, size_t len)
     return -1;
 }
 
+static int select_devices(const char *spec, lode_algo algo, lode_device_ref **devices, size_t *count,
+                          char *err, size_t err_len);
+
 int lode_registry_select(const char *spec, lode_algo algo, lode_device_ref **devices,
                          size_t *count, char *err, size_t err_len)
+{
+    return select_devices(spec, algo, devices, count, err, err_len);
+}
+
+int lode_registry_select_all(const char *spec, lode_device_ref **devices, size_t *count, char *err,
+                             size_t err_len)
+{
+    return select_devices(spec, LODE_ALGO_COUNT, devices, count, err, err_len);
+}
+
+static int select_devices(const char *spec, lode_algo algo, lode_device_ref **devices, size_t *count,
+                          char *err, size_t err_len)
 {
     lode_device_ref *all;
     size_t n_all;
@@ -261,12 +277,15 @@ int lode_registry_select(const char *spec, lode_algo algo, lode_device_ref **dev
         snprintf(err, err_len, "out of memory while listing devices");
         return -1;
     }
-    const lode_algo_info *info = lode_algo_get(algo);
+    const bool any = algo == LODE_ALGO_COUNT;
+    const char *algo_name = any ? "anything" : lode_algo_get(algo)->name;
     int rc = 0;
     if (spec == NULL || *spec == '\0') {
+        /* For one algorithm, the CPU backend alone computes on the host's
+         * cores; for any, every implementation is worth checking. */
         for (size_t i = 0; i < n_all; i++)
             chosen[i] = runs_algo(&all[i], algo) &&
-                        (!all[i].info.on_host_cpu || all[i].backend == &lode_backend_cpu);
+                        (any || !all[i].info.on_host_cpu || all[i].backend == &lode_backend_cpu);
     } else {
         const char *p = spec;
         while (rc == 0) {
@@ -308,7 +327,7 @@ int lode_registry_select(const char *spec, lode_algo algo, lode_device_ref **dev
         }
         for (size_t i = 0; rc == 0 && i < n_all; i++)
             if (chosen[i] && !runs_algo(&all[i], algo)) {
-                snprintf(err, err_len, "device %s does not run %s", all[i].id, info->name);
+                snprintf(err, err_len, "device %s does not run %s", all[i].id, algo_name);
                 rc = -1;
             }
     }
@@ -318,7 +337,7 @@ int lode_registry_select(const char *spec, lode_algo algo, lode_device_ref **dev
             if (chosen[i])
                 all[k++] = all[i];
         if (k == 0) {
-            snprintf(err, err_len, "no device runs %s (see lode --list-devices)", info->name);
+            snprintf(err, err_len, "no device runs %s (see lode --list-devices)", algo_name);
             rc = -1;
         } else {
             *devices = all;

@@ -45,6 +45,12 @@ int lode_registry_enumerate(lode_device_ref **devices, size_t *count);
 int lode_registry_select(const char *spec, lode_algo algo, lode_device_ref **devices,
                          size_t *count, char *err, size_t err_len);
 
+/* The same for every algorithm at once (lode check): a backend name
+ * selects all its devices, and NULL or "" every device listed, those on the
+ * host's cores included (each implementation is worth checking). */
+int lode_registry_select_all(const char *spec, lode_device_ref **devices, size_t *count, char *err,
+                             size_t err_len);
+
 /* Name of the device's backend ("opencl"). */
 const char *lode_device_backend_name(const lode_device_ref *ref);
 
