@@ -7,7 +7,10 @@
 #   machine may lack into .devlibs/ (both ignored by git; carry both).
 # There:        scripts/device-check.sh [SECONDS_PER_BENCHMARK]
 #   PARTS (default "tests sanitize bench") picks the parts, for runs that
-#   must fit a device call's time limit.
+#   must fit a device call's time limit; PARTS=check-cuda or check-opencl
+#   is `lode check --duration ${CHECK_DURATION:-5m}` on the GPU through that
+#   backend, each alone in a call (5 minutes of a 10-minute call), its JSON
+#   in $OUT.
 set -u
 cd "$(dirname "$0")/.."
 
@@ -64,6 +67,17 @@ step test_launch_driver .devbin/test_launch_driver
 LODE_TF_LAUNCH_BITS=20 LODE_TF_CHECK_TABLES=1 step test_tf .devbin/test_tf
 step test_cli python3 tests/test_cli.py "$lode"
 fi
+
+# lode check at full load through one backend: every algorithm and variant
+# against the CPU reference, errors per hour, the temperatures.
+for backend in cuda opencl; do
+  has "check-$backend" || continue
+  dev=$("$lode" --list-devices | awk -v b="$backend:" 'index($1, b) == 1 && /NVIDIA|H100|H200/ {print $1; exit}')
+  [ -n "$dev" ] || dev=$backend:0
+  step "check-$backend" "$lode" check -d "$dev" --duration "${CHECK_DURATION:-5m}" --seed 1
+  "$lode" check -d "$dev" -a sha256d --jobs 8 --seed 1 --json >"$out/check-$backend-jobs.json" 2>/dev/null
+  grep -E 'mismatching jobs|passed|FAILED' "$out/check-$backend.log"
+done
 
 # compute-sanitizer on short real scans through every CUDA kernel.
 h=0100000000000000000000000000000000000000000000000000000000000000000000003ba3edfd7a7b12b27ac72c3e67768f617fc81bc3888a51323a9fb8aa4b1e5e4a29ab5f49ffff001d1dac2b7c
