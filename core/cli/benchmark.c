@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "core/api/api.h"
+#include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/base/target.h"
 #include "core/cli/cli.h"
@@ -169,13 +170,13 @@ int cmd_benchmark(const cli_options *o)
     next_job(&source);
     cli_notify *notify = cli_notify_ready(m, lode_algo_get(o->algo)->name, cli_rate_unit(o->algo), status_extra,
                                           &source);
-    double start = cli_now(), window_start = start;
+    double start = lode_clock_s(), window_start = start;
     uint64_t window_shares = 0;
     int status = 0;
     while (!cli_interrupted()) {
         struct timespec nap = {0, 100 * 1000 * 1000};
         nanosleep(&nap, NULL);
-        const double now = cli_now();
+        const double now = lode_clock_s();
         if (o->time_limit > 0 && now - start >= o->time_limit)
             break;
         if (now - window_start >= SHARE_WINDOW_S) {

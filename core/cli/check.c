@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/base/clock.h"
 #include "core/base/hex.h"
 #include "core/base/log.h"
 #include "core/base/sensors.h"
@@ -58,7 +59,7 @@ static void on_progress(void *user, const lode_check_row *row)
     progress_state *p = user;
     size_t slot = ((uintptr_t)row->device / sizeof(void *)) % 64;
     pthread_mutex_lock(&p->lock);
-    double t = cli_now();
+    double t = lode_clock_s();
     bool say = t - p->last[slot] >= PROGRESS_INTERVAL_S;
     if (say)
         p->last[slot] = t;
@@ -310,7 +311,7 @@ int cmd_check(const cli_options *o, int argc, char **argv)
     if (shown.check.jobs == 0 && shown.check.duration <= 0)
         shown.check.jobs = DEFAULT_JOBS;
     uint64_t seed = o->check.seed_given ? o->check.seed : fresh_seed();
-    progress_state progress = {.lock = PTHREAD_MUTEX_INITIALIZER, .start = cli_now()};
+    progress_state progress = {.lock = PTHREAD_MUTEX_INITIALIZER, .start = lode_clock_s()};
     lode_check_config cfg = {.devices = devices, .device_count = device_count, .algos = algos,
                              .algo_count = algo_count, .variant = o->variant, .seed = seed,
                              .jobs = shown.check.jobs, .duration_s = o->check.duration,

@@ -225,7 +225,6 @@ void cli_device_sensors_text(const struct lode_device_ref *ref, char *out, size_
 const char *cli_rate_unit(lode_algo algo);
 /* "12.34 MH/s" */
 void cli_format_rate(double rate, const char *unit, char *out, size_t len);
-double cli_now(void);
 
 /* The HTTP API of a run (core/cli/api.c): what the program tells it. */
 struct lode_api;

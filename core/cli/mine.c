@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "core/api/api.h"
+#include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/cli/cli.h"
 #include "core/dispatch/registry.h"
@@ -235,12 +236,12 @@ int cmd_mine(const cli_options *o)
                  o->pools[0].url);
         notify = cli_notify_ready(lode_mining_miner(mining), lode_algo_get(o->algo)->name, cli_rate_unit(o->algo),
                                   status_extra, &source);
-        double start = cli_now();
+        double start = lode_clock_s();
         char why[256];
         while (!cli_interrupted()) {
             struct timespec nap = {0, 100 * 1000 * 1000};
             nanosleep(&nap, NULL);
-            if (o->time_limit > 0 && cli_now() - start >= o->time_limit)
+            if (o->time_limit > 0 && lode_clock_s() - start >= o->time_limit)
                 break;
             cli_rate_report_tick(&report);
             if (lode_mining_failure(mining, why, sizeof why)) {

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/cli/cli.h"
 #include "core/dispatch/dispatch.h"
@@ -60,7 +61,7 @@ static void *notify_main(void *arg)
     cli_notify *n = arg;
     pthread_setname_np(pthread_self(), "lode-notify");
     double period = n->watchdog_s > 0 && n->watchdog_s / 2 < STATUS_PERIOD_S ? n->watchdog_s / 2 : STATUS_PERIOD_S;
-    double last_status = cli_now(), last_ping = 0;
+    double last_status = lode_clock_s(), last_ping = 0;
     uint64_t last_hashes = total_hashes(n->miner);
     pthread_mutex_lock(&n->lock);
     while (!n->stopping) {
@@ -74,7 +75,7 @@ static void *notify_main(void *arg)
         if (n->stopping)
             break;
         pthread_mutex_unlock(&n->lock);
-        double now = cli_now();
+        double now = lode_clock_s();
         if (n->watchdog_s > 0 && now - last_ping >= n->watchdog_s / 2 - 0.01 && healthy(n->miner)) {
             sd_notify(0, "WATCHDOG=1");
             last_ping = now;

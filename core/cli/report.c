@@ -4,18 +4,12 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/base/sensors.h"
 #include "core/cli/cli.h"
 #include "core/dispatch/dispatch.h"
 #include "core/dispatch/registry.h"
-
-double cli_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 const char *cli_rate_unit(lode_algo algo)
 {
@@ -46,7 +40,7 @@ int cli_rate_report_init(cli_rate_report *r, lode_dispatcher *m, const char *uni
     r->last = calloc(r->devices ? r->devices : 1, sizeof *r->last);
     if (r->last == NULL)
         return -1;
-    r->start = r->last_time = cli_now();
+    r->start = r->last_time = lode_clock_s();
     return 0;
 }
 
@@ -59,7 +53,7 @@ void cli_device_sensors_text(const lode_device_ref *ref, char *out, size_t len)
 
 void cli_rate_report_tick(cli_rate_report *r)
 {
-    double t = cli_now();
+    double t = lode_clock_s();
     if (t - r->last_time < r->interval)
         return;
     char rate[32];
@@ -82,7 +76,7 @@ void cli_rate_report_tick(cli_rate_report *r)
 
 double cli_rate_report_summary(cli_rate_report *r, uint64_t *hw_errors)
 {
-    double elapsed = cli_now() - r->start;
+    double elapsed = lode_clock_s() - r->start;
     if (elapsed <= 0)
         elapsed = 1e-9;
     char rate[32];

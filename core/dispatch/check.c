@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/base/clock.h"
 #include "core/base/momentum_ref.h"
 #include "core/base/status.h"
 #include "core/base/tf_ref.h"
@@ -21,13 +22,6 @@
 #define TARGET_SCAN_S 0.5
 #define REFERENCE_SHARE 0.16
 #define MAX_MOMENTUM_HEADERS 64
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 /* ---- random numbers: splitmix64, one stream per (seed, algorithm, job) ---- */
 
@@ -402,7 +396,7 @@ static void differ(comparison *c, const lode_hit *hit, bool reported, const char
     m->hit = *hit;
     m->reported = reported;
     snprintf(m->what, sizeof m->what, "%s", what);
-    m->at_s = now_s() - c->t0;
+    m->at_s = lode_clock_s() - c->t0;
     memset(&m->sensors, 0, sizeof m->sensors);
     lode_device_read_sensors(row->device, &m->sensors);
 }
@@ -517,7 +511,7 @@ static void resize(sizing *sz, lode_algo algo, double scan_s, double ref_rate, u
 static void run_row(device_run *d, lode_check_row *row, double deadline)
 {
     const lode_check_config *cfg = d->cfg;
-    double row_t0 = now_s();
+    double row_t0 = lode_clock_s();
     lode_handle h;
     lode_open_params params = {.algo = row->algo, .variant = row->variant[0] ? row->variant : NULL,
                                .id = row->device->id};
@@ -544,17 +538,17 @@ static void run_row(device_run *d, lode_check_row *row, double deadline)
     double reference_total = 0, reference_indices = 0;
     lode_hits dev = {0}, ref = {0};
     for (uint64_t j = 0; !atomic_load(d->stop); j++) {
-        if (sz.exact ? j >= cfg->jobs : now_s() >= deadline)
+        if (sz.exact ? j >= cfg->jobs : lode_clock_s() >= deadline)
             break;
         check_job job;
         make_job(row->algo, cfg->seed, j, &sz, &job);
         lode_hits_clear(&dev);
         lode_hits_clear(&ref);
-        double t = now_s();
+        double t = lode_clock_s();
         rc = lode_handle_set_work(&h, &job.work);
         if (rc == LODE_OK)
             rc = device_scan(&h, job.range.start, job.range.count, &dev, d->stop);
-        double scan_s = now_s() - t;
+        double scan_s = lode_clock_s() - t;
         if (rc == STOPPED)
             break;
         if (rc != LODE_OK) {
@@ -566,14 +560,14 @@ static void run_row(device_run *d, lode_check_row *row, double deadline)
         row->device_s += scan_s;
         row->indices += job.range.count;
         row->hits_reported += dev.count;
-        t = now_s();
+        t = lode_clock_s();
         if (reference_answer(&job, d->reference_threads, &ref) != 0) {
             row->error = LODE_ERR_NO_MEMORY;
             snprintf(row->error_text, sizeof row->error_text, "job %llu: the reference ran out of memory",
                      (unsigned long long)j);
             break;
         }
-        double ref_s = now_s() - t;
+        double ref_s = lode_clock_s() - t;
         reference_total += ref_s;
         reference_indices += (double)job.window.count;
         row->indices_exact += job.window.count;
@@ -585,7 +579,7 @@ static void run_row(device_run *d, lode_check_row *row, double deadline)
         compare(&c, &dev, &ref);
         row->jobs++;
         note_sensors(row);
-        row->seconds = now_s() - row_t0;
+        row->seconds = lode_clock_s() - row_t0;
         if (cfg->progress)
             cfg->progress(cfg->user, row);
         if (!sz.exact)
@@ -596,17 +590,17 @@ static void run_row(device_run *d, lode_check_row *row, double deadline)
     lode_hits_free(&dev);
     lode_hits_free(&ref);
     lode_handle_close(&h);
-    row->seconds = now_s() - row_t0;
+    row->seconds = lode_clock_s() - row_t0;
 }
 
 static void *device_thread(void *arg)
 {
     device_run *d = arg;
-    double start = now_s();
+    double start = lode_clock_s();
     for (size_t i = 0; i < d->row_count && !atomic_load(d->stop); i++) {
         /* Each row gets an even share of what is left. */
-        double left = d->cfg->duration_s - (now_s() - start);
-        double deadline = now_s() + left / (double)(d->row_count - i);
+        double left = d->cfg->duration_s - (lode_clock_s() - start);
+        double deadline = lode_clock_s() + left / (double)(d->row_count - i);
         run_row(d, &d->rows[i], deadline);
     }
     return NULL;
@@ -672,7 +666,7 @@ int lode_check_run(const lode_check_config *cfg, const atomic_int *stop, lode_ch
     for (size_t d = 0; d < cfg->device_count; d++)
         busy += runs[d].row_count > 0;
     unsigned threads = cfg->reference_threads ? cfg->reference_threads : online_cpus();
-    double t0 = now_s();
+    double t0 = lode_clock_s();
     for (size_t d = 0; d < cfg->device_count; d++) {
         device_run *run = &runs[d];
         *run = (device_run){.cfg = cfg, .stop = stop, .rows = run->rows, .row_count = run->row_count, .t0 = t0,
@@ -689,7 +683,7 @@ int lode_check_run(const lode_check_config *cfg, const atomic_int *stop, lode_ch
         else if (runs[d].row_count > 0)
             device_thread(&runs[d]);
     }
-    out->seconds = now_s() - t0;
+    out->seconds = lode_clock_s() - t0;
     free(runs);
     return 0;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/base/settings.h"
 #include "core/base/status.h"
@@ -131,13 +132,6 @@ struct lode_dispatcher {
 /* How long lode_dispatcher_free waits for a hung scan before leaving its
  * worker behind. */
 #define STUCK_GRACE_MS 2000
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static struct timespec deadline_in(int timeout_ms)
 {
@@ -307,7 +301,7 @@ static void quarantine(lode_dispatcher *m, size_t device, const char *why)
 static double count_restart(lode_dispatcher *m, size_t device, const char *why)
 {
     device_counters *c = &m->counters[device];
-    double now = now_seconds();
+    double now = lode_clock_s();
     note_error(c, why);
     c->restarts++;
     if (c->window_restarts == 0 || now - c->window_start > RESTART_WINDOW_S) {
@@ -593,7 +587,7 @@ static void *worker_main(void *arg)
         w->busy = true;
         w->range = r;
         w->busy_seq = m->job.seq;
-        w->busy_since = now_seconds();
+        w->busy_since = lode_clock_s();
         w->hang_limit_s = hang_limit(m, rate > 0 ? (double)r.count / rate : 0);
         pthread_mutex_unlock(&m->lock);
 
@@ -605,9 +599,9 @@ static void *worker_main(void *arg)
             installed = work.seq;
             atomic_store(&w->on_job, installed);
             lode_hits_clear(&hits);
-            double t0 = now_seconds();
+            double t0 = lode_clock_s();
             rc = lode_handle_scan(&h, &r, &hits, &done, &w->abort);
-            double elapsed = now_seconds() - t0;
+            double elapsed = lode_clock_s() - t0;
             if (done > r.count)
                 done = r.count;
             if (rc == LODE_ERR_HITS_OVERFLOW) { /* rescan the range in smaller pieces */
@@ -789,7 +783,7 @@ static void *monitor_main(void *arg)
             m->counters[d].sensors = readings[d];
             apply_thermal_limit(m, d);
         }
-        watch_scans(m, now_seconds());
+        watch_scans(m, lode_clock_s());
         struct timespec until = deadline_in((int)(m->config.monitor_interval_s * 1000));
         while (!m->monitor_stopping && pthread_cond_timedwait(&m->monitor_wake, &m->lock, &until) != ETIMEDOUT)
             ;

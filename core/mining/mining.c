@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/base/target.h"
 
@@ -61,13 +62,6 @@ struct lode_mining {
     lode_mining_stats stats;
     char failure[256]; /* lode_mining_fail's reason; "" = none */
 };
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static kept_job *find_kept(lode_mining *m, uint64_t epoch)
 {
@@ -135,7 +129,7 @@ static void install_next_variant(lode_mining *m)
         version_bits = 16;
     if (m->job_space != 0 && m->job_variants > 0 && m->job_variants % m->job_space == 0)
         m->pass_floor = m->last_ntime + 1; /* a new pass: every combination again */
-    double ahead = now_seconds() - m->job_received;
+    double ahead = lode_clock_s() - m->job_received;
     if (ahead < 0)
         ahead = 0;
     if (ahead > job->ntime_roll_max)
@@ -340,7 +334,7 @@ int lode_mining_set_job(lode_mining *m, const lode_job *job)
     if (job->clean)
         m->clean_epoch = m->epoch;
     m->has_job = true;
-    m->job_received = now_seconds();
+    m->job_received = lode_clock_s();
     m->stats.jobs++;
     unsigned version_bits = popcount32(job->version_mask);
     m->job_space = header_space(job, version_bits > 16 ? 16 : version_bits);

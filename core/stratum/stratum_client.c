@@ -10,6 +10,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/base/target.h"
 #include "core/stratum/stratum_conn.h"
@@ -114,13 +115,6 @@ typedef struct session {
     double redirect_wait;
     bool chosen;                /* the user chose this pool: no probing for the primary */
 } session;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static char *dup_or(const char *s, const char *fallback)
 {
@@ -335,7 +329,7 @@ static int send_request(session *ss, request_kind kind, char *line, int64_t id, 
         return -1;
     }
     pending_request *req = &ss->pending[ss->pending_len++];
-    *req = (pending_request){.id = id, .kind = kind, .sent_at = now_s(), .pool_difficulty = diff};
+    *req = (pending_request){.id = id, .kind = kind, .sent_at = lode_clock_s(), .pool_difficulty = diff};
     snprintf(req->job_id, sizeof req->job_id, "%s", job_id ? job_id : "");
     if (kind == REQ_SUBMIT)
         ss->submits_in_flight++;
@@ -439,7 +433,7 @@ static void install_held(session *ss, bool clean_extra)
     }
     ss->got_job = true;
     ss->job_installed = true;
-    ss->last_progress = now_s();
+    ss->last_progress = lode_clock_s();
     lode_log(LODE_LOG_DEBUG, "stratum: job %s%s, difficulty %g", n->job_id, clean ? " (clean)" : "",
              ss->job_state.difficulty);
 }
@@ -452,7 +446,7 @@ static void count_share(session *ss, const pending_request *req, const lode_stra
     bool stale = msg->u.response.is_error && msg->u.response.error_code == 21;
     const char *reason = msg->u.response.is_error ? msg->u.response.error_message : "rejected by the pool";
     pthread_mutex_lock(&s->lock);
-    ss->last_submit_answer = now_s();
+    ss->last_submit_answer = lode_clock_s();
     if (accepted) {
         p->stats.accepted++;
         ss->accepted_any = true;
@@ -555,7 +549,7 @@ static int handle_response(session *ss, const lode_stratum_msg *msg, session_end
         install_held(ss, false);
         return 0;
     case REQ_SUBMIT:
-        ss->last_progress = now_s();
+        ss->last_progress = lode_clock_s();
         count_share(ss, &req, msg);
         return 0;
     case REQ_EXTRANONCE:
@@ -682,7 +676,7 @@ static int send_queued_shares(session *ss)
     uint64_t unsent = p->stats.unsent;
     double difficulty = p->stats.difficulty;
     pthread_mutex_unlock(&s->lock);
-    double now = now_s();
+    double now = lode_clock_s();
     if (unsent > ss->unsent_warned && (ss->flood_warned_at == 0 || now - ss->flood_warned_at > FLOOD_WARN_S)) {
         lode_log(LODE_LOG_WARN, "stratum: %llu share(s) not sent: they come faster than %s answers "
                  "(pool difficulty %g is too low for this hash rate)",
@@ -715,7 +709,7 @@ static int send_queued_shares(session *ss)
  * others, these are given up on and counted unanswered. */
 static int check_unanswered(session *ss, const char *where)
 {
-    double now = now_s(), limit = ss->s->config.stall_timeout_s;
+    double now = lode_clock_s(), limit = ss->s->config.stall_timeout_s;
     size_t old = 0;
     for (size_t i = 0; i < ss->pending_len; i++)
         old += ss->pending[i].kind == REQ_SUBMIT && now - ss->pending[i].sent_at > limit;
@@ -753,11 +747,11 @@ static bool probe_primary(lode_stratum *s)
     bool ok = false;
     char *line = lode_stratum_build_subscribe(1, s->agent, NULL);
     if (line != NULL && lode_stratum_conn_write(c, line, strlen(line), PROBE_TIMEOUT_S, err, sizeof err) == 0) {
-        double deadline = now_s() + PROBE_TIMEOUT_S;
-        while (!ok && !stopping(s) && now_s() < deadline) {
+        double deadline = lode_clock_s() + PROBE_TIMEOUT_S;
+        while (!ok && !stopping(s) && lode_clock_s() < deadline) {
             const char *text;
             size_t len;
-            lode_conn_status st = lode_stratum_conn_read_line(c, NULL, deadline - now_s(), &text, &len, err, sizeof err);
+            lode_conn_status st = lode_stratum_conn_read_line(c, NULL, deadline - lode_clock_s(), &text, &len, err, sizeof err);
             if (st != LODE_CONN_LINE)
                 break;
             lode_stratum_msg msg;
@@ -791,13 +785,13 @@ static void drain_submits(lode_stratum *s, session *ss)
     pthread_mutex_unlock(&s->lock);
     if (ss->job_installed)
         lode_mining_clear_job(s->mining);
-    double deadline = now_s() + DRAIN_TIMEOUT_S;
+    double deadline = lode_clock_s() + DRAIN_TIMEOUT_S;
     char err[256];
-    while (!stopping(s) && has_pending_submit(ss) && now_s() < deadline) {
+    while (!stopping(s) && has_pending_submit(ss) && lode_clock_s() < deadline) {
         const char *line;
         size_t len;
         lode_conn_status st =
-            lode_stratum_conn_read_line(ss->conn, &s->wake, deadline - now_s(), &line, &len, err, sizeof err);
+            lode_stratum_conn_read_line(ss->conn, &s->wake, deadline - lode_clock_s(), &line, &len, err, sizeof err);
         if (st == LODE_CONN_WOKEN) {
             lode_wake_drain(&s->wake);
             continue;
@@ -841,7 +835,7 @@ static session_end run_session(lode_stratum *s, size_t pool, const lode_stratum_
     ss->next_difficulty = 1.0;
     ss->job_state.ntime_roll_max = LODE_STRATUM_NTIME_ROLL_MAX;
     ss->job_state.generation = ss->generation;
-    ss->last_progress = ss->last_probe = ss->last_submit_answer = now_s();
+    ss->last_progress = ss->last_probe = ss->last_submit_answer = lode_clock_s();
 
     session_end end = END_GOOD;
     if (s->config.algo == LODE_ALGO_SHA256D && s->config.version_rolling) {
@@ -860,7 +854,7 @@ static session_end run_session(lode_stratum *s, size_t pool, const lode_stratum_
             end = ss->got_job ? END_GOOD : END_FAILED;
             break;
         }
-        double now = now_s();
+        double now = lode_clock_s();
         if (now - ss->last_progress > s->config.stall_timeout_s) {
             lode_log(LODE_LOG_WARN, "stratum: %s: no job or reply for %.0f s, reconnecting", where,
                      now - ss->last_progress);
@@ -892,7 +886,7 @@ static session_end run_session(lode_stratum *s, size_t pool, const lode_stratum_
                 end = END_PRIMARY_BACK;
                 break;
             }
-            ss->last_probe = now_s();
+            ss->last_probe = lode_clock_s();
         }
         const char *line;
         size_t len;
@@ -969,9 +963,9 @@ static void end_session(lode_stratum *s, session *ss, size_t pool)
 /* Sleeps up to seconds; a stop ends it at once. */
 static void pause_for(lode_stratum *s, double seconds)
 {
-    double deadline = now_s() + seconds;
+    double deadline = lode_clock_s() + seconds;
     while (!stopping(s) && !atomic_load(&s->next_pool)) {
-        double left = deadline - now_s();
+        double left = deadline - lode_clock_s();
         if (left <= 0)
             return;
         struct pollfd pfd = {.fd = s->wake.fds[0], .events = POLLIN};

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/base/clock.h"
 #include "core/base/hex.h"
 
 struct lode_stratum_conn {
@@ -47,13 +48,6 @@ static int fail(char *err, size_t err_len, const char *fmt, ...)
         va_end(ap);
     }
     return -1;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* The schemes of pool URLs; a URL without "://" is stratum+tcp. */
@@ -293,7 +287,7 @@ static int wait_fd(int fd, short events, double deadline, const atomic_bool *can
     for (;;) {
         if (cancelled(cancel))
             return -1;
-        double left = deadline - now_s();
+        double left = deadline - lode_clock_s();
         if (left <= 0)
             return 0;
         int ms = left > 0.05 ? 50 : (int)(left * 1000) + 1;
@@ -523,7 +517,7 @@ lode_stratum_conn *lode_stratum_conn_open(const lode_stratum_url *url, const cha
         return NULL;
     }
     c->cancel = cancel;
-    double deadline = now_s() + timeout_s;
+    double deadline = lode_clock_s() + timeout_s;
     if (proxy != NULL && proxy[0] != '\0')
         c->fd = connect_proxy(c, url, proxy, timeout_s, err, err_len);
     else
@@ -583,7 +577,7 @@ lode_conn_status lode_stratum_conn_read_line(lode_stratum_conn *c, const lode_wa
         c->buf_len -= c->consumed;
         c->consumed = 0;
     }
-    double deadline = now_s() + timeout_s;
+    double deadline = lode_clock_s() + timeout_s;
     size_t scanned = 0;
     for (;;) {
         char *nl = memchr(c->buf + scanned, '\n', c->buf_len - scanned);
@@ -611,7 +605,7 @@ lode_conn_status lode_stratum_conn_read_line(lode_stratum_conn *c, const lode_wa
             c->buf_len += (size_t)r;
             continue;
         }
-        double left = deadline - now_s();
+        double left = deadline - lode_clock_s();
         if (left <= 0)
             return LODE_CONN_TIMEOUT;
         struct pollfd p[2] = {{.fd = c->fd, .events = want}, {.fd = wake ? wake->fds[0] : -1, .events = POLLIN}};
@@ -628,7 +622,7 @@ lode_conn_status lode_stratum_conn_read_line(lode_stratum_conn *c, const lode_wa
 int lode_stratum_conn_write(lode_stratum_conn *c, const char *data, size_t len, double timeout_s,
                             char *err, size_t err_len)
 {
-    double deadline = now_s() + timeout_s;
+    double deadline = lode_clock_s() + timeout_s;
     size_t done = 0;
     while (done < len) {
         short want = POLLOUT;
