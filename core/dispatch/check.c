@@ -22,6 +22,7 @@
 #define TARGET_SCAN_S 0.5
 #define REFERENCE_SHARE 0.16
 #define MAX_MOMENTUM_HEADERS 64
+#define RANDOM_TF_MIN_BITS 40
 
 /* ---- random numbers: splitmix64, one stream per (seed, algorithm, job) ---- */
 
@@ -187,6 +188,10 @@ static void make_tf_job(check_job *job, rng *r, const sizing *sz)
     } else {
         unsigned lo, hi;
         vector_bits(&lo, &hi);
+        /* And from 2^40 up: a factor below a sieve's largest prime can be
+         * struck out by the sieve itself (the known factors cover those). */
+        if (lo < RANDOM_TF_MIN_BITS)
+            lo = RANDOM_TF_MIN_BITS;
         do {
             uint32_t p = (uint32_t)(LODE_TF_MIN_EXPONENT + rng_below(r, UINT32_MAX - 1000 - LODE_TF_MIN_EXPONENT));
             while (!lode_tf_is_prime(p))
