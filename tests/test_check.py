@@ -241,6 +241,7 @@ def usage_errors():
         ["check", "-d", "nope:0"],
         ["check", "-a", "sha256d", "-d", "cpu", "--variant", "nosuch"],
         ["check", "--seed", "-1"],
+        ["check", "--seed", str(2 ** 53)],
         ["check", "extra"],
         ["check", "--url", "stratum+tcp://x:1"],
     ]

@@ -492,9 +492,10 @@ int cli_apply_option(cli_options *o, const char *name, const char *v, char *err,
         if (parse_duration(v, &o->check.duration) != 0)
             return fail(err, err_len, "--duration wants a time above 0: seconds, or 90s, 5m, 2h; not '%s'", v);
     } else if (strcmp(name, "seed") == 0) {
-        if (parse_u64(v, UINT64_MAX, &o->check.seed) != 0)
+        /* Below 2^53: exact as a JSON number in any reader. */
+        if (parse_u64(v, (UINT64_C(1) << 53) - 1, &o->check.seed) != 0)
             return fail(err, err_len, "--seed wants a number from 0 to %llu, not '%s'",
-                        (unsigned long long)UINT64_MAX, v);
+                        (unsigned long long)((UINT64_C(1) << 53) - 1), v);
         o->check.seed_given = true;
     } else if (strcmp(name, "json") == 0) {
         o->check.json = true;
