@@ -513,37 +513,61 @@ static void resize(sizing *sz, lode_algo algo, double scan_s, double ref_rate, u
     sz->reference_due = reference_total_s <= REFERENCE_SHARE * device_total_s;
 }
 
-static void run_row(device_run *d, lode_check_row *row, double deadline)
+/* One worker of a row: its own handle, jobs w, w + stride, ... The row's
+ * figures and differences are shared: updated under the device's lock. */
+typedef struct row_worker {
+    device_run *d;
+    lode_check_row *row;
+    double deadline, row_t0;
+    unsigned worker, stride, reference_threads;
+    pthread_mutex_t *lock;
+} row_worker;
+
+static void row_error(row_worker *w, int rc, const char *fmt, unsigned long long a, const char *b)
 {
+    pthread_mutex_lock(w->lock);
+    if (w->row->error == LODE_OK) {
+        w->row->error = rc;
+        snprintf(w->row->error_text, sizeof w->row->error_text, fmt, a, b);
+    }
+    pthread_mutex_unlock(w->lock);
+}
+
+static void *run_row_worker(void *arg)
+{
+    row_worker *w = arg;
+    device_run *d = w->d;
+    lode_check_row *row = w->row;
     const lode_check_config *cfg = d->cfg;
-    double row_t0 = lode_clock_s();
     lode_handle h;
-    lode_open_params params = {.algo = row->algo, .variant = row->variant[0] ? row->variant : NULL,
-                               .id = row->device->id};
+    lode_open_params params = {.algo = row->algo, .worker = w->worker,
+                               .variant = row->variant[0] ? row->variant : NULL, .id = row->device->id};
     int rc = lode_handle_open(&h, row->device, &params);
     if (rc != LODE_OK) {
-        row->error = rc;
-        snprintf(row->error_text, sizeof row->error_text, "cannot open: %s", lode_status_str(rc));
-        return;
+        row_error(w, rc, "worker %llu cannot open: %s", w->worker, lode_status_str(rc));
+        return NULL;
     }
     char why[256];
     if (lode_selftest_handle(&h, why, sizeof why) != 0) {
-        row->error = LODE_ERR_DEVICE;
-        snprintf(row->error_text, sizeof row->error_text, "self-test failed: %s", why);
+        row_error(w, LODE_ERR_DEVICE, "worker %llu: self-test failed: %s", w->worker, why);
         lode_handle_close(&h);
-        return;
+        return NULL;
     }
     lode_handle_tune(&h, 200.0);
+    pthread_mutex_lock(w->lock);
     row->ran = true;
+    pthread_mutex_unlock(w->lock);
     sizing sz = {.exact = cfg->duration_s <= 0, .reference_due = true};
     {
         rng r = job_rng(cfg->seed, row->algo, 0);
         sz.size = sz.window = base_size(row->algo, &r);
     }
-    double reference_total = 0, reference_indices = 0;
+    double device_total = 0, reference_total = 0, reference_indices = 0;
     lode_hits dev = {0}, ref = {0};
-    for (uint64_t j = 0; !atomic_load(d->stop); j++) {
-        if (sz.exact ? j >= cfg->jobs : lode_clock_s() >= deadline)
+    for (uint64_t j = w->worker; !atomic_load(d->stop); j += w->stride) {
+        /* With a duration, a row compares one job at least, even when its
+         * self-test took its whole share (Momentum on a CPU). */
+        if (sz.exact ? j >= cfg->jobs : j > 0 && lode_clock_s() >= w->deadline)
             break;
         check_job job;
         make_job(row->algo, cfg->seed, j, &sz, &job);
@@ -557,44 +581,83 @@ static void run_row(device_run *d, lode_check_row *row, double deadline)
         if (rc == STOPPED)
             break;
         if (rc != LODE_OK) {
-            row->error = rc;
-            snprintf(row->error_text, sizeof row->error_text, "job %llu: %s", (unsigned long long)j,
-                     lode_status_str(rc));
+            row_error(w, rc, "job %llu: %s", (unsigned long long)j, lode_status_str(rc));
             break;
         }
-        row->device_s += scan_s;
-        row->indices += job.range.count;
-        row->hits_reported += dev.count;
         t = lode_clock_s();
-        if (reference_answer(&job, d->reference_threads, &ref) != 0) {
-            row->error = LODE_ERR_NO_MEMORY;
-            snprintf(row->error_text, sizeof row->error_text, "job %llu: the reference ran out of memory",
-                     (unsigned long long)j);
+        if (reference_answer(&job, w->reference_threads, &ref) != 0) {
+            row_error(w, LODE_ERR_NO_MEMORY, "job %llu: the reference ran out of memory%s",
+                      (unsigned long long)j, "");
             break;
         }
-        double ref_s = lode_clock_s() - t;
-        reference_total += ref_s;
+        device_total += scan_s;
+        reference_total += lode_clock_s() - t;
         reference_indices += (double)job.window.count;
-        row->indices_exact += job.window.count;
         if (dev.count > 1)
             qsort(dev.items, dev.count, sizeof *dev.items, hit_order);
         if (ref.count > 1)
             qsort(ref.items, ref.count, sizeof *ref.items, hit_order);
+        pthread_mutex_lock(w->lock);
+        row->device_s += scan_s;
+        row->indices += job.range.count;
+        row->indices_exact += job.window.count;
+        row->hits_reported += dev.count;
         comparison c = {.row = row, .job = &job, .t0 = d->t0};
         compare(&c, &dev, &ref);
         row->jobs++;
         note_sensors(row);
-        row->seconds = lode_clock_s() - row_t0;
+        row->seconds = lode_clock_s() - w->row_t0;
         if (cfg->progress)
             cfg->progress(cfg->user, row);
+        pthread_mutex_unlock(w->lock);
         if (!sz.exact)
             resize(&sz, row->algo, scan_s,
-                   reference_total > 0 ? reference_indices / reference_total / d->reference_threads : 0,
-                   d->reference_threads, row->device_s, reference_total);
+                   reference_total > 0 ? reference_indices / reference_total / w->reference_threads : 0,
+                   w->reference_threads, device_total, reference_total);
     }
     lode_hits_free(&dev);
     lode_hits_free(&ref);
     lode_handle_close(&h);
+    return NULL;
+}
+
+/* A row on one handle, or with a duration on every worker of a device on
+ * the host's cores (the CPU backend: one per core), so that a stability
+ * test loads the whole processor. Not Momentum: each of its handles and
+ * reference searches holds about half a gigabyte. */
+static void run_row(device_run *d, lode_check_row *row, double deadline)
+{
+    bool per_core = d->cfg->duration_s > 0 && row->device->info.on_host_cpu &&
+                    lode_algo_get(row->algo)->kind != LODE_WORK_COLLISION_SEARCH;
+    unsigned workers = per_core && row->device->info.workers > 1 ? row->device->info.workers : 1;
+    pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    row_worker *ws = calloc(workers, sizeof *ws);
+    pthread_t *tids = calloc(workers, sizeof *tids);
+    bool *started = calloc(workers, sizeof *started);
+    double row_t0 = lode_clock_s();
+    if (ws == NULL || tids == NULL || started == NULL) {
+        row->error = LODE_ERR_NO_MEMORY;
+        snprintf(row->error_text, sizeof row->error_text, "out of memory");
+    }
+    unsigned reference_threads = d->reference_threads / workers ? d->reference_threads / workers : 1;
+    for (unsigned i = 0; ws && tids && started && i < workers; i++) {
+        ws[i] = (row_worker){.d = d, .row = row, .deadline = deadline, .row_t0 = row_t0, .worker = i,
+                             .stride = workers, .reference_threads = reference_threads, .lock = &lock};
+        started[i] = i > 0 && pthread_create(&tids[i], NULL, run_row_worker, &ws[i]) == 0;
+    }
+    if (ws && tids && started) {
+        run_row_worker(&ws[0]);
+        for (unsigned i = 1; i < workers; i++) {
+            if (started[i])
+                pthread_join(tids[i], NULL);
+            else /* no thread: its jobs here, after the others */
+                run_row_worker(&ws[i]);
+        }
+    }
+    free(ws);
+    free(tids);
+    free(started);
+    pthread_mutex_destroy(&lock);
     row->seconds = lode_clock_s() - row_t0;
 }
 

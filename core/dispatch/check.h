@@ -19,9 +19,11 @@
  * reference). With a duration the device's ranges grow to about half a
  * second of its work and the windows to what the reference threads can do
  * in about a sixth of that, so the device stays busy (a stability test at
- * full load, as memtest is for memory).
+ * full load, as memtest is for memory); a device on the host's cores then
+ * runs a handle per worker (the CPU backend: one per core; Momentum one),
+ * each row one job at least.
  *
- * A device runs its (algorithm, variant) pairs one after another on one
+ * A device runs its (algorithm, variant) pairs one after another on a
  * thread of its own; devices run side by side. A device whose answer differs
  * is named and the others go on. */
 #ifndef LODE_CORE_CHECK_H
