@@ -629,7 +629,10 @@ def scenario_pool():
                                             f"power={60 + 25 * min(k, 20) / 20:.1f} fan=35 sm=3100"])
                 time.sleep(0.5)
             check(pools[0].wait_accepted(8, 90), f"pool: fewer than 8 shares accepted: {pools[0].totals()}")
-            s = get_json(lode, "/api/summary")
+            # The sampler takes a snapshot a second: wait for one after the shares.
+            s = wait_until(lambda: (lambda j: j if j["pools"][0]["accepted"] > 0 else None)(
+                get_json(lode, "/api/summary")), 20, "pool: no accepted share in the summary")
+            s = s or get_json(lode, "/api/summary")
             check(s["source"]["kind"] == "stratum" and s["source"]["url"] == pools[0].url, f"pool: source {s['source']}")
             check(len(s["pools"]) == 2 and s["pools"][0]["active"] and s["pools"][0]["state"] == "mining"
                   and s["pools"][1]["state"] == "standby", f"pool: pools {s['pools']}")
