@@ -33,6 +33,7 @@
 #include "core/backend_support/sha256d_job.h"
 #include "core/backend_support/sha256d_lanes.h"
 #include "core/backend_support/sysfs_sensors.h"
+#include "core/base/clock.h"
 #include "core/base/backend.h"
 #include "core/base/log.h"
 #include "core/base/settings.h"
@@ -965,7 +966,7 @@ static int opencl_scan(lode_device *d, const lode_range *r, lode_hits *hits, uin
  * in seconds, or < 0 with *rc set. */
 static double time_launch(lode_device *d, uint64_t count, int *rc)
 {
-    const double t0 = lode_launch_now();
+    const double t0 = lode_clock_s();
     *rc = enqueue(d, 0, 0, count);
     int done = 0;
     /* Polled with short sleeps, not clWaitForEvents (it spins in some drivers). */
@@ -973,7 +974,7 @@ static double time_launch(lode_device *d, uint64_t count, int *rc)
         nanosleep(&(struct timespec){.tv_nsec = 50000}, NULL);
     if (*rc == LODE_OK)
         *rc = done < 0 ? done : nonce_wait(d, 0);
-    return *rc == LODE_OK ? lode_launch_now() - t0 : -1;
+    return *rc == LODE_OK ? lode_clock_s() - t0 : -1;
 }
 
 static void try_shape(lode_device *d, uint64_t count, bool warm_up, ocl_tune_params *best, int *rc)

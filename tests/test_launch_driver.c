@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "core/backend_support/launch_driver.h"
+#include "core/base/clock.h"
 #include "core/base/status.h"
 #include "core/base/work.h"
 
@@ -55,7 +56,7 @@ static bool holds(const fake_launch *l, uint64_t i) { return i != NONE && i >= l
 
 static void sleep_until(double t)
 {
-    double s = t - lode_launch_now();
+    double s = t - lode_clock_s();
     if (s > 0) {
         struct timespec ts = {.tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9)};
         nanosleep(&ts, NULL);
@@ -72,7 +73,7 @@ static int f_enqueue(void *ctx, unsigned slot, uint64_t start, uint64_t count)
         return LODE_ERR_DEVICE;
     if (f->in_flight == 0)
         f->idle_enqueues++; /* the device had nothing queued */
-    const double now = lode_launch_now();
+    const double now = lode_clock_s();
     const double began = f->busy_until > now ? f->busy_until : now;
     l.end = began + f->overhead + f->sec_per_index * (double)count;
     f->busy_until = l.end;
@@ -91,7 +92,7 @@ static int f_query(void *ctx, unsigned slot)
     const fake_launch *l = &f->slot[slot];
     if (!l->live)
         f->errors++;
-    if (lode_launch_now() < l->end)
+    if (lode_clock_s() < l->end)
         return 0;
     return holds(l, f->fail_at) ? LODE_ERR_DEVICE : 1;
 }
@@ -109,7 +110,7 @@ static int f_wait(void *ctx, unsigned slot)
 /* The results of a finished launch: its hits, or an overflow. */
 static int results(fake *f, const fake_launch *l, uint64_t start, uint64_t count, lode_hits *hits)
 {
-    if (l->start != start || l->count != count || lode_launch_now() < l->end)
+    if (l->start != start || l->count != count || lode_clock_s() < l->end)
         f->errors++;
     if (holds(l, f->overflow_at))
         return LODE_ERR_HITS_OVERFLOW;
@@ -219,9 +220,9 @@ static void test_full(enum mode m)
         const uint64_t count = 40 * size + 1234; /* a partial last launch */
         lode_hits hits = {0};
         uint64_t done = 99;
-        const double t0 = lode_launch_now(), c0 = thread_cpu_s();
+        const double t0 = lode_clock_s(), c0 = thread_cpu_s();
         int rc = lode_launch_run(&drv, &e, start, count, &hits, &done, &abort);
-        const double wall = lode_launch_now() - t0, cpu = thread_cpu_s() - c0;
+        const double wall = lode_clock_s() - t0, cpu = thread_cpu_s() - c0;
         const double ideal = f.sec_per_index * (double)count;
         CHECK(rc == LODE_OK, "%s: rc %d", mode_name(m), rc);
         CHECK(done == count, "%s: done %llu of %llu", mode_name(m), (unsigned long long)done,

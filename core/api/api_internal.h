@@ -39,7 +39,6 @@ int api_state_init(api_state *s, const lode_api_config *config);
 int api_state_start(api_state *s);
 void api_state_stop(api_state *s);
 void api_state_destroy(api_state *s);
-double api_now_mono(void);
 
 /* Renderers: a malloc'd text (NULL when memory ran out). */
 char *api_render_summary(api_state *s, bool devices_only);

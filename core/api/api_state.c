@@ -14,14 +14,8 @@
 #include <time.h>
 
 #include "core/api/api_internal.h"
+#include "core/base/clock.h"
 #include "core/base/device_state.h"
-
-double api_now_mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static double now_wall(void)
 {
@@ -152,7 +146,7 @@ int api_state_init(api_state *s, const lode_api_config *c)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&s->wake, &ca);
     pthread_condattr_destroy(&ca);
-    s->start_mono = api_now_mono();
+    s->start_mono = lode_clock_s();
     s->start_wall = now_wall();
     return 0;
 }
@@ -186,7 +180,7 @@ static void sample(api_state *s)
         snap->device_count = LODE_API_MAX_DEVICES;
     if (snap->pool_count > LODE_API_MAX_POOLS)
         snap->pool_count = LODE_API_MAX_POOLS;
-    double mono = api_now_mono(), wall = now_wall();
+    double mono = lode_clock_s(), wall = now_wall();
     pthread_mutex_lock(&s->lock);
     if (s->mono == NULL && allocate_rings(s, snap->device_count) != 0) {
         pthread_mutex_unlock(&s->lock);
@@ -224,10 +218,10 @@ static void sample(api_state *s)
 static void *sampler_main(void *arg)
 {
     api_state *s = arg;
-    double next = api_now_mono() + s->config.sample_interval_s;
+    double next = lode_clock_s() + s->config.sample_interval_s;
     pthread_mutex_lock(&s->lock);
     while (!s->stop) {
-        double wait = next - api_now_mono();
+        double wait = next - lode_clock_s();
         if (wait > 0) {
             struct timespec until;
             clock_gettime(CLOCK_MONOTONIC, &until);
@@ -244,8 +238,8 @@ static void *sampler_main(void *arg)
         sample(s);
         /* On a stalled machine, no burst of samples to catch up. */
         next += s->config.sample_interval_s;
-        if (next < api_now_mono())
-            next = api_now_mono() + s->config.sample_interval_s;
+        if (next < lode_clock_s())
+            next = lode_clock_s() + s->config.sample_interval_s;
         pthread_mutex_lock(&s->lock);
     }
     pthread_mutex_unlock(&s->lock);
@@ -449,7 +443,7 @@ char *api_render_summary(api_state *s, bool devices_only)
     json_t *root = json_object();
     set_text(root, "version", c->version);
     set_text(root, "build", c->build);
-    set_number(root, "uptime_s", api_now_mono() - s->start_mono);
+    set_number(root, "uptime_s", lode_clock_s() - s->start_mono);
     set_number(root, "started_at", s->start_wall);
     set_text(root, "algorithm", c->algorithm);
     set_text(root, "unit", c->unit);
@@ -622,7 +616,7 @@ char *api_render_metrics(api_state *s)
     family(f, "lode_start_time_seconds", "gauge", "When lode started, in seconds since the Unix epoch.");
     fprintf(f, "lode_start_time_seconds %.3f\n", s->start_wall);
     family(f, "lode_uptime_seconds", "gauge", "Seconds since lode started.");
-    fprintf(f, "lode_uptime_seconds %.3f\n", api_now_mono() - s->start_mono);
+    fprintf(f, "lode_uptime_seconds %.3f\n", lode_clock_s() - s->start_mono);
 
     if (nd) {
         family(f, "lode_device_info", "gauge", "Always 1: a device's name, backend and variant.");

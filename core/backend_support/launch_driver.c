@@ -4,6 +4,7 @@
 
 #include <time.h>
 
+#include "core/base/clock.h"
 #include "core/base/status.h"
 
 /* Polling engines: wake this share of the expected duration after the
@@ -25,13 +26,6 @@
 #define GIVE_UP_FACTOR 4.0
 #define GIVE_UP_MIN_S 0.01
 #define GIVE_UP_UNKNOWN_S 2.0
-
-double lode_launch_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void sleep_s(double s)
 {
@@ -65,7 +59,7 @@ static int wait_polling(lode_launch_driver *drv, const lode_launch_engine *e, un
     if (expect > 0) {
         poll = expect / POLL_DIVISOR;
         poll = poll < POLL_MIN_S ? POLL_MIN_S : poll > POLL_MAX_S ? POLL_MAX_S : poll;
-        const double ahead = began + WAKE_SHARE * expect - lode_launch_now();
+        const double ahead = began + WAKE_SHARE * expect - lode_clock_s();
         if (ahead > POLL_MIN_S) {
             sleep_s(ahead);
             drv->sleeps++;
@@ -82,16 +76,16 @@ static int wait_polling(lode_launch_driver *drv, const lode_launch_engine *e, un
             return q;
         if (q > 0)
             break;
-        if (e->wait != NULL && lode_launch_now() > give_up) {
+        if (e->wait != NULL && lode_clock_s() > give_up) {
             drv->give_ups++;
             int rc = e->wait(e->ctx, slot);
-            drv->last_finish = lode_launch_now(); /* no measurement: it may have ended long ago */
+            drv->last_finish = lode_clock_s(); /* no measurement: it may have ended long ago */
             return rc;
         }
         caught_running = true;
         sleep_s(poll);
     }
-    const double t = lode_launch_now();
+    const double t = lode_clock_s();
     drv->last_finish = t;
     /* Only full launches teach the estimate: a launch has a fixed cost too,
      * so a short one (a self-test's, a range's tail) would inflate the time
@@ -138,7 +132,7 @@ static int fill(lode_launch_driver *drv, const lode_launch_engine *e, pipeline *
         int rc = e->enqueue(e->ctx, slot, p->next, n);
         if (rc != LODE_OK)
             return rc;
-        p->queued[slot] = (launch){.start = p->next, .count = n, .queued_at = lode_launch_now()};
+        p->queued[slot] = (launch){.start = p->next, .count = n, .queued_at = lode_clock_s()};
         p->next += n;
         p->in_flight++;
         drv->launches++;
@@ -166,7 +160,7 @@ int lode_launch_run(lode_launch_driver *drv, const lode_launch_engine *e, uint64
         const launch l = p.queued[slot];
         if (e->blocking_wait) {
             rc = e->wait(e->ctx, slot);
-            drv->last_finish = lode_launch_now();
+            drv->last_finish = lode_clock_s();
         } else {
             rc = wait_polling(drv, e, slot, &l, l.count == p.size);
         }

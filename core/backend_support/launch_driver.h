@@ -98,7 +98,5 @@ void lode_launch_driver_init(lode_launch_driver *drv);
 int lode_launch_run(lode_launch_driver *drv, const lode_launch_engine *e, uint64_t start, uint64_t count,
                     lode_hits *hits, uint64_t *done, const atomic_int *abort);
 
-/* Seconds on a monotonic clock (shared by the driver and its tests). */
-double lode_launch_now(void);
 
 #endif

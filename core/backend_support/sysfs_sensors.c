@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/base/clock.h"
 #include "core/base/settings.h"
 
 /* Readings outside these are a driver's nonsense (a sensor not ready reads
@@ -419,7 +420,5 @@ void lode_sysfs_cpu_read_at(unsigned package, double now, lode_sensors *out)
 
 void lode_sysfs_cpu_read(unsigned package, lode_sensors *out)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    lode_sysfs_cpu_read_at(package, (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9, out);
+    lode_sysfs_cpu_read_at(package, lode_clock_s(), out);
 }

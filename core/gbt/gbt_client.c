@@ -15,6 +15,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "core/base/clock.h"
 #include "core/base/hex.h"
 #include "core/base/log.h"
 #include "core/base/sha256_ref.h"
@@ -699,14 +700,12 @@ static void *longpoller_main(void *arg)
         lode_gbt_template tpl;
         rpc_status status;
         char err[256];
-        struct timespec t0, t1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
+        const double t0 = lode_clock_s();
         if (fetch_template(g, curl, longpollid, LONGPOLL_TIMEOUT_S, &tpl, &status, err,
                            sizeof err) == 0) {
             install_template(g, &tpl, "long poll");
             /* A node that ignores longpollid answers at once: do not hammer it. */
-            clock_gettime(CLOCK_MONOTONIC, &t1);
-            double elapsed = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+            double elapsed = lode_clock_s() - t0;
             if (elapsed < 1.0)
                 sleep_or_wake(g, 1.0, NULL);
         } else {

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/base/sensors.h"
 #include "core/base/text.h"
@@ -48,13 +49,6 @@ void lode_tf_driver_on_found(void *driver, const lode_found *f)
 static bool asked(bool (*flag)(void))
 {
     return flag != NULL && flag();
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 void lode_tf_format_eta(double s, char *out, size_t len)
@@ -226,7 +220,7 @@ int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a)
     double ghz_days = lode_tf_ghz_days(a->p, a->bit_min, a->bit_max);
     lode_log(LODE_LOG_INFO, "trial factoring M%u from 2^%u to 2^%u (%.4f GHz-days)", a->p, a->bit_min,
              a->bit_max, ghz_days);
-    double t0 = now(), last_ckp = t0, last_line = 0;
+    double t0 = lode_clock_s(), last_ckp = t0, last_line = 0;
     unsigned done_at_start = pr.classes_done;
     pthread_mutex_lock(&d->lock);
     d->status.running = true;
@@ -289,7 +283,7 @@ int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a)
             fflush(class_log);
             pr.class_log_offset = ftell(class_log);
         }
-        double t = now();
+        double t = lode_clock_s();
         {
             double el = t - t0 > 1e-6 ? t - t0 : 1e-6, ran = (double)(pr.classes_done - done_at_start);
             pthread_mutex_lock(&d->lock);
