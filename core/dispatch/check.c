@@ -23,6 +23,8 @@
 #define REFERENCE_SHARE 0.16
 #define MAX_MOMENTUM_HEADERS 64
 #define RANDOM_TF_MIN_BITS 40
+/* A nonce range's hits at most (a GPU launch's hit buffer holds 1024). */
+#define MAX_HITS_PER_RANGE 4096
 
 /* ---- random numbers: splitmix64, one stream per (seed, algorithm, job) ---- */
 
@@ -65,6 +67,7 @@ typedef struct sizing {
     uint64_t size;            /* indices the device scans per job */
     uint64_t window;          /* indices the reference may enumerate per job */
     bool reference_due;       /* Momentum: the reference may search a header this job */
+    uint64_t max_hits;        /* nonce scans: hits a range may hold (re-checked on one thread) */
 } sizing;
 
 /* The exact-mode range of an algorithm: small enough that one reference
@@ -123,12 +126,16 @@ static void make_nonce_job(check_job *job, rng *r, const sizing *sz)
     job->range.start = rng_below(r, 4) == 0 ? space : rng_below(r, space + 1);
     uint64_t w = sz->exact ? count : (sz->window < count ? sz->window : count);
     job->window = place_window(&job->range, w, r);
-    /* Dozens of hits in the window, and not more hits over the range than
-     * the reference can re-check in its share (the window's size again). */
+    /* Dozens of hits in the window, and over the range no more hits than
+     * the reference re-checks (on one thread) in its share, nor than a
+     * GPU's hit buffers hold without rescans. */
     double want = job->work.algo == LODE_ALGO_SCRYPT ? 24.0 : 48.0;
     double p = want / (double)(w ? w : 1);
-    if (p * (double)count > (double)(w > want ? w : want))
-        p = (double)(w > want ? w : want) / (double)count;
+    double max_hits = sz->exact ? want : (double)sz->max_hits;
+    if (max_hits < want)
+        max_hits = want;
+    if (p * (double)count > max_hits)
+        p = max_hits / (double)count;
     if (p > 1.0 / 16)
         p = 1.0 / 16;
     job->work.header.target = target_for(p);
@@ -507,6 +514,8 @@ static void resize(sizing *sz, lode_algo algo, double scan_s, double ref_rate, u
     if (ref_rate > 0) {
         double w = ref_rate * threads * REFERENCE_SHARE * TARGET_SCAN_S;
         sz->window = w < 64 ? 64 : (uint64_t)w;
+        double hits = w / threads;
+        sz->max_hits = hits > MAX_HITS_PER_RANGE ? MAX_HITS_PER_RANGE : (uint64_t)hits;
     }
     /* Momentum: a whole reference search per header, when its time so far
      * leaves room for one more. */
