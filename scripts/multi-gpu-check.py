@@ -65,20 +65,26 @@ def proc_cpu(pid):
 steady = {}  # name -> host CPU in % of a core from 6 s after the start to 3 s before the end
 
 
-def run(args, secs=None, env=None, name="run", sig=signal.SIGINT):
+def run(args, secs=None, env=None, name="run", sig=signal.SIGINT, length=None):
     """Runs lode; stops it with sig after secs (None: waits for it). Returns
-    (rc, stderr+stdout, wall seconds, host CPU seconds); runs of more than
-    12 s also leave their steady-state CPU in steady[name]."""
+    (rc, stderr+stdout, wall seconds, host CPU seconds); runs expected to last
+    (length, default secs) more than 12 s also leave their steady-state CPU
+    in steady[name]."""
+    length = secs if length is None else length
     path = os.path.join(OUT, f"{name}.log")
     with open(path, "w") as log:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.monotonic()
         p = subprocess.Popen([LODE, *args], stdout=log, stderr=subprocess.STDOUT,
                              env=dict(os.environ, **(env or {})))
-        if secs is not None and secs > 12:
+        if length is not None and length > 12:
             samples = []
-            for at in (6.0, secs - 3.0):
-                time.sleep(max(0.0, t0 + at - time.monotonic()))
+            for at in (6.0, length - 3.0):
+                try:  # a run that ends early ends the wait (and has no steady part)
+                    p.wait(timeout=max(0.0, t0 + at - time.monotonic()))
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
                 try:
                     samples.append((time.monotonic(), proc_cpu(p.pid)))
                 except (OSError, IndexError):
@@ -144,11 +150,11 @@ def part_bench(gpus):
     n = len(gpus)
     for algo in ("sha256d", "scrypt", "momentum"):
         run(["-a", algo, "-d", ",".join(gpus), "--benchmark", "--time-limit", "4", "-q"], 60,
-            name=f"warm-{algo}")  # tunes and caches the launch shape of every GPU
+            name=f"warm-{algo}", length=4)  # tunes and caches the launch shape of every GPU
         _, one, _, _ = run(["-a", algo, "-d", gpus[0], "--benchmark", "--time-limit", str(int(SECS))],
-                           SECS + 60, name=f"bench-{algo}-one")
+                           SECS + 60, name=f"bench-{algo}-one", length=SECS)
         rc, alltext, wall, cpu = run(["-a", algo, "-d", ",".join(gpus), "--benchmark", "--time-limit",
-                                      str(int(SECS))], SECS + 60, name=f"bench-{algo}-all")
+                                      str(int(SECS))], SECS + 60, name=f"bench-{algo}-all", length=SECS)
         _, r1 = device_rates(one)
         per, rn = device_rates(alltext)
         ratio = rn / (n * r1) if r1 > 0 else 0.0
@@ -235,7 +241,7 @@ def part_fault(gpus):
     scan, is reopened, then quarantined; the GPUs mine on."""
     rc, text, _, _ = run(["-a", "sha256d", "-d", ",".join(gpus + ["fault:0"]), "--benchmark", "--time-limit",
                           str(int(SECS)), "--max-restarts", "1"], SECS + 60,
-                         env={"LODE_TEST_FAULT": "error:0:20"}, name="fault")
+                         env={"LODE_TEST_FAULT": "error:0:20"}, name="fault", length=SECS)
     per, _ = device_rates(text)
     row("fault:0 fails mid-run: every GPU mines on", rc == 0 and all(per.get(g, 0) > 0 for g in gpus),
         " ".join(f"{g} {per.get(g, 0):.4g}" for g in gpus))
