@@ -8,7 +8,13 @@
  *   and it is reopened (the restarts and quarantine: test_health.c);
  * - a new job reaches every worker: scans of the old job in progress are
  *   aborted and none of it starts unaborted after the switch (a behaviour
- *   check; how fast that happens is bench_dispatch's figure, not a test). */
+ *   check; how fast that happens is bench_dispatch's figure, not a test);
+ * - a job shorter than the devices' chunks (a trial-factoring class) is one
+ *   scan per device in equal shares, and one device alone takes it whole
+ *   (each scan costs a GPU a pipeline drain);
+ * - hits of a job the job source no longer wants are counted stale, not
+ *   found, and the hits a range should give are counted as expected. */
+#include <math.h>
 #include <pthread.h>
 #include <time.h>
 
@@ -108,8 +114,9 @@ static int fake_scan(lode_device *d, const lode_range *r, lode_hits *hits, uint6
     if (d->mode == FAKE_SPIN && live(d))
         return spin_scan(d, r, done, abort);
     d->scans++;
-    /* The dying device does half of its second range, then reports a failure. */
-    bool dying = d->mode == FAKE_DIES && live(d) && d->scans > 1;
+    /* The dying device does half of a range of the test's job, then reports
+     * a failure (every such scan: however few scans the job's claims give it). */
+    bool dying = d->mode == FAKE_DIES && live(d);
     uint64_t count = dying ? r->count / 2 : r->count;
     for (uint64_t n = r->start; n < r->start + count; n++) {
         bool hit = ref_hit(&d->work, (uint32_t)n);
@@ -171,6 +178,155 @@ static const lode_backend_ops spin_backend = {
     .scan = fake_scan,
 };
 
+/* The recording devices (test_short_job): every scan of the test's job
+ * noted; a scan waits (up to 2 s) until `expect` scans have begun, so the
+ * split does not depend on which worker's thread runs first. */
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t started;
+    int expect, count;
+    lode_range scan[16];
+    lode_device *by[16];
+} rec = {.lock = PTHREAD_MUTEX_INITIALIZER, .started = PTHREAD_COND_INITIALIZER};
+
+static int rec_count(void) { return 2; }
+
+static int rec_open(int index, const lode_open_params *p, lode_device **out)
+{
+    (void)index;
+    return fake_open(FAKE_GOOD, p, out);
+}
+
+static uint64_t rec_preferred_chunk(lode_device *d, double target_ms)
+{
+    (void)d;
+    (void)target_ms;
+    return UINT64_C(1) << 20;
+}
+
+static int rec_scan(lode_device *d, const lode_range *r, lode_hits *hits, uint64_t *done, const atomic_int *abort)
+{
+    if (!live(d))
+        return fake_scan(d, r, hits, done, abort); /* the self-test */
+    pthread_mutex_lock(&rec.lock);
+    if (rec.count < 16) {
+        rec.scan[rec.count] = *r;
+        rec.by[rec.count] = d;
+    }
+    rec.count++;
+    pthread_cond_broadcast(&rec.started);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 2;
+    while (rec.count < rec.expect && pthread_cond_timedwait(&rec.started, &rec.lock, &until) == 0)
+        ;
+    pthread_mutex_unlock(&rec.lock);
+    *done = r->count;
+    return LODE_OK;
+}
+
+static const lode_backend_ops rec_backend = {
+    .name = "rec",
+    .probe = fake_probe,
+    .device_count = rec_count,
+    .device_info = fake_info,
+    .open = rec_open,
+    .close = fake_close,
+    .set_work = fake_set_work,
+    .scan = rec_scan,
+    .preferred_chunk = rec_preferred_chunk,
+};
+
+/* Runs one job of `span` indices on `devices` recording devices; returns the
+ * number of scans (their ranges in rec.scan). */
+static int short_job(size_t devices, uint64_t span)
+{
+    lode_device_ref refs[2];
+    for (size_t i = 0; i < devices; i++) {
+        refs[i] = (lode_device_ref){.backend = &rec_backend, .index = (int)i};
+        snprintf(refs[i].id, sizeof refs[i].id, "rec:%zu", i);
+        fake_info(FAKE_GOOD, &refs[i].info);
+    }
+    lode_dispatcher_config cfg = {.algo = LODE_ALGO_SHA256D, .devices = refs, .device_count = devices};
+    char err[256];
+    lode_dispatcher *m = lode_dispatcher_start(&cfg, err, sizeof err);
+    CHECK(m != NULL, "miner starts: %s", err);
+    if (m == NULL)
+        return -1;
+    CHECK(lode_dispatcher_wait_ready(m, -1) == (int)devices, "%zu recording device(s) ready", devices);
+    pthread_mutex_lock(&rec.lock);
+    rec.count = 0;
+    rec.expect = (int)devices;
+    pthread_mutex_unlock(&rec.lock);
+    lode_work w = {.algo = LODE_ALGO_SHA256D};
+    test_rand_bytes(w.header.header, 80);
+    memset(w.header.target.w, 0xff, sizeof w.header.target.w);
+    w.header.target.w[7] = TEST_TARGET_TOP;
+    uint64_t seq = lode_dispatcher_set_job(m, &w, 1000, 1000 + span);
+    int rc;
+    while ((rc = lode_dispatcher_wait_job(m, seq, 1000)) == 0)
+        ;
+    CHECK(rc == 1, "the short job is scanned");
+    lode_dispatcher_free(m);
+    return rec.count;
+}
+
+static void test_short_job(void)
+{
+    int n = short_job(2, 100001);
+    CHECK(n == 2 && rec.by[0] != rec.by[1] && rec.scan[0].count + rec.scan[1].count == 100001 &&
+              rec.scan[0].count >= 50000 && rec.scan[1].count >= 50000,
+          "two devices: one scan each, equal shares (%d scans: %llu, %llu)", n,
+          (unsigned long long)rec.scan[0].count, (unsigned long long)rec.scan[1].count);
+    n = short_job(1, (UINT64_C(1) << 20) + (UINT64_C(1) << 17));
+    CHECK(n == 1 && rec.scan[0].start == 1000 && rec.scan[0].count == (UINT64_C(1) << 20) + (UINT64_C(1) << 17),
+          "one device: the job in one scan, no sliver left over (%d scans)", n);
+    n = short_job(1, (UINT64_C(1) << 20) + (UINT64_C(1) << 19));
+    CHECK(n == 2 && rec.scan[0].count == UINT64_C(1) << 20 && rec.scan[1].count == UINT64_C(1) << 19,
+          "one device, a job of 1.5 chunks: a chunk, then the rest, not halves (%d scans)", n);
+}
+
+static bool never_wanted(void *user, uint64_t seq)
+{
+    (void)user;
+    (void)seq;
+    return false;
+}
+
+/* A job source that dropped the job (a clean job replaced it): the scans'
+ * hits are stale, none found; the hashes and the expectation still count. */
+static void test_stale_hits(void)
+{
+    enum { SPAN = 4000 };
+    lode_device_ref ref = {.backend = &fake_backend, .index = FAKE_GOOD, .id = "fake:0"};
+    fake_info(FAKE_GOOD, &ref.info);
+    lode_dispatcher_config cfg = {.algo = LODE_ALGO_SHA256D, .devices = &ref, .device_count = 1, .chunk_ms = 1,
+                                  .callbacks = {.wanted = never_wanted}};
+    char err[256];
+    lode_dispatcher *m = lode_dispatcher_start(&cfg, err, sizeof err);
+    CHECK(m != NULL, "miner starts: %s", err);
+    if (m == NULL)
+        return;
+    CHECK(lode_dispatcher_wait_ready(m, -1) == 1, "the good device is ready");
+    lode_work w = {.algo = LODE_ALGO_SHA256D};
+    test_rand_bytes(w.header.header, 80);
+    memset(w.header.target.w, 0xff, sizeof w.header.target.w);
+    w.header.target.w[7] = TEST_TARGET_TOP;
+    uint64_t seq = lode_dispatcher_set_job(m, &w, 0, SPAN);
+    while (lode_dispatcher_wait_job(m, seq, 1000) == 0)
+        ;
+    uint64_t want = 0;
+    for (uint32_t n = 0; n < SPAN; n++)
+        want += ref_hit(&w, n);
+    lode_device_stats st;
+    lode_dispatcher_device_stats(m, 0, &st);
+    CHECK(st.hits == 0 && st.hits_stale == want && st.hashes == SPAN && fabs(st.hits_expected - SPAN / 16.0) < 1e-6,
+          "every hit of the unwanted job is stale (%llu hits, %llu stale, want %llu; %.3f expected)",
+          (unsigned long long)st.hits, (unsigned long long)st.hits_stale, (unsigned long long)want,
+          st.hits_expected);
+    lode_dispatcher_free(m);
+}
+
 typedef struct collected {
     pthread_mutex_t lock;
     uint32_t *seen; /* count per nonce */
@@ -187,7 +343,7 @@ static void on_found(void *user, const lode_found *f)
 
 static void test_faulty_devices(void)
 {
-    enum { SPAN = 20000 };
+    enum { SPAN = 200000 }; /* hundreds of scans: every device gets some, whatever the scheduling */
     lode_device_ref refs[FAKE_MODES];
     for (int i = 0; i < FAKE_MODES; i++) {
         refs[i] = (lode_device_ref){.backend = &fake_backend, .index = i};
@@ -237,11 +393,16 @@ static void test_faulty_devices(void)
     CHECK(st.restarts >= 1 && strstr(st.last_error, "device error") != NULL,
           "the dying device is restarted (%u restarts, last error '%s')", st.restarts, st.last_error);
     uint64_t total = 0;
+    double expected = 0;
     for (int i = 0; i < FAKE_MODES; i++) {
         lode_dispatcher_device_stats(m, (size_t)i, &st);
         total += st.hashes;
+        expected += st.hits_expected;
     }
     CHECK(total == SPAN, "scanned counts add up to the range (%llu)", (unsigned long long)total);
+    /* The target's chance from first principles: 0x0fffffff.ff.. + 1 over 2^256 is 2^-4. */
+    CHECK(fabs(expected - SPAN / 16.0) < 1e-6, "the expected hits are the range times the target's chance "
+          "(%.6f, want %.6f)", expected, SPAN / 16.0);
     lode_dispatcher_free(m);
     free(c.seen);
 }
@@ -338,5 +499,7 @@ int main(void)
     test_push_nonces();
     test_faulty_devices();
     test_job_switch();
+    test_short_job();
+    test_stale_hits();
     return test_summary();
 }

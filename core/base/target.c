@@ -100,6 +100,14 @@ double lode_target_to_difficulty(const lode_u256 *target, lode_algo algo)
     return ldexp(65535.0, 208 + (int)info->pool_diff1_shift) / t;
 }
 
+double lode_target_chance(const lode_u256 *target)
+{
+    double t = 0;
+    for (int i = 7; i >= 0; i--)
+        t = t * 4294967296.0 + target->w[i];
+    return ldexp(t + 1.0, -256);
+}
+
 int lode_target_parse_hex(const char *hex, lode_u256 *target)
 {
     uint8_t be[32], le[32];

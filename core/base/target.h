@@ -19,6 +19,10 @@ uint32_t lode_target_to_nbits(const lode_u256 *target);
 int lode_target_from_difficulty(double diff, lode_algo algo, lode_u256 *target);
 /* The inverse, as a double (for display and share accounting). */
 double lode_target_to_difficulty(const lode_u256 *target, lode_algo algo);
+/* The chance that a uniformly random hash meets the target, (target + 1) /
+ * 2^256, as a double: the hits a scan of N indices should give on average
+ * is N times this. */
+double lode_target_chance(const lode_u256 *target);
 /* 64 hex digits, most significant first (getblocktemplate's form). */
 int lode_target_parse_hex(const char *hex, lode_u256 *target);
 void lode_target_format_hex(const lode_u256 *target, char out[65]);

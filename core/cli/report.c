@@ -95,8 +95,14 @@ double cli_rate_report_summary(cli_rate_report *r, uint64_t *hw_errors)
         if (st.state == LODE_DEVICE_FAILED || st.state == LODE_DEVICE_QUARANTINED)
             snprintf(stopped, sizeof stopped, "; %s%s%s", lode_device_state_name(st.state),
                      st.last_error[0] ? ": " : "", st.last_error);
-        lode_log(LODE_LOG_NOTICE, "summary: %s: %s, %llu hashes, %llu hits, %llu hardware errors%s%s%s",
-                 ref->id, rate, (unsigned long long)st.hashes, (unsigned long long)st.hits,
+        /* Nonce scans: the hits the hashes counted should have given, so a
+         * count of hashes that were never searched would show. */
+        char expected[96] = "";
+        if (st.hits_expected > 0)
+            snprintf(expected, sizeof expected, " (%.1f expected), %llu stale", st.hits_expected,
+                     (unsigned long long)st.hits_stale);
+        lode_log(LODE_LOG_NOTICE, "summary: %s: %s, %llu hashes, %llu hits%s, %llu hardware errors%s%s%s",
+                 ref->id, rate, (unsigned long long)st.hashes, (unsigned long long)st.hits, expected,
                  (unsigned long long)st.hw_errors, sensors[0] ? ";" : "", sensors, stopped);
         sum += st.hashes;
         *hw_errors += st.hw_errors;

@@ -11,6 +11,7 @@
 #include "core/base/log.h"
 #include "core/base/settings.h"
 #include "core/base/status.h"
+#include "core/base/target.h"
 #include "core/dispatch/selftest.h"
 
 typedef struct index_span {
@@ -28,7 +29,7 @@ typedef enum worker_state {
 } worker_state;
 
 typedef struct device_counters {
-    atomic_uint_fast64_t hashes, hits, hw_errors;
+    atomic_uint_fast64_t hashes, hits, hw_errors, hits_stale;
     size_t first_worker;    /* its workers are workers[first_worker ..] */
     unsigned workers;       /* workers of the device */
     /* The rest under the miner lock. */
@@ -45,6 +46,7 @@ typedef struct device_counters {
     unsigned checked_hits;  /* how many of those bits mean something (at most 32) */
     char last_error[160];
     lode_sensors sensors;
+    double hits_expected;   /* nonce scans: the sum of each scan's count x its target's chance */
 } device_counters;
 
 typedef struct worker {
@@ -95,7 +97,7 @@ struct lode_dispatcher {
     /* The current job and the part of its index space not yet handed out. */
     bool has_job;
     lode_work job;
-    uint64_t next, end;
+    uint64_t begin, next, end;
     uint64_t unscanned; /* indices of the job not yet reported scanned */
     index_span *returned; /* spans given back by aborted or failed scans */
     size_t returned_count, returned_capacity;
@@ -167,9 +169,14 @@ static void give_back(lode_dispatcher *m, uint64_t start, uint64_t count)
     pthread_cond_broadcast(&m->work_ready);
 }
 
-/* Hands out up to `chunk` indices of the current job (lock held). Near the
- * end of a finite range chunks shrink so every worker finishes together. */
-static bool claim(lode_dispatcher *m, uint64_t chunk, lode_range *out)
+/* Hands out up to `chunk` indices of the current job (lock held). A
+ * worker's first claim of a job may be an equal share of it, so a short job
+ * (a trial-factoring class) is one scan per device; later claims shrink
+ * toward the end, to an eighth of a chunk, so every worker finishes
+ * together. Every scan ends in a pipeline drain on a GPU, so a lone worker
+ * takes what is left rather than halving it, and leaves no sliver under a
+ * quarter of its chunk. */
+static bool claim(lode_dispatcher *m, uint64_t chunk, bool first, lode_range *out)
 {
     if (!m->has_job)
         return false;
@@ -185,11 +192,18 @@ static bool claim(lode_dispatcher *m, uint64_t chunk, lode_range *out)
     }
     if (m->next >= m->end)
         return false;
-    uint64_t left = m->end - m->next;
-    uint64_t fair = left / (2 * (uint64_t)(m->alive ? m->alive : 1));
+    uint64_t left = m->end - m->next, alive = m->alive ? m->alive : 1;
     uint64_t take = chunk < left ? chunk : left;
-    if (fair > 0 && take > fair)
-        take = fair;
+    if (alive == 1) {
+        if (left - take < chunk / 4)
+            take = left;
+    } else {
+        uint64_t fair = first ? (m->end - m->begin + alive - 1) / alive : left / (2 * alive);
+        if (!first && fair < chunk / 8) /* the tail: no scans so small their drains cost more than waiting */
+            fair = chunk / 8;
+        if (fair > 0 && take > fair)
+            take = fair;
+    }
     *out = (lode_range){.start = m->next, .count = take};
     m->next += take;
     return true;
@@ -365,8 +379,10 @@ static void confirm_hits(lode_dispatcher *m, size_t device, const lode_work *wor
     if (hits->count > 1)
         qsort(hits->items, hits->count, sizeof *hits->items, by_hit);
     for (size_t i = 0; i < hits->count; i++) {
-        if (m->config.callbacks.wanted && !m->config.callbacks.wanted(m->config.callbacks.user, work->seq))
+        if (m->config.callbacks.wanted && !m->config.callbacks.wanted(m->config.callbacks.user, work->seq)) {
+            atomic_fetch_add(&c->hits_stale, hits->count - i);
             break;
+        }
         lode_found f = {.job_seq = work->seq, .device = device, .hit = hits->items[i]};
         bool in_range = f.hit.index >= scanned->start && f.hit.index - scanned->start < scanned->count;
         bool repeated = i > 0 && by_hit(&hits->items[i - 1], &hits->items[i]) == 0;
@@ -565,6 +581,7 @@ static void *worker_main(void *arg)
         chunk = 256;
     double rate = 0; /* indices per second of the last measured scan; 0 = none yet */
     uint64_t installed = 0; /* job sequence numbers start at 1 */
+    uint64_t claimed_seq = 0; /* the job this worker last claimed from */
     lode_work work;
     lode_hits hits = {0};
     device_counters *c = &m->counters[w->device];
@@ -573,12 +590,14 @@ static void *worker_main(void *arg)
     while (opened) {
         lode_range r;
         pthread_mutex_lock(&m->lock);
-        while (!m->stopping && !c->quarantined && (!takes_work(c) || !claim(m, chunk, &r)))
+        while (!m->stopping && !c->quarantined &&
+               (!takes_work(c) || !claim(m, chunk, m->job.seq != claimed_seq, &r)))
             pthread_cond_wait(&m->work_ready, &m->lock);
         if (m->stopping || c->quarantined) {
             pthread_mutex_unlock(&m->lock);
             break;
         }
+        claimed_seq = m->job.seq;
         bool reinstall = m->job.seq != installed;
         if (reinstall)
             work = m->job;
@@ -635,6 +654,8 @@ static void *worker_main(void *arg)
 
         bool exhausted = false;
         pthread_mutex_lock(&m->lock);
+        if (!taken && lode_algo_get(work.algo)->kind == LODE_WORK_NONCE_SCAN)
+            c->hits_expected += (double)done * lode_target_chance(&work.header.target);
         if (!taken && m->job.seq == work.seq) {
             m->unscanned -= done;
             give_back(m, r.start + done, r.count - done);
@@ -898,7 +919,7 @@ uint64_t lode_dispatcher_set_job(lode_dispatcher *m, const lode_work *work, uint
     m->job.algo = m->config.algo;
     m->job.seq = seq;
     m->has_job = true;
-    m->next = begin;
+    m->begin = m->next = begin;
     m->end = end > begin ? end : begin;
     m->unscanned = m->end - begin;
     m->returned_count = 0;
@@ -940,7 +961,9 @@ void lode_dispatcher_device_stats(lode_dispatcher *m, size_t device, lode_device
     out->hashes = atomic_load(&c->hashes);
     out->hits = atomic_load(&c->hits);
     out->hw_errors = atomic_load(&c->hw_errors);
+    out->hits_stale = atomic_load(&c->hits_stale);
     pthread_mutex_lock(&m->lock);
+    out->hits_expected = c->hits_expected;
     for (unsigned i = 0; i < c->workers; i++) {
         worker_state s = m->workers[c->first_worker + i].state;
         out->workers_ready += s == WORKER_READY;

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""A share-validated rate (issue #17): lode mines scrypt against the stratum
+test pool (which re-hashes every share with hashlib.scrypt) on a regtest
+litecoind, and the shares are held against the hashes lode counted.
+
+    scripts/share-check.py LODE SECONDS DIFFICULTY [lode options, e.g. -d cuda:0]
+
+Prints, per run: lode's hashes and rate; the hits those hashes should give at
+the pool's difficulty, computed here from the difficulty alone (the scrypt
+pool convention: diff-1 target 0x0000ffff << 224) and by lode (its summary's
+"expected", from each scan's target); the hits lode found, dropped as stale
+(their job replaced by a clean job: a new block) and reported invalid; what
+the pool accepted; and found + stale against expected as a ratio with its
+standard deviation (Poisson). Exit 0 when found + stale lies within 3
+standard deviations of the expectation, 1 when not (hashes counted that
+were never searched, or shares lost), 2 on a broken run.
+
+On regtest every share is also a block (its target is about 2^255), and
+each block the pool submits makes a clean job that turns the work in flight
+stale; BLOCK_INTERVAL (default 150 s, Litecoin's block time) is the least
+time between the blocks the pool submits, so the run sees a real chain's
+churn. BLOCK_INTERVAL=0 submits every candidate: the worst case.
+
+Stage as for the other device scripts (scripts/device-check.sh --stage;
+LITECOIND=path for litecoind)."""
+import math
+import os
+import re
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests", "pool"))
+from harness import Lode, PoolProc, regtest  # noqa: E402
+
+SUMMARY = re.compile(r"summary: ([a-z]+:\d+): [^,]+, (\d+) hashes, (\d+) hits \(([0-9.]+) expected\), "
+                     r"(\d+) stale, (\d+) hardware errors")
+OVER = re.compile(r"summary over ([0-9.]+) s")
+
+
+def main():
+    if len(sys.argv) < 4:
+        print(__doc__, file=sys.stderr)
+        return 2
+    binary, seconds, difficulty = os.path.abspath(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
+    extra = sys.argv[4:]
+    chance = (65535 * 2 ** 224 / difficulty + 1) / 2 ** 256  # a hash meeting the share target
+    with regtest.Regtest(mature=True) as net:
+        pool = PoolProc(net, difficulty=difficulty,
+                        extra=("--min-block-interval", os.environ.get("BLOCK_INTERVAL", "150")))
+        lode = Lode(binary, ["-a", "scrypt", "--no-color", "--log-interval", "10", "-o", pool.url,
+                             "-u", "worker", "-p", "x", *extra])
+        try:
+            time.sleep(seconds)
+            pool.hold()
+            time.sleep(0.5)
+            lode.stop()
+            totals = pool.totals()
+            err = lode.stderr()
+        finally:
+            if lode.alive():
+                lode.stop()
+            pool.stop()
+    devices = SUMMARY.findall(err)
+    over = OVER.findall(err)
+    sums = lode.pool_summaries()
+    if not devices or not over or not sums:
+        print(f"no summary from lode:\n{err[-3000:]}", file=sys.stderr)
+        return 2
+    elapsed = float(over[-1])
+    hashes = sum(int(d[1]) for d in devices)
+    found = sum(int(d[2]) for d in devices)
+    expected_lode = sum(float(d[3]) for d in devices)
+    stale = sum(int(d[4]) for d in devices)
+    hw = sum(int(d[5]) for d in devices)
+    expected = hashes * chance
+    accepted_lode = sum(s[2] for s in sums)
+    sd = math.sqrt(expected) if expected > 0 else float("inf")
+    z = (found + stale - expected) / sd
+    rows = [
+        ("lode: hashes counted, over", f"{hashes} in {elapsed:.1f} s = {hashes / elapsed / 1e6:.4f} MH/s"),
+        ("hits expected: here (difficulty) / lode (targets)", f"{expected:.1f} / {expected_lode:.1f}"),
+        ("hits found, stale, hardware errors", f"{found}, {stale}, {hw}"),
+        ("(found + stale) / expected", f"{(found + stale) / expected:.4f} +- {sd / expected:.4f} (z = {z:+.2f})"),
+        ("found / expected (what a pool credits)", f"{found / expected:.4f}"),
+        ("share rate (accepted x 2^16 x 65536/65535 x difficulty / s)",
+         f"{totals['accepted'] / chance / elapsed / 1e6:.4f} MH/s"),
+        ("pool: accepted, lode: accepted", f"{totals['accepted']}, {accepted_lode}"),
+        ("pool: invalid, duplicates, stale violations, stale races",
+         f"{totals['invalid']}, {totals['duplicates']}, {totals['stale_violations']}, {totals.get('stale_race', 0)}"),
+    ]
+    print("\n== share check")
+    for what, value in rows:
+        print(f"{what:62} {value}")
+    ok = abs(z) <= 3 and totals["invalid"] == 0 and totals["duplicates"] == 0 and hw == 0 and \
+        abs(expected_lode - expected) <= 1e-6 * expected + 1e-9
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
