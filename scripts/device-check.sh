@@ -10,7 +10,10 @@
 #   must fit a device call's time limit; PARTS=check-cuda or check-opencl
 #   is `lode check --duration ${CHECK_DURATION:-5m}` on the GPU through that
 #   backend, each alone in a call (5 minutes of a 10-minute call), its JSON
-#   in $OUT.
+#   in $OUT. PARTS=share mines scrypt on cuda:0 against the stratum test pool
+#   for ${SHARE_SECONDS:-300} s at difficulty ${SHARE_DIFFICULTY:-2} (about
+#   76 shares a second at 10 MH/s: over 20 000 in 5 minutes) and holds the
+#   shares against the hashes counted (scripts/share-check.py).
 set -u
 cd "$(dirname "$0")/.."
 
@@ -78,6 +81,13 @@ for backend in cuda opencl; do
   "$lode" check -d "$dev" -a sha256d --jobs 8 --seed 1 --json >"$out/check-$backend-jobs.json" 2>/dev/null
   grep -E 'mismatching jobs|passed|FAILED' "$out/check-$backend.log"
 done
+
+# A share-validated rate: the pool re-hashes every share (issue #17).
+if has share; then
+  LITECOIND=${LITECOIND:-$PWD/.devbin/litecoind} step share python3 scripts/share-check.py "$lode" \
+    "${SHARE_SECONDS:-300}" "${SHARE_DIFFICULTY:-2}" -d cuda:0
+  tail -9 "$out/share.log"
+fi
 
 # compute-sanitizer on short real scans through every CUDA kernel.
 h=0100000000000000000000000000000000000000000000000000000000000000000000003ba3edfd7a7b12b27ac72c3e67768f617fc81bc3888a51323a9fb8aa4b1e5e4a29ab5f49ffff001d1dac2b7c
