@@ -484,6 +484,14 @@ def scenario_prometheus():
         promtool_check(text, "prom")
         parse_metrics(text)
         check("# TYPE lode_hashes_total counter" in text, "prom: lode_hashes_total is not a counter")
+        # What the hashes should have given beside what they gave (sha256d at the
+        # benchmark's difficulty 1 or more: about hashes x 2^-32 at most; the two
+        # counters are read a scan apart at worst, hence the factor 2).
+        dev = get_json(lode, "/api/devices")["devices"][0]
+        check(0 < dev["hits_expected"] <= 2 * dev["hashes"] / 2 ** 32 and dev["hits_stale"] == 0,
+              f"prom: hits_expected {dev.get('hits_expected')} for {dev['hashes']} hashes, stale {dev.get('hits_stale')}")
+        check("# TYPE lode_hits_expected_total counter" in text and 'lode_hits_stale_total{device="cpu:0"} 0' in text,
+              "prom: lode_hits_expected_total and lode_hits_stale_total missing")
         # A sensor the device lacks is absent from both, never 0.
         dev = get_json(lode, "/api/devices")["devices"][0]
         for key, metric in (("temperature_c", "lode_device_temperature_celsius"), ("power_w", "lode_device_power_watts"),

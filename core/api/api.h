@@ -41,6 +41,10 @@ typedef struct lode_api_device {
     char variant[32];  /* "" = the backend's default */
     char state[24];    /* lode_device_state_name(): "mining", "paused", ... */
     uint64_t hashes, hits, hw_errors;
+    /* Nonce scans (0 for Momentum and tf): the hits the hashes should have
+     * given, and hits dropped stale (lode_device_stats). */
+    double hits_expected;
+    uint64_t hits_stale;
     lode_sensors sensors; /* only what is in sensors.present is shown */
 } lode_api_device;
 

@@ -389,6 +389,8 @@ static json_t *devices_json(const api_state *s)
         json_object_set_new(o, "hashes", json_integer((json_int_t)dev->hashes));
         json_object_set_new(o, "hits", json_integer((json_int_t)dev->hits));
         json_object_set_new(o, "hardware_errors", json_integer((json_int_t)dev->hw_errors));
+        json_object_set_new(o, "hits_expected", json_real(dev->hits_expected));
+        json_object_set_new(o, "hits_stale", json_integer((json_int_t)dev->hits_stale));
         add_sensors(o, &dev->sensors);
         json_array_append_new(arr, o);
     }
@@ -642,6 +644,13 @@ char *api_render_metrics(api_state *s)
         for (size_t d = 0; d < nd; d++)
             device_sample(f, "lode_hardware_errors_total", &snap->devices[d], NULL, NULL,
                           (double)snap->devices[d].hw_errors);
+        family(f, "lode_hits_expected_total", "counter",
+               "Hits the hashes counted should have given (SHA-256d, scrypt; 0 otherwise).");
+        for (size_t d = 0; d < nd; d++)
+            device_sample(f, "lode_hits_expected_total", &snap->devices[d], NULL, NULL, snap->devices[d].hits_expected);
+        family(f, "lode_hits_stale_total", "counter", "Hits dropped unchecked: a clean job had replaced theirs.");
+        for (size_t d = 0; d < nd; d++)
+            device_sample(f, "lode_hits_stale_total", &snap->devices[d], NULL, NULL, (double)snap->devices[d].hits_stale);
         family(f, "lode_device_hashrate", "gauge", "Hashes per second over the last 60 seconds.");
         for (size_t d = 0; d < nd; d++) {
             double r = device_rate(s, d, 60);

@@ -113,6 +113,8 @@ static void snapshot(void *user, lode_api_snapshot *out)
         dev->hashes = st.hashes;
         dev->hits = st.hits;
         dev->hw_errors = st.hw_errors;
+        dev->hits_expected = st.hits_expected;
+        dev->hits_stale = st.hits_stale;
         dev->sensors = st.sensors; /* the dispatcher's monitor reads them once a second */
     }
     out->device_count = n;

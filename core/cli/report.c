@@ -99,8 +99,8 @@ double cli_rate_report_summary(cli_rate_report *r, uint64_t *hw_errors)
          * count of hashes that were never searched would show. */
         char expected[96] = "";
         if (st.hits_expected > 0)
-            snprintf(expected, sizeof expected, " (%.1f expected), %llu stale", st.hits_expected,
-                     (unsigned long long)st.hits_stale);
+            snprintf(expected, sizeof expected, " (%.*f expected), %llu stale", st.hits_expected < 1 ? 3 : 1,
+                     st.hits_expected, (unsigned long long)st.hits_stale);
         lode_log(LODE_LOG_NOTICE, "summary: %s: %s, %llu hashes, %llu hits%s, %llu hardware errors%s%s%s",
                  ref->id, rate, (unsigned long long)st.hashes, (unsigned long long)st.hits, expected,
                  (unsigned long long)st.hw_errors, sensors[0] ? ";" : "", sensors, stopped);
