@@ -6,7 +6,9 @@
  *   hidden, and -d, the listing and an open handle all agree on it;
  * - LODE_OPENCL_SHOW_ALL=1 lists OpenCL's aliases too (the fake named
  *   "opencl"; no other backend has the setting);
- * - a backend whose every device is an alias is unavailable, and says why. */
+ * - a backend whose every device is an alias is unavailable, and says why;
+ * - a device list that names only early backends does not enumerate the
+ *   later ones (their drivers are never loaded: start-up CPU time). */
 #include <stdlib.h>
 
 #include "core/base/status.h"
@@ -64,19 +66,22 @@ static int fake_scan(lode_device *d, const lode_range *r, lode_hits *h, uint64_t
 
 /* alpha: the preferred backend, two GPUs. */
 static const char *const alpha_bus[] = {"0000:41:00.0", "0000:4a:00.0"};
-static int alpha_count(void) { return 2; }
+/* How often each fake backend was asked for its devices. */
+static int listed_alpha, listed_beta, listed_opencl;
+
+static int alpha_count(void) { return listed_alpha++, 2; }
 static int alpha_info(int i, lode_device_info *out) { return set_info(out, "alpha gpu", alpha_bus[i]); }
 
 /* beta: alpha's first GPU again, a device without a bus id, alpha's second
  * GPU without a domain and in capitals, and a GPU of its own in another
  * PCI domain than alpha's first. */
 static const char *const beta_bus[] = {"0000:41:00.0", "", "4A:00.0", "0001:41:00.0"};
-static int beta_count(void) { return 4; }
+static int beta_count(void) { return listed_beta++, 4; }
 static int beta_info(int i, lode_device_info *out) { return set_info(out, "beta device", beta_bus[i]); }
 
 /* opencl: nothing but aliases of alpha's GPUs. */
 static const char *const opencl_bus[] = {"0000:4a:00.0", "0000:41:00.0"};
-static int opencl_count(void) { return 2; }
+static int opencl_count(void) { return listed_opencl++, 2; }
 static int opencl_info(int i, lode_device_info *out) { return set_info(out, "opencl gpu", opencl_bus[i]); }
 
 static const lode_backend_ops alpha = FAKE_OPS("alpha", alpha);
@@ -152,6 +157,31 @@ static void test_selection_uses_listed_ids(void)
         free(devices);
 }
 
+static void test_later_backends_not_listed(void)
+{
+    lode_device_ref *devices;
+    size_t count;
+    char err[256] = "";
+    listed_alpha = listed_beta = listed_opencl = 0;
+    int rc = lode_registry_select("alpha:1", LODE_ALGO_SHA256D, &devices, &count, err, sizeof err);
+    CHECK(rc == 0 && count == 1 && devices[0].index == 1, "select alpha:1: %s", err);
+    CHECK(listed_alpha > 0 && listed_beta == 0 && listed_opencl == 0,
+          "alpha:1 listed alpha %d, beta %d, opencl %d times", listed_alpha, listed_beta, listed_opencl);
+    if (rc == 0)
+        free(devices);
+    listed_alpha = listed_beta = listed_opencl = 0;
+    rc = lode_registry_select("beta:1,alpha", LODE_ALGO_SHA256D, &devices, &count, err, sizeof err);
+    CHECK(rc == 0 && count == 3, "select beta:1,alpha: %zu devices (%s)", count, err);
+    CHECK(listed_beta > 0 && listed_opencl == 0, "beta:1,alpha listed opencl %d times", listed_opencl);
+    if (rc == 0)
+        free(devices);
+    /* An unknown name still gets the full listing's error. */
+    rc = lode_registry_select("alpha:0,gamma", LODE_ALGO_SHA256D, &devices, &count, err, sizeof err);
+    CHECK(rc != 0 && strstr(err, "unknown device 'gamma'") != NULL, "gamma: %s", err);
+    if (rc == 0)
+        free(devices);
+}
+
 static void test_show_all(void)
 {
     /* Only OpenCL has the setting: beta keeps its aliases hidden. */
@@ -190,6 +220,7 @@ int main(void)
     lode_registry_use_backends(fakes, sizeof fakes / sizeof fakes[0]);
     test_aliases_hidden();
     test_selection_uses_listed_ids();
+    test_later_backends_not_listed();
     test_show_all();
     test_order_decides();
     lode_registry_use_backends(NULL, 0);

@@ -21,7 +21,9 @@
  * shares a second, to about SHARES_PER_S. Every share is still re-checked
  * on the CPU; at difficulty 1 an H100 gives 150 scrypt shares a second,
  * whose reference re-check alone costs 10% of a core: a cost of the
- * pool's difficulty, not of driving the GPU. */
+ * pool's difficulty, not of driving the GPU. A window closes early once it
+ * holds a full window's worth of shares at SHARES_PER_S_MAX (a fast device
+ * is raised within a tenth of a second, not after 450 re-checks). */
 #define SHARE_WINDOW_S 3.0
 #define SHARES_PER_S 2.0
 #define SHARES_PER_S_MAX 8.0
@@ -179,8 +181,9 @@ int cmd_benchmark(const cli_options *o)
         const double now = lode_clock_s();
         if (o->time_limit > 0 && now - start >= o->time_limit)
             break;
-        if (now - window_start >= SHARE_WINDOW_S) {
-            const uint64_t shares = atomic_load(&source.shares);
+        const uint64_t shares = atomic_load(&source.shares);
+        if (now - window_start >= SHARE_WINDOW_S ||
+            (double)(shares - window_shares) > SHARES_PER_S_MAX * SHARE_WINDOW_S) {
             adjust_difficulty(&source, shares - window_shares, now - window_start);
             window_shares = shares;
             window_start = now;

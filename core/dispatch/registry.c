@@ -133,18 +133,20 @@ static bool same_bus_id(const char *x, const char *y)
     return strcasecmp(x, y) == 0;
 }
 
-/* Every device of every usable backend, aliases of an earlier backend's
- * devices left out unless the backend shows all. hidden[b], when given,
- * counts backend b's hidden devices and alias_of[b] names the backend
- * that lists the first of them. */
+/* Every device of the first upto usable backends, aliases of an earlier
+ * backend's devices left out unless the backend shows all (a backend's ids
+ * depend only on the backends before it, so a caller that names only early
+ * backends need not load the later ones' drivers). hidden[b], when given,
+ * counts backend b's hidden devices and alias_of[b] names the backend that
+ * lists the first of them. */
 static int enumerate(lode_device_ref **devices, size_t *count, size_t *hidden,
-                     const lode_backend_ops **alias_of)
+                     const lode_backend_ops **alias_of, size_t upto)
 {
     *devices = NULL;
     *count = 0;
     size_t capacity = 0, n_backends;
     const lode_backend_ops *const *backends = active(&n_backends);
-    for (size_t b = 0; b < n_backends; b++) {
+    for (size_t b = 0; b < n_backends && b < upto; b++) {
         const lode_backend_ops *ops = backends[b];
         char why[LODE_WHY_LEN];
         if (ops->probe(why) != 0)
@@ -190,7 +192,7 @@ static int enumerate(lode_device_ref **devices, size_t *count, size_t *hidden,
 
 int lode_registry_enumerate(lode_device_ref **devices, size_t *count)
 {
-    return enumerate(devices, count, NULL, NULL);
+    return enumerate(devices, count, NULL, NULL, SIZE_MAX);
 }
 
 int lode_backend_probe(size_t i, char why[LODE_WHY_LEN])
@@ -212,7 +214,7 @@ int lode_backend_probe(size_t i, char why[LODE_WHY_LEN])
     size_t count = 0, listed = 0;
     int rc = 0;
     /* Out of memory: usable as far as we know. */
-    if (hidden != NULL && alias_of != NULL && enumerate(&devices, &count, hidden, alias_of) == 0) {
+    if (hidden != NULL && alias_of != NULL && enumerate(&devices, &count, hidden, alias_of, i + 1) == 0) {
         for (size_t k = 0; k < count; k++)
             listed += devices[k].backend == ops;
         if (listed == 0 && hidden[i] > 0) {
@@ -248,6 +250,25 @@ static int backend_named(const char *name, size_t len)
 static int select_devices(const char *spec, lode_algo algo, lode_device_ref **devices, size_t *count,
                           char *err, size_t err_len);
 
+/* How many backends, in order, a device list needs enumerated: up to the
+ * last one it names (all for an empty list or an unknown name). */
+static size_t backends_named(const char *spec)
+{
+    if (spec == NULL || *spec == '\0')
+        return SIZE_MAX;
+    size_t upto = 0;
+    for (const char *p = spec;; p += strcspn(p, ",") + 1) {
+        const size_t len = strcspn(p, ","), name_len = strcspn(p, ",:");
+        const int b = backend_named(p, name_len < len ? name_len : len);
+        if (b < 0)
+            return SIZE_MAX;
+        if ((size_t)b + 1 > upto)
+            upto = (size_t)b + 1;
+        if (p[len] == '\0')
+            return upto;
+    }
+}
+
 int lode_registry_select(const char *spec, lode_algo algo, lode_device_ref **devices,
                          size_t *count, char *err, size_t err_len)
 {
@@ -267,7 +288,7 @@ static int select_devices(const char *spec, lode_algo algo, lode_device_ref **de
     size_t n_all;
     *devices = NULL;
     *count = 0;
-    if (lode_registry_enumerate(&all, &n_all) != 0) {
+    if (enumerate(&all, &n_all, NULL, NULL, backends_named(spec)) != 0) {
         snprintf(err, err_len, "out of memory while listing devices");
         return -1;
     }

@@ -4,7 +4,9 @@ went: per thread, per leaf function and per lode function on the stack
 (inclusive). Addresses in lode's own binary are named with addr2line
 against BINARY (the same build that ran); other modules by file name.
 
-usage: cpu_profile.py SAMPLES BINARY [TOP]"""
+usage: cpu_profile.py SAMPLES BINARY [TOP [FUNCTION]]
+With FUNCTION, also the call chains (lode's own frames) of the samples that
+have FUNCTION on their stack, most frequent first."""
 import collections
 import subprocess
 import sys
@@ -13,6 +15,7 @@ import sys
 def main():
     path, binary = sys.argv[1], sys.argv[2]
     top = int(sys.argv[3]) if len(sys.argv) > 3 else 25
+    focus = sys.argv[4] if len(sys.argv) > 4 else None
     maps, rows, part = [], [], None
     with open(path, errors="replace") as f:
         for line in f:
@@ -78,6 +81,15 @@ def main():
     for title, c in (("thread", threads), ("leaf", leaf), ("on the stack", incl)):
         print(f"-- by {title}")
         for k, v in c.most_common(top):
+            print(f"{v:7d} {100.0 * v / total:5.1f}%  {k}")
+    if focus:
+        chains = collections.Counter()
+        for _, pcs in rows:
+            frames = [sym(pc, i > 0) for i, pc in enumerate(pcs)]
+            if focus in frames:
+                chains[" < ".join(f for f in frames if "." not in f and f != "?")] += 1
+        print(f"-- call chains through {focus}")
+        for k, v in chains.most_common(top):
             print(f"{v:7d} {100.0 * v / total:5.1f}%  {k}")
 
 
