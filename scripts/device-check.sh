@@ -7,7 +7,8 @@
 #   machine may lack into .devlibs/ (both ignored by git; carry both).
 # There:        scripts/device-check.sh [SECONDS_PER_BENCHMARK]
 #   PARTS (default "tests sanitize bench") picks the parts, for runs that
-#   must fit a device call's time limit; PARTS=check-cuda or check-opencl
+#   must fit a device call's time limit (SANITIZERS narrows the sanitize
+#   part's tools, STEPS, an extended regex, the steps run by name); PARTS=check-cuda or check-opencl
 #   is `lode check --duration ${CHECK_DURATION:-5m}` on the GPU through that
 #   backend, each alone in a call (5 minutes of a 10-minute call), its JSON
 #   in $OUT. PARTS=share mines scrypt on cuda:0 against the stratum test pool
@@ -57,6 +58,7 @@ export LODE_OPENCL_SHOW_ALL=1
 
 step() { # step NAME COMMAND...: runs it, keeps its log, notes pass/FAIL
   local name=$1; shift
+  [[ $name =~ ${STEPS:-.} ]] || return 0 # STEPS: an extended regex of the step names to run
   if "$@" >"$out/$name.log" 2>&1; then note "$name" ok; else note "$name" "FAIL (rc $?, see $name.log)"; fi
   tail -3 "$out/$name.log"
 }
@@ -93,7 +95,7 @@ fi
 h=0100000000000000000000000000000000000000000000000000000000000000000000003ba3edfd7a7b12b27ac72c3e67768f617fc81bc3888a51323a9fb8aa4b1e5e4a29ab5f49ffff001d1dac2b7c
 t=0000ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff
 if has sanitize && command -v compute-sanitizer >/dev/null && "$lode" --list-devices | grep -q '^cuda:0'; then
-  for tool in memcheck racecheck; do
+  for tool in ${SANITIZERS:-memcheck racecheck}; do
     for v in $("$lode" --list-devices | awk '/^cuda:0/{f=1} f && $1=="sha256d"{for(i=3;i<=NF;i++) print "sha256d:"$i} f && $1=="scrypt"{for(i=3;i<=NF;i++) print "scrypt:"$i; f=0}'); do
       # scrypt: one block of 128 hashes (racecheck follows every shared-memory
       # access of the thread layout: 512 hashes took over 8 minutes)
