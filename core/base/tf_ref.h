@@ -65,6 +65,18 @@ static inline uint64_t lode_tf_k(uint32_t c, uint64_t n) { return c + (uint64_t)
 bool lode_tf_divides(uint32_t p, lode_u128 q);
 /* Decimal digits of q (buf of at least 40 bytes). */
 void lode_tf_u128_str(lode_u128 q, char *buf);
+/* Verifiable trial factoring (docs/TF-PROOF.md): besides its factors, a run
+ * lists every prime q of its range that passes
+ *   C(p, q, t):  (2^(p+96) mod q) mod 2^t == (2^96 mod q) mod 2^t,
+ * a test on the R = 2^96 Montgomery residue the GPU kernels already hold
+ * (every factor passes it). t <= LODE_TF_PROOF_MAX_T. */
+#define LODE_TF_PROOF_MAX_T 64u
+/* C(p, q, t) for odd q < 2^95, by the plain reference arithmetic. */
+bool lode_tf_proof_condition(uint32_t p, lode_u128 q, unsigned t);
+/* Is q prime? Deterministic Miller-Rabin to the prime bases 2..41 below
+ * 3.3e24, Baillie-PSW (base-2 strong test and a strong Lucas test) above;
+ * any q < 2^127. */
+bool lode_tf_is_prime_u128(lode_u128 q);
 /* Credit of TF of M(p) from 2^bit_min to 2^bit_max in GHz-days: the
  * PrimeNet formula (as documented in mfaktc's output.c), summed per bit
  * level b = bit_min+1 .. bit_max: C(b) * 2^(b-48) * 1680 / p with C =

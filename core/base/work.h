@@ -28,6 +28,11 @@ typedef struct lode_tf_job {
     uint32_t bit_min, bit_max;
     uint32_t num_classes;
     uint32_t class_index; /* the class of k this job covers: k = class_index + num_classes * index */
+    /* With proof set, a scan also reports every index whose q passes
+     * C(p, q, proof_bits) (core/base/tf_ref.h), prime or not: the class
+     * driver keeps the primes as the run's proof. */
+    bool proof;
+    uint32_t proof_bits;
 } lode_tf_job;
 
 typedef struct lode_work {
