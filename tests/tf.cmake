@@ -5,3 +5,16 @@ lode_test_program(test_tf_files)
 target_link_libraries(test_tf_files PRIVATE lode_tf)
 add_test(NAME tf_files COMMAND test_tf_files)
 set_tests_properties(tf_files PROPERTIES TIMEOUT 120)
+# Verifiable trial factoring (docs/TF-PROOF.md): the condition, the
+# primality test, the proof library and its verifier against values
+# computed in Python; test_tf_proof.py builds proof files entirely in Python
+# (its own pow, Miller-Rabin, li and hashlib) and checks that
+# `lode tf --verify` (and test_tf_proof --verify, the library alone)
+# accepts them and rejects damaged or forged ones.
+lode_test_program(test_tf_proof)
+target_link_libraries(test_tf_proof PRIVATE lode_tf)
+add_test(NAME tf_proof COMMAND test_tf_proof)
+set_tests_properties(tf_proof PROPERTIES TIMEOUT 300)
+add_test(NAME tf_proof_cli COMMAND Python3::Interpreter "${CMAKE_CURRENT_SOURCE_DIR}/test_tf_proof.py"
+         $<TARGET_FILE:lode> $<TARGET_FILE:test_tf_proof>)
+set_tests_properties(tf_proof_cli PROPERTIES TIMEOUT 300)

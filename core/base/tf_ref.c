@@ -148,3 +148,226 @@ double lode_tf_ghz_days(uint32_t p, unsigned bit_min, unsigned bit_max)
     }
     return total;
 }
+
+/* ---- Verifiable trial factoring (docs/TF-PROOF.md): the condition C and a
+ * primality test of q < 2^127. ---- */
+
+/* a * b mod q for a, b < q < 2^127 by shift-and-add from b's top bit:
+ * r < q and r + a < 2q < 2^128, so nothing overflows. q < 2^64: one
+ * 128-bit product. */
+static lode_u128 mulmod127(lode_u128 a, lode_u128 b, lode_u128 q)
+{
+    if ((q >> 64) == 0)
+        return (a * b) % q;
+    if (a < b) {
+        lode_u128 t = a;
+        a = b;
+        b = t;
+    }
+    int top = 127;
+    while (top >= 0 && ((b >> top) & 1) == 0)
+        top--;
+    lode_u128 r = 0;
+    for (int i = top; i >= 0; i--) {
+        r <<= 1;
+        if (r >= q)
+            r -= q;
+        if ((b >> i) & 1) {
+            r += a;
+            if (r >= q)
+                r -= q;
+        }
+    }
+    return r;
+}
+
+/* base^e mod q, base < q < 2^127, q >= 2. */
+static lode_u128 powmod127(lode_u128 base, lode_u128 e, lode_u128 q)
+{
+    lode_u128 r = 1 % q;
+    while (e != 0) {
+        if (e & 1)
+            r = mulmod127(r, base, q);
+        e >>= 1;
+        if (e != 0)
+            base = mulmod127(base, base, q);
+    }
+    return r;
+}
+
+/* 2^e mod q, odd q >= 3, q < 2^127: left to right, a doubling per bit. */
+static lode_u128 pow2mod127(uint64_t e, lode_u128 q)
+{
+    lode_u128 r = 1;
+    for (int i = 63; i >= 0; i--) {
+        r = mulmod127(r, r, q);
+        if ((e >> i) & 1) {
+            r <<= 1; /* r < 2^127: no overflow */
+            if (r >= q)
+                r -= q;
+        }
+    }
+    return r;
+}
+
+bool lode_tf_proof_condition(uint32_t p, lode_u128 q, unsigned t)
+{
+    if (q < 3 || (q & 1) == 0 || (q >> 127) != 0)
+        return false;
+    if (t == 0)
+        return true;
+    lode_u128 mask = t >= 128 ? ~(lode_u128)0 : ((lode_u128)1 << t) - 1;
+    lode_u128 lhs = pow2mod127((uint64_t)p + 96, q);
+    lode_u128 rhs = pow2mod127(96, q);
+    return (lhs & mask) == (rhs & mask);
+}
+
+/* a - b mod q and a + b mod q, for a, b < q < 2^127. */
+static lode_u128 submod(lode_u128 a, lode_u128 b, lode_u128 q) { return a >= b ? a - b : a + (q - b); }
+static lode_u128 addmod(lode_u128 a, lode_u128 b, lode_u128 q)
+{
+    lode_u128 s = a + b; /* < 2^128 */
+    return s >= q ? s - q : s;
+}
+
+/* x / 2 mod odd q, x < q. */
+static lode_u128 halfmod(lode_u128 x, lode_u128 q) { return (x & 1) ? (x + q) >> 1 : x >> 1; }
+
+/* The strong probable-prime test of odd n > 2 to base a (2 <= a < n). */
+static bool strong_probable_prime(lode_u128 n, lode_u128 a)
+{
+    lode_u128 d = n - 1;
+    int s = 0;
+    while ((d & 1) == 0) {
+        d >>= 1;
+        s++;
+    }
+    lode_u128 x = powmod127(a, d, n);
+    if (x == 1 || x == n - 1)
+        return true;
+    for (int r = 1; r < s; r++) {
+        x = mulmod127(x, x, n);
+        if (x == n - 1)
+            return true;
+        if (x == 1)
+            return false;
+    }
+    return false;
+}
+
+/* Jacobi symbol (a / n), odd n > 0. */
+static int jacobi(lode_u128 a, lode_u128 n)
+{
+    int j = 1;
+    a %= n;
+    while (a != 0) {
+        while ((a & 1) == 0) {
+            a >>= 1;
+            unsigned r = (unsigned)(n & 7);
+            if (r == 3 || r == 5)
+                j = -j;
+        }
+        lode_u128 t = a;
+        a = n;
+        n = t;
+        if ((a & 3) == 3 && (n & 3) == 3)
+            j = -j;
+        a %= n;
+    }
+    return n == 1 ? j : 0;
+}
+
+static bool is_square(lode_u128 n)
+{
+    lode_u128 x = (lode_u128)sqrtl((long double)n);
+    if (x > UINT64_MAX)
+        x = UINT64_MAX;
+    while (x * x > n)
+        x--;
+    while (x < UINT64_MAX && (x + 1) * (x + 1) <= n)
+        x++;
+    return x * x == n;
+}
+
+/* The strong Lucas probable-prime test of odd n > 2, not a square, with
+ * Selfridge's method A: D the first of 5, -7, 9, -11, ... with (D / n) = -1,
+ * P = 1, Q = (1 - D) / 4. */
+static bool strong_lucas_probable_prime(lode_u128 n)
+{
+    int64_t d = 5;
+    for (;;) {
+        lode_u128 dm = d > 0 ? (lode_u128)d % n : n - (lode_u128)(-d) % n;
+        int j = jacobi(dm, n);
+        if (j == -1)
+            break;
+        if (j == 0 && (lode_u128)(d > 0 ? d : -d) != n)
+            return false; /* gcd(D, n) > 1 */
+        d = d > 0 ? -(d + 2) : -d + 2;
+        if (d > 1000000 || d < -1000000)
+            return false; /* cannot happen for a non-square n */
+    }
+    lode_u128 dm = d > 0 ? (lode_u128)d % n : n - (lode_u128)(-d) % n;
+    int64_t qs = (1 - d) / 4;
+    lode_u128 qm = qs >= 0 ? (lode_u128)qs % n : n - (lode_u128)(-qs) % n;
+    if (qm == n)
+        qm = 0;
+    /* n + 1 = k 2^s, k odd */
+    lode_u128 k = n + 1;
+    int s = 0;
+    while ((k & 1) == 0) {
+        k >>= 1;
+        s++;
+    }
+    /* U_1 = 1, V_1 = P = 1, Q^1; then the bits of k below its top. */
+    lode_u128 u = 1, v = 1, qk = qm;
+    int top = 127;
+    while (((k >> top) & 1) == 0)
+        top--;
+    for (int i = top - 1; i >= 0; i--) {
+        u = mulmod127(u, v, n);                                    /* U_2m = U_m V_m */
+        v = submod(mulmod127(v, v, n), addmod(qk, qk, n), n);      /* V_2m = V_m^2 - 2 Q^m */
+        qk = mulmod127(qk, qk, n);
+        if ((k >> i) & 1) {
+            lode_u128 u1 = halfmod(addmod(u, v, n), n);                   /* (P U + V) / 2 */
+            lode_u128 v1 = halfmod(addmod(mulmod127(dm, u, n), v, n), n); /* (D U + P V) / 2 */
+            u = u1;
+            v = v1;
+            qk = mulmod127(qk, qm, n);
+        }
+    }
+    if (u == 0 || v == 0)
+        return true;
+    for (int r = 1; r < s; r++) {
+        v = submod(mulmod127(v, v, n), addmod(qk, qk, n), n); /* V_2m */
+        qk = mulmod127(qk, qk, n);
+        if (v == 0)
+            return true;
+    }
+    return false;
+}
+
+bool lode_tf_is_prime_u128(lode_u128 q)
+{
+    static const unsigned bases[] = {2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41};
+    if (q < 2 || (q >> 127) != 0)
+        return false;
+    for (size_t i = 0; i < sizeof bases / sizeof bases[0]; i++) {
+        if (q == bases[i])
+            return true;
+        if (q % bases[i] == 0)
+            return false;
+    }
+    if (q < 43 * 43)
+        return true;
+    /* Sorenson and Webster (2015): the strong test to the 13 prime bases
+     * up to 41 has no pseudoprime below 3 317 044 064 679 887 385 961 981. */
+    const lode_u128 mr_bound = (lode_u128)331704u * 10000000000000000000ull + 4064679887385961981ull;
+    if (q < mr_bound) {
+        for (size_t i = 0; i < sizeof bases / sizeof bases[0]; i++)
+            if (!strong_probable_prime(q, bases[i]))
+                return false;
+        return true;
+    }
+    /* Baillie-PSW: no pseudoprime is known (none below 2^64 exists). */
+    return strong_probable_prime(q, 2) && !is_square(q) && strong_lucas_probable_prime(q);
+}
