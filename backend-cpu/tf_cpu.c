@@ -115,8 +115,23 @@ static inline u128 mont_mul(u128 a, u128 b, u128 q, uint64_t qinv)
     return r >= q ? r - q : r;
 }
 
-/* 2^p mod q == 1. */
-static inline bool mont_pow2_is_one(uint32_t p, u128 q)
+/* x / 2^32 mod q for x < q (one Montgomery step by 32 bits; qinv = -1/q
+ * mod 2^64, whose low half is -1/q mod 2^32). The low 32 bits of
+ * x + m q are zero, so the sum's carry out of them is 1 exactly when x's
+ * low half is not zero; the result is below 2q < 2^97 before reduction. */
+static inline u128 div_2_32(u128 x, u128 q, uint64_t qinv)
+{
+    const uint32_t m = (uint32_t)x * (uint32_t)qinv;
+    const u128 mq = (u128)m * LO(q) + (((u128)m * HI(q)) << 64); /* < 2^128: q < 2^96 */
+    u128 r = (x >> 32) + (mq >> 32) + ((uint32_t)x != 0);
+    return r >= q ? r - q : r;
+}
+
+/* Whether 2^p mod q == 1 (returns 1) and, with proof, whether q passes
+ * C(p, q, t) (core/base/tf_ref.h: its residues are in R = 2^96 Montgomery
+ * form, here R = 2^128, so both sides are divided by 2^32 first) (returns
+ * 2); 0 for neither. mask: the low t bits. */
+static inline int mont_pow2_test(uint32_t p, u128 q, bool proof, uint64_t mask)
 {
     uint64_t q0 = LO(q);
     uint64_t x = q0 * 3 ^ 2; /* q^-1 mod 2^5, then Newton: 10, 20, 40, 80 bits */
@@ -133,12 +148,14 @@ static inline bool mont_pow2_is_one(uint32_t p, u128 q)
                 v -= q;
         }
     }
-    return v == one;
+    if (v == one)
+        return 1;
+    return proof && ((LO(div_2_32(v, q, qinv)) ^ LO(div_2_32(one, q, qinv))) & mask) == 0 ? 2 : 0;
 }
 
 int cpu_tf_montgomery_divides(uint32_t p, u128 q)
 {
-    return (q & 1) && q > 1 && (q >> 96) == 0 && mont_pow2_is_one(p, q);
+    return (q & 1) && q > 1 && (q >> 96) == 0 && mont_pow2_test(p, q, false, 0) == 1;
 }
 
 /* Clears the bits of n in [n0, n0 + nbits) whose q has a sieve prime. */
@@ -161,6 +178,8 @@ int cpu_tf_scan(cpu_tf *tf, uint64_t start, uint64_t count, lode_hits *hits, uin
 {
     *done = 0;
     const uint32_t p = tf->job.exponent;
+    const bool proof = tf->job.proof;
+    const uint64_t mask = tf->job.proof_bits >= 64 ? UINT64_MAX : (UINT64_C(1) << tf->job.proof_bits) - 1;
     for (uint64_t off = 0; off < count;) {
         uint64_t n0 = start + off;
         unsigned nbits = count - off < TF_CPU_BLOCK_BITS ? (unsigned)(count - off) : TF_CPU_BLOCK_BITS;
@@ -173,7 +192,7 @@ int cpu_tf_scan(cpu_tf *tf, uint64_t start, uint64_t count, lode_hits *hits, uin
             while (bits != 0) {
                 unsigned i = w * 64 + (unsigned)__builtin_ctzll(bits);
                 bits &= bits - 1;
-                if (mont_pow2_is_one(p, q0 + tf->q_step * i) &&
+                if (mont_pow2_test(p, q0 + tf->q_step * i, proof, mask) != 0 &&
                     lode_hits_push(hits, (lode_hit){.index = n0 + i}) != 0)
                     return LODE_ERR_NO_MEMORY;
             }

@@ -38,7 +38,20 @@ struct launch_desc {
     uint64_t n0;          /* the launch's first index */
     uint32_t count;       /* indices n0 .. n0 + count - 1 */
     uint32_t class_index; /* c of k = c + 4620 n */
+    /* A candidate is reported when the bits of its residue and of one
+     * under these masks agree: all set, r == one (a factor); with a proof,
+     * the low t bits only, C(p, q, t) (core/base/tf_ref.h). */
+    uint64_t mask_lo;
+    uint32_t mask_hi;
 };
+
+/* The masks of launch_desc for a job. */
+static launch_desc desc_masks(const lode_tf_job *job, launch_desc d)
+{
+    d.mask_lo = !job->proof ? ~0ull : job->proof_bits >= 64 ? ~0ull : (1ull << job->proof_bits) - 1;
+    d.mask_hi = job->proof ? 0u : ~0u;
+    return d;
+}
 
 /* ---- the sieve ---------------------------------------------------------- */
 
@@ -310,6 +323,8 @@ tf_exponentiate(const uint32_t *__restrict__ cand, const uint32_t *__restrict__ 
 {
     const uint32_t class_index = launch->class_index;
     const uint64_t n0 = launch->n0;
+    const uint64_t mask_lo = launch->mask_lo;
+    const uint32_t mask_hi = launch->mask_hi;
     constexpr bool LAZY = QBITS <= kLazyBits;
     const uint32_t total = *cand_count;
     const unsigned nbits = 32 - __clz(p);
@@ -354,7 +369,8 @@ tf_exponentiate(const uint32_t *__restrict__ cand, const uint32_t *__restrict__ 
             const u128 q128 = to128(q[j]);
             while (LAZY && r >= q128)
                 r -= q128;
-            if (valid[j] && r == one[j]) {
+            const u128 diff = r ^ one[j];
+            if (valid[j] && ((uint64_t)diff & mask_lo) == 0 && ((uint32_t)(diff >> 64) & mask_hi) == 0) {
                 uint32_t slot = atomicAdd(found_count, 1u);
                 if (slot < LODE_TF_FOUND_CAP)
                     found[slot] = off[j];
@@ -974,7 +990,7 @@ extern "C" cudaError_t cuda_tf_enqueue(cuda_tf *tf, uint64_t n0, uint32_t count)
      * so nothing reads these any more. */
     for (unsigned i = 0; i < sl->launches; i++) {
         const uint32_t n = i + 1 < sl->launches ? full : count - i * full;
-        sl->h_desc[i] = launch_desc{n0 + (uint64_t)i * full, n, tf->job.class_index};
+        sl->h_desc[i] = desc_masks(&tf->job, launch_desc{n0 + (uint64_t)i * full, n, tf->job.class_index, 0, 0});
     }
     const cudaError_t err = launch_batch(tf, k);
     if (err != cudaSuccess)

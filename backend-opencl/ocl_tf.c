@@ -337,11 +337,17 @@ int ocl_tf_set_job(ocl_tf *f, const lode_tf_job *job)
             return rc;
     }
     const cl_uint cls = job->class_index, p = job->exponent, bit_max = job->bit_max;
+    /* tf_exponentiate's report masks: v == one, or C(p, q, t) with a proof. */
+    const cl_ulong mask_lo = !job->proof || job->proof_bits >= 64 ? ~(cl_ulong)0
+                                                                  : ((cl_ulong)1 << job->proof_bits) - 1;
+    const cl_uint mask_hi = job->proof ? 0 : ~(cl_uint)0;
     for (int q = 0; q < LANES; q++) {
         ARG(f->lanes[q].prepare, 5, cls);
         ARG(f->lanes[q].exp, 3, p);
         ARG(f->lanes[q].exp, 4, cls);
         ARG(f->lanes[q].exp, 6, bit_max);
+        ARG(f->lanes[q].exp, 7, mask_lo);
+        ARG(f->lanes[q].exp, 8, mask_hi);
     }
     f->job = *job;
     return LODE_OK;

@@ -170,6 +170,85 @@ static void check_exact(lode_handle *h, uint32_t p, unsigned lo, unsigned hi, ui
 }
 
 
+/* With a proof of t bits, the backend reports every index whose q passes
+ * C(p, q, t) or divides M(p), as far as its sieve leaves them: each report
+ * must pass C by the reference (core/base/tf_ref.c, plain arithmetic), and
+ * every prime q at or above LODE_TF_PROOF_HOST_LIMIT that passes C must be
+ * reported (composites may be sieved out first: sieve depths differ). */
+static void check_proof(lode_handle *h, uint32_t p, unsigned lo, unsigned hi, uint32_t c, unsigned t,
+                        uint64_t start, uint64_t count)
+{
+    while (!lode_tf_class_needed(p, c))
+        c++; /* a class with primes */
+    uint64_t nb, ne;
+    lode_tf_class_range(p, lo, hi, c, &nb, &ne);
+    start += nb;
+    lode_work w = {.algo = LODE_ALGO_TF, .factor = {p, lo, hi, LODE_TF_CLASSES, c, true, t}};
+    lode_range r = {.start = start, .count = count};
+    lode_hits hits = {0};
+    uint64_t done = 0;
+    int rc = lode_handle_set_work(h, &w);
+    if (rc == LODE_OK)
+        rc = lode_handle_scan(h, &r, &hits, &done, &never_abort);
+    CHECK(rc == LODE_OK && done == count, "%s: proof scan M%u class %u t %u: rc %d", h->ref->id, p, c, t, rc);
+    size_t wrong = 0, primes = 0, missed = 0;
+    for (size_t i = 0; i < hits.count; i++) {
+        lode_u128 q = lode_tf_q(p, lode_tf_k(c, hits.items[i].index));
+        wrong += hits.items[i].index < start || hits.items[i].index - start >= count ||
+                 !(lode_tf_proof_condition(p, q, t) || lode_tf_divides(p, q));
+    }
+    for (uint64_t n = start; n < start + count; n++) {
+        lode_u128 q = lode_tf_q(p, lode_tf_k(c, n));
+        if (n == 0 && c == 0)
+            continue; /* k = 0 */
+        if (q < LODE_TF_PROOF_HOST_LIMIT || q >> hi != 0 || q >> lo == 0 || !lode_tf_proof_condition(p, q, t) ||
+            !lode_tf_is_prime_u128(q))
+            continue;
+        primes++;
+        bool seen = false;
+        for (size_t i = 0; i < hits.count && !seen; i++)
+            seen = hits.items[i].index == n;
+        missed += !seen;
+    }
+    CHECK(wrong == 0 && missed == 0 && primes > 0,
+          "%s: proof M%u %u-%u class %u t %u n %llu+%llu: %zu reports, %zu failing C, %zu of %zu primes missed",
+          h->ref->id, p, lo, hi, c, t, (unsigned long long)start, (unsigned long long)count, hits.count, wrong,
+          missed, primes);
+    lode_hits_free(&hits);
+}
+
+static void test_proof(lode_handle *h)
+{
+    /* Small q (Barrett/lazy kernels), t small enough for tens of primes. */
+    check_proof(h, 100003, 26, 60, 1, 3, 1000, 3000);
+    check_proof(h, 100043, 26, 64, 15, 4, 5000, 4000);
+    check_proof(h, 100043, 1, 40, 0, 3, 0, 2000); /* from q = 2^1: below the host limit too */
+    /* M66362159 at 2^70 (lazy, q < 2^92) and the largest exponent at 2^94
+     * (the fully reduced kernel). */
+    check_proof(h, 66362159, 70, 71, 11, 2, 12345, 3000);
+    check_proof(h, 4294967291u, 94, 95, 11, 2, 777, 3000);
+    /* A factor is reported with a proof too (it passes C), at a t that
+     * lists little else. */
+    const lode_tf_vector *v = &lode_tf_vectors[0];
+    uint32_t c = (uint32_t)(v->k % LODE_TF_CLASSES);
+    uint64_t n = v->k / LODE_TF_CLASSES;
+    lode_work w = {.algo = LODE_ALGO_TF, .factor = {v->exponent, v->bit_min, v->bit_max, LODE_TF_CLASSES, c, true, 40}};
+    lode_range r = {.start = n > 500 ? n - 500 : 0, .count = 1000};
+    lode_hits hits = {0};
+    uint64_t done = 0;
+    int rc = lode_handle_set_work(h, &w);
+    if (rc == LODE_OK)
+        rc = lode_handle_scan(h, &r, &hits, &done, &never_abort);
+    bool found = false;
+    for (size_t i = 0; i < hits.count; i++)
+        found |= hits.items[i].index == n;
+    CHECK(rc == LODE_OK && found, "%s: the factor of M%u is reported with a proof", h->ref->id, v->exponent);
+    lode_hits_free(&hits);
+    /* t past 64 is refused. */
+    w.factor.proof_bits = LODE_TF_PROOF_MAX_T + 1;
+    CHECK(lode_handle_set_work(h, &w) != LODE_OK, "%s: t %u refused", h->ref->id, w.factor.proof_bits);
+}
+
 /* ---- launch and segment edges (GPU backends cut a range into launches
  * and segments: 2^16 each under LODE_TF_LAUNCH_BITS=16 and
  * LODE_TF_SEGMENT_BITS=16, 2^18 segments by default) ---- */
@@ -227,6 +306,7 @@ static void test_edges(lode_handle *h)
 static void test_handle(lode_handle *h)
 {
     test_edges(h);
+    test_proof(h);
     /* Every known factor, in a window of 50 000 indices of its class. */
     for (size_t i = 0; i < lode_tf_vector_count; i++) {
         char why[512];
@@ -367,6 +447,7 @@ int main(int argc, char **argv)
             CHECK(rc == LODE_OK, "%s opens tf %s with short launches", devices[d].id, names[i] ? names[i] : "");
             if (rc == LODE_OK) {
                 test_edges(&h);
+                test_proof(&h);
                 check_exact(&h, 100003, 17, 40, 0, 0, 200000);
                 lode_handle_close(&h);
             }

@@ -7,7 +7,9 @@ and Ctrl-C, and --selftest.
 
 usage: test_tf.py PATH_TO_LODE   (LODE_TEST_SEED replays a random run)
 """
+import hashlib
 import json
+import math
 import os
 import random
 import re
@@ -56,6 +58,116 @@ def oracle_factors(p, lo, hi):
             out.append(q)
         k += 1
     return out
+
+
+def probable_prime(n):
+    """Miller-Rabin to the prime bases below 42: deterministic below 3.3e24."""
+    if n < 2:
+        return False
+    bases = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)
+    for b in bases:
+        if n % b == 0:
+            return n == b
+    d, s = n - 1, 0
+    while d % 2 == 0:
+        d, s = d // 2, s + 1
+    for b in bases:
+        x = pow(b, d, n)
+        if x in (1, n - 1):
+            continue
+        for _ in range(s - 1):
+            x = x * x % n
+            if x == n - 1:
+                break
+        else:
+            return False
+    return True
+
+
+def li_between(a, b):
+    """The integral of 1/ln x from 2^a to 2^b (x = e^u: e^u/u du), Simpson's
+    rule on 200 000 intervals."""
+    lo, hi, n = a * math.log(2), b * math.log(2), 200000
+    h = (hi - lo) / n
+    total = math.exp(lo) / lo + math.exp(hi) / hi
+    for i in range(1, n):
+        u = lo + i * h
+        total += (4 if i % 2 else 2) * math.exp(u) / u
+    return total * h / 3
+
+
+def oracle_proof(p, lo, hi):
+    """t, the expected count and every prime q = 2kp+1, q = +-1 mod 8, in
+    [2^lo, 2^hi) whose residue passes (2^(p+96) mod q) mod 2^t ==
+    (2^96 mod q) mod 2^t (docs/TF-PROOF.md), from first principles."""
+    n = li_between(lo, hi) / (2 * (p - 1))
+    t = min(64, max(0, math.floor(math.log2(n / 1000)))) if n > 0 else 0
+    mask = (1 << t) - 1
+    listed = []
+    k = max(1, (2**lo - 1 + 2 * p - 1) // (2 * p))
+    while True:
+        q = 2 * k * p + 1
+        if q >= 2**hi:
+            break
+        if q >= 2**lo and q % 8 in (1, 7) and (pow(2, p + 96, q) ^ pow(2, 96, q)) & mask == 0 \
+                and probable_prime(q):
+            listed.append(q)
+        k += 1
+    return t, n / 2**t, listed
+
+
+def check_proof_file(res, p, lo, hi, want):
+    """The proof file beside results file res, and the JSON line's
+    lode_proof, against oracle_proof's (t, expected, list)."""
+    t, expected, listed = want
+    path = os.path.join(os.path.dirname(res), f"M{p}_{lo}_{hi}.proof")
+    text = open(path).read() if os.path.exists(path) else ""
+    lines = text.splitlines()
+    body = "".join(f"{q}\n" for q in listed)
+    digest = hashlib.sha256(body.encode()).hexdigest()
+    head = ["lode-tf-proof 1", f"exponent {p}", f"bits {lo} {hi}", f"t {t}"]
+    check(lines[:4] == head and lines[5:7] == [f"count {len(listed)}", f"sha256 {digest}"]
+          and lines[7:] == [str(q) for q in listed] + ["end"],
+          f"proof M{p} {lo}-{hi}: {len(lines) - 8} listed, oracle {len(listed)} with t {t}: {lines[:7]}")
+    check(len(lines) > 4 and lines[4].startswith("expected ")
+          and abs(float(lines[4].split()[1]) - expected) <= 0.051 + 1e-3 * expected,
+          f"proof expected {lines[4:5]} oracle {expected:.3f}")
+    with open(res) as f:
+        results = [json.loads(x) for x in f.read().splitlines()]
+    ours = [r for r in results if r["exponent"] == p and r["bitlo"] == lo and r["bithi"] == hi]
+    pf = ours[-1].get("lode_proof", {}) if ours else {}
+    check(pf.get("t") == t and pf.get("count") == len(listed) and pf.get("sha256") == digest
+          and pf.get("file") == os.path.basename(path), f"lode_proof {pf}")
+    r = subprocess.run([LODE, "tf", "--verify", path], capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, f"lode tf --verify {path}: {r.returncode} {r.stdout[-300:]} {r.stderr[-300:]}")
+    return digest
+
+
+def test_proof(tmp):
+    """Issue #18: every result carries a proof; the list is exactly the one
+    Python finds, on the CPU backend and on every OpenCL device here (PoCL in
+    CI), with the same digest; LODE_TF_NO_PROOF leaves it out."""
+    listing = subprocess.run([LODE, "--list-devices"], capture_output=True, text=True, timeout=120).stdout
+    devices = ["cpu"] + sorted(set(re.findall(r"^(opencl:\d+)", listing, re.M)))
+    for p, lo, hi in [(100003, 20, 38), (1000003, 30, 42), (100043, 1, 30)]:
+        want = oracle_proof(p, lo, hi)
+        digests = set()
+        for dev in devices:
+            d = fresh(tmp, f"proof-{p}-{dev.replace(':', '')}")
+            res = os.path.join(d, "results.json.txt")
+            r = run(str(p), str(lo), str(hi), "-q", "-d", dev, "--results", res, "--no-checkpoints")
+            check(r.returncode == 0, f"tf {p} {lo} {hi} on {dev}: {r.returncode} {r.stderr[-300:]}")
+            digests.add(check_proof_file(res, p, lo, hi, want))
+        check(len(digests) == 1, f"M{p} {lo}-{hi}: one list on {devices}")
+    d = fresh(tmp, "no-proof")
+    res = os.path.join(d, "results.json.txt")
+    r = subprocess.run([LODE, "tf", "100003", "20", "30", "-q", "--results", res, "--no-checkpoints"],
+                       capture_output=True, text=True, timeout=120, env=dict(os.environ, LODE_TF_NO_PROOF="1"))
+    with open(res) as f:
+        line = f.read()
+    check(r.returncode == 0 and "lode_proof" not in line and "carries no proof" in r.stderr
+          and not [n for n in os.listdir(d) if n.endswith(".proof")],
+          f"LODE_TF_NO_PROOF: {r.returncode} {line} {r.stderr[-200:]}")
 
 
 def needed_classes(p):
@@ -286,6 +398,7 @@ def test_kill_resume(tmp):
           f"{len(set(classes))} distinct, want {len(needed_classes(p))}")
     with open(res) as f:
         check(len(f.read().splitlines()) == 1, "one result line despite the kills")
+    check_proof_file(res, p, lo, hi, oracle_proof(p, lo, hi))  # the same list across the kills
 
     # Ctrl-C: finishes the class, saves, exits 130; the next run completes.
     os.remove(log)
@@ -429,7 +542,9 @@ def test_results_unwritable(tmp):
                     continue
                 first = args + ["--results", "/dev/full"]
             else:
-                earlier = json.dumps({"exponent": 100003, "worktype": "TF", "note": "x" * 9000}) + "\n"
+                # The limit passes the checkpoint (with its proof list, ~10 KB)
+                # and stops the append after an earlier, long result line.
+                earlier = json.dumps({"exponent": 100003, "worktype": "TF", "note": "x" * 70000}) + "\n"
                 with open(res, "w") as f:
                     f.write(earlier)
                 first = args
@@ -437,7 +552,7 @@ def test_results_unwritable(tmp):
                 def pre():
                     import resource
                     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-                    resource.setrlimit(resource.RLIMIT_FSIZE, (8192, 8192))
+                    resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536))
             r = subprocess.run(first, capture_output=True, text=True, timeout=300, cwd=d, preexec_fn=pre)
             tag = f"{how} {ckp}"
             check(r.returncode != 0 and "cannot append" in r.stderr, f"{tag}: non-zero exit: {r.returncode} {r.stderr!r}")
@@ -464,14 +579,14 @@ def test_worktodo_rewrite_fails(tmp):
     removes the line without reporting the assignment a second time."""
     d = fresh(tmp, "rewrite")
     wt, res = os.path.join(d, "worktodo.txt"), os.path.join(d, "results.json.txt")
-    pad = "".join(f"// comment line {i:04d} to make the file bigger than the limit\n" for i in range(100))
+    pad = "".join(f"// comment line {i:04d} to make the file bigger than the limit\n" for i in range(1200))
     with open(wt, "w") as f:
         f.write(pad + "Factor=N/A,100043,1,32\n" + pad)
 
     def limit():
         import resource
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536))  # above the checkpoint, below the file
     r = subprocess.run([LODE, "tf", "-w", wt, "-d", "cpu", "-q"], capture_output=True, text=True, timeout=300,
                        cwd=d, preexec_fn=limit)
     check(r.returncode != 0 and "cannot remove" in r.stderr, f"rewrite fails: exit {r.returncode} {r.stderr!r}")
@@ -484,7 +599,7 @@ def test_worktodo_rewrite_fails(tmp):
         check(f.read() == pad + pad, "the line removed, the rest kept")
 
 
-CRASH_STEPS = ("pending-saved", "legacy-appended", "result-appended", "reported-saved", "worktodo-rewritten",
+CRASH_STEPS = ("pending-saved", "proof-written", "legacy-appended", "result-appended", "reported-saved", "worktodo-rewritten",
                "checkpoint-removed", "add-renamed", "add-merged")
 
 
@@ -692,7 +807,7 @@ with tempfile.TemporaryDirectory() as tmp:
     for test in (test_selftest, test_errors, test_ranges, test_worktodo, test_worktodo_add, test_report_once,
                  test_double_interrupt, test_kill_resume, test_worktodo_bytes, test_results_unwritable,
                  test_worktodo_rewrite_fails, test_crash_steps, test_kill_window, test_two_instances,
-                 test_json_escaping, test_worktodo_not_a_file, test_messages):
+                 test_json_escaping, test_worktodo_not_a_file, test_messages, test_proof):
         if ONLY and test.__name__ not in ONLY.split(","):
             continue
         t0 = time.time()

@@ -385,6 +385,45 @@ static void test_checkpoint_format(void)
     CHECK(lode_tf_checkpoint_parse(buf, (size_t)n, &a, &back) == 1 && back.state == LODE_TF_CKP_REPORTED,
           "reported record read back");
 
+    /* A proof line round-trips; a record whose proof line is damaged under
+     * a good checksum is refused. */
+    lode_tf_progress kept = done;
+    kept.state = LODE_TF_CKP_RUNNING;
+    kept.proof_kept = true;
+    kept.proof_bits = 30;
+    kept.proof_count = 3;
+    kept.proof_k[0] = 5;
+    kept.proof_k[1] = 6;
+    kept.proof_k[2] = UINT64_MAX;
+    n = lode_tf_checkpoint_format(&a, &kept, buf, sizeof buf);
+    CHECK(n > 0 && strstr(buf, "\nproof 30 3 5 6 18446744073709551615\n") != NULL, "proof line:\n%.*s",
+          n > 0 ? n : 0, buf);
+    CHECK(lode_tf_checkpoint_parse(buf, (size_t)n, &a, &back) == 1 && back.proof_kept && back.proof_bits == 30 &&
+              back.proof_count == 3 && back.proof_k[1] == 6 && back.proof_k[2] == UINT64_MAX,
+          "proof read back");
+    CHECK(lode_tf_checkpoint_parse(running_text, strlen(running_text), &a, &back) == 1 && !back.proof_kept,
+          "a record without a proof line keeps no proof");
+    static const char *const bad_proofs[] = {"proof 30 4 5 6 7\n", "proof 30 2 5 6 7\n", "proof 65 0\n",
+                                             "proof 30 1 x\n", "proof 30 1 -\n", "proof 30\n"};
+    for (size_t i = 0; i < sizeof bad_proofs / sizeof bad_proofs[0]; i++) {
+        char body[512], rec[600];
+        int m = snprintf(body, sizeof body, "lode-tf-checkpoint 1\nexponent 100003\nbits 1 30\nnext_class 17\n"
+                         "classes_done 5\nclass_log 12\nfactors 0\n%s", bad_proofs[i]);
+        m = snprintf(rec, sizeof rec, "%scrc32 %08X\n", body, (unsigned)lode_tf_crc32(body, (size_t)m));
+        CHECK(lode_tf_checkpoint_parse(rec, (size_t)m, &a, &back) == -1, "damaged proof line refused: %s",
+              bad_proofs[i]);
+    }
+    /* The largest proof fits the buffer lode_tf_checkpoint_save sizes. */
+    kept.proof_count = LODE_TF_PROOF_MAX;
+    for (unsigned i = 0; i < LODE_TF_PROOF_MAX; i++)
+        kept.proof_k[i] = UINT64_MAX - i;
+    char *large = malloc(lode_tf_checkpoint_size(&kept));
+    n = large ? lode_tf_checkpoint_format(&a, &kept, large, lode_tf_checkpoint_size(&kept)) : -1;
+    CHECK(n > 0 && lode_tf_checkpoint_parse(large, (size_t)n, &a, &back) == 1 &&
+              back.proof_count == LODE_TF_PROOF_MAX && back.proof_k[LODE_TF_PROOF_MAX - 1] == UINT64_MAX - 4095,
+          "a full proof round-trips (%d bytes)", n);
+    free(large);
+
     /* 64 factors of 20 digits and a 63-character key fit. */
     lode_tf_assignment big = assignment("Factor=ABCDEFGHIJABCDEFGHIJABCDEFGHIJABCDEFGHIJABCDEFGHIJABCDEFGHIJABC,100003,1,30");
     done.factors = LODE_TF_MAX_FACTORS;
@@ -559,6 +598,20 @@ static void test_results_json(void)
         "\"os\": {\"os\": \"Linux\", \"architecture\": \"x86_64\"}, \"checksum\": {\"version\": 1, \"checksum\": "
         "\"267EDC54\"}}\n";
     CHECK(line != NULL && strcmp(line, want_nf) == 0, "no factor:\n%s", line ? line : "NULL");
+    free(line);
+
+    /* With a proof: "lode_proof" after "os", outside the checksum (the same
+     * checksum as without). */
+    lode_tf_proof_summary proof = {.t = 30, .count = 1287, .expected = 1299.9349, .file = "M100043_20_33.proof"};
+    memset(proof.sha256, 'a', 64);
+    proof.sha256[64] = '\0';
+    info.proof = &proof;
+    line = lode_tf_result_json(&c, NULL, 0, &info);
+    const char want_proof[] =
+        "\"os\": {\"os\": \"Linux\", \"architecture\": \"x86_64\"}, \"lode_proof\": {\"t\": 30, \"count\": 1287, "
+        "\"expected\": 1299.9, \"sha256\": \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\", \"file\": "
+        "\"M100043_20_33.proof\"}, \"checksum\": {\"version\": 1, \"checksum\": \"267EDC54\"}}\n";
+    CHECK(line != NULL && strstr(line, want_proof) != NULL, "with a proof:\n%s", line ? line : "NULL");
     free(line);
 
     /* Without os, arch and time: uname's and now, still one valid line. */

@@ -283,8 +283,11 @@ inline void mont_init_fp64(u96 q, uint y, u96 *one, u96 *start)
 
 /* Tests every candidate of the list (its length read here, on the device):
  * factors' offsets go to the area's list through an atomic counter. */
+/* A candidate is reported when the bits of v and one under the masks
+ * agree: all set, v == one (a factor); with a proof, the low t bits only,
+ * C(p, q, t) (core/base/tf_ref.h). */
 __kernel void tf_exponentiate(__global const uint *cand, __global uint *results, uint area, uint p,
-                              uint class_index, ulong n0, uint bit_max)
+                              uint class_index, ulong n0, uint bit_max, ulong mask_lo, uint mask_hi)
 {
     __global volatile uint *counts = results + area * AREA_WORDS;
     __global uint *found = results + area * AREA_WORDS + 2;
@@ -341,7 +344,8 @@ __kernel void tf_exponentiate(__global const uint *cand, __global uint *results,
                 v = full ? u96_double_mod(v, q) : u96_shl1(v);
         }
         v = u96_sub_if_ge(u96_sub_if_ge(v, u96_shl1(q)), q);
-        if (u96_eq(v, one)) {
+        const ulong diff_lo = ((ulong)(v.w1 ^ one.w1) << 32 | (v.w0 ^ one.w0)) & mask_lo;
+        if (diff_lo == 0 && ((v.w2 ^ one.w2) & mask_hi) == 0) {
             uint slot = atomic_inc(&counts[1]);
             if (slot < LODE_TF_FOUND_CAP)
                 found[slot] = off;

@@ -48,18 +48,26 @@ static bool check_collision_hit(const lode_work *work, const lode_hit *hit, uint
 
 /* A trial-factoring hit is genuine if index n of the job's class gives a
  * q = 2kp + 1 inside [2^bit_min, 2^bit_max) that divides 2^p - 1 by the
- * reference. */
+ * reference or, for a job with a proof, passes C(p, q, proof_bits); hash[0]
+ * gets the LODE_TF_HIT_* verdict. */
 static bool check_factor_hit(const lode_work *work, const lode_hit *hit, uint8_t hash[32])
 {
     const lode_tf_job *f = &work->factor;
     memset(hash, 0, 32);
     if (f->num_classes != LODE_TF_CLASSES || f->class_index >= LODE_TF_CLASSES ||
-        f->bit_max > LODE_TF_MAX_BITS || hit->index > (UINT64_MAX - f->class_index) / LODE_TF_CLASSES)
+        f->bit_max > LODE_TF_MAX_BITS || hit->index > (UINT64_MAX - f->class_index) / LODE_TF_CLASSES ||
+        (f->proof && f->proof_bits > LODE_TF_PROOF_MAX_T))
         return false;
     lode_u128 q = lode_tf_q(f->exponent, lode_tf_k(f->class_index, hit->index));
     if (q >> f->bit_max != 0 || q >> f->bit_min == 0)
         return false;
-    return lode_tf_divides(f->exponent, q);
+    const bool factor = lode_tf_divides(f->exponent, q);
+    const bool passes = f->proof && (factor || lode_tf_proof_condition(f->exponent, q, f->proof_bits));
+    if (passes && q >= LODE_TF_PROOF_HOST_LIMIT && lode_tf_is_prime_u128(q))
+        hash[0] |= LODE_TF_HIT_PROOF;
+    if (factor)
+        hash[0] |= LODE_TF_HIT_FACTOR;
+    return factor || passes;
 }
 
 static const lode_algo_info algos[LODE_ALGO_COUNT] = {

@@ -40,7 +40,8 @@ typedef struct lode_algo_info {
      * for the others). */
     void (*pow_hash_ref)(const uint8_t header[80], uint8_t hash[32]);
     /* Re-checks a backend's hit against the job with the reference code:
-     * true if it is genuine; hash receives the reference PoW hash. */
+     * true if it is genuine; hash receives the reference PoW hash (trial
+     * factoring: hash[0] holds the LODE_TF_HIT_* flags of the verdict). */
     bool (*check_hit)(const struct lode_work *work, const struct lode_hit *hit, uint8_t hash[32]);
     /* Pool difficulty 1 corresponds to the share target 0xffff * 2^(208+shift):
      * 0 for SHA-256d, 16 for scrypt pools (the 65536x convention). */

@@ -84,6 +84,9 @@ static const lode_setting table[LODE_SETTING_COUNT] = {
     {LODE_SETTING_TF_PROFILE, "LODE_TF_PROFILE", .kind = LODE_SETTING_FLAG, .group = LODE_SETTING_MEASURE,
      .default_text = "0", .help = "1: log CUDA trial-factoring kernel times",
      .readers = "backend-cuda/tf_kernel.cu"},
+    {LODE_SETTING_TF_NO_PROOF, "LODE_TF_NO_PROOF", .kind = LODE_SETTING_FLAG, .group = LODE_SETTING_MEASURE,
+     .default_text = "0", .help = "1: lode tf collects no proof of work (to measure its cost; results carry none)",
+     .readers = "core/tf/class_driver.c"},
     /* ---- test hooks ---- */
     {LODE_SETTING_MOMENTUM_BUCKET_CAP, "LODE_MOMENTUM_BUCKET_CAP", UNSIGNED(64, UINT_MAX, UINT_MAX),
      .group = LODE_SETTING_TEST_HOOK, .default_text = "the bucket's full size",

@@ -45,6 +45,7 @@ typedef enum lode_setting_id {
     /* Measurements */
     LODE_SETTING_MOMENTUM_PROFILE,
     LODE_SETTING_TF_PROFILE,
+    LODE_SETTING_TF_NO_PROOF,
     /* Test hooks (listed by `lode --help-env` under their own heading) */
     LODE_SETTING_MOMENTUM_BUCKET_CAP,
     LODE_SETTING_TF_CHECK_TABLES,

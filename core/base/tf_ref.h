@@ -45,7 +45,8 @@ int lode_tf_validate(uint32_t p, unsigned bit_min, unsigned bit_max, char *err, 
  * a range past that is tested only up to k = 2^64 - 1; the self-test has
  * such entries (narrowed around their k, as mfaktc's). */
 int lode_tf_validate_job(uint32_t p, unsigned bit_min, unsigned bit_max, char *err, size_t err_len);
-/* A class a device may install: 4620 classes, class_index below that, and
+/* A class a device may install: 4620 classes, class_index below that, proof_bits
+ * at most LODE_TF_PROOF_MAX_T with a proof, and
  * lode_tf_validate_job's bounds. */
 bool lode_tf_job_valid(const lode_tf_job *job);
 /* The largest k with 2kp + 1 < 2^bits (mfaktc's calculate_k), at most
@@ -71,6 +72,16 @@ void lode_tf_u128_str(lode_u128 q, char *buf);
  * a test on the R = 2^96 Montgomery residue the GPU kernels already hold
  * (every factor passes it). t <= LODE_TF_PROOF_MAX_T. */
 #define LODE_TF_PROOF_MAX_T 64u
+/* Below this, a q may be one of a device's own sieve primes (at most 2^25
+ * for 2 million sieve primes) and be sieved out: the class driver lists
+ * the q below it on the host and ignores devices' reports of them. */
+#define LODE_TF_PROOF_HOST_LIMIT ((lode_u128)1 << 25)
+/* What a trial-factoring hit is (hash[0] of lode_algo_info.check_hit): a
+ * factor, and/or a prime passing C at or above LODE_TF_PROOF_HOST_LIMIT (a
+ * proof entry). A genuine hit with neither flag is a composite q passing
+ * C: reported by design, listed nowhere. */
+#define LODE_TF_HIT_FACTOR 1u
+#define LODE_TF_HIT_PROOF 2u
 /* C(p, q, t) for odd q < 2^95, by the plain reference arithmetic. */
 bool lode_tf_proof_condition(uint32_t p, lode_u128 q, unsigned t);
 /* Is q prime? Deterministic Miller-Rabin to the prime bases 2..41 below

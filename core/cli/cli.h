@@ -93,6 +93,7 @@ typedef struct cli_options {
         double ckp_interval;    /* 60 s; 0 = every class */
         double progress_interval; /* 10 s */
         bool no_checkpoints;
+        const char *verify;     /* --verify PROOF_FILE: check a proof file, no device */
     } tf;
 
     /* lode check (docs/OPERATIONS.md, "Checking a machine"). */

@@ -71,6 +71,9 @@ const cli_option cli_option_table[] = {
     {"list-devices", 0, NULL, CLI_MINER, false, "list every device of every backend"},
     {"selftest", 0, NULL, CLI_MINER, false, "run the known-answer vectors on the devices"},
     {"selftest", 0, NULL, CLI_TF, false, "every known factor on every device (not the short set)"},
+    {"verify", 0, "FILE", CLI_TF, false,
+     "check a proof file M<p>_<a>_<b>.proof (docs/TF-PROOF.md);\n"
+     "needs no device: exit 0 when the proof holds, 1 when not"},
     {"worktodo", 'w', "FILE", CLI_TF, false,
      "assignments: Factor=[AID,]exponent,bit_min,bit_max;\n"
      "worktodo.add beside it is merged in at start and\n"
@@ -446,6 +449,8 @@ int cli_apply_option(cli_options *o, const char *name, const char *v, char *err,
         o->list_devices = true;
     } else if (strcmp(name, "selftest") == 0) {
         o->selftest = true;
+    } else if (strcmp(name, "verify") == 0) {
+        o->tf.verify = v;
     } else if (strcmp(name, "max-temp") == 0) {
         if (parse_max_temps(o, v, err, err_len) != 0)
             return -1;

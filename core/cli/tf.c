@@ -4,6 +4,7 @@
  *   lode tf EXPONENT BIT_MIN BIT_MAX [options]   one assignment
  *   lode tf [--worktodo FILE] [options]          every Factor= line, in order
  *   lode tf --selftest [-d LIST]                 every known factor, every device
+ *   lode tf --verify PROOF_FILE                  checks a proof file (no device)
  *
  * The command only: its options, the assignments (command line or the
  * locked worktodo file), the devices and the miner, and the exit status.
@@ -27,6 +28,7 @@
 #include "core/cli/cli.h"
 #include "core/dispatch/dispatch.h"
 #include "core/tf/class_driver.h"
+#include "core/tf/proof.h"
 #include "core/tf/worktodo.h"
 
 void cmd_tf_usage(FILE *out)
@@ -35,17 +37,28 @@ void cmd_tf_usage(FILE *out)
             "usage: lode tf EXPONENT BIT_MIN BIT_MAX [options]   trial factoring of M(EXPONENT)\n"
             "       lode tf [--worktodo FILE] [options]          every Factor= line of worktodo.txt\n"
             "       lode tf --selftest [-d LIST]                 every known factor on every device\n"
+            "       lode tf --verify PROOF_FILE                  check a proof of a run (no device)\n"
             "\n");
     cli_print_options(out, CLI_CMD_TF);
     fprintf(out,
             "\n"
             "Exponents: primes from 100000 to 2^32-1; 1 <= BIT_MIN < BIT_MAX <= 95 and\n"
-            "k < 2^63.9. Exactly the factors in [2^BIT_MIN, 2^BIT_MAX) are reported.\n");
+            "k < 2^63.9. Exactly the factors in [2^BIT_MIN, 2^BIT_MAX) are reported.\n"
+            "\n"
+            "--verify checks a proof file (docs/TF-PROOF.md): its header, every listed q\n"
+            "(prime, 2kp + 1, +-1 mod 8, in the range, passing the residue test), the\n"
+            "count, the SHA-256 and the count against the expected one; it prints each\n"
+            "check and exits 0 when the proof holds, 1 when it does not.\n");
 }
 
 int cmd_tf(const cli_options *opts, int argc, char **argv)
 {
     lode_log_configure(opts->quiet, false);
+    if (opts->tf.verify != NULL) {
+        if (argc != 0 || opts->selftest)
+            return cli_usage_error("--verify takes one proof file and no assignment");
+        return lode_tf_proof_verify(opts->tf.verify, stdout) == 0 ? 0 : EXIT_RUNTIME;
+    }
     if (opts->selftest) {
         if (argc != 0)
             return cli_usage_error("--selftest takes no assignment");

@@ -53,6 +53,12 @@ int lode_tf_checkpoint_format(const lode_tf_assignment *a, const lode_tf_progres
     for (int i = 0; i < pr->factors && i < LODE_TF_MAX_FACTORS; i++)
         add(buf, size, &n, " %llu", (unsigned long long)pr->k[i]);
     add(buf, size, &n, "\n");
+    if (pr->proof_kept) {
+        add(buf, size, &n, "proof %u %u", pr->proof_bits, pr->proof_count);
+        for (unsigned i = 0; i < pr->proof_count && i < LODE_TF_PROOF_MAX; i++)
+            add(buf, size, &n, " %llu", (unsigned long long)pr->proof_k[i]);
+        add(buf, size, &n, "\n");
+    }
     if (pr->state != LODE_TF_CKP_RUNNING) {
         add(buf, size, &n, "aid %s\n", a->aid);
         if (pr->state == LODE_TF_CKP_PENDING)
@@ -67,15 +73,47 @@ int lode_tf_checkpoint_format(const lode_tf_assignment *a, const lode_tf_progres
     return n;
 }
 
+size_t lode_tf_checkpoint_size(const lode_tf_progress *pr)
+{
+    /* The fixed lines with a 63-byte key, and 21 bytes a number. */
+    return 1024 + 21 * ((size_t)LODE_TF_MAX_FACTORS + (pr->proof_kept ? pr->proof_count : 0));
+}
+
 int lode_tf_checkpoint_save(const char *path, const lode_tf_assignment *a, const lode_tf_progress *pr)
 {
-    char buf[4096];
-    int n = lode_tf_checkpoint_format(a, pr, buf, sizeof buf);
-    if (n < 0) {
+    const size_t size = lode_tf_checkpoint_size(pr);
+    char *buf = malloc(size);
+    if (buf == NULL)
+        return -1; /* errno: ENOMEM */
+    int n = lode_tf_checkpoint_format(a, pr, buf, size);
+    int rc = -1;
+    if (n < 0)
         errno = EOVERFLOW;
-        return -1;
+    else
+        rc = lode_tf_write_atomic(path, buf, (size_t)n);
+    free(buf);
+    return rc;
+}
+
+/* "proof T N k1 .. kN" (line: its text, up to its newline) into q. */
+static bool parse_proof(const char *line, lode_tf_progress *q)
+{
+    int used = 0;
+    if (sscanf(line, "proof %u %u%n", &q->proof_bits, &q->proof_count, &used) != 2 ||
+        q->proof_bits > LODE_TF_PROOF_MAX_T || q->proof_count > LODE_TF_PROOF_MAX)
+        return false;
+    const char *s = line + used;
+    for (unsigned i = 0; i < q->proof_count; i++) {
+        if (*s != ' ')
+            return false;
+        char *end;
+        errno = 0;
+        q->proof_k[i] = strtoull(s + 1, &end, 10);
+        if (end == s + 1 || errno != 0)
+            return false;
+        s = end;
     }
-    return lode_tf_write_atomic(path, buf, (size_t)n);
+    return *s == '\n' && (q->proof_kept = true);
 }
 
 int lode_tf_checkpoint_parse(const char *data, size_t len, const lode_tf_assignment *a, lode_tf_progress *pr)
@@ -112,7 +150,10 @@ int lode_tf_checkpoint_parse(const char *data, size_t len, const lode_tf_assignm
         for (s = strchr(s, '\n'); rc == 1 && s != NULL && s + 1 < crc_at; s = strchr(s + 1, '\n')) {
             char *l = s + 1, *end = strchr(l, '\n');
             size_t n = (size_t)(end - l);
-            if (strncmp(l, "aid ", 4) == 0 && n - 4 < sizeof q.aid)
+            if (strncmp(l, "proof ", 6) == 0) {
+                if (!parse_proof(l, &q))
+                    rc = -1;
+            } else if (strncmp(l, "aid ", 4) == 0 && n - 4 < sizeof q.aid)
                 snprintf(q.aid, sizeof q.aid, "%.*s", (int)(n - 4), l + 4);
             else if (sscanf(l, "results_offset %ld", &q.results_offset) == 1)
                 q.state = LODE_TF_CKP_PENDING;

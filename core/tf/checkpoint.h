@@ -10,6 +10,10 @@
  *   classes_done N          needed classes done (of 960)
  *   class_log L             length of the --class-log file when saved
  *   factors F k1 k2 ...     the factors so far, as k (q = 2kp + 1)
+ *   proof T N k1 k2 ...     the proof so far (core/tf/proof.h): t and the
+ *                           N listed q of the classes done, as k; absent
+ *                           when the run keeps no proof (an older lode's
+ *                           checkpoint, or LODE_TF_NO_PROOF)
  *   aid KEY                 } finished only: the assignment key the state is about,
  *   results_offset R        }   and "result pending" with the results files'
  *   legacy_offset G         }   lengths before the append (-1: no legacy file),
@@ -19,12 +23,16 @@
 #ifndef LODE_TF_CHECKPOINT_H
 #define LODE_TF_CHECKPOINT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "core/tf/worktodo.h"
 
 #define LODE_TF_MAX_FACTORS 64
+/* Entries of a proof: t keeps the expectation below 2 000, so a list
+ * past this is not a correct run's (5 standard deviations are 224). */
+#define LODE_TF_PROOF_MAX 4096
 
 enum { LODE_TF_CKP_RUNNING, LODE_TF_CKP_PENDING, LODE_TF_CKP_REPORTED };
 
@@ -38,9 +46,13 @@ typedef struct lode_tf_progress {
     long results_offset;   /* LODE_TF_CKP_PENDING: the results files' lengths */
     long legacy_offset;    /*   before the result was appended (-1: none) */
     char aid[64];          /* the assignment key the state is about */
+    bool proof_kept;       /* the proof below covers every class done */
+    unsigned proof_bits;   /* its t */
+    unsigned proof_count;
+    uint64_t proof_k[LODE_TF_PROOF_MAX]; /* the listed q of the classes done, as k */
 } lode_tf_progress;
 
-/* A fresh assignment's progress: nothing done, no offsets. */
+/* A fresh assignment's progress: nothing done, no offsets, no proof kept. */
 void lode_tf_progress_init(lode_tf_progress *pr);
 
 /* DIR/M<p>_<bit_min>_<bit_max>.ckp */
@@ -49,6 +61,9 @@ void lode_tf_checkpoint_path(const char *dir, const lode_tf_assignment *a, char 
 /* The record's text (the format above; the aid comes from a) into buf.
  * Returns its length, or -1 when it does not fit. */
 int lode_tf_checkpoint_format(const lode_tf_assignment *a, const lode_tf_progress *pr, char *buf, size_t size);
+
+/* The buffer size lode_tf_checkpoint_format needs for pr at most. */
+size_t lode_tf_checkpoint_size(const lode_tf_progress *pr);
 
 /* lode_tf_checkpoint_format, written by lode_tf_write_atomic. 0, or -1 with
  * errno set (the previous file, if any, is untouched). */

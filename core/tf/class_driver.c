@@ -13,8 +13,10 @@
 #include "core/base/sensors.h"
 #include "core/base/text.h"
 #include "core/base/tf_ref.h"
+#include "core/base/settings.h"
 #include "core/dispatch/registry.h"
 #include "core/tf/fileio.h"
+#include "core/tf/proof.h"
 
 void lode_tf_driver_init(lode_tf_driver *d)
 {
@@ -39,11 +41,88 @@ void lode_tf_driver_on_found(void *driver, const lode_found *f)
 {
     lode_tf_driver *d = driver;
     pthread_mutex_lock(&d->lock);
-    if (d->hit_count < LODE_TF_MAX_FACTORS) {
+    if ((f->hash[0] & LODE_TF_HIT_FACTOR) && d->hit_count < LODE_TF_MAX_FACTORS) {
         d->hit_n[d->hit_count] = f->hit.index;
         d->hit_seq[d->hit_count++] = f->job_seq;
     }
+    if (f->hash[0] & LODE_TF_HIT_PROOF) {
+        if (d->proof_hits < LODE_TF_PROOF_MAX) {
+            d->proof_n[d->proof_hits] = f->hit.index;
+            d->proof_seq[d->proof_hits++] = f->job_seq;
+        } else {
+            d->proof_overflow = true;
+        }
+    }
     pthread_mutex_unlock(&d->lock);
+}
+
+static int by_u128(const void *a, const void *b)
+{
+    lode_u128 x = *(const lode_u128 *)a, y = *(const lode_u128 *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The directory of the results file ("" for the current one). */
+static void results_dir(const char *results, char *out, size_t len)
+{
+    const char *slash = results != NULL ? strrchr(results, '/') : NULL;
+    snprintf(out, len, "%.*s", slash != NULL ? (int)(slash - results) : 0, slash != NULL ? results : "");
+    if (slash == results)
+        snprintf(out, len, "/");
+}
+
+/* The proof of a finished assignment: the devices' list (q at or above
+ * LODE_TF_PROOF_HOST_LIMIT) and the host's below it, sorted, written to
+ * its file beside the results; *summary for the JSON line. 0, or -1
+ * (logged). */
+static int write_proof(const lode_tf_driver *d, const lode_tf_assignment *a, const lode_tf_progress *pr,
+                       lode_tf_proof_summary *summary, char *path, size_t path_len)
+{
+    lode_u128 *small = NULL;
+    size_t n_small = 0;
+    if (lode_tf_proof_enumerate(a->p, a->bit_min, a->bit_max, pr->proof_bits, LODE_TF_PROOF_HOST_LIMIT, &small,
+                                &n_small) != 0) {
+        lode_log(LODE_LOG_ERROR, "out of memory listing the proof's small q");
+        return -1;
+    }
+    size_t n = 0;
+    lode_u128 *q = malloc((n_small + pr->proof_count + 1) * sizeof *q);
+    if (q == NULL) {
+        free(small);
+        lode_log(LODE_LOG_ERROR, "out of memory writing the proof");
+        return -1;
+    }
+    for (size_t i = 0; i < n_small; i++)
+        q[n++] = small[i];
+    free(small);
+    for (unsigned i = 0; i < pr->proof_count; i++) {
+        const lode_u128 x = lode_tf_q(a->p, pr->proof_k[i]);
+        if (x >= LODE_TF_PROOF_HOST_LIMIT)
+            q[n++] = x;
+    }
+    qsort(q, n, sizeof *q, by_u128);
+    size_t kept = 0; /* a class scanned twice (a resumed run) reports a q once */
+    for (size_t i = 0; i < n; i++)
+        if (kept == 0 || q[kept - 1] != q[i])
+            q[kept++] = q[i];
+    char dir[4096];
+    results_dir(d->results, dir, sizeof dir);
+    lode_tf_proof_path(dir, a, path, path_len);
+    summary->t = pr->proof_bits;
+    summary->count = (unsigned)kept;
+    summary->expected = lode_tf_proof_expected(a->p, a->bit_min, a->bit_max, pr->proof_bits);
+    lode_tf_proof_digest(q, kept, summary->sha256);
+    const char *name = strrchr(path, '/');
+    summary->file = name != NULL ? name + 1 : path;
+    int rc = lode_tf_proof_write(path, a->p, a->bit_min, a->bit_max, pr->proof_bits, q, kept);
+    if (rc != 0)
+        lode_log(LODE_LOG_ERROR, "cannot write the proof %s: %s; the result is not written and the next run "
+                 "tries again", path, strerror(errno));
+    else
+        lode_log(LODE_LOG_INFO, "M%u 2^%u..2^%u: proof %s: %zu primes with t = %u (%.1f expected), sha256 %s",
+                 a->p, a->bit_min, a->bit_max, path, kept, pr->proof_bits, summary->expected, summary->sha256);
+    free(q);
+    return rc;
 }
 
 static bool asked(bool (*flag)(void))
@@ -110,6 +189,14 @@ int lode_tf_driver_finish(const lode_tf_driver *d, const lode_tf_assignment *a, 
                  d->results);
     } else {
         bool resumed = pr->state == LODE_TF_CKP_PENDING;
+        lode_tf_proof_summary proof;
+        char proof_path[4200];
+        lode_tf_report_info info = d->info;
+        if (!pr->proof_kept)
+            lode_log(LODE_LOG_WARN, "M%u 2^%u..2^%u: this result carries no proof (%s)", a->p, a->bit_min,
+                     a->bit_max, lode_setting_flag(LODE_SETTING_TF_NO_PROOF)
+                                     ? "LODE_TF_NO_PROOF is set"
+                                     : "its run resumed from a checkpoint without one, or its list overflowed");
         if (!resumed) {
             pr->state = LODE_TF_CKP_PENDING;
             pr->results_offset = file_length(d->results);
@@ -121,6 +208,12 @@ int lode_tf_driver_finish(const lode_tf_driver *d, const lode_tf_assignment *a, 
                 return LODE_TF_FAILED;
             }
             lode_tf_crash_point("pending-saved");
+        }
+        if (pr->proof_kept) {
+            if (write_proof(d, a, pr, &proof, proof_path, sizeof proof_path) != 0)
+                return LODE_TF_FAILED;
+            info.proof = &proof;
+            lode_tf_crash_point("proof-written");
         }
         if (d->legacy != NULL && !(resumed && lode_tf_result_present(d->legacy, pr->legacy_offset, a, false))) {
             if (lode_tf_append_record(d->legacy, legacy, strlen(legacy)) != 0) {
@@ -134,7 +227,7 @@ int lode_tf_driver_finish(const lode_tf_driver *d, const lode_tf_assignment *a, 
             lode_log(LODE_LOG_INFO, "M%u 2^%u..2^%u: the result is already in %s", a->p, a->bit_min,
                      a->bit_max, d->results);
         } else {
-            char *json = lode_tf_result_json(a, pr->k, pr->factors, &d->info);
+            char *json = lode_tf_result_json(a, pr->k, pr->factors, &info);
             int rc = json != NULL ? lode_tf_append_record(d->results, json, strlen(json)) : -1;
             if (json == NULL)
                 errno = ENOMEM;
@@ -207,9 +300,22 @@ int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a)
     lode_tf_checkpoint_path(d->ckp_dir, a, path, sizeof path);
     lode_tf_progress pr;
     lode_tf_progress_init(&pr);
-    if (lode_tf_checkpoint_load(path, a, &pr) == 1)
+    const unsigned proof_bits = lode_tf_proof_bits(a->p, a->bit_min, a->bit_max);
+    const bool want_proof = !lode_setting_flag(LODE_SETTING_TF_NO_PROOF);
+    if (lode_tf_checkpoint_load(path, a, &pr) == 1) {
         lode_log(LODE_LOG_INFO, "M%u 2^%u..2^%u: resuming from %s at class %u (%u of %u done)", a->p,
                  a->bit_min, a->bit_max, path, pr.next_class, pr.classes_done, LODE_TF_NEEDED_CLASSES);
+        if (want_proof && (!pr.proof_kept || pr.proof_bits != proof_bits))
+            lode_log(LODE_LOG_WARN, "M%u 2^%u..2^%u: the checkpoint holds no proof with t = %u (an older lode "
+                     "wrote it): this result will carry none", a->p, a->bit_min, a->bit_max, proof_bits);
+        if (pr.proof_bits != proof_bits)
+            pr.proof_kept = false;
+    } else {
+        pr.proof_kept = want_proof;
+        pr.proof_bits = proof_bits;
+    }
+    if (!want_proof)
+        pr.proof_kept = false;
     FILE *class_log = NULL;
     if (d->class_log != NULL) {
         /* Drop what was logged after the checkpoint: those classes run again. */
@@ -244,7 +350,7 @@ int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a)
         lode_tf_class_range(a->p, a->bit_min, a->bit_max, c, &nb, &ne);
         if (ne > nb) {
             lode_work w = {.algo = LODE_ALGO_TF,
-                           .factor = {a->p, a->bit_min, a->bit_max, LODE_TF_CLASSES, c}};
+                           .factor = {a->p, a->bit_min, a->bit_max, LODE_TF_CLASSES, c, pr.proof_kept, proof_bits}};
             uint64_t seq = lode_dispatcher_set_job(m, &w, nb, ne);
             int r;
             bool told = false;
@@ -274,6 +380,29 @@ int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a)
                 if (d->hit_seq[i] == seq && pr.factors < LODE_TF_MAX_FACTORS)
                     pr.k[pr.factors++] = lode_tf_k(c, d->hit_n[i]);
             d->hit_count = 0;
+            /* The class's proof entries, in index order (a class's scans
+             * may report out of order across devices). */
+            unsigned first = pr.proof_count;
+            for (unsigned i = 0; i < d->proof_hits && pr.proof_kept; i++) {
+                if (d->proof_seq[i] != seq)
+                    continue;
+                if (pr.proof_count == LODE_TF_PROOF_MAX) {
+                    lode_log(LODE_LOG_ERROR, "M%u: more than %d proof entries: this result will carry no "
+                             "proof", a->p, LODE_TF_PROOF_MAX);
+                    pr.proof_kept = false;
+                    break;
+                }
+                pr.proof_k[pr.proof_count++] = lode_tf_k(c, d->proof_n[i]);
+            }
+            if (d->proof_overflow && pr.proof_kept) {
+                lode_log(LODE_LOG_ERROR, "M%u class %u: proof entries lost: this result will carry no proof",
+                         a->p, c);
+                pr.proof_kept = false;
+            }
+            if (pr.proof_kept)
+                qsort(pr.proof_k + first, pr.proof_count - first, sizeof pr.proof_k[0], by_k);
+            d->proof_hits = 0;
+            d->proof_overflow = false;
             pthread_mutex_unlock(&d->lock);
         }
         pr.next_class = c + 1;

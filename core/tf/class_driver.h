@@ -17,6 +17,9 @@
  *   3. the checkpoint says "reported" (a restart only cleans up);
  *   4. the worktodo line is removed;
  *   5. the checkpoint is removed.
+ * Before step 2 the proof file (core/tf/proof.h) is written whole beside
+ * the results (its content follows from the checkpoint, so a restart writes
+ * the same file again), and the JSON line names it with its digest.
  * A result that cannot be written fails the run with the checkpoint and the
  * worktodo line kept; the next run writes it. The crash hook
  * (lode_tf_crash_point) names the steps pending-saved, legacy-appended,
@@ -66,10 +69,14 @@ typedef struct lode_tf_driver {
     bool (*stop)(void);      /* finish the running class, save, stop (Ctrl-C); NULL: never */
     bool (*stop_now)(void);  /* leave the running class undone (a second Ctrl-C); NULL: never */
 
-    /* Private: confirmed hits of the running class. */
+    /* Private: confirmed hits of the running class: factors, and the
+     * primes of the proof (core/tf/proof.h). */
     pthread_mutex_t lock;
     uint64_t hit_n[LODE_TF_MAX_FACTORS], hit_seq[LODE_TF_MAX_FACTORS];
     int hit_count;
+    uint64_t proof_n[LODE_TF_PROOF_MAX], proof_seq[LODE_TF_PROOF_MAX];
+    unsigned proof_hits;
+    bool proof_overflow;
     lode_tf_status status; /* under lock */
 } lode_tf_driver;
 

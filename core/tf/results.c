@@ -83,9 +83,18 @@ char *lode_tf_result_json(const lode_tf_assignment *a, const uint64_t *k, int fa
     if (is_hex32(a->aid))
         json_object_set_new(r, "aid", json_string(a->aid));
     json_object_set_new(r, "os", json_pack("{s:s, s:s}", "os", os, "architecture", arch));
+    if (info->proof != NULL) {
+        const lode_tf_proof_summary *pf = info->proof;
+        /* expected to one decimal, as the proof file's header */
+        json_object_set_new(r, "lode_proof", json_pack("{s:i, s:i, s:f, s:s, s:s}", "t", (int)pf->t, "count",
+                                                       (int)pf->count, "expected",
+                                                       (double)(long long)(pf->expected * 10 + 0.5) / 10,
+                                                       "sha256", pf->sha256,
+                                                       "file", pf->file));
+    }
     json_object_set_new(r, "checksum", json_pack("{s:i, s:s}", "version", 1, "checksum", sum));
     json_decref(list);
-    char *body = json_dumps(r, JSON_PRESERVE_ORDER);
+    char *body = json_dumps(r, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12)); /* expected: 1299.9 */
     json_decref(r);
     char *line = body ? malloc(strlen(body) + 2) : NULL;
     if (line != NULL)

@@ -18,6 +18,15 @@
 
 #include "core/tf/worktodo.h"
 
+/* The proof of a result (core/tf/proof.h), in the JSON line as the field
+ * "lode_proof" (PrimeNet ignores fields it does not know). */
+typedef struct lode_tf_proof_summary {
+    unsigned t, count;
+    double expected;
+    char sha256[65];   /* of the list, hex */
+    const char *file;  /* the proof file's name */
+} lode_tf_proof_summary;
+
 /* What a result line says about the program and the machine. */
 typedef struct lode_tf_report_info {
     const char *version;         /* lode's version */
@@ -25,6 +34,7 @@ typedef struct lode_tf_report_info {
     const char *user, *computer; /* JSON only; NULL: left out; UTF-8 */
     const char *os, *arch;       /* NULL: uname's */
     const char *timestamp;       /* "YYYY-MM-DD HH:MM:SS" UTC; NULL: now */
+    const lode_tf_proof_summary *proof; /* NULL: the result carries none */
 } lode_tf_report_info;
 
 /* The PrimeNet JSON line of a finished assignment (with its newline),
