@@ -142,18 +142,25 @@ static void test_sieve_tables(void)
         }
 }
 
+/* Installs w and scans [start, start + count) of it: the handle's status. */
+static int scan_job(lode_handle *h, const lode_work *w, uint64_t start, uint64_t count, lode_hits *hits,
+                    uint64_t *done)
+{
+    lode_range r = {.start = start, .count = count};
+    *done = 0;
+    int rc = lode_handle_set_work(h, w);
+    return rc == LODE_OK ? lode_handle_scan(h, &r, hits, done, &never_abort) : rc;
+}
+
 /* The backend's hits over [start, start + count) of one class equal the
  * reference's verdict on every single index. */
 static void check_exact(lode_handle *h, uint32_t p, unsigned lo, unsigned hi, uint32_t c,
                         uint64_t start, uint64_t count)
 {
     lode_work w = {.algo = LODE_ALGO_TF, .factor = {p, lo, hi, LODE_TF_CLASSES, c}};
-    lode_range r = {.start = start, .count = count};
     lode_hits hits = {0};
-    uint64_t done = 0;
-    int rc = lode_handle_set_work(h, &w);
-    if (rc == LODE_OK)
-        rc = lode_handle_scan(h, &r, &hits, &done, &never_abort);
+    uint64_t done;
+    int rc = scan_job(h, &w, start, count, &hits, &done);
     CHECK(rc == LODE_OK && done == count, "%s: scan M%u class %u: rc %d", h->ref->id, p, c, rc);
     size_t expected = 0, matched = 0;
     for (uint64_t n = start; n < start + count; n++) {
@@ -184,12 +191,9 @@ static void check_proof(lode_handle *h, uint32_t p, unsigned lo, unsigned hi, ui
     lode_tf_class_range(p, lo, hi, c, &nb, &ne);
     start += nb;
     lode_work w = {.algo = LODE_ALGO_TF, .factor = {p, lo, hi, LODE_TF_CLASSES, c, true, t}};
-    lode_range r = {.start = start, .count = count};
     lode_hits hits = {0};
-    uint64_t done = 0;
-    int rc = lode_handle_set_work(h, &w);
-    if (rc == LODE_OK)
-        rc = lode_handle_scan(h, &r, &hits, &done, &never_abort);
+    uint64_t done;
+    int rc = scan_job(h, &w, start, count, &hits, &done);
     CHECK(rc == LODE_OK && done == count, "%s: proof scan M%u class %u t %u: rc %d", h->ref->id, p, c, t, rc);
     size_t wrong = 0, primes = 0, missed = 0;
     for (size_t i = 0; i < hits.count; i++) {
@@ -233,12 +237,9 @@ static void test_proof(lode_handle *h)
     uint32_t c = (uint32_t)(v->k % LODE_TF_CLASSES);
     uint64_t n = v->k / LODE_TF_CLASSES;
     lode_work w = {.algo = LODE_ALGO_TF, .factor = {v->exponent, v->bit_min, v->bit_max, LODE_TF_CLASSES, c, true, 40}};
-    lode_range r = {.start = n > 500 ? n - 500 : 0, .count = 1000};
     lode_hits hits = {0};
-    uint64_t done = 0;
-    int rc = lode_handle_set_work(h, &w);
-    if (rc == LODE_OK)
-        rc = lode_handle_scan(h, &r, &hits, &done, &never_abort);
+    uint64_t done;
+    int rc = scan_job(h, &w, n > 500 ? n - 500 : 0, 1000, &hits, &done);
     bool found = false;
     for (size_t i = 0; i < hits.count; i++)
         found |= hits.items[i].index == n;

@@ -7,9 +7,7 @@ and Ctrl-C, and --selftest.
 
 usage: test_tf.py PATH_TO_LODE   (LODE_TEST_SEED replays a random run)
 """
-import hashlib
 import json
-import math
 import os
 import random
 import re
@@ -22,6 +20,7 @@ import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import Checks  # noqa: E402
+import tf_oracle  # noqa: E402
 
 LODE = os.path.abspath(sys.argv[1])
 SEED = int(os.environ.get("LODE_TEST_SEED", time.time_ns() % 2**32))
@@ -48,72 +47,14 @@ def is_prime(n):
 
 def oracle_factors(p, lo, hi):
     """Every q = 2kp+1 in [2^lo, 2^hi) with 2^p mod q == 1 (no sieve, no classes)."""
-    out = []
-    k = max(1, (2**lo - 1 + 2 * p - 1) // (2 * p))
-    while True:
-        q = 2 * k * p + 1
-        if q >= 2**hi:
-            break
-        if q >= 2**lo and q % 8 in (1, 7) and pow(2, p, q) == 1:
-            out.append(q)
-        k += 1
-    return out
-
-
-def probable_prime(n):
-    """Miller-Rabin to the prime bases below 42: deterministic below 3.3e24."""
-    if n < 2:
-        return False
-    bases = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)
-    for b in bases:
-        if n % b == 0:
-            return n == b
-    d, s = n - 1, 0
-    while d % 2 == 0:
-        d, s = d // 2, s + 1
-    for b in bases:
-        x = pow(b, d, n)
-        if x in (1, n - 1):
-            continue
-        for _ in range(s - 1):
-            x = x * x % n
-            if x == n - 1:
-                break
-        else:
-            return False
-    return True
-
-
-def li_between(a, b):
-    """The integral of 1/ln x from 2^a to 2^b (x = e^u: e^u/u du), Simpson's
-    rule on 200 000 intervals."""
-    lo, hi, n = a * math.log(2), b * math.log(2), 200000
-    h = (hi - lo) / n
-    total = math.exp(lo) / lo + math.exp(hi) / hi
-    for i in range(1, n):
-        u = lo + i * h
-        total += (4 if i % 2 else 2) * math.exp(u) / u
-    return total * h / 3
+    return [q for q in tf_oracle.candidates(p, lo, hi) if pow(2, p, q) == 1]
 
 
 def oracle_proof(p, lo, hi):
-    """t, the expected count and every prime q = 2kp+1, q = +-1 mod 8, in
-    [2^lo, 2^hi) whose residue passes (2^(p+96) mod q) mod 2^t ==
-    (2^96 mod q) mod 2^t (docs/TF-PROOF.md), from first principles."""
-    n = li_between(lo, hi) / (2 * (p - 1))
-    t = min(64, max(0, math.floor(math.log2(n / 1000)))) if n > 0 else 0
-    mask = (1 << t) - 1
-    listed = []
-    k = max(1, (2**lo - 1 + 2 * p - 1) // (2 * p))
-    while True:
-        q = 2 * k * p + 1
-        if q >= 2**hi:
-            break
-        if q >= 2**lo and q % 8 in (1, 7) and (pow(2, p + 96, q) ^ pow(2, 96, q)) & mask == 0 \
-                and probable_prime(q):
-            listed.append(q)
-        k += 1
-    return t, n / 2**t, listed
+    """t, the expected count and the list of a proof of (p, lo, hi), from
+    first principles (tests/tf_oracle.py)."""
+    t, e = tf_oracle.expected(p, lo, hi)
+    return t, e, tf_oracle.listing(p, lo, hi, t)
 
 
 def check_proof_file(res, p, lo, hi, want):
@@ -123,8 +64,7 @@ def check_proof_file(res, p, lo, hi, want):
     path = os.path.join(os.path.dirname(res), f"M{p}_{lo}_{hi}.proof")
     text = open(path).read() if os.path.exists(path) else ""
     lines = text.splitlines()
-    body = "".join(f"{q}\n" for q in listed)
-    digest = hashlib.sha256(body.encode()).hexdigest()
+    digest = tf_oracle.digest(listed)
     head = ["lode-tf-proof 1", f"exponent {p}", f"bits {lo} {hi}", f"t {t}"]
     check(lines[:4] == head and lines[5:7] == [f"count {len(listed)}", f"sha256 {digest}"]
           and lines[7:] == [str(q) for q in listed] + ["end"],
@@ -145,10 +85,11 @@ def check_proof_file(res, p, lo, hi, want):
 
 def test_proof(tmp):
     """Issue #18: every result carries a proof; the list is exactly the one
-    Python finds, on the CPU backend and on every OpenCL device here (PoCL in
-    CI), with the same digest; LODE_TF_NO_PROOF leaves it out."""
+    Python finds, on the CPU backend and on every CUDA and OpenCL device here
+    (PoCL in CI; on a GPU machine CPU against CUDA and OpenCL), with the same
+    digest; LODE_TF_NO_PROOF leaves it out."""
     listing = subprocess.run([LODE, "--list-devices"], capture_output=True, text=True, timeout=120).stdout
-    devices = ["cpu"] + sorted(set(re.findall(r"^(opencl:\d+)", listing, re.M)))
+    devices = ["cpu"] + sorted(set(re.findall(r"^((?:cuda|opencl):\d+)", listing, re.M)))
     for p, lo, hi in [(100003, 20, 38), (1000003, 30, 42), (100043, 1, 30)]:
         want = oracle_proof(p, lo, hi)
         digests = set()

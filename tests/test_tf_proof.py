@@ -17,7 +17,6 @@ Both verifiers are run: `LODE tf --verify FILE` and
 A lode without the --verify option is reported and only the library is
 checked.
 """
-import hashlib
 import math
 import os
 import re
@@ -37,78 +36,11 @@ def check(cond, what):
         failures.append(what)
 
 
-# ---- The oracle: no lode code below. ----
+# ---- The oracle (tests/tf_oracle.py): no lode code. ----
 
-SMALL = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41]
-
-
-def is_prime(n):
-    """Miller-Rabin to the prime bases 2..41: deterministic below 3.3e24."""
-    assert n < 3317044064679887385961981
-    if n < 2:
-        return False
-    for b in SMALL:
-        if n % b == 0:
-            return n == b
-    d, s = n - 1, 0
-    while d % 2 == 0:
-        d //= 2
-        s += 1
-    for b in SMALL:
-        x = pow(b, d, n)
-        if x in (1, n - 1):
-            continue
-        for _ in range(s - 1):
-            x = x * x % n
-            if x == n - 1:
-                break
-        else:
-            return False
-    return True
-
-
-def cond(p, q, t):
-    return pow(2, p + 96, q) % 2**t == pow(2, 96, q) % 2**t
-
-
-def li_diff(a, b):
-    """li(2^b) - li(2^a): the integral of 1/ln x dx from 2^a to 2^b, as the
-    integral of e^u / u du from a ln 2 to b ln 2 (Simpson, 20000 steps)."""
-    lo, hi = a * math.log(2), b * math.log(2)
-    n = 20000
-    h = (hi - lo) / n
-    f = lambda u: math.exp(u) / u
-    s = f(lo) + f(hi)
-    for i in range(1, n):
-        s += (4 if i % 2 else 2) * f(lo + i * h)
-    return s * h / 3
-
-
-def expected(p, a, b):
-    """(t, E): N = (li(2^b) - li(2^a)) / (2 (p - 1)), t = max(0,
-    floor(log2(N / 1000))), E = N 2^-t."""
-    n = li_diff(a, b) / (2 * (p - 1))
-    t = 0
-    while t < 64 and 1000 * 2 ** (t + 1) <= n:
-        t += 1
-    return t, n / 2**t
-
-
-def listing(p, a, b, t):
-    out = []
-    k = max(1, (2**a - 1 + 2 * p - 1) // (2 * p))
-    while True:
-        q = 2 * k * p + 1
-        if q >= 2**b:
-            break
-        if q >= 2**a and q % 8 in (1, 7) and cond(p, q, t) and is_prime(q):
-            out.append(q)
-        k += 1
-    return out
-
-
-def digest(qs):
-    return hashlib.sha256("".join(f"{q}\n" for q in qs).encode()).hexdigest()
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tf_oracle import digest, expected, is_prime, listing  # noqa: E402
+from tf_oracle import passes_c as cond  # noqa: E402
 
 
 def proof_text(p, a, b, t, e, qs, count=None, sha=None, end=True, e_text=None):

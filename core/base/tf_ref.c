@@ -94,11 +94,23 @@ void lode_tf_class_range(uint32_t p, unsigned bit_min, unsigned bit_max, uint32_
     }
 }
 
-/* a * b mod q by shift-and-add: every intermediate stays below 2q < 2^96. */
-static lode_u128 mulmod(lode_u128 a, lode_u128 b, lode_u128 q)
+/* a * b mod q for a, b < q < 2^127 by shift-and-add from b's top bit:
+ * r < q and r + a < 2q < 2^128, so nothing overflows. q < 2^64: one
+ * 128-bit product. */
+static lode_u128 mulmod127(lode_u128 a, lode_u128 b, lode_u128 q)
 {
+    if ((q >> 64) == 0)
+        return (a * b) % q;
+    if (a < b) {
+        lode_u128 t = a;
+        a = b;
+        b = t;
+    }
+    int top = 127;
+    while (top >= 0 && ((b >> top) & 1) == 0)
+        top--;
     lode_u128 r = 0;
-    for (int i = 127; i >= 0; i--) {
+    for (int i = top; i >= 0; i--) {
         r <<= 1;
         if (r >= q)
             r -= q;
@@ -117,7 +129,7 @@ bool lode_tf_divides(uint32_t p, lode_u128 q)
         return false;
     lode_u128 r = 1;
     for (int i = 31; i >= 0; i--) {
-        r = mulmod(r, r, q);
+        r = mulmod127(r, r, q);
         if ((p >> i) & 1) {
             r <<= 1;
             if (r >= q)
@@ -152,35 +164,6 @@ double lode_tf_ghz_days(uint32_t p, unsigned bit_min, unsigned bit_max)
 
 /* ---- Verifiable trial factoring (docs/TF-PROOF.md): the condition C and a
  * primality test of q < 2^127. ---- */
-
-/* a * b mod q for a, b < q < 2^127 by shift-and-add from b's top bit:
- * r < q and r + a < 2q < 2^128, so nothing overflows. q < 2^64: one
- * 128-bit product. */
-static lode_u128 mulmod127(lode_u128 a, lode_u128 b, lode_u128 q)
-{
-    if ((q >> 64) == 0)
-        return (a * b) % q;
-    if (a < b) {
-        lode_u128 t = a;
-        a = b;
-        b = t;
-    }
-    int top = 127;
-    while (top >= 0 && ((b >> top) & 1) == 0)
-        top--;
-    lode_u128 r = 0;
-    for (int i = top; i >= 0; i--) {
-        r <<= 1;
-        if (r >= q)
-            r -= q;
-        if ((b >> i) & 1) {
-            r += a;
-            if (r >= q)
-                r -= q;
-        }
-    }
-    return r;
-}
 
 /* 2^e mod q, odd q >= 3, q < 2^127: left to right, a doubling per bit. */
 static lode_u128 pow2mod127(uint64_t e, lode_u128 q)
