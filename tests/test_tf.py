@@ -499,6 +499,9 @@ def test_results_unwritable(tmp):
             check(r.returncode != 0 and "cannot append" in r.stderr, f"{tag}: non-zero exit: {r.returncode} {r.stderr!r}")
             check(factor_lines(wt) == [f"Factor=N/A,{p},{lo},{hi}".encode()], f"{tag}: worktodo line kept")
             check(os.path.exists(os.path.join(d, f"M{p}_{lo}_{hi}.ckp")), f"{tag}: checkpoint kept")
+            # The proof goes beside the results only when they are a regular
+            # file (else beside the checkpoints): never into /dev.
+            check(not os.path.exists(f"/dev/M{p}_{lo}_{hi}.proof"), f"{tag}: no proof written into /dev")
             if how == "directory":
                 os.rmdir(res)
             with open(log) as f:

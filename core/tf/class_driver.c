@@ -73,7 +73,8 @@ static void results_dir(const char *results, char *out, size_t len)
 
 /* The proof of a finished assignment: the devices' list (q at or above
  * LODE_TF_PROOF_HOST_LIMIT) and the host's below it, sorted, written to
- * its file beside the results; *summary for the JSON line. 0, or -1
+ * its file beside the results (beside the checkpoints when the results
+ * path is not a regular file); *summary for the JSON line. 0, or -1
  * (logged). */
 static int write_proof(const lode_tf_driver *d, const lode_tf_assignment *a, const lode_tf_progress *pr,
                        lode_tf_proof_summary *summary, char *path, size_t path_len)
@@ -106,7 +107,11 @@ static int write_proof(const lode_tf_driver *d, const lode_tf_assignment *a, con
         if (kept == 0 || q[kept - 1] != q[i])
             q[kept++] = q[i];
     char dir[4096];
-    results_dir(d->results, dir, sizeof dir);
+    struct stat st;
+    if (d->results != NULL && stat(d->results, &st) == 0 && !S_ISREG(st.st_mode))
+        snprintf(dir, sizeof dir, "%s", d->ckp_dir); /* results to /dev/stdout: the proof beside the checkpoints */
+    else
+        results_dir(d->results, dir, sizeof dir);
     lode_tf_proof_path(dir, a, path, path_len);
     summary->t = pr->proof_bits;
     summary->count = (unsigned)kept;
