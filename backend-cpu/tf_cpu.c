@@ -127,10 +127,10 @@ static inline u128 div_2_32(u128 x, u128 q, uint64_t qinv)
     return r >= q ? r - q : r;
 }
 
-/* Whether 2^p mod q == 1 (returns 1) and, with proof, whether q passes
- * C(p, q, t) (core/base/tf_ref.h: its residues are in R = 2^96 Montgomery
- * form, here R = 2^128, so both sides are divided by 2^32 first) (returns
- * 2); 0 for neither. mask: the low t bits. */
+/* Whether 2^p mod q == 1 (returns 1) or, with a proof (mask: the low t
+ * bits, lode_tf_report_mask_lo), whether q passes C(p, q, t) (returns 2);
+ * 0 for neither. C is defined on R = 2^96 residues, here R = 2^128, so
+ * both sides are divided by 2^32 first. */
 static inline int mont_pow2_test(uint32_t p, u128 q, bool proof, uint64_t mask)
 {
     uint64_t q0 = LO(q);
@@ -179,7 +179,7 @@ int cpu_tf_scan(cpu_tf *tf, uint64_t start, uint64_t count, lode_hits *hits, uin
     *done = 0;
     const uint32_t p = tf->job.exponent;
     const bool proof = tf->job.proof;
-    const uint64_t mask = tf->job.proof_bits >= 64 ? UINT64_MAX : (UINT64_C(1) << tf->job.proof_bits) - 1;
+    const uint64_t mask = lode_tf_report_mask_lo(&tf->job);
     for (uint64_t off = 0; off < count;) {
         uint64_t n0 = start + off;
         unsigned nbits = count - off < TF_CPU_BLOCK_BITS ? (unsigned)(count - off) : TF_CPU_BLOCK_BITS;

@@ -9,6 +9,7 @@
 #include "core/backend_support/tf_tables.h"
 #include "core/base/settings.h"
 #include "core/base/status.h"
+#include "core/base/tf_ref.h"
 extern "C" {
 #include "core/base/log.h"
 }
@@ -38,20 +39,12 @@ struct launch_desc {
     uint64_t n0;          /* the launch's first index */
     uint32_t count;       /* indices n0 .. n0 + count - 1 */
     uint32_t class_index; /* c of k = c + 4620 n */
-    /* A candidate is reported when the bits of its residue and of one
-     * under these masks agree: all set, r == one (a factor); with a proof,
-     * the low t bits only, C(p, q, t) (core/base/tf_ref.h). */
+    /* The report masks of the job (lode_tf_report_mask_lo, _hi). */
     uint64_t mask_lo;
     uint32_t mask_hi;
 };
 
-/* The masks of launch_desc for a job. */
-static launch_desc desc_masks(const lode_tf_job *job, launch_desc d)
-{
-    d.mask_lo = !job->proof ? ~0ull : job->proof_bits >= 64 ? ~0ull : (1ull << job->proof_bits) - 1;
-    d.mask_hi = job->proof ? 0u : ~0u;
-    return d;
-}
+
 
 /* ---- the sieve ---------------------------------------------------------- */
 
@@ -990,7 +983,8 @@ extern "C" cudaError_t cuda_tf_enqueue(cuda_tf *tf, uint64_t n0, uint32_t count)
      * so nothing reads these any more. */
     for (unsigned i = 0; i < sl->launches; i++) {
         const uint32_t n = i + 1 < sl->launches ? full : count - i * full;
-        sl->h_desc[i] = desc_masks(&tf->job, launch_desc{n0 + (uint64_t)i * full, n, tf->job.class_index, 0, 0});
+        sl->h_desc[i] = launch_desc{n0 + (uint64_t)i * full, n, tf->job.class_index,
+                                    lode_tf_report_mask_lo(&tf->job), lode_tf_report_mask_hi(&tf->job)};
     }
     const cudaError_t err = launch_batch(tf, k);
     if (err != cudaSuccess)

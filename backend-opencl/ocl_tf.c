@@ -9,6 +9,7 @@
 #include "core/base/log.h"
 #include "core/base/settings.h"
 #include "core/base/status.h"
+#include "core/base/tf_ref.h"
 
 #define PREP_LOCAL 256u
 #define EXP_LOCAL 256u
@@ -337,10 +338,8 @@ int ocl_tf_set_job(ocl_tf *f, const lode_tf_job *job)
             return rc;
     }
     const cl_uint cls = job->class_index, p = job->exponent, bit_max = job->bit_max;
-    /* tf_exponentiate's report masks: v == one, or C(p, q, t) with a proof. */
-    const cl_ulong mask_lo = !job->proof || job->proof_bits >= 64 ? ~(cl_ulong)0
-                                                                  : ((cl_ulong)1 << job->proof_bits) - 1;
-    const cl_uint mask_hi = job->proof ? 0 : ~(cl_uint)0;
+    const cl_ulong mask_lo = lode_tf_report_mask_lo(job);
+    const cl_uint mask_hi = lode_tf_report_mask_hi(job);
     for (int q = 0; q < LANES; q++) {
         ARG(f->lanes[q].prepare, 5, cls);
         ARG(f->lanes[q].exp, 3, p);

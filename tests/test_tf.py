@@ -34,17 +34,6 @@ def run(*args, cwd=None, timeout=300):
     return subprocess.run([LODE, "tf", *args], capture_output=True, text=True, timeout=timeout, cwd=cwd)
 
 
-def is_prime(n):
-    if n < 2:
-        return False
-    d = 2
-    while d * d <= n:
-        if n % d == 0:
-            return False
-        d += 1
-    return True
-
-
 def oracle_factors(p, lo, hi):
     """Every q = 2kp+1 in [2^lo, 2^hi) with 2^p mod q == 1 (no sieve, no classes)."""
     return [q for q in tf_oracle.candidates(p, lo, hi) if pow(2, p, q) == 1]
@@ -153,7 +142,7 @@ def test_ranges(tmp):
     cases = [(100003, 1, 37), (100043, 20, 36)]
     for _ in range(3):
         p = rng.randrange(100000, 3000000)
-        while not is_prime(p):
+        while not tf_oracle.is_prime(p):
             p += 1
         lo = rng.randrange(20, 34)
         cases.append((p, lo, lo + rng.randrange(1, 4)))
@@ -619,7 +608,7 @@ def test_kill_window(tmp):
     d = fresh(tmp, "random-kills")
     wt, res = os.path.join(d, "worktodo.txt"), os.path.join(d, "results.json.txt")
     jobs = [(100003, 1, 31), (100019, 1, 30), (100043, 1, 30), (100049, 1, 30), (100057, 1, 31)]
-    jobs = [j for j in jobs if is_prime(j[0])]
+    jobs = [j for j in jobs if tf_oracle.is_prime(j[0])]
     with open(wt, "w") as f:
         f.write("".join(f"Factor=N/A,{p},{lo},{hi}\n" for p, lo, hi in jobs))
     args = [LODE, "tf", "-w", wt, "-d", "cpu", "-t", "1", "--checkpoint-interval", "0.02", "-q"]

@@ -82,6 +82,15 @@ void lode_tf_u128_str(lode_u128 q, char *buf);
  * C: reported by design, listed nowhere. */
 #define LODE_TF_HIT_FACTOR 1u
 #define LODE_TF_HIT_PROOF 2u
+/* The kernels' report test for job j (every backend): a candidate is
+ * reported when its residue v and one = R mod q (R = 2^96) agree on the
+ * bits of the low 64-bit mask and of the high 32-bit mask: all bits
+ * without a proof (v == one: a factor), the low t bits with one (C). */
+static inline uint64_t lode_tf_report_mask_lo(const lode_tf_job *j)
+{
+    return !j->proof || j->proof_bits >= 64 ? UINT64_MAX : (UINT64_C(1) << j->proof_bits) - 1;
+}
+static inline uint32_t lode_tf_report_mask_hi(const lode_tf_job *j) { return j->proof ? 0 : UINT32_MAX; }
 /* C(p, q, t) for odd q < 2^95, by the plain reference arithmetic. */
 bool lode_tf_proof_condition(uint32_t p, lode_u128 q, unsigned t);
 /* Is q prime? Deterministic Miller-Rabin to the prime bases 2..41 below

@@ -101,11 +101,9 @@ static int write_proof(const lode_tf_driver *d, const lode_tf_assignment *a, con
         if (x >= LODE_TF_PROOF_HOST_LIMIT)
             q[n++] = x;
     }
+    /* Every index is scanned once (the dispatcher's ranges, a checkpoint's
+     * classes), so there are no repeats: lode_tf_proof_write refuses them. */
     qsort(q, n, sizeof *q, by_u128);
-    size_t kept = 0; /* a class scanned twice (a resumed run) reports a q once */
-    for (size_t i = 0; i < n; i++)
-        if (kept == 0 || q[kept - 1] != q[i])
-            q[kept++] = q[i];
     char dir[4096];
     struct stat st;
     if (d->results != NULL && stat(d->results, &st) == 0 && !S_ISREG(st.st_mode))
@@ -114,18 +112,18 @@ static int write_proof(const lode_tf_driver *d, const lode_tf_assignment *a, con
         results_dir(d->results, dir, sizeof dir);
     lode_tf_proof_path(dir, a, path, path_len);
     summary->t = pr->proof_bits;
-    summary->count = (unsigned)kept;
+    summary->count = (unsigned)n;
     summary->expected = lode_tf_proof_expected(a->p, a->bit_min, a->bit_max, pr->proof_bits);
-    lode_tf_proof_digest(q, kept, summary->sha256);
+    lode_tf_proof_digest(q, n, summary->sha256);
     const char *name = strrchr(path, '/');
     summary->file = name != NULL ? name + 1 : path;
-    int rc = lode_tf_proof_write(path, a->p, a->bit_min, a->bit_max, pr->proof_bits, q, kept);
+    int rc = lode_tf_proof_write(path, a->p, a->bit_min, a->bit_max, pr->proof_bits, q, n);
     if (rc != 0)
         lode_log(LODE_LOG_ERROR, "cannot write the proof %s: %s; the result is not written and the next run "
                  "tries again", path, strerror(errno));
     else
         lode_log(LODE_LOG_INFO, "M%u 2^%u..2^%u: proof %s: %zu primes with t = %u (%.1f expected), sha256 %s",
-                 a->p, a->bit_min, a->bit_max, path, kept, pr->proof_bits, summary->expected, summary->sha256);
+                 a->p, a->bit_min, a->bit_max, path, n, pr->proof_bits, summary->expected, summary->sha256);
     free(q);
     return rc;
 }
@@ -311,8 +309,8 @@ int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a)
         lode_log(LODE_LOG_INFO, "M%u 2^%u..2^%u: resuming from %s at class %u (%u of %u done)", a->p,
                  a->bit_min, a->bit_max, path, pr.next_class, pr.classes_done, LODE_TF_NEEDED_CLASSES);
         if (want_proof && (!pr.proof_kept || pr.proof_bits != proof_bits))
-            lode_log(LODE_LOG_WARN, "M%u 2^%u..2^%u: the checkpoint holds no proof with t = %u (an older lode "
-                     "wrote it): this result will carry none", a->p, a->bit_min, a->bit_max, proof_bits);
+            lode_log(LODE_LOG_WARN, "M%u 2^%u..2^%u: the checkpoint holds no proof with t = %u (an older lode, "
+                     "or a run with LODE_TF_NO_PROOF, wrote it): this result will carry none", a->p, a->bit_min, a->bit_max, proof_bits);
         if (pr.proof_bits != proof_bits)
             pr.proof_kept = false;
     } else {
@@ -385,9 +383,7 @@ int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a)
                 if (d->hit_seq[i] == seq && pr.factors < LODE_TF_MAX_FACTORS)
                     pr.k[pr.factors++] = lode_tf_k(c, d->hit_n[i]);
             d->hit_count = 0;
-            /* The class's proof entries, in index order (a class's scans
-             * may report out of order across devices). */
-            unsigned first = pr.proof_count;
+            /* The class's proof entries (write_proof sorts the whole list). */
             for (unsigned i = 0; i < d->proof_hits && pr.proof_kept; i++) {
                 if (d->proof_seq[i] != seq)
                     continue;
@@ -404,8 +400,6 @@ int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a)
                          a->p, c);
                 pr.proof_kept = false;
             }
-            if (pr.proof_kept)
-                qsort(pr.proof_k + first, pr.proof_count - first, sizeof pr.proof_k[0], by_k);
             d->proof_hits = 0;
             d->proof_overflow = false;
             pthread_mutex_unlock(&d->lock);
