@@ -493,7 +493,6 @@ def scenario_prometheus():
         check("# TYPE lode_hits_expected_total counter" in text and 'lode_hits_stale_total{device="cpu:0"} 0' in text,
               "prom: lode_hits_expected_total and lode_hits_stale_total missing")
         # A sensor the device lacks is absent from both, never 0.
-        dev = get_json(lode, "/api/devices")["devices"][0]
         for key, metric in (("temperature_c", "lode_device_temperature_celsius"), ("power_w", "lode_device_power_watts"),
                             ("fan_percent", "lode_device_fan_ratio")):
             check((key in dev) == (metric + '{device="cpu:0"}' in text),
