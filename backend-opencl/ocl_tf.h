@@ -25,13 +25,16 @@ typedef struct ocl_tf_part {
 } ocl_tf_part;
 
 /* Sieve primes: 1 000 000 on GPUs, 20 000 on CPU devices (PoCL: the
- * per-prime work dominates there); sub-launches of 2^26 indices on GPUs,
+ * per-prime work dominates there); sub-launches of 2^27 indices on GPUs,
  * 2^20 on CPUs (LODE_TF_SIEVE_PRIMES and LODE_TF_LAUNCH_BITS override both).
- * A launch is a batch of up to LODE_TF_BATCH sub-launches (8), queued
- * alternately on two queues so one's sieve runs beside the other's
- * exponentiation, with one read-back and one wait for all. The sieve tables
- * are built on the device (kernel tf_tables) from the prime list uploaded
- * once; LODE_TF_CHECK_TABLES=1 compares them with the host's
+ * A launch is a batch of up to LODE_TF_BATCH sub-launches (32 on GPUs, 16 on
+ * CPUs), queued alternately on two queues so one's sieve runs beside the
+ * other's exponentiation, with one read-back and one wait for all. Each
+ * sub-launch is two kernels (sieve, exponentiation); the exponentiation also
+ * prepares the next sub-launch on its queue (the large primes' bits), so
+ * only the first sub-launch on each queue has a preparation of its own. The
+ * sieve tables are built on the device (kernel tf_tables) from the prime
+ * list uploaded once; LODE_TF_CHECK_TABLES=1 compares them with the host's
  * (tf_sieve_tables_build) and fails the job on any difference. Returns a
  * lode status. */
 int ocl_tf_new(const ocl_dev_desc *desc, cl_context ctx, cl_command_queue queue, const char *label,

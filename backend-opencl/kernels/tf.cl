@@ -44,50 +44,68 @@ inline uint inverse_mod(uint x, uint r)
     return (uint)(t < 0 ? t + (long)r : t);
 }
 
+/* The sieve tables live in one buffer (one kernel argument: NVIDIA's
+ * enqueue cost grows with the buffer arguments), stride words apart. */
+#define TABLE_PRIME 0u
+#define TABLE_INV 1u
+#define TABLE_PMOD 2u
+#define TABLE_SMOD 3u
+#define TABLE_MINV 4u
+
 /* The sieve tables of exponent p, one work-item per entry: the formulas of
  * tf_sieve_tables_build (core/backend_support/tf_tables.c); entry i is
  * primes[i < skip ? i : i + 1] (tf_sieve_plan_of: p itself is skipped). */
 __kernel void tf_tables(__global const uint *primes, uint count, uint skip, uint p, uint seg,
-                        __global uint *prime, __global uint *inv, __global uint *pmod, __global uint *smod,
-                        __global uint *minv)
+                        __global uint *tables, uint stride)
 {
     const uint i = get_global_id(0);
     if (i >= count)
         return;
     const uint r = primes[i < skip ? i : i + 1];
-    prime[i] = r;
-    pmod[i] = p % r;
-    inv[i] = inverse_mod((uint)((2ul * p * 4620u) % r), r);
-    smod[i] = seg % r;
-    minv[i] = 0xFFFFFFFFu / r;
+    tables[TABLE_PRIME * stride + i] = r;
+    tables[TABLE_PMOD * stride + i] = p % r;
+    tables[TABLE_INV * stride + i] = inverse_mod((uint)((2ul * p * 4620u) % r), r);
+    tables[TABLE_SMOD * stride + i] = seg % r;
+    tables[TABLE_MINV * stride + i] = 0xFFFFFFFFu / r;
 }
 
-/* Per prime: the first bit of the launch it clears; primes from n_small on
- * clear their multiples in the global bitmap at once. Work-item 0 zeroes
- * the launch's counters first: tf_segments and tf_exponentiate run after it
- * (in order on the queue), the last read of the area before it. */
-__kernel void tf_prepare(__global const uint *prime, __global const uint *inv, __global const uint *pmod,
-                         uint n_small, uint n_all, uint class_index, ulong n0, uint count,
-                         __global uint *start, __global volatile uint *bits, __global uint *results, uint area)
+/* A lane's buffer (ocl_tf.c): the small primes' starts (stride words), the
+ * launch's global sieve bits, then the candidate list. */
+
+/* A sub-launch's sieve preparation, primes first_item, first_item + step,
+ * ...: each prime's first bit in the launch; primes from n_small on clear
+ * their multiples in the global bitmap at once. The item with first_item 0
+ * zeroes the sub-launch's counters first: tf_segments and tf_exponentiate
+ * run after it (in order on the queue), the last read of the area before. */
+inline void prepare_primes(__global const uint *tables, uint stride, uint n_small, uint n_all, uint class_index,
+                           ulong n0, uint count, __global uint *start, __global volatile uint *bits,
+                           __global uint *results, uint area, uint first_item, uint step)
 {
-    uint i = get_global_id(0);
-    if (i == 0) {
+    if (first_item == 0) {
         results[area * AREA_WORDS] = 0;
         results[area * AREA_WORDS + 1] = 0;
     }
-    if (i >= n_all)
-        return;
-    uint r = prime[i];
-    ulong qb = (2ul * pmod[i] * class_index + 1) % r; /* q(0) = 2pc + 1 mod r */
-    ulong root = (ulong)((r - qb) % r) * inv[i] % r;  /* inv: 1 / (2p 4620) mod r */
-    uint n0r = (uint)(n0 % r);
-    uint s = (uint)(root >= n0r ? root - n0r : root + r - n0r);
-    if (i < n_small) {
-        start[i] = s;
-        return;
+    for (uint i = first_item; i < n_all; i += step) {
+        const uint r = tables[TABLE_PRIME * stride + i];
+        const ulong qb = (2ul * tables[TABLE_PMOD * stride + i] * class_index + 1) % r; /* q(0) = 2pc + 1 mod r */
+        const ulong root = (ulong)((r - qb) % r) * tables[TABLE_INV * stride + i] % r; /* inv: 1 / (2p 4620) */
+        const uint n0r = (uint)(n0 % r);
+        const uint s = (uint)(root >= n0r ? root - n0r : root + r - n0r);
+        if (i < n_small)
+            start[i] = s;
+        else
+            for (uint o = s; o < count; o += r)
+                atomic_and(&bits[o >> 5], ~(1u << (o & 31)));
     }
-    for (uint o = s; o < count; o += r)
-        atomic_and(&bits[o >> 5], ~(1u << (o & 31)));
+}
+
+/* The preparation alone: the first sub-launch on a lane of each batch
+ * (the others' runs inside the previous exponentiation on the lane). */
+__kernel void tf_prepare(__global const uint *tables, uint stride, uint n_small, uint n_all, uint class_index,
+                         ulong n0, uint count, __global uint *lane_buf, uint bits_at, __global uint *results, uint area)
+{
+    prepare_primes(tables, stride, n_small, n_all, class_index, n0, count, lane_buf, lane_buf + bits_at, results, area,
+                   get_global_id(0), get_global_size(0));
 }
 
 /* A middle prime's constants; the segment loop loads the next prime's while
@@ -125,10 +143,12 @@ inline ulong pattern_bits(uint r)
  * global bits back to all ones once read (a launch of fewer segments leaves
  * the others untouched), so the next launch on this buffer needs no fill. */
 __kernel __attribute__((reqd_work_group_size(LODE_TF_OCL_SIEVE_LOCAL, 1, 1)))
-void tf_segments(__global const uint *prime, __global const uint *start, __global const uint *smod,
-                 __global const uint *minv, uint n_small, uint count, __global uint *bits,
-                 __global uint *cand, __global uint *results, uint area)
+void tf_segments(__global const uint *tables, uint stride, uint n_small, uint count, __global uint *lane_buf,
+                 uint bits_at, uint cand_at, __global uint *results, uint area)
 {
+    __global const uint *prime = tables + TABLE_PRIME * stride, *smod = tables + TABLE_SMOD * stride;
+    __global const uint *minv = tables + TABLE_MINV * stride, *start = lane_buf;
+    __global uint *bits = lane_buf + bits_at, *cand = lane_buf + cand_at;
     __global volatile uint *cand_count = results + area * AREA_WORDS;
     __local volatile uint sm[SEG_WORDS];
     __local uint sums[LODE_TF_OCL_SIEVE_LOCAL];
@@ -282,13 +302,25 @@ inline void mont_init_fp64(u96 q, uint y, u96 *one, u96 *start)
 #endif
 
 /* Tests every candidate of the list (its length read here, on the device):
- * factors' offsets go to the area's list through an atomic counter. */
-/* A candidate is reported when the bits of v and one under the masks
- * agree: all set, v == one (a factor); with a proof, the low t bits only,
- * C(p, q, t) (core/base/tf_ref.h). */
-__kernel void tf_exponentiate(__global const uint *cand, __global uint *results, uint area, uint p,
-                              uint class_index, ulong n0, uint bit_max, ulong mask_lo, uint mask_hi)
+ * factors' offsets go to the area's list through an atomic counter. A
+ * candidate is reported when the bits of v and one under the masks agree:
+ * all set, v == one (a factor); with a proof, the low t bits only, C(p, q,
+ * t) (core/base/tf_ref.h).
+ *
+ * With next_count > 0 it first prepares the lane's next sub-launch
+ * (next_n0, next_count, next_area): tf_segments of this one has read the
+ * lane's starts and bits already, and this kernel reads only its candidate
+ * list, so the two share nothing, and one enqueue fewer per sub-launch
+ * (NVIDIA's OpenCL spends ~5 us of host CPU on each). */
+__kernel void tf_exponentiate(__global uint *lane_buf, uint cand_at, __global uint *results, uint area, uint p,
+                              uint class_index, ulong n0, uint bit_max, ulong mask_lo, uint mask_hi,
+                              __global const uint *tables, uint stride, uint n_small, uint n_all, uint bits_at,
+                              ulong next_n0, uint next_count, uint next_area)
 {
+    if (next_count > 0)
+        prepare_primes(tables, stride, n_small, n_all, class_index, next_n0, next_count, lane_buf, lane_buf + bits_at,
+                       results, next_area, get_global_id(0), get_global_size(0));
+    __global const uint *cand = lane_buf + cand_at;
     __global volatile uint *counts = results + area * AREA_WORDS;
     __global uint *found = results + area * AREA_WORDS + 2;
     const uint total = counts[0]; /* counts[1]: factors found */
