@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""A share-validated rate (issue #17): lode mines scrypt against the stratum
-test pool (which re-hashes every share with hashlib.scrypt) on a regtest
+"""A share-validated rate (issue #17): lode mines scrypt (or, with
+ALGO=sha256d, SHA-256d) against the stratum test pool (which re-hashes every
+share with hashlib.scrypt, or hashlib's double SHA-256) on a regtest
 litecoind, and the shares are held against the hashes lode counted.
 
-    scripts/share-check.py LODE SECONDS DIFFICULTY [lode options, e.g. -d cuda:0]
+    [ALGO=sha256d] scripts/share-check.py LODE SECONDS DIFFICULTY [lode options, e.g. -d cuda:0]
 
 Prints, per run: lode's hashes and rate; the hits those hashes should give at
-the pool's difficulty, computed here from the difficulty alone (the scrypt
-pool convention: diff-1 target 0x0000ffff << 224) and by lode (its summary's
+the pool's difficulty, computed here from the difficulty alone (diff-1 target
+0xffff << 224 for scrypt, Bitcoin's 0xffff << 208 for SHA-256d) and by lode (its summary's
 "expected", from each scan's target); the hits lode found, dropped as stale
 (their job replaced by a clean job: a new block) and reported invalid; what
 the pool accepted; and found + stale against expected as a ratio with its
@@ -19,7 +20,9 @@ On regtest every share is also a block (its target is about 2^255), and
 each block the pool submits makes a clean job that turns the work in flight
 stale; BLOCK_INTERVAL (default 150 s, Litecoin's block time) is the least
 time between the blocks the pool submits, so the run sees a real chain's
-churn. BLOCK_INTERVAL=0 submits every candidate: the worst case.
+churn. BLOCK_INTERVAL=0 submits every candidate: the worst case. A SHA-256d
+pool submits no blocks (the node's chain is scrypt's), so its jobs change
+only with the node's templates.
 
 Stage as for the other device scripts (scripts/device-check.sh --stage;
 LITECOIND=path for litecoind)."""
@@ -44,11 +47,17 @@ def main():
         return 2
     binary, seconds, difficulty = os.path.abspath(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
     extra = sys.argv[4:]
-    chance = (65535 * 2 ** 224 / difficulty + 1) / 2 ** 256  # a hash meeting the share target
+    algo = os.environ.get("ALGO", "scrypt")
+    if algo not in ("scrypt", "sha256d"):
+        print(f"ALGO must be scrypt or sha256d, not {algo!r}", file=sys.stderr)
+        return 2
+    diff1_shift = 224 if algo == "scrypt" else 208
+    unit, scale = ("MH/s", 1e6) if algo == "scrypt" else ("GH/s", 1e9)
+    chance = (65535 * 2 ** diff1_shift / difficulty + 1) / 2 ** 256  # a hash meeting the share target
     with regtest.Regtest(mature=True) as net:
         pool = PoolProc(net, difficulty=difficulty,
-                        extra=("--min-block-interval", os.environ.get("BLOCK_INTERVAL", "150")))
-        lode = Lode(binary, ["-a", "scrypt", "--no-color", "--log-interval", "10", "-o", pool.url,
+                        extra=("--min-block-interval", os.environ.get("BLOCK_INTERVAL", "150"), "--algo", algo))
+        lode = Lode(binary, ["-a", algo, "--no-color", "--log-interval", "10", "-o", pool.url,
                              "-u", "worker", "-p", "x", *extra])
         try:
             time.sleep(seconds)
@@ -78,13 +87,13 @@ def main():
     sd = math.sqrt(expected) if expected > 0 else float("inf")
     z = (found + stale - expected) / sd
     rows = [
-        ("lode: hashes counted, over", f"{hashes} in {elapsed:.1f} s = {hashes / elapsed / 1e6:.4f} MH/s"),
+        ("lode: hashes counted, over", f"{hashes} in {elapsed:.1f} s = {hashes / elapsed / scale:.4f} {unit}"),
         ("hits expected: here (difficulty) / lode (targets)", f"{expected:.1f} / {expected_lode:.1f}"),
         ("hits found, stale, hardware errors", f"{found}, {stale}, {hw}"),
         ("(found + stale) / expected", f"{(found + stale) / expected:.4f} +- {sd / expected:.4f} (z = {z:+.2f})"),
         ("found / expected (what a pool credits)", f"{found / expected:.4f}"),
-        ("share rate (accepted x 2^16 x 65536/65535 x difficulty / s)",
-         f"{totals['accepted'] / chance / elapsed / 1e6:.4f} MH/s"),
+        ("share rate (accepted / P(a hash is a share) / s)",
+         f"{totals['accepted'] / chance / elapsed / scale:.4f} {unit}"),
         ("pool: accepted, lode: accepted", f"{totals['accepted']}, {accepted_lode}"),
         ("pool: invalid, duplicates, stale violations, stale races",
          f"{totals['invalid']}, {totals['duplicates']}, {totals['stale_violations']}, {totals.get('stale_race', 0)}"),

@@ -4,7 +4,7 @@
 usage: test_mining_stratum.py PATH_TO_LODE [SCENARIO ...]
 
 Scenarios (all by default): clean faults1 faults2 reconnect failover tls difficulty
-absurd_diff flood unanswered unauthorized redirect.
+absurd_diff flood unanswered unauthorized redirect sha256d.
 Every scenario checks: lode never crashes (exit 130 on SIGINT, promptly, no
 sanitizer report), it mines again within seconds of each fault, the pool saw
 no invalid share and no stale-submit violation, litecoind accepted every block
@@ -27,8 +27,8 @@ COMMON = ["-a", "scrypt", "-d", "cpu", "-t", "2", "--no-color", "--log-interval"
 RECOVER_S = 15  # a share accepted again within this long after a fault
 
 
-def lode_pool(pools, extra=(), name="lode"):
-    args = list(COMMON) + list(extra)
+def lode_pool(pools, extra=(), name="lode", algo="scrypt"):
+    args = [algo if a == "scrypt" else a for a in COMMON] + list(extra)
     for p in pools:
         url, user = (p if isinstance(p, tuple) else (p.url, "worker"))
         args += ["-o", url, "-u", user, "-p", "x"]
@@ -80,6 +80,43 @@ def scenario_clean(net):
         acc_lines = lode.count(r"accepted: \d+/\d+")
         check(acc_lines == t["accepted"], f"{what}: {acc_lines} 'accepted:' lines, "
               f"pool accepted {t['accepted']}")
+    finally:
+        lode.stop()
+        pool.stop()
+
+
+def scenario_sha256d(net):
+    """SHA-256d against the pool checking shares with hashlib's double
+    SHA-256 (Bitcoin's difficulty convention), then the pool's check proved
+    able to fail: scrypt shares sent to it are refused."""
+    what = "sha256d"
+    start = net.rpc("getblockcount")
+    pool = PoolProc(net, difficulty=0.002, extra=["--algo", "sha256d"])
+    lode = lode_pool([pool], name="lode-sha256d", algo="sha256d")
+    try:
+        check(pool.wait_accepted(10, 60),
+              f"{what}: fewer than 10 shares accepted in 60 s ({pool.totals()})\n    {lode.tail()}")
+        check(lode.alive(), f"{what}: lode exited early:\n    {lode.tail()}")
+        finish(lode, [pool], what)
+        t = pool.totals()
+        check(t["blocks_submitted"] == 0 and net.rpc("getblockcount") == start,
+              f"{what}: a SHA-256d pool submitted blocks ({t['blocks_submitted']})")
+        acc_lines = lode.count(r"accepted: \d+/\d+")
+        check(acc_lines == t["accepted"], f"{what}: {acc_lines} 'accepted:' lines, "
+              f"pool accepted {t['accepted']}")
+    finally:
+        lode.stop()
+        pool.stop()
+    what = "scrypt shares to a sha256d pool"
+    pool = PoolProc(net, difficulty=0.002, extra=["--algo", "sha256d"])
+    lode = lode_pool([pool], name="lode-wrong-algo")
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and pool.totals()["invalid"] < 3:
+            time.sleep(0.5)
+        t = pool.totals()
+        check(t["invalid"] >= 3 and t["accepted"] == 0,
+              f"{what}: the pool should refuse them all: {t['invalid']} invalid, {t['accepted']} accepted")
     finally:
         lode.stop()
         pool.stop()
@@ -439,7 +476,8 @@ SCENARIOS = {"clean": scenario_clean, "faults1": scenario_faults1, "faults2": sc
              "reconnect": scenario_reconnect, "failover": scenario_failover, "tls": scenario_tls,
              "difficulty": scenario_difficulty, "absurd_diff": scenario_absurd_diff,
              "flood": scenario_flood, "unanswered": scenario_unanswered,
-             "unauthorized": scenario_unauthorized, "redirect": scenario_redirect}
+             "unauthorized": scenario_unauthorized, "redirect": scenario_redirect,
+             "sha256d": scenario_sha256d}
 
 
 def main():

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""A stratum v1 test pool for scrypt (Litecoin), backed by a litecoind.
+"""A stratum v1 test pool for scrypt (Litecoin), backed by a litecoind; with
+--algo sha256d, a pool for SHA-256d over the same jobs.
 
     stratum_pool.py --rpc URL --rpc-user U --rpc-pass P --port 0 --status-file F
                     [--tls-cert C --tls-key K [--tls-port 0]] [--difficulty D]
@@ -7,7 +8,7 @@
                     [--reconnect-to HOST:PORT] [--payout ADDR] [--control-port 0]
                     [--min-block-interval S] [--require-pass P] [--en2-size N]
                     [--notify-interval S] [--redirect-after-auth] [--hold]
-                    [--submit-delay S]
+                    [--submit-delay S] [--algo scrypt|sha256d]
 
 Jobs come from getblocktemplate (rules mweb,segwit), polled about once a
 second: the pool's own coinbase (BIP34 height, 4-byte extranonce1 per
@@ -15,11 +16,13 @@ connection, 4-byte extranonce2, payout to --payout or a new address of the
 node's wallet, the witness commitment recomputed here and checked against
 the template's), the merkle branch, prevhash in stratum word order. Every
 share is checked independently (hashlib.scrypt, scrypt pool difficulty
-convention) and answered with slush error codes (20 other, 21 stale/job not
+convention: diff-1 target 0xffff << 224; with --algo sha256d, hashlib's
+double SHA-256 and Bitcoin's convention, 0xffff << 208) and answered with slush error codes (20 other, 21 stale/job not
 found, 22 duplicate, 23 low difficulty, 24 unauthorized). Block candidates
 are submitted with submitblock (coinbase with its witness, the template's
 transactions, 0x01||mweb when present), then the job is refreshed with
-clean_jobs=true.
+clean_jobs=true. A SHA-256d pool submits no blocks: the node's chain is
+scrypt's, so its shares are shares only.
 
 Every change is written to the status file as JSON (atomic rename): ports,
 fingerprint, totals and per-connection counts. "invalid" (low difficulty,
@@ -68,6 +71,11 @@ def sha256d(b):
 
 def scrypt_pow(header):
     return hashlib.scrypt(header, salt=header, n=1024, r=1, p=1, dklen=32)
+
+
+# Per --algo: the header's proof-of-work hash and the difficulty-1 target.
+ALGOS = {"scrypt": (scrypt_pow, 0xffff << 224), "sha256d": (sha256d, 0xffff << 208)}
+POW, DIFF1 = ALGOS["scrypt"]
 
 
 def varint(n):
@@ -126,8 +134,8 @@ def bits_to_target(bits):
 
 
 def diff_to_target(diff):
-    """scrypt pool convention: (0xffff << 208) * 65536 / diff."""
-    return int(Fraction(0xffff << 224) / Fraction(diff))
+    """The difficulty-1 target of --algo / diff (scrypt: (0xffff << 208) * 65536 / diff)."""
+    return int(Fraction(DIFF1) / Fraction(diff))
 
 
 def stratum_prevhash(display_hex):
@@ -538,12 +546,12 @@ class Conn:
             return await self.reject(rid, 22, "duplicate", "duplicate share")
         self.seen.add(key)
         header = job.header(cj.en1, en2, version, ntime, nonce)
-        h = int.from_bytes(scrypt_pow(header), "little")
+        h = int.from_bytes(POW(header), "little")
         if h > diff_to_target(cj.diff):
             return await self.reject(rid, 23, "low_difficulty",
                                      f"low difficulty share (diff {cj.diff})")
         block_result = "none"
-        if h <= job.block_target:
+        if POW is scrypt_pow and h <= job.block_target:
             block_result = await self.pool.submit_block(job, header, cj.en1, en2, self)
             if block_result == "stale":
                 # The job went stale while we waited for another block's submission.
@@ -587,7 +595,7 @@ class Pool:
 
     def status(self):
         return {"pid": os.getpid(), "ports": self.ports, "fingerprint": self.fingerprint,
-                "difficulty": self.difficulty, "totals": self.totals,
+                "algo": self.args.algo, "difficulty": self.difficulty, "totals": self.totals,
                 "height": self.job.height if self.job else None,
                 "templates": self.templates, "commitment_mismatches": self.commitment_mismatches,
                 "submits_in_flight": self.submits_in_flight,
@@ -897,7 +905,11 @@ def main():
     ap.add_argument("--en1-base", type=lambda s: int(s, 0), default=0,
                     help="offset of this instance's extranonce1 values")
     ap.add_argument("--status-file")
+    ap.add_argument("--algo", choices=sorted(ALGOS), default="scrypt",
+                    help="how shares are checked (sha256d: no blocks are submitted)")
     args = ap.parse_args()
+    global POW, DIFF1
+    POW, DIFF1 = ALGOS[args.algo]
     for f in (args.faults.split(",") if args.faults else []):
         if f and f not in FAULTS:
             ap.error(f"unknown fault {f} (known: {', '.join(FAULTS)})")
