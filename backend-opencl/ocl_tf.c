@@ -289,8 +289,9 @@ unsigned ocl_tf_depth(const ocl_tf *f)
 static int read_table(void *ctx, int i, uint32_t *out, unsigned count)
 {
     ocl_tf *f = ctx;
-    static const int table_at[] = {0, 1, 2, 3, 4}; /* kernels/tf.cl's TABLE_PRIME .. TABLE_MINV */
-    const size_t offset = (size_t)table_at[i] * f->want_primes * sizeof(uint32_t);
+    /* The buffer holds the tables in tf_sieve_tables_verify's order
+     * (kernels/tf.cl: TABLE_PRIME .. TABLE_MINV), want_primes words apart. */
+    const size_t offset = (size_t)i * f->want_primes * sizeof(uint32_t);
     cl_int err =
         ocl.clEnqueueReadBuffer(f->queue, f->tables, CL_TRUE, offset, count * sizeof(uint32_t), out, 0, NULL, NULL);
     return err == CL_SUCCESS ? LODE_OK : fail(f, "reading the sieve tables back", err);
