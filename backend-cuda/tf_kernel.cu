@@ -44,8 +44,6 @@ struct launch_desc {
     uint32_t mask_hi;
 };
 
-
-
 /* ---- the sieve ---------------------------------------------------------- */
 
 __device__ __forceinline__ uint32_t pattern_prime(int i)

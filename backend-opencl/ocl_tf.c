@@ -50,7 +50,7 @@ struct ocl_tf {
     size_t exp_items, prep_items;
     const uint32_t *primes; /* shared: tf_sieve_primes */
     cl_mem primes_dev; /* the prime list, uploaded once */
-    cl_mem tables;     /* the five sieve tables, want_primes words apart (kernels/tf.cl) */
+    cl_mem tables;     /* the sieve tables, want_primes words apart (LODE_TF_TABLE_*) */
     cl_uint bits_at, cand_at; /* in a lane's buffer */
     cl_mem results; /* DEPTH x batch areas */
     ocl_pinned host; /* their copy */
@@ -241,7 +241,7 @@ int ocl_tf_new(const ocl_dev_desc *desc, cl_context ctx, cl_command_queue queue,
     if (rc == LODE_OK)
         rc = buffer(f, f->want_primes * sizeof(uint32_t), &f->primes_dev);
     if (rc == LODE_OK)
-        rc = buffer(f, 5 * (size_t)f->want_primes * sizeof(uint32_t), &f->tables);
+        rc = buffer(f, LODE_TF_TABLES * (size_t)f->want_primes * sizeof(uint32_t), &f->tables);
     const size_t results = (size_t)DEPTH * f->batch * AREA_WORDS * sizeof(uint32_t);
     if (rc == LODE_OK)
         rc = buffer(f, results, &f->results);
@@ -289,8 +289,9 @@ unsigned ocl_tf_depth(const ocl_tf *f)
 static int read_table(void *ctx, int i, uint32_t *out, unsigned count)
 {
     ocl_tf *f = ctx;
-    /* The buffer holds the tables in tf_sieve_tables_verify's order
-     * (kernels/tf.cl: TABLE_PRIME .. TABLE_MINV), want_primes words apart. */
+    _Static_assert(LODE_TF_TABLE_PRIME == 0 && LODE_TF_TABLE_INV == 1 && LODE_TF_TABLE_PMOD == 2 &&
+                       LODE_TF_TABLE_SMOD == 3 && LODE_TF_TABLE_MINV == 4,
+                   "the tables' buffer is in tf_sieve_tables_verify's order");
     const size_t offset = (size_t)i * f->want_primes * sizeof(uint32_t);
     cl_int err =
         ocl.clEnqueueReadBuffer(f->queue, f->tables, CL_TRUE, offset, count * sizeof(uint32_t), out, 0, NULL, NULL);

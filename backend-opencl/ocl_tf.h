@@ -12,7 +12,7 @@
 
 #include "backend-opencl/ocl_api.h"
 #include "backend-opencl/ocl_devices.h"
-#include "core/backend_support/kernel_params.h" /* LODE_TF_FOUND_CAP */
+#include "core/backend_support/kernel_params.h" /* LODE_TF_FOUND_CAP, LODE_TF_TABLE_* */
 #include "core/base/work.h"
 
 typedef struct ocl_tf ocl_tf;

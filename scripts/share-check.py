@@ -35,6 +35,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests", "pool"))
 from harness import Lode, PoolProc, regtest  # noqa: E402
+from stratum_pool import ALGOS  # noqa: E402  (each algorithm's difficulty-1 target)
 
 SUMMARY = re.compile(r"summary: ([a-z]+:\d+): [^,]+, (\d+) hashes, (\d+) hits \(([0-9.]+) expected\), "
                      r"(\d+) stale, (\d+) hardware errors")
@@ -48,12 +49,11 @@ def main():
     binary, seconds, difficulty = os.path.abspath(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
     extra = sys.argv[4:]
     algo = os.environ.get("ALGO", "scrypt")
-    if algo not in ("scrypt", "sha256d"):
-        print(f"ALGO must be scrypt or sha256d, not {algo!r}", file=sys.stderr)
+    if algo not in ALGOS:
+        print(f"ALGO must be one of {', '.join(sorted(ALGOS))}, not {algo!r}", file=sys.stderr)
         return 2
-    diff1_shift = 224 if algo == "scrypt" else 208
     unit, scale = ("MH/s", 1e6) if algo == "scrypt" else ("GH/s", 1e9)
-    chance = (65535 * 2 ** diff1_shift / difficulty + 1) / 2 ** 256  # a hash meeting the share target
+    chance = (ALGOS[algo][1] / difficulty + 1) / 2 ** 256  # a hash meeting the share target
     with regtest.Regtest(mature=True) as net:
         pool = PoolProc(net, difficulty=difficulty,
                         extra=("--min-block-interval", os.environ.get("BLOCK_INTERVAL", "150"), "--algo", algo))

@@ -60,26 +60,32 @@ def recovered(pool, what, timeout=RECOVER_S, more=2):
     return ok
 
 
+def mine_undisturbed(pool, lode, what):
+    """Ten shares accepted, lode stopped, both sides' counts settled and
+    equal (an 'accepted:' line per accepted share); the pool's totals."""
+    check(pool.wait_accepted(10, 60),
+          f"{what}: fewer than 10 shares accepted in 60 s ({pool.totals()})\n    {lode.tail()}")
+    check(lode.alive(), f"{what}: lode exited early:\n    {lode.tail()}")
+    finish(lode, [pool], what)
+    t = pool.totals()
+    acc_lines = lode.count(r"accepted: \d+/\d+")
+    check(acc_lines == t["accepted"], f"{what}: {acc_lines} 'accepted:' lines, pool accepted {t['accepted']}")
+    return t
+
+
 def scenario_clean(net):
     what = "clean run"
     start = net.rpc("getblockcount")
     pool = PoolProc(net, difficulty=0.05, extra=["--min-block-interval", "0.3"])
     lode = lode_pool([pool])
     try:
-        check(pool.wait_accepted(10, 60),
-              f"{what}: fewer than 10 shares accepted in 60 s ({pool.totals()})\n    {lode.tail()}")
-        check(lode.alive(), f"{what}: lode exited early:\n    {lode.tail()}")
-        finish(lode, [pool], what)
-        t = pool.totals()
+        t = mine_undisturbed(pool, lode, what)
         check(t["blocks_accepted"] >= 1 and t["blocks_accepted"] == t["blocks_submitted"],
               f"{what}: blocks submitted {t['blocks_submitted']} accepted {t['blocks_accepted']}")
         paid = net.blocks_paid_to(start + 1, pool.payout)
         check(sum(1 for _, p in paid if p) >= t["blocks_accepted"],
               f"{what}: {t['blocks_accepted']} blocks accepted but only "
               f"{sum(1 for _, p in paid if p)} new blocks pay the pool's address")
-        acc_lines = lode.count(r"accepted: \d+/\d+")
-        check(acc_lines == t["accepted"], f"{what}: {acc_lines} 'accepted:' lines, "
-              f"pool accepted {t['accepted']}")
     finally:
         lode.stop()
         pool.stop()
@@ -94,16 +100,9 @@ def scenario_sha256d(net):
     pool = PoolProc(net, difficulty=0.002, extra=["--algo", "sha256d"])
     lode = lode_pool([pool], name="lode-sha256d", algo="sha256d")
     try:
-        check(pool.wait_accepted(10, 60),
-              f"{what}: fewer than 10 shares accepted in 60 s ({pool.totals()})\n    {lode.tail()}")
-        check(lode.alive(), f"{what}: lode exited early:\n    {lode.tail()}")
-        finish(lode, [pool], what)
-        t = pool.totals()
+        t = mine_undisturbed(pool, lode, what)
         check(t["blocks_submitted"] == 0 and net.rpc("getblockcount") == start,
               f"{what}: a SHA-256d pool submitted blocks ({t['blocks_submitted']})")
-        acc_lines = lode.count(r"accepted: \d+/\d+")
-        check(acc_lines == t["accepted"], f"{what}: {acc_lines} 'accepted:' lines, "
-              f"pool accepted {t['accepted']}")
     finally:
         lode.stop()
         pool.stop()
@@ -111,9 +110,7 @@ def scenario_sha256d(net):
     pool = PoolProc(net, difficulty=0.002, extra=["--algo", "sha256d"])
     lode = lode_pool([pool], name="lode-wrong-algo")
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and pool.totals()["invalid"] < 3:
-            time.sleep(0.5)
+        pool.wait_total("invalid", 3, 20)
         t = pool.totals()
         check(t["invalid"] >= 3 and t["accepted"] == 0,
               f"{what}: the pool should refuse them all: {t['invalid']} invalid, {t['accepted']} accepted")

@@ -44,14 +44,6 @@ inline uint inverse_mod(uint x, uint r)
     return (uint)(t < 0 ? t + (long)r : t);
 }
 
-/* The sieve tables live in one buffer (one kernel argument: NVIDIA's
- * enqueue cost grows with the buffer arguments), stride words apart. */
-#define TABLE_PRIME 0u
-#define TABLE_INV 1u
-#define TABLE_PMOD 2u
-#define TABLE_SMOD 3u
-#define TABLE_MINV 4u
-
 /* The sieve tables of exponent p, one work-item per entry: the formulas of
  * tf_sieve_tables_build (core/backend_support/tf_tables.c); entry i is
  * primes[i < skip ? i : i + 1] (tf_sieve_plan_of: p itself is skipped). */
@@ -62,15 +54,16 @@ __kernel void tf_tables(__global const uint *primes, uint count, uint skip, uint
     if (i >= count)
         return;
     const uint r = primes[i < skip ? i : i + 1];
-    tables[TABLE_PRIME * stride + i] = r;
-    tables[TABLE_PMOD * stride + i] = p % r;
-    tables[TABLE_INV * stride + i] = inverse_mod((uint)((2ul * p * 4620u) % r), r);
-    tables[TABLE_SMOD * stride + i] = seg % r;
-    tables[TABLE_MINV * stride + i] = 0xFFFFFFFFu / r;
+    tables[LODE_TF_TABLE_PRIME * stride + i] = r;
+    tables[LODE_TF_TABLE_PMOD * stride + i] = p % r;
+    tables[LODE_TF_TABLE_INV * stride + i] = inverse_mod((uint)((2ul * p * 4620u) % r), r);
+    tables[LODE_TF_TABLE_SMOD * stride + i] = seg % r;
+    tables[LODE_TF_TABLE_MINV * stride + i] = 0xFFFFFFFFu / r;
 }
 
-/* A lane's buffer (ocl_tf.c): the small primes' starts (stride words), the
- * launch's global sieve bits, then the candidate list. */
+/* A lane's buffer (ocl_tf.c) holds the small primes' starts (stride words),
+ * the sub-launch's global sieve bits at bits_at and the candidate list at
+ * cand_at. */
 
 /* A sub-launch's sieve preparation, primes first_item, first_item + step,
  * ...: each prime's first bit in the launch; primes from n_small on clear
@@ -86,9 +79,10 @@ inline void prepare_primes(__global const uint *tables, uint stride, uint n_smal
         results[area * AREA_WORDS + 1] = 0;
     }
     for (uint i = first_item; i < n_all; i += step) {
-        const uint r = tables[TABLE_PRIME * stride + i];
-        const ulong qb = (2ul * tables[TABLE_PMOD * stride + i] * class_index + 1) % r; /* q(0) = 2pc + 1 mod r */
-        const ulong root = (ulong)((r - qb) % r) * tables[TABLE_INV * stride + i] % r; /* inv: 1 / (2p 4620) */
+        const uint r = tables[LODE_TF_TABLE_PRIME * stride + i];
+        const uint pmod = tables[LODE_TF_TABLE_PMOD * stride + i], inv = tables[LODE_TF_TABLE_INV * stride + i];
+        const ulong qb = (2ul * pmod * class_index + 1) % r;   /* q(0) = 2pc + 1 mod r */
+        const ulong root = (ulong)((r - qb) % r) * inv % r; /* inv: 1 / (2p 4620) mod r */
         const uint n0r = (uint)(n0 % r);
         const uint s = (uint)(root >= n0r ? root - n0r : root + r - n0r);
         if (i < n_small)
@@ -146,8 +140,8 @@ __kernel __attribute__((reqd_work_group_size(LODE_TF_OCL_SIEVE_LOCAL, 1, 1)))
 void tf_segments(__global const uint *tables, uint stride, uint n_small, uint count, __global uint *lane_buf,
                  uint bits_at, uint cand_at, __global uint *results, uint area)
 {
-    __global const uint *prime = tables + TABLE_PRIME * stride, *smod = tables + TABLE_SMOD * stride;
-    __global const uint *minv = tables + TABLE_MINV * stride, *start = lane_buf;
+    __global const uint *prime = tables + LODE_TF_TABLE_PRIME * stride, *smod = tables + LODE_TF_TABLE_SMOD * stride;
+    __global const uint *minv = tables + LODE_TF_TABLE_MINV * stride, *start = lane_buf;
     __global uint *bits = lane_buf + bits_at, *cand = lane_buf + cand_at;
     __global volatile uint *cand_count = results + area * AREA_WORDS;
     __local volatile uint sm[SEG_WORDS];
@@ -310,8 +304,8 @@ inline void mont_init_fp64(u96 q, uint y, u96 *one, u96 *start)
  * With next_count > 0 it first prepares the lane's next sub-launch
  * (next_n0, next_count, next_area): tf_segments of this one has read the
  * lane's starts and bits already, and this kernel reads only its candidate
- * list, so the two share nothing, and one enqueue fewer per sub-launch
- * (NVIDIA's OpenCL spends ~5 us of host CPU on each). */
+ * list, so the two share nothing: one enqueue fewer per sub-launch, and
+ * NVIDIA's OpenCL spends host CPU on each (docs/PERFORMANCE.md). */
 __kernel void tf_exponentiate(__global uint *lane_buf, uint cand_at, __global uint *results, uint area, uint p,
                               uint class_index, ulong n0, uint bit_max, ulong mask_lo, uint mask_hi,
                               __global const uint *tables, uint stride, uint n_small, uint n_all, uint bits_at,

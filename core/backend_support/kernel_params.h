@@ -99,6 +99,15 @@ enum {
  * (16 KiB), and its work-group size. */
 #define LODE_TF_OCL_SEG_BITS 131072u
 #define LODE_TF_OCL_SIEVE_LOCAL 256u
+/* The OpenCL sieve tables' buffer: table LODE_TF_TABLE_x at x * stride
+ * words (one kernel argument for the five: NVIDIA's enqueue cost grows with
+ * the buffer arguments). The order is tf_sieve_tables_verify's. */
+#define LODE_TF_TABLE_PRIME 0u
+#define LODE_TF_TABLE_INV 1u
+#define LODE_TF_TABLE_PMOD 2u
+#define LODE_TF_TABLE_SMOD 3u
+#define LODE_TF_TABLE_MINV 4u
+#define LODE_TF_TABLES 5u
 
 #if !defined(__OPENCL_C_VERSION__) && !defined(__OPENCL_VERSION__)
 /* ---- host helpers ------------------------------------------------------------ */

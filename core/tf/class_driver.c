@@ -62,9 +62,17 @@ static int by_u128(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The directory of the results file ("" for the current one). */
-static void results_dir(const char *results, char *out, size_t len)
+/* Where the proof goes: the results file's directory ("" for the current
+ * one), or the checkpoints' when the results path is not a regular file
+ * (--results /dev/stdout would put it into /dev). */
+static void proof_dir(const lode_tf_driver *d, char *out, size_t len)
 {
+    const char *results = d->results;
+    struct stat st;
+    if (results != NULL && stat(results, &st) == 0 && !S_ISREG(st.st_mode)) {
+        snprintf(out, len, "%s", d->ckp_dir);
+        return;
+    }
     const char *slash = results != NULL ? strrchr(results, '/') : NULL;
     snprintf(out, len, "%.*s", slash != NULL ? (int)(slash - results) : 0, slash != NULL ? results : "");
     if (slash == results)
@@ -73,8 +81,7 @@ static void results_dir(const char *results, char *out, size_t len)
 
 /* The proof of a finished assignment: the devices' list (q at or above
  * LODE_TF_PROOF_HOST_LIMIT) and the host's below it, sorted, written to
- * its file beside the results (beside the checkpoints when the results
- * path is not a regular file); *summary for the JSON line. 0, or -1
+ * its file in proof_dir; *summary for the JSON line. 0, or -1
  * (logged). */
 static int write_proof(const lode_tf_driver *d, const lode_tf_assignment *a, const lode_tf_progress *pr,
                        lode_tf_proof_summary *summary, char *path, size_t path_len)
@@ -105,11 +112,7 @@ static int write_proof(const lode_tf_driver *d, const lode_tf_assignment *a, con
      * classes), so there are no repeats: lode_tf_proof_write refuses them. */
     qsort(q, n, sizeof *q, by_u128);
     char dir[4096];
-    struct stat st;
-    if (d->results != NULL && stat(d->results, &st) == 0 && !S_ISREG(st.st_mode))
-        snprintf(dir, sizeof dir, "%s", d->ckp_dir); /* results to /dev/stdout: the proof beside the checkpoints */
-    else
-        results_dir(d->results, dir, sizeof dir);
+    proof_dir(d, dir, sizeof dir);
     lode_tf_proof_path(dir, a, path, path_len);
     summary->t = pr->proof_bits;
     summary->count = (unsigned)n;
@@ -309,8 +312,10 @@ int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a)
         lode_log(LODE_LOG_INFO, "M%u 2^%u..2^%u: resuming from %s at class %u (%u of %u done)", a->p,
                  a->bit_min, a->bit_max, path, pr.next_class, pr.classes_done, LODE_TF_NEEDED_CLASSES);
         if (want_proof && (!pr.proof_kept || pr.proof_bits != proof_bits))
-            lode_log(LODE_LOG_WARN, "M%u 2^%u..2^%u: the checkpoint holds no proof with t = %u (an older lode, "
-                     "or a run with LODE_TF_NO_PROOF, wrote it): this result will carry none", a->p, a->bit_min, a->bit_max, proof_bits);
+            lode_log(LODE_LOG_WARN,
+                     "M%u 2^%u..2^%u: the checkpoint holds no proof with t = %u (an older lode, or a run with "
+                     "LODE_TF_NO_PROOF, wrote it): this result will carry none",
+                     a->p, a->bit_min, a->bit_max, proof_bits);
         if (pr.proof_bits != proof_bits)
             pr.proof_kept = false;
     } else {

@@ -223,16 +223,20 @@ class PoolProc:
             time.sleep(0.05)
 
     def wait_accepted(self, n, timeout):
-        # timeout guards against a hang; a loaded machine mines slower, so
-        # the guard is three times what an idle 2-core machine needs.
+        return self.wait_total("accepted", n, timeout)
+
+    def wait_total(self, key, n, timeout):
+        """Waits until totals[key] >= n. timeout guards against a hang; a
+        loaded machine mines slower, so the guard is three times what an idle
+        2-core machine needs."""
         deadline = time.monotonic() + 3 * timeout
         while time.monotonic() < deadline:
-            if self.totals()["accepted"] >= n:
+            if self.totals()[key] >= n:
                 return True
             if self.proc.poll() is not None:
                 return False
             time.sleep(0.2)
-        return self.totals()["accepted"] >= n
+        return self.totals()[key] >= n
 
     def stop(self):
         if self.proc.poll() is None:
