@@ -102,12 +102,14 @@ __global__ void __launch_bounds__(kPrepThreads)
 tf_sieve_prepare(const uint32_t *__restrict__ prime, const uint32_t *__restrict__ inv,
                  const uint32_t *__restrict__ pmod, unsigned n_small, unsigned n_all,
                  const launch_desc *__restrict__ launch, uint32_t *__restrict__ start,
-                 uint32_t *__restrict__ bits)
+                 uint32_t *__restrict__ bits, uint32_t *__restrict__ counts)
 {
     const uint32_t class_index = launch->class_index, count = launch->count;
     const uint64_t n0 = launch->n0;
     const unsigned stride = gridDim.x * blockDim.x;
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i == 0) /* the launch's survivors and factors: the kernels after this one count them */
+        counts[0] = counts[1] = 0;
     for (sieve_prime cur = sieve_prime_at(prime, inv, pmod, i, n_all); i < n_all;) {
         const sieve_prime next = sieve_prime_at(prime, inv, pmod, i + stride, n_all);
         const uint32_t r = cur.r;
@@ -514,6 +516,8 @@ extern "C" cudaError_t cuda_tf_new(cudaStream_t stream, cuda_tf **out)
     tf->stream = stream;
     tf->want_primes = lode_setting_unsigned_in(LODE_SETTING_TF_SIEVE_PRIMES, CUDA_TF_DEFAULT_SIEVE_PRIMES,
                                    kPatternPrimes + 1, CUDA_TF_MAX_SIEVE_PRIMES);
+    /* 2^28 measured 4% faster with less host CPU on an H200 (2026-11-27), but
+     * test_tf then fails intermittently (docs/PERFORMANCE.md): not yet. */
     tf->launch_bits = lode_setting_unsigned_in(LODE_SETTING_TF_LAUNCH_BITS, 27, 20, 28);
     /* A batch's offsets are 32-bit: at most 2^31 indices. */
     tf->batch = lode_setting_unsigned_in(LODE_SETTING_TF_BATCH, 16, 1, 64);
@@ -750,7 +754,7 @@ struct launch_args {
     uint32_t p;
     const launch_desc *desc;
     uint32_t *start, *bits, *cand, *counts, *found, *found_count;
-    void *prepare[8], *segments[9], *exponentiate[6];
+    void *prepare[9], *segments[9], *exponentiate[6];
 };
 
 static void fill_args(const cuda_tf *tf, const set_buffers *b, const launch_desc *desc, uint32_t *area,
@@ -758,7 +762,8 @@ static void fill_args(const cuda_tf *tf, const set_buffers *b, const launch_desc
 {
     *a = launch_args{tf->d_prime, tf->d_inv, tf->d_pmod, tf->d_smod, tf->d_minv, tf->n_small, tf->n_all,
                      tf->exponent, desc, b->start, b->bits, b->cand, area, area + 2, area + 1, {}, {}, {}};
-    void *prepare[] = {&a->prime, &a->inv, &a->pmod, &a->n_small, &a->n_all, &a->desc, &a->start, &a->bits};
+    void *prepare[] = {&a->prime, &a->inv, &a->pmod, &a->n_small, &a->n_all, &a->desc, &a->start, &a->bits,
+                       &a->counts};
     void *segments[] = {&a->prime, &a->start, &a->smod, &a->minv, &a->n_small, &a->desc, &a->bits, &a->cand,
                         &a->counts};
     void *exponentiate[] = {&a->cand, &a->counts, &a->p, &a->desc, &a->found, &a->found_count};
@@ -806,9 +811,13 @@ static cudaMemsetParams memset_params(void *dst, unsigned value, unsigned elemen
     return p;
 }
 
-/* Builds the graph of device launch i of slot k (in set i % kSets): clear
- * the bits and the area's counters, the two sieve kernels, mark "sieved",
- * the exponentiation; every parameter fixed. */
+/* Builds the graph of device launch i of slot k (in set i % kSets): set
+ * the bits, the two sieve kernels (the preparation clears the area's
+ * counters), mark "sieved", the exponentiation; every parameter fixed.
+ * The host's cost of a graph launch grows with its nodes: 4 for 6 nodes
+ * cut the steady host CPU by a fifth, but the bits must stay a memset right
+ * before the preparation (set back by the segments kernel instead, they
+ * left the L2 before the preparation's atomics: 5.5% slower). */
 static cudaError_t build_graph(cuda_tf *tf, unsigned k, unsigned i)
 {
     batch_slot *sl = &tf->slot[k];
@@ -817,7 +826,7 @@ static cudaError_t build_graph(cuda_tf *tf, unsigned k, unsigned i)
     const uint32_t full = full_launch(tf);
     launch_args a;
     fill_args(tf, b, sl->desc + i, area, &a);
-    const cudaMemsetParams bits = memset_params(b->bits, 0xFF, 1, full / 8), counts = memset_params(area, 0, 4, 2);
+    const cudaMemsetParams bits = memset_params(b->bits, 0xFF, 1, full / 8);
     const cudaKernelNodeParams prep = prepare_params(tf, &a), seg = segments_params(tf, &a, full),
                                exp = exp_params(tf, &a);
     cudaGraph_t g;
@@ -825,10 +834,9 @@ static cudaError_t build_graph(cuda_tf *tf, unsigned k, unsigned i)
     if (err != cudaSuccess)
         return err;
     sl->graph[i] = g;
-    cudaGraphNode_t clear[2], prepare, segments, exponentiate, sieved;
-    if ((err = cudaGraphAddMemsetNode(&clear[0], g, nullptr, 0, &bits)) != cudaSuccess ||
-        (err = cudaGraphAddMemsetNode(&clear[1], g, nullptr, 0, &counts)) != cudaSuccess ||
-        (err = cudaGraphAddKernelNode(&prepare, g, clear, 2, &prep)) != cudaSuccess ||
+    cudaGraphNode_t clear, prepare, segments, exponentiate, sieved;
+    if ((err = cudaGraphAddMemsetNode(&clear, g, nullptr, 0, &bits)) != cudaSuccess ||
+        (err = cudaGraphAddKernelNode(&prepare, g, &clear, 1, &prep)) != cudaSuccess ||
         (err = cudaGraphAddKernelNode(&segments, g, &prepare, 1, &seg)) != cudaSuccess ||
         (err = cudaGraphAddEventRecordNode(&sieved, g, &segments, 1, b->sieved)) != cudaSuccess ||
         (err = cudaGraphAddKernelNode(&exponentiate, g, &segments, 1, &exp)) != cudaSuccess ||
@@ -854,8 +862,6 @@ static cudaError_t stagger(cuda_tf *tf, unsigned si)
 static cudaError_t launch_calls(cuda_tf *tf, unsigned si, const launch_desc *desc, uint32_t count, uint32_t *area)
 {
     set_buffers *b = &tf->set[si];
-    const uint32_t seg_bits = 1u << tf->seg_log;
-    const unsigned segments = (count + seg_bits - 1) / seg_bits;
     cudaStream_t st = b->stream, xs = b->exp_stream;
     launch_args a;
     fill_args(tf, b, desc, area, &a);
@@ -869,8 +875,9 @@ static cudaError_t launch_calls(cuda_tf *tf, unsigned si, const launch_desc *des
     } else if ((err = stagger(tf, si)) != cudaSuccess) {
         return err;
     }
-    if ((err = cudaMemsetAsync(b->bits, 0xFF, (size_t)segments * seg_bits / 8, st)) != cudaSuccess ||
-        (err = cudaMemsetAsync(area, 0, 2 * sizeof(uint32_t), st)) != cudaSuccess)
+    const uint32_t seg_bits = 1u << tf->seg_log;
+    const unsigned segments = (count + seg_bits - 1) / seg_bits;
+    if ((err = cudaMemsetAsync(b->bits, 0xFF, (size_t)segments * seg_bits / 8, st)) != cudaSuccess)
         return err;
     if (tf->profile)
         cudaEventRecord(tf->ev[si][0], st);
