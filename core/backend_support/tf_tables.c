@@ -2,40 +2,59 @@
 
 #include "core/base/status.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The first `count` odd primes from 13 (malloc'd), or NULL. */
+/* The first `count` odd primes from 13 (malloc'd), or NULL. A segmented
+ * sieve over odd numbers (byte j of a segment stands for lo + 2j): each
+ * segment stays in the L1/L2 cache, and the GPU engines take a million
+ * primes at every start. */
 static uint32_t *tf_first_primes(unsigned count)
 {
+    enum { kSegmentOdds = 1 << 16 };
+    /* The (count + 5)-th prime is below n (ln n + ln ln n) for n >= 6
+     * (Rosser's bound); its base primes are those up to its square root. */
+    const double n = (double)count + 6;
+    const uint64_t bound = (uint64_t)(n * (log(n) + log(log(n)))) + 64;
+    const uint32_t root = (uint32_t)sqrt((double)bound) + 1;
     uint32_t *out = malloc((size_t)count * sizeof *out);
-    if (out == NULL)
+    uint8_t *base = calloc(root + 1, 1), *segment = malloc(kSegmentOdds);
+    uint32_t *sieving = malloc((root / 2 + 1) * sizeof *sieving); /* odd base primes */
+    uint64_t *next = malloc((root / 2 + 1) * sizeof *next);       /* each one's next odd multiple */
+    if (out == NULL || base == NULL || segment == NULL || sieving == NULL || next == NULL) {
+        free(out), free(base), free(segment), free(sieving), free(next);
         return NULL;
-    unsigned got = 0;
-    /* Odd numbers only: byte j stands for 2j + 1 (half the memory and
-     * work; the GPU engines take a million primes at every start). */
-    for (uint64_t limit = (uint64_t)count * 20 + 1000; got < count; limit *= 2) {
-        const uint64_t odds = limit / 2;
-        uint8_t *composite = calloc(odds, 1);
-        if (composite == NULL) {
-            free(out);
-            return NULL;
-        }
-        got = 0;
-        for (uint64_t j = 1; j < odds && got < count; j++) {
-            if (composite[j])
-                continue;
-            const uint64_t i = 2 * j + 1;
-            if (i >= 13)
-                out[got++] = (uint32_t)i;
-            for (uint64_t k = (i * i) / 2; k < odds; k += i)
-                composite[k] = 1;
-        }
-        free(composite);
     }
+    unsigned n_sieving = 0;
+    for (uint32_t i = 3; i <= root; i += 2) {
+        if (base[i])
+            continue;
+        sieving[n_sieving] = i;
+        next[n_sieving++] = (uint64_t)i * i;
+        for (uint64_t k = (uint64_t)i * i; k <= root; k += 2 * i)
+            base[k] = 1;
+    }
+    unsigned got = 0;
+    for (uint64_t lo = 13; got < count; lo += 2 * kSegmentOdds) {
+        const uint64_t hi = lo + 2 * kSegmentOdds; /* odd numbers lo .. hi - 2 */
+        memset(segment, 0, kSegmentOdds);
+        for (unsigned i = 0; i < n_sieving && (uint64_t)sieving[i] * sieving[i] < hi; i++) {
+            uint64_t m = next[i];
+            if (m < lo) /* the first odd multiple at or above lo */
+                m += ((lo - m + 2 * sieving[i] - 1) / (2 * sieving[i])) * 2 * sieving[i];
+            for (; m < hi; m += 2 * sieving[i])
+                segment[(m - lo) / 2] = 1;
+            next[i] = m;
+        }
+        for (uint32_t j = 0; j < kSegmentOdds && got < count; j++)
+            if (!segment[j])
+                out[got++] = (uint32_t)(lo + 2 * j);
+    }
+    free(base), free(segment), free(sieving), free(next);
     return out;
 }
 
