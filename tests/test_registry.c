@@ -175,6 +175,24 @@ static void test_later_backends_not_listed(void)
     CHECK(listed_beta > 0 && listed_opencl == 0, "beta:1,alpha listed opencl %d times", listed_opencl);
     if (rc == 0)
         free(devices);
+    /* OpenCL showing all hides nothing: its ids need no earlier backend. */
+    setenv("LODE_OPENCL_SHOW_ALL", "1", 1);
+    listed_alpha = listed_beta = listed_opencl = 0;
+    rc = lode_registry_select("opencl:1", LODE_ALGO_SHA256D, &devices, &count, err, sizeof err);
+    CHECK(rc == 0 && count == 1 && devices[0].index == 1, "select opencl:1 showing all: %s", err);
+    CHECK(listed_alpha == 0 && listed_beta == 0 && listed_opencl > 0,
+          "opencl:1 showing all listed alpha %d, beta %d, opencl %d times", listed_alpha, listed_beta,
+          listed_opencl);
+    if (rc == 0)
+        free(devices);
+    unsetenv("LODE_OPENCL_SHOW_ALL");
+    /* Hiding its aliases, it needs both. */
+    listed_alpha = listed_beta = listed_opencl = 0;
+    rc = lode_registry_select("opencl", LODE_ALGO_SHA256D, &devices, &count, err, sizeof err);
+    CHECK(rc != 0 || (listed_alpha > 0 && listed_beta > 0), "opencl listed alpha %d, beta %d times",
+          listed_alpha, listed_beta);
+    if (rc == 0)
+        free(devices);
     /* An unknown name still gets the full listing's error. */
     rc = lode_registry_select("alpha:0,gamma", LODE_ALGO_SHA256D, &devices, &count, err, sizeof err);
     CHECK(rc != 0 && strstr(err, "unknown device 'gamma'") != NULL, "gamma: %s", err);

@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,23 +134,29 @@ static bool same_bus_id(const char *x, const char *y)
     return strcasecmp(x, y) == 0;
 }
 
-/* Every device of the first upto usable backends, aliases of an earlier
- * backend's devices left out unless the backend shows all (a backend's ids
- * depend only on the backends before it, so a caller that names only early
- * backends need not load the later ones' drivers). hidden[b], when given,
- * counts backend b's hidden devices and alias_of[b] names the backend that
- * lists the first of them. */
+/* Every device of the usable backends in `needed` (bit b: backend b),
+ * aliases of an earlier backend's devices left out unless the backend
+ * shows all (a backend's ids depend only on the backends before it, and
+ * on none where it shows all, so a caller that names some backends need
+ * not load the others' drivers). hidden[b], when given, counts backend b's
+ * hidden devices and alias_of[b] names the backend that lists the first of
+ * them. */
+#define ALL_BACKENDS UINT64_MAX
+
+/* The first n backends, as an enumerate mask. */
+static uint64_t backends_before(size_t n) { return n >= 64 ? ALL_BACKENDS : (UINT64_C(1) << n) - 1; }
+
 static int enumerate(lode_device_ref **devices, size_t *count, size_t *hidden,
-                     const lode_backend_ops **alias_of, size_t upto)
+                     const lode_backend_ops **alias_of, uint64_t needed)
 {
     *devices = NULL;
     *count = 0;
     size_t capacity = 0, n_backends;
     const lode_backend_ops *const *backends = active(&n_backends);
-    for (size_t b = 0; b < n_backends && b < upto; b++) {
+    for (size_t b = 0; b < n_backends; b++) {
         const lode_backend_ops *ops = backends[b];
         char why[LODE_WHY_LEN];
-        if (ops->probe(why) != 0)
+        if ((b < 64 && !((needed >> b) & 1u)) || ops->probe(why) != 0)
             continue;
         const bool show_all = shows_all(ops);
         const size_t earlier = *count; /* devices of the backends before this one */
@@ -192,7 +199,7 @@ static int enumerate(lode_device_ref **devices, size_t *count, size_t *hidden,
 
 int lode_registry_enumerate(lode_device_ref **devices, size_t *count)
 {
-    return enumerate(devices, count, NULL, NULL, SIZE_MAX);
+    return enumerate(devices, count, NULL, NULL, ALL_BACKENDS);
 }
 
 int lode_backend_probe(size_t i, char why[LODE_WHY_LEN])
@@ -206,15 +213,15 @@ int lode_backend_probe(size_t i, char why[LODE_WHY_LEN])
     const lode_backend_ops *ops = backends[i];
     if (ops->probe(why) != 0)
         return -1;
-    if (i == 0)
-        return 0; /* no earlier backend to alias */
+    if (i == 0 || shows_all(ops))
+        return 0; /* no earlier backend to alias, or its aliases listed too */
     size_t *hidden = calloc(n_backends, sizeof *hidden);
     const lode_backend_ops **alias_of = calloc(n_backends, sizeof *alias_of);
     lode_device_ref *devices = NULL;
     size_t count = 0, listed = 0;
     int rc = 0;
     /* Out of memory: usable as far as we know. */
-    if (hidden != NULL && alias_of != NULL && enumerate(&devices, &count, hidden, alias_of, i + 1) == 0) {
+    if (hidden != NULL && alias_of != NULL && enumerate(&devices, &count, hidden, alias_of, backends_before(i + 1)) == 0) {
         for (size_t k = 0; k < count; k++)
             listed += devices[k].backend == ops;
         if (listed == 0 && hidden[i] > 0) {
@@ -250,22 +257,26 @@ static int backend_named(const char *name, size_t len)
 static int select_devices(const char *spec, lode_algo algo, lode_device_ref **devices, size_t *count,
                           char *err, size_t err_len);
 
-/* How many backends, in order, a device list needs enumerated: up to the
- * last one it names (all for an empty list or an unknown name). */
-static size_t backends_named(const char *spec)
+/* The backends a device list needs enumerated: those it names and, for a
+ * named backend that hides aliases, every backend before it (all for an
+ * empty list or an unknown name). */
+static uint64_t backends_named(const char *spec)
 {
     if (spec == NULL || *spec == '\0')
-        return SIZE_MAX;
-    size_t upto = 0;
+        return ALL_BACKENDS;
+    size_t n_backends;
+    const lode_backend_ops *const *backends = active(&n_backends);
+    uint64_t needed = 0;
     for (const char *p = spec;; p += strcspn(p, ",") + 1) {
         const size_t len = strcspn(p, ","), name_len = strcspn(p, ",:");
         const int b = backend_named(p, name_len < len ? name_len : len);
-        if (b < 0)
-            return SIZE_MAX;
-        if ((size_t)b + 1 > upto)
-            upto = (size_t)b + 1;
+        if (b < 0 || b >= 64)
+            return ALL_BACKENDS;
+        needed |= UINT64_C(1) << b;
+        if (!shows_all(backends[b]))
+            needed |= backends_before((size_t)b);
         if (p[len] == '\0')
-            return upto;
+            return needed;
     }
 }
 
