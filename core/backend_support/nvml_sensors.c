@@ -19,6 +19,7 @@ typedef int nvml_return;        /* nvmlReturn_t */
 typedef void *nvml_device;      /* nvmlDevice_t: an opaque handle */
 enum {
     LNVML_OK = 0,                /* NVML_SUCCESS */
+    LNVML_NOT_SUPPORTED = 3,     /* NVML_ERROR_NOT_SUPPORTED */
     LNVML_TEMP_GPU = 0,          /* NVML_TEMPERATURE_GPU */
     LNVML_CLOCK_SM_ID = 1,       /* NVML_CLOCK_SM */
     LNVML_CLOCK_MEM_ID = 2,      /* NVML_CLOCK_MEM */
@@ -162,6 +163,54 @@ void lode_nvml_throttle_text(unsigned long long mask, char *out, size_t len)
         lode_appendf(out, len, &used, "%sother", used ? "," : "");
 }
 
+/* The handles found so far, by bus id, and whether each GPU has a fan
+ * reading: the monitor reads every GPU every second, and a lookup by bus id
+ * and a fan query a GPU answers NOT_SUPPORTED are host time for nothing.
+ * A handle stays valid until nvmlShutdown (never called); a lookup that
+ * fails is not kept, so a GPU that appears later is found then. */
+typedef struct {
+    char id[40];
+    nvml_device dev;
+    bool no_fan;
+} known_gpu;
+static known_gpu known[64];
+static unsigned n_known;
+static pthread_mutex_t known_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The handle of GPU `id`, or NULL; *no_fan: its fan answered NOT_SUPPORTED. */
+static nvml_device handle_of(const char *id, bool *no_fan)
+{
+    nvml_device dev = NULL;
+    bool cached = false;
+    *no_fan = false;
+    pthread_mutex_lock(&known_lock);
+    for (unsigned i = 0; i < n_known && !cached; i++)
+        if (strcmp(known[i].id, id) == 0) {
+            dev = known[i].dev;
+            *no_fan = known[i].no_fan;
+            cached = true;
+        }
+    if (!cached) {
+        if (nvml.handle_by_bus_id(id, &dev) != LNVML_OK)
+            dev = NULL;
+        if (dev != NULL && n_known < sizeof known / sizeof known[0]) {
+            known[n_known] = (known_gpu){.dev = dev, .no_fan = false};
+            snprintf(known[n_known++].id, sizeof known[0].id, "%s", id);
+        }
+    }
+    pthread_mutex_unlock(&known_lock);
+    return dev;
+}
+
+static void mark_no_fan(const char *id)
+{
+    pthread_mutex_lock(&known_lock);
+    for (unsigned i = 0; i < n_known; i++)
+        if (strcmp(known[i].id, id) == 0)
+            known[i].no_fan = true;
+    pthread_mutex_unlock(&known_lock);
+}
+
 int lode_nvml_read(const char *bus_id, lode_sensors *out)
 {
     if (bus_id == NULL || bus_id[0] == '\0' || lode_nvml_load(NULL, 0) != 0)
@@ -172,8 +221,9 @@ int lode_nvml_read(const char *bus_id, lode_sensors *out)
     const char *first = strchr(bus_id, ':');
     bool has_domain = first != NULL && strchr(first + 1, ':') != NULL;
     snprintf(id, sizeof id, "%s%s", has_domain ? "" : "0000:", bus_id);
-    nvml_device dev = NULL;
-    if (nvml.handle_by_bus_id(id, &dev) != LNVML_OK || dev == NULL)
+    bool no_fan = false;
+    nvml_device dev = handle_of(id, &no_fan);
+    if (dev == NULL)
         return -1;
     lode_sensors s = {0};
     unsigned v;
@@ -187,9 +237,12 @@ int lode_nvml_read(const char *bus_id, lode_sensors *out)
     }
     /* A GPU without a fan of its own (H100 SXM, most data-centre boards)
      * answers NVML_ERROR_NOT_SUPPORTED: absent. */
-    if (nvml.fan_speed != NULL && nvml.fan_speed(dev, &v) == LNVML_OK) {
+    nvml_return fan = no_fan || nvml.fan_speed == NULL ? LNVML_NOT_SUPPORTED : nvml.fan_speed(dev, &v);
+    if (fan == LNVML_OK) {
         s.fan_percent = v;
         s.present |= LODE_SENSOR_FAN;
+    } else if (fan == LNVML_NOT_SUPPORTED && !no_fan) {
+        mark_no_fan(id);
     }
     if (nvml.clock_info != NULL && nvml.clock_info(dev, LNVML_CLOCK_SM_ID, &v) == LNVML_OK) {
         s.sm_clock_mhz = v;
