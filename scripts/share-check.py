@@ -88,7 +88,7 @@ def main():
     z = (found + stale - expected) / sd
     rows = [
         ("lode: hashes counted, over", f"{hashes} in {elapsed:.1f} s = {hashes / elapsed / scale:.4f} {unit}"),
-        ("hits expected: here (difficulty) / lode (targets)", f"{expected:.1f} / {expected_lode:.1f}"),
+        ("hits expected: here (difficulty) / lode (targets)", f"{expected:.4f} / {expected_lode:.4f}"),
         ("hits found, stale, hardware errors", f"{found}, {stale}, {hw}"),
         ("(found + stale) / expected", f"{(found + stale) / expected:.4f} +- {sd / expected:.4f} (z = {z:+.2f})"),
         ("found / expected (what a pool credits)", f"{found / expected:.4f}"),
@@ -101,9 +101,17 @@ def main():
     print("\n== share check")
     for what, value in rows:
         print(f"{what:62} {value}")
-    ok = abs(z) <= 3 and totals["invalid"] == 0 and totals["duplicates"] == 0 and hw == 0 and \
-        abs(expected_lode - expected) <= 1e-6 * expected + 1e-9
-    return 0 if ok else 1
+    failed = [why for why, bad in (
+        ("found + stale more than 3 standard deviations from the expectation", abs(z) > 3),
+        ("the pool found invalid or duplicate shares", totals["invalid"] + totals["duplicates"] > 0),
+        ("lode reported hardware errors", hw > 0),
+        # lode prints its expectation to 0.1 (0.001 below 1): half that digit is rounding.
+        ("lode's expectation is not the difficulty's",
+         abs(expected_lode - expected) > (0.05 if expected_lode >= 1 else 0.0005) + 1e-6 * expected),
+    ) if bad]
+    for why in failed:
+        print(f"FAILED: {why}")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
