@@ -53,8 +53,9 @@ extern "C" {
 
 typedef struct cuda_tf cuda_tf;
 
-/* CUDA_TF_DEFAULT_SIEVE_PRIMES odd primes from 13 on and launches of 2^27
- * indices (measured best on an H100); the LODE_TF_* knobs above override.
+/* CUDA_TF_DEFAULT_SIEVE_PRIMES odd primes from 13 on and device launches
+ * of 2^28 indices on GPUs of 16 GiB or more, else 2^27 (measured best on
+ * an H200); the LODE_TF_* settings override.
  * stream carries the table uploads. */
 cudaError_t cuda_tf_new(cudaStream_t stream, cuda_tf **out);
 void cuda_tf_free(cuda_tf *tf);

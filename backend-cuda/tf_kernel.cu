@@ -516,9 +516,13 @@ extern "C" cudaError_t cuda_tf_new(cudaStream_t stream, cuda_tf **out)
     tf->stream = stream;
     tf->want_primes = lode_setting_unsigned_in(LODE_SETTING_TF_SIEVE_PRIMES, CUDA_TF_DEFAULT_SIEVE_PRIMES,
                                    kPatternPrimes + 1, CUDA_TF_MAX_SIEVE_PRIMES);
-    /* 2^28 measured 4% faster with less host CPU on an H200 (2026-11-27), but
-     * test_tf then fails intermittently (docs/PERFORMANCE.md): not yet. */
-    tf->launch_bits = lode_setting_unsigned_in(LODE_SETTING_TF_LAUNCH_BITS, 27, 20, 28);
+    /* Device launches of 2^28 where the GPU has the room (two sets' candidate
+     * lists are 2 GiB): half the graph launches of 2^27 and, measured on an
+     * H200, 4% faster (half the exponentiation's tails at launch ends). */
+    size_t free_bytes = 0, total_bytes = 0;
+    const unsigned default_bits =
+        cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess && total_bytes >= ((size_t)16 << 30) ? 28 : 27;
+    tf->launch_bits = lode_setting_unsigned_in(LODE_SETTING_TF_LAUNCH_BITS, default_bits, 20, 28);
     /* A batch's offsets are 32-bit: at most 2^31 indices. */
     tf->batch = lode_setting_unsigned_in(LODE_SETTING_TF_BATCH, 16, 1, 64);
     if (tf->batch > (1u << (31 - tf->launch_bits)))
@@ -548,7 +552,14 @@ extern "C" cudaError_t cuda_tf_new(cudaStream_t stream, cuda_tf **out)
         for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
             if ((err = cudaMalloc((void **)tables[i], n * sizeof(uint32_t))) != cudaSuccess)
                 goto failed;
-        if ((err = cudaMemcpy(tf->d_primes, tf->primes, n * sizeof(uint32_t), cudaMemcpyHostToDevice)) != cudaSuccess)
+        /* On the stream the tables are built on, and waited for: a plain
+         * cudaMemcpy from pageable memory may return before its last
+         * chunk lands, and the non-blocking stream does not wait for it
+         * (the tables' build then read zeros from the second 2 MiB on:
+         * a zero "prime" made the preparation loop forever). */
+        if ((err = cudaMemcpyAsync(tf->d_primes, tf->primes, n * sizeof(uint32_t), cudaMemcpyHostToDevice,
+                                   tf->stream)) != cudaSuccess ||
+            (err = cudaStreamSynchronize(tf->stream)) != cudaSuccess)
             goto failed;
     }
     for (unsigned s = 0; s < kSets; s++) {

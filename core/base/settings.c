@@ -55,7 +55,8 @@ static const lode_setting table[LODE_SETTING_COUNT] = {
      .help = "trial factoring: primes the candidates are sieved by",
      .readers = "backend-cpu/tf_cpu.c, backend-cuda/tf_kernel.cu, backend-opencl/ocl_tf.c"},
     {LODE_SETTING_TF_LAUNCH_BITS, "LODE_TF_LAUNCH_BITS", UNSIGNED(17, 28, 27), .group = LODE_SETTING_TUNING,
-     .default_text = "per backend: CUDA 27 (20..28), OpenCL 27 GPU / 20 CPU (17..28)",
+     .default_text = "per backend: CUDA 28 on GPUs of 16 GiB or more, else 27 (20..28); "
+                     "OpenCL 27 GPU / 20 CPU (17..28)",
      .help = "trial factoring: 2^N sieve bits per GPU launch",
      .readers = "backend-cuda/tf_kernel.cu, backend-opencl/ocl_tf.c"},
     {LODE_SETTING_TF_SEGMENT_BITS, "LODE_TF_SEGMENT_BITS", UNSIGNED(16, 18, 18), .group = LODE_SETTING_TUNING,
@@ -66,7 +67,7 @@ static const lode_setting table[LODE_SETTING_COUNT] = {
      .group = LODE_SETTING_TUNING, .help = "trial factoring: CUDA exponentiation blocks per SM",
      .readers = "backend-cuda/tf_kernel.cu"},
     {LODE_SETTING_TF_BATCH, "LODE_TF_BATCH", UNSIGNED(1, 64, 16), .group = LODE_SETTING_TUNING,
-     .default_text = "per backend: CUDA 16 (at most 2^31 indices a launch), OpenCL 32 GPU / 16 CPU",
+     .default_text = "per backend: CUDA 16 (at most 2^31 indices a launch: 8 at 2^28), OpenCL 32 GPU / 16 CPU",
      .help = "trial factoring: GPU sub-launches of 2^LODE_TF_LAUNCH_BITS per launch (one host wait each)",
      .readers = "backend-cuda/tf_kernel.cu, backend-opencl/ocl_tf.c"},
     {LODE_SETTING_CUDA_NO_GRAPHS, "LODE_CUDA_NO_GRAPHS", .kind = LODE_SETTING_FLAG, .group = LODE_SETTING_TUNING,
