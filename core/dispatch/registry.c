@@ -134,6 +134,11 @@ static bool same_bus_id(const char *x, const char *y)
     return strcasecmp(x, y) == 0;
 }
 
+#define ALL_BACKENDS UINT64_MAX
+
+/* The first n backends, as an enumerate mask. */
+static uint64_t backends_before(size_t n) { return n >= 64 ? ALL_BACKENDS : (UINT64_C(1) << n) - 1; }
+
 /* Every device of the usable backends in `needed` (bit b: backend b),
  * aliases of an earlier backend's devices left out unless the backend
  * shows all (a backend's ids depend only on the backends before it, and
@@ -141,11 +146,6 @@ static bool same_bus_id(const char *x, const char *y)
  * not load the others' drivers). hidden[b], when given, counts backend b's
  * hidden devices and alias_of[b] names the backend that lists the first of
  * them. */
-#define ALL_BACKENDS UINT64_MAX
-
-/* The first n backends, as an enumerate mask. */
-static uint64_t backends_before(size_t n) { return n >= 64 ? ALL_BACKENDS : (UINT64_C(1) << n) - 1; }
-
 static int enumerate(lode_device_ref **devices, size_t *count, size_t *hidden,
                      const lode_backend_ops **alias_of, uint64_t needed)
 {
