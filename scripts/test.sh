@@ -17,11 +17,14 @@ cmake --preset sanitize >/dev/null
 cmake --build --preset sanitize
 ctest --preset sanitize
 # And under ThreadSanitizer, the tests whose threads interact: the dispatcher,
-# the mining session, the stratum and getblocktemplate clients, the CLI.
+# the mining session, the stratum and getblocktemplate clients, the CLI's
+# threaded part.
 cmake --preset tsan >/dev/null
 cmake --build --preset tsan
 ctest --preset tsan
-# And built with no optional dependency at all (portable CPU topology).
+# And built with no optional dependency at all (portable CPU topology): the
+# suite less the hashing code and the pool and node runs, which no optional
+# dependency changes.
 cmake --preset portable >/dev/null
 cmake --build --preset portable
 ctest --preset portable

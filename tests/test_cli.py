@@ -3,7 +3,8 @@
 shares no code with lode): scan and hash outputs, errors and exit codes,
 --selftest, --list-devices, and a benchmark stopped by Ctrl-C.
 
-usage: test_cli.py PATH_TO_LODE   (LODE_TEST_SEED replays a random run)
+usage: test_cli.py PATH_TO_LODE [--part threads|rest] [TEST_NAME ...]
+       (LODE_TEST_SEED replays a random run)
 """
 import hashlib
 import json
@@ -495,37 +496,51 @@ class FakePool:
         self.server.close()
 
 
+def part_threads():
+    """What runs several threads in one lode: the tsan preset runs this part."""
+    test_scan("sha256d", 777, ["--devices", "cpu", "--threads", "2"])
+    test_benchmark_interrupt()
+    test_closed_pipes()
+    test_mining_closed_stderr()
+    test_quiet_summary()
+    test_device_failure()
+
+
+def part_rest():
+    test_hash()
+    test_momentum(["--devices", "cpu"], True)
+    test_scan("sha256d", 4000, [])
+    test_scan("scrypt", 150, ["--devices", "cpu:0"])
+    # Every GPU/OpenCL device listed here (PoCL in CI) through the same interface.
+    listed = run("--list-devices", timeout=60).stdout.splitlines()
+    for dev in (m.group(0) for m in map(re.compile(r"^(opencl|cuda):\d+").match, listed) if m):
+        test_scan("sha256d", 3000, ["--devices", dev])
+        test_scan("scrypt", 300, ["--devices", dev])
+        test_momentum(["--devices", dev], False)
+        test_momentum_bucket_overflow(dev)
+    test_errors()
+    test_config_files()
+    test_devices_and_selftest()
+    test_help_exit_statuses()
+    test_momentum_rate()
+    test_variant_names()
+    test_selftest_skips()
+
+
 def main():
-    tests = {name: fn for name, fn in globals().items() if name.startswith("test_") and callable(fn)}
-    only = sys.argv[2:]  # test_cli.py LODE [TEST_NAME ...]: just those (no-argument) tests
-    if only:
-        for name in only:
+    # test_cli.py LODE [--part threads|rest] [TEST_NAME ...]: both parts, one
+    # part, or just the named (no-argument) tests.
+    args = sys.argv[2:]
+    parts = {"threads": part_threads, "rest": part_rest}
+    if args[:1] == ["--part"] and len(args) >= 2 and args[1] in parts:
+        parts[args[1]]()
+    elif args:
+        tests = {name: fn for name, fn in globals().items() if name.startswith("test_") and callable(fn)}
+        for name in args:
             tests[name]()
     else:
-        test_hash()
-        test_momentum(["--devices", "cpu"], True)
-        test_scan("sha256d", 4000, [])
-        test_scan("sha256d", 777, ["--devices", "cpu", "--threads", "2"])
-        test_scan("scrypt", 150, ["--devices", "cpu:0"])
-        # Every GPU/OpenCL device listed here (PoCL in CI) through the same interface.
-        listed = run("--list-devices", timeout=60).stdout.splitlines()
-        for dev in (m.group(0) for m in map(re.compile(r"^(opencl|cuda):\d+").match, listed) if m):
-            test_scan("sha256d", 3000, ["--devices", dev])
-            test_scan("scrypt", 300, ["--devices", dev])
-            test_momentum(["--devices", dev], False)
-            test_momentum_bucket_overflow(dev)
-        test_errors()
-        test_config_files()
-        test_devices_and_selftest()
-        test_benchmark_interrupt()
-        test_closed_pipes()
-        test_mining_closed_stderr()
-        test_help_exit_statuses()
-        test_quiet_summary()
-        test_momentum_rate()
-        test_device_failure()
-        test_variant_names()
-        test_selftest_skips()
+        part_threads()
+        part_rest()
     sys.exit(check.report())
 
 

@@ -210,7 +210,7 @@ def scenario_failover(net):
     primary_port = free_port()  # nothing listens here yet
     backup = PoolProc(net, difficulty=0.05, extra=["--min-block-interval", "0.3"])
     lode = lode_pool([(f"stratum+tcp://127.0.0.1:{primary_port}", "first"), backup],
-                     extra=["--failover-after", "2"])
+                     extra=["--failover-after", "2", "--failover-return", "3"])
     primary = None
     try:
         check(backup.wait_accepted(3, 40),
@@ -219,7 +219,7 @@ def scenario_failover(net):
         primary = PoolProc(net, difficulty=0.05, port=primary_port,
                            extra=["--min-block-interval", "0.3"])
         back = primary.wait_accepted(2, 90)
-        check(back, f"{what}: lode did not go back to the primary within 90 s "
+        check(back, f"{what}: lode did not go back to the primary within 90 s (--failover-return 3) "
               f"({primary.totals()})\n    {lode.tail()}")
         # The primary dies: lode mines on the backup again.
         n = backup.totals()["accepted"]

@@ -178,9 +178,9 @@ static void test_cpu_search_random(void)
     cpu_momentum_free(m);
 }
 
-/* The reference's complete search equals the OpenSSL oracle exactly (same
- * pairs, same order) on the mainnet genesis midHash (one thread; also its
- * listed collisions) and on a fixed header (two threads). */
+/* The reference's complete search equals the vector's complete collision
+ * list on the mainnet genesis midHash (one thread), and the OpenSSL oracle
+ * exactly (same pairs, same order) on a fixed header (two threads). */
 static void test_reference_pairs(void)
 {
     json_t *root = test_load_vectors("momentum.json");
@@ -196,18 +196,19 @@ static void test_reference_pairs(void)
         size_t ng = 0;
         int rc = lode_ref_momentum_pairs(mids[which], threads, &got, &ng);
         oracle_pair *want = NULL;
-        size_t nw = oracle_momentum_pairs(mids[which], &want);
-        CHECK(nw != (size_t)-1, "the oracle ran");
-        bool same = rc == 0 && ng == nw && (ng == 0) == (got == NULL);
-        for (size_t i = 0; same && i < nw; i++)
-            same = got[i].a == want[i].a && got[i].b == want[i].b;
-        CHECK(same, "%s, %u thread(s): the reference search equals the OpenSSL oracle (rc %d, %zu vs %zu pairs)",
-              which == 0 ? test_json_str(v, "name") : "fixed header", threads, rc, ng, nw);
-        if (which == 0) {
+        if (which == 1) {
+            size_t nw = oracle_momentum_pairs(mids[which], &want);
+            CHECK(nw != (size_t)-1, "the oracle ran");
+            bool same = rc == 0 && ng == nw && (ng == 0) == (got == NULL);
+            for (size_t i = 0; same && i < nw; i++)
+                same = got[i].a == want[i].a && got[i].b == want[i].b;
+            CHECK(same, "fixed header, %u thread(s): the reference search equals the OpenSSL oracle (rc %d, %zu vs %zu pairs)",
+                  threads, rc, ng, nw);
+        } else {
             momentum_pair listed[16];
             size_t nl = vector_pairs(v, listed, 16);
             qsort(listed, nl, sizeof *listed, by_pair);
-            same = rc == 0 && ng == nl;
+            bool same = rc == 0 && ng == nl;
             for (size_t i = 0; same && i < nl; i++)
                 same = got[i].a == listed[i].a && got[i].b == listed[i].b;
             CHECK(same, "%s: the reference search finds exactly the %zu listed pairs (got %zu)",

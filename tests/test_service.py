@@ -298,6 +298,7 @@ def test_urls_and_options():
         (["-o", "stratum+tcp://pool:1", "-x", "ftp://127.0.0.1:1"], "socks5://"),
         (["-o", "stratum+tcp://pool:1", "-O", "nocolon"], "USER:PASS"),
         (["-o", "stratum+tcp://pool:1", "-r", "0"], "failover-after"),
+        (["-o", "stratum+tcp://pool:1", "--failover-return", "0"], "failover-return"),
     ]
     for args, want in cases:
         r = run(*base, *args)

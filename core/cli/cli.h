@@ -60,7 +60,7 @@ typedef struct cli_options {
     double suggest_diff;       /* 0 = do not suggest */
     bool no_version_rolling, no_redirect, allow_redirect_host;
     unsigned failover_after;   /* 0 = the default */
-    double retry_pause, stall_timeout, log_interval; /* 0 = the defaults */
+    double retry_pause, stall_timeout, log_interval, failover_return; /* 0 = the defaults */
     const char *proxy;         /* -x URL: every pool through this proxy; NULL = direct */
 
     /* Service habits (every command). */

@@ -92,6 +92,8 @@ static int create_source(const cli_options *o, mine_source *s, char *err, size_t
         c.failover_after = o->failover_after;
     if (o->retry_pause > 0)
         c.retry_base_s = o->retry_pause;
+    if (o->failover_return > 0)
+        c.primary_check_s = o->failover_return;
     if (o->stall_timeout > 0)
         c.stall_timeout_s = o->stall_timeout;
     s->stratum = lode_stratum_create(&c, err, err_len);

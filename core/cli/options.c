@@ -49,6 +49,7 @@ const cli_option cli_option_table[] = {
      "the pool's -u/-p); by default only to the same host"},
     {"failover-after", 0, "N", CLI_MINER, true, "failed connection attempts before the next pool (3)"},
     {"retries", 'r', "N", CLI_MINER, true, "cpuminer's and ccminer's name of --failover-after", "failover-after"},
+    {"failover-return", 0, "S", CLI_MINER, true, "on a backup pool, try the first pool again this often (60)"},
     {"retry-pause", 'R', "S", CLI_MINER, true, "first pause before reconnecting; doubles up to 60 s (1)"},
     {"stall-timeout", 0, "S", CLI_MINER, true, "reconnect when a pool is silent this long (120)"},
     {"timeout", 'T', "S", CLI_MINER, true, "cpuminer's and ccminer's name of --stall-timeout", "stall-timeout"},
@@ -588,6 +589,9 @@ int cli_apply_option(cli_options *o, const char *name, const char *v, char *err,
         if (parse_u64(v, 1000, &n) != 0 || n == 0)
             return fail(err, err_len, "--failover-after wants a number from 1 to 1000, not '%s'", v);
         o->failover_after = (unsigned)n;
+    } else if (strcmp(name, "failover-return") == 0) {
+        if (parse_positive(v, &o->failover_return) != 0)
+            return fail(err, err_len, "--failover-return wants seconds above 0, not '%s'", v);
     } else if (strcmp(name, "retry-pause") == 0) {
         if (parse_positive(v, &o->retry_pause) != 0)
             return fail(err, err_len, "--retry-pause wants seconds above 0, not '%s'", v);
