@@ -65,13 +65,12 @@ template <bool Fma> __device__ __forceinline__ uint32_t sched2(uint32_t x2, uint
     return add<Fma>(sum, sha256_ssig1(x2), one);
 }
 
+/* First hash, rounds 4..15 from the job's precomputed state (the rounds
+ * whose message words are the nonce's W3 and the padding literals). */
 template <bool Fma>
-__device__ __forceinline__ uint32_t sha256d_h7(const cuda_sha256d_params &p, uint32_t nonce, uint32_t one)
+__device__ __forceinline__ void inner_head(const cuda_sha256d_params &p, uint32_t w3, uint32_t (&v)[8], uint32_t one)
 {
-    const uint32_t w3 = lode_bswap32(nonce); /* the header stores the nonce little-endian */
-
     /* Round 4's naming: a = v[4], b = v[5], ... e = v[0], ... h = v[3]. */
-    uint32_t v[8];
     v[4] = add<Fma>(p.w[LODE_SHA256D_P(PRE_A4_LESS_W3)], w3, one);
     v[5] = p.w[LODE_SHA256D_P(PRE_A3)];
     v[6] = p.w[LODE_SHA256D_P(PRE_B3)];
@@ -86,8 +85,15 @@ __device__ __forceinline__ uint32_t sha256d_h7(const cuda_sha256d_params &p, uin
     for (int t = 5; t < 15; t++)
         round_c<Fma>(v, t, 0, one);
     round_c<Fma>(v, 15, 640, one);
+}
 
-    uint32_t w[64];
+/* First hash, schedule words W16..W32 (those with literal or precomputed
+ * terms; the rest follow the plain recurrence). They depend on the second
+ * block alone, not on the midstate. */
+template <bool Fma>
+__device__ __forceinline__ void inner_schedule_head(const cuda_sha256d_params &p, uint32_t w3, uint32_t (&w)[64],
+                                                    uint32_t one)
+{
     w[16] = p.w[LODE_SHA256D_P(PRE_W16)];
     w[17] = p.w[LODE_SHA256D_P(PRE_W17)];
     w[18] = add<Fma>(p.w[LODE_SHA256D_P(PRE_W18_LESS_NONCE)], sha256_ssig0(w3), one);
@@ -104,15 +110,15 @@ __device__ __forceinline__ uint32_t sha256d_h7(const cuda_sha256d_params &p, uin
     w[30] = sched2<Fma>(w[28], w[23] + LODE_SHA256_SSIG0_LIT(640u), one);
     w[31] = sched2<Fma>(w[29], add<Fma>(w[24], p.w[LODE_SHA256D_P(PRE_W31_PART)], one), one);
     w[32] = sched2<Fma>(w[30], add<Fma>(w[25], p.w[LODE_SHA256D_P(PRE_W32_PART)], one), one);
-#pragma unroll
-    for (int t = 16; t < 64; t++) {
-        if (t >= 33)
-            w[t] = sched<Fma>(w[t - 2], add<Fma>(w[t - 7], w[t - 16], one), w[t - 15], one);
-        round_w<Fma>(v, t, w[t], one);
-    }
+}
 
-    /* Outer hash of the 32-byte digest: W0..W7 the digest, W8 = 0x80000000,
-     * W9..W14 = 0, W15 = 256. */
+/* Outer hash of the first hash's state v (after its 64 rounds): H7 of the
+ * SHA-256d digest. */
+template <bool Fma>
+__device__ __forceinline__ uint32_t outer_h7(const cuda_sha256d_params &p, const uint32_t (&v)[8], uint32_t one)
+{
+    /* W0..W7 the digest, W8 = 0x80000000, W9..W14 = 0, W15 = 256. */
+    uint32_t w[64];
 #pragma unroll
     for (int i = 0; i < 8; i++)
         w[i] = add<Fma>(p.w[LODE_SHA256D_P_MID + i], v[i], one);
@@ -148,6 +154,22 @@ __device__ __forceinline__ uint32_t sha256d_h7(const cuda_sha256d_params &p, uin
     }
     /* e after 61 rounds is h after 64: u[(4 - 61) & 7]. */
     return LODE_SHA256_IV7 + u[7];
+}
+
+template <bool Fma>
+__device__ __forceinline__ uint32_t sha256d_h7(const cuda_sha256d_params &p, uint32_t nonce, uint32_t one)
+{
+    const uint32_t w3 = lode_bswap32(nonce); /* the header stores the nonce little-endian */
+    uint32_t v[8], w[64];
+    inner_head<Fma>(p, w3, v, one);
+    inner_schedule_head<Fma>(p, w3, w, one);
+#pragma unroll
+    for (int t = 16; t < 64; t++) {
+        if (t >= 33)
+            w[t] = sched<Fma>(w[t - 2], add<Fma>(w[t - 7], w[t - 16], one), w[t - 15], one);
+        round_w<Fma>(v, t, w[t], one);
+    }
+    return outer_h7<Fma>(p, v, one);
 }
 
 template <bool Fma>
