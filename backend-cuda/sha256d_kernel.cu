@@ -193,6 +193,11 @@ extern "C" cudaError_t cuda_sha256d_launch(const cuda_sha256d_params *p, uint32_
                                            unsigned nonces_per_thread, int fma_adds, cuda_hits *hits,
                                            cudaStream_t stream)
 {
+    /* The grid-stride offset must not wrap past 2^32 (it would never end):
+     * count plus the stride stays below it for launches of 2^31 at most
+     * (the backends' SHA256D_MAX_LAUNCH). */
+    if (count > (1u << 31))
+        return cudaErrorInvalidValue;
     uint64_t threads = ((uint64_t)count + nonces_per_thread - 1) / nonces_per_thread;
     uint64_t blocks = (threads + threads_per_block - 1) / threads_per_block;
     if (blocks == 0)
