@@ -17,7 +17,7 @@ cmake --preset sanitize >/dev/null
 cmake --build --preset sanitize
 ctest --preset sanitize
 # And under ThreadSanitizer, the tests whose threads interact: the dispatcher,
-# the mining session, the stratum and getblocktemplate clients, the CLI's
+# device health, the mining session, the stratum and getblocktemplate clients, the CLI's
 # threaded part.
 cmake --preset tsan >/dev/null
 cmake --build --preset tsan
