@@ -531,9 +531,8 @@ def main():
     # test_cli.py LODE [--part threads|rest] [TEST_NAME ...]: both parts, one
     # part, or just the named (no-argument) tests.
     args = sys.argv[2:]
-    parts = {"threads": part_threads, "rest": part_rest}
-    if args[:1] == ["--part"] and len(args) >= 2 and args[1] in parts:
-        parts[args[1]]()
+    if args[:1] == ["--part"]:
+        {"threads": part_threads, "rest": part_rest}[args[1]]()
     elif args:
         tests = {name: fn for name, fn in globals().items() if name.startswith("test_") and callable(fn)}
         for name in args:

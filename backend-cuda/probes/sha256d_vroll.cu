@@ -79,20 +79,6 @@ __global__ void __launch_bounds__(TPB) vroll_search(const vroll_params<NV> p, ui
     }
 }
 
-/* The shipped kernel's search, its candidates in the same list form. */
-__global__ void __launch_bounds__(TPB) plain_search(const cuda_sha256d_params p, uint32_t start, uint32_t count,
-                                                    uint32_t *out)
-{
-    const uint32_t stride = gridDim.x * blockDim.x;
-    const uint32_t one = p.w[LODE_SHA256D_P_ONE];
-#pragma unroll 1
-    for (uint32_t off = blockIdx.x * blockDim.x + threadIdx.x; off < count; off += stride) {
-        const uint32_t nonce = start + off;
-        if (lode_bswap32(sha256d_h7<true>(p, nonce, one)) <= p.w[LODE_SHA256D_P_TARGET_TOP])
-            report(out, nonce, 0);
-    }
-}
-
 struct job_set {
     uint8_t header[MAX_NV][80];
     uint32_t target_top;
@@ -112,20 +98,16 @@ void make_jobs(job_set *s, const uint8_t base[80], uint32_t target_top)
     s->target_top = target_top;
 }
 
-cuda_hits *d_hits; /* the shipped launch's hit buffer (rates only) */
+cuda_hits *d_hits; /* the shipped launch's hit buffer */
 
-/* nv 0: the shipped kernel's function on header version_of_plain, into the
- * candidate list (checks); nv -1: the shipped launch itself, lode's default
- * geometry (rates). */
-int launch(int nv, const job_set *s, uint32_t start, uint32_t count, uint32_t *d_out, int version_of_plain)
+/* nv 0: the shipped launch (lode's default geometry) on header 0; nv > 0:
+ * the NV-version kernel into the candidate list d_out. */
+int launch(int nv, const job_set *s, uint32_t start, uint32_t count, uint32_t *d_out)
 {
     const uint32_t blocks = (count / NONCES_PER_THREAD + TPB - 1) / TPB;
     switch (nv) {
-    case -1:
-        return cuda_sha256d_launch(&s->params[0], start, count, 256, 32, 1, d_hits, 0) == cudaSuccess ? 0 : -1;
     case 0:
-        plain_search<<<blocks, TPB>>>(s->params[version_of_plain], start, count, d_out);
-        break;
+        return cuda_sha256d_launch(&s->params[0], start, count, 256, 32, 1, d_hits, 0) == cudaSuccess ? 0 : -1;
 #define CASE(N)                                                                                    \
     case N: {                                                                                      \
         vroll_params<N> p;                                                                         \
@@ -151,37 +133,47 @@ int sort_pairs(const void *a, const void *b)
     return x[0] < y[0] ? -1 : x[0] > y[0];
 }
 
-/* Candidates of one launch, sorted by (version, nonce); -1 on overflow. */
-long candidates(int nv, const job_set *s, uint32_t start, uint32_t count, uint32_t *d_out, uint32_t *h_out,
-                int version_of_plain)
+/* Candidates of one NV-version launch, sorted by (version, nonce); -1 on
+ * overflow. */
+long candidates(int nv, const job_set *s, uint32_t start, uint32_t count, uint32_t *d_out, uint32_t *h_out)
 {
-    if (cudaMemset(d_out, 0, 4) != cudaSuccess || launch(nv, s, start, count, d_out, version_of_plain) != 0 ||
-        cudaMemcpy(h_out, d_out, (1 + 2 * CAP) * 4, cudaMemcpyDeviceToHost) != cudaSuccess)
+    if (cudaMemset(d_out, 0, 4) != cudaSuccess || launch(nv, s, start, count, d_out) != 0 ||
+        cudaMemcpy(h_out, d_out, (1 + 2 * CAP) * 4, cudaMemcpyDeviceToHost) != cudaSuccess || h_out[0] > CAP)
         return -1;
-    if (h_out[0] > CAP)
-        return -1;
-    if (nv == 0)
-        for (uint32_t i = 0; i < h_out[0]; i++)
-            h_out[2 + 2 * i] = (uint32_t)version_of_plain;
     qsort(h_out + 1, h_out[0], 8, sort_pairs);
     return h_out[0];
+}
+
+/* The shipped launch's candidates on header k, appended to list as (nonce,
+ * k) pairs in the order they came (the caller sorts); -1 on overflow. */
+long shipped_candidates(const job_set *s, int k, uint32_t start, uint32_t count, uint32_t *list)
+{
+    static cuda_hits h;
+    if (cudaMemset(d_hits, 0, 4) != cudaSuccess ||
+        cuda_sha256d_launch(&s->params[k], start, count, 256, 32, 1, d_hits, 0) != cudaSuccess ||
+        cudaMemcpy(&h, d_hits, sizeof h, cudaMemcpyDeviceToHost) != cudaSuccess || h.count > LODE_HITS_CAP ||
+        list[0] + h.count > CAP)
+        return -1;
+    for (uint32_t i = 0; i < h.count; i++) {
+        list[1 + 2 * (list[0] + i)] = h.nonce[i];
+        list[2 + 2 * (list[0] + i)] = (uint32_t)k;
+    }
+    list[0] += h.count;
+    return h.count;
 }
 
 /* Every candidate of each NV kernel is the shipped kernel's on header k,
  * and meets the target by the host's exact digest. */
 bool check(int nv, const job_set *s, uint32_t *d_out)
 {
-    static uint32_t got[1 + 2 * CAP], want[1 + 2 * CAP], one[1 + 2 * CAP];
+    static uint32_t got[1 + 2 * CAP], want[1 + 2 * CAP];
     const uint32_t start = 0xF0000000u, count = 1u << 28;
-    long n = candidates(nv, s, start, count, d_out, got, 0);
+    long n = candidates(nv, s, start, count, d_out, got);
     want[0] = 0;
-    for (int k = 0; k < nv && n >= 0; k++) {
-        long m = candidates(0, s, start, count, d_out, one, k);
-        if (m < 0 || want[0] + m > CAP)
+    for (int k = 0; k < nv && n >= 0; k++)
+        if (shipped_candidates(s, k, start, count, want) < 0)
             return false;
-        memcpy(want + 1 + 2 * want[0], one + 1, (size_t)m * 8);
-        want[0] += (uint32_t)m;
-    }
+    qsort(want + 1, want[0], 8, sort_pairs);
     if (n < 0 || (uint32_t)n != want[0] || memcmp(got + 1, want + 1, (size_t)n * 8) != 0) {
         printf("NV=%d: %ld candidates, the shipped kernel %u over the %d headers\n", nv, n, want[0], nv);
         return false;
@@ -225,7 +217,7 @@ int main(int argc, char **argv)
     cudaEventCreate(&a);
     cudaEventCreate(&b);
     printf("%-8s %12s %10s\n", "kernel", "hashes", "GH/s");
-    const int kernels[] = {-1, 2, 4, 8};
+    const int kernels[] = {0, 2, 4, 8};
     for (int nv : kernels) {
         double elapsed = 0, hashes = 0;
         uint32_t start = 0;
@@ -233,7 +225,7 @@ int main(int argc, char **argv)
             cudaEventRecord(a);
             /* 2^31 nonces a launch, as lode's own (SHA256D_MAX_LAUNCH): a
              * grid-stride loop's offset must not wrap past 2^32. */
-            if (launch(nv, &s, start, 1u << 31, d_out, 0) != 0) {
+            if (launch(nv, &s, start, 1u << 31, d_out) != 0) {
                 fprintf(stderr, "launch failed: %s\n", cudaGetErrorString(cudaGetLastError()));
                 return 1;
             }
