@@ -90,7 +90,7 @@ struct lode_device {
     cl_context ctx;
     cl_command_queue queue;
     cl_program prog;
-    cl_kernel k_main, k_in, k_out; /* sha256d_search or romix_*, pbkdf2_in, pbkdf2_out */
+    cl_kernel k_main, k_in, k_out; /* sha256d_search_* or romix_*, pbkdf2_in, pbkdf2_out */
     unsigned prog_hashes;          /* HASHES the scrypt program was built with */
     size_t main_max_local;         /* the device's limit for k_main */
     cl_mem params, hits[IN_FLIGHT], state, pad;
@@ -167,9 +167,12 @@ static int opencl_device_info(int index, lode_device_info *out)
     return LODE_OK;
 }
 
+#define VENDOR_NVIDIA 0x10de
+
 static bool is_cpu(const ocl_dev_desc *d) { return (d->type & CL_DEVICE_TYPE_CPU) != 0; }
 
-/* Variants the device supports, best first. scrypt: "thread" (a work-item
+/* Variants the device supports, best first. sha256d: "imad" and "iadd3"
+ * (kernels/sha256d.cl). scrypt: "thread" (a work-item
  * per hash, the scratchpad staged through local memory) on GPUs, "shuffle"
  * where the device can shuffle within a sub-group, "local" on any device,
  * "single" (one work-item per hash, no exchange, no staging) which suits
@@ -179,7 +182,11 @@ static int variant_list(const ocl_dev_desc *d, lode_algo algo, const char **name
     const char *list[4];
     int n = 0;
     if (algo == LODE_ALGO_SHA256D) {
-        list[n++] = "default";
+        /* Additions as multiply-adds pay where a separate pipe runs them
+         * (NVIDIA's FMA pipe, measured there); elsewhere plain ones first. */
+        const bool nvidia = d->vendor_id == VENDOR_NVIDIA;
+        list[n++] = nvidia ? "imad" : "iadd3";
+        list[n++] = nvidia ? "iadd3" : "imad";
     } else if (algo == LODE_ALGO_SCRYPT) {
         if (is_cpu(d))
             list[n++] = "single";
@@ -256,8 +263,12 @@ static int build_program(lode_device *d, unsigned hashes)
     /* NVIDIA: inline PTX (core/backend_support/kernels/lode_kernel.h). */
     if (d->desc->caps & OCL_CAP_NV_SHFL)
         n += snprintf(options + n, sizeof options - (size_t)n, " -D LODE_NV_PTX=1");
-    /* NVIDIA: 64 registers keep 32 warps of romix_thread resident. */
-    if (d->algo == LODE_ALGO_SCRYPT && d->xchg == XCHG_STAGED && (d->desc->caps & OCL_CAP_NV_SHFL))
+    /* NVIDIA, 64 registers: romix_thread keeps 32 warps resident; and
+     * sha256d_search, left to itself at 39 registers, gets CUDA's schedule
+     * (its launch bound allows 64; at 40 the same code runs 9% slower,
+     * docs/PERFORMANCE.md). */
+    if ((d->algo == LODE_ALGO_SHA256D || (d->algo == LODE_ALGO_SCRYPT && d->xchg == XCHG_STAGED)) &&
+        (d->desc->caps & OCL_CAP_NV_SHFL))
         snprintf(options + n, sizeof options - (size_t)n, " -cl-nv-maxrregcount=64");
     const char *sources[1] = {d->algo == LODE_ALGO_SHA256D ? lode_ocl_src_sha256d : lode_ocl_src_scrypt};
     int rc = ocl_program_build(d->desc, d->ctx, d->label, sources, 1, options, &d->prog);
@@ -265,7 +276,8 @@ static int build_program(lode_device *d, unsigned hashes)
         return rc;
     d->prog_hashes = hashes;
     if (d->algo == LODE_ALGO_SHA256D) {
-        rc = make_kernel(d, "sha256d_search", &d->k_main);
+        rc = make_kernel(d, strcmp(d->variant, "imad") == 0 ? "sha256d_search_imad" : "sha256d_search_iadd3",
+                         &d->k_main);
     } else {
         rc = make_kernel(d, d->xchg == XCHG_SINGLE   ? "romix_single"
                             : d->xchg == XCHG_STAGED ? "romix_thread"
@@ -619,6 +631,8 @@ static void prepare_scrypt(lode_device *d)
 
 static int upload_params(lode_device *d)
 {
+    if (d->algo == LODE_ALGO_SHA256D)
+        return LODE_OK; /* passed by value at each launch (kernels/sha256d.cl) */
     /* Blocking: nothing is in flight between scans, and the host copy may
      * change right after. */
     TRY(d, "writing the job parameters",
@@ -716,8 +730,8 @@ static int enqueue(lode_device *d, int slot, uint64_t start, uint64_t count)
         cl_uint s = (cl_uint)start, n = (cl_uint)count;
         size_t items = round_up((size_t)((count + d->tune.per_item - 1) / d->tune.per_item),
                                 d->tune.local_size);
-        rc = set_args(d, d->k_main, 4, (size_t[]){sizeof(cl_mem), 4, 4, sizeof(cl_mem)},
-                      (const void *[]){&d->params, &s, &n, &hits});
+        rc = set_args(d, d->k_main, 4, (size_t[]){LODE_SHA256D_PARAM_WORDS * sizeof(uint32_t), 4, 4, sizeof(cl_mem)},
+                      (const void *[]){d->param_words, &s, &n, &hits});
         if (rc == LODE_OK)
             rc = run_kernel(d, d->k_main, items, d->tune.local_size, "launching sha256d_search", &d->kernel_done[slot]);
     } else {
@@ -1104,7 +1118,6 @@ static uint64_t opencl_preferred_chunk(lode_device *d, double target_ms)
 
 /* ---- sensors and versions ----------------------------------------------- */
 
-#define VENDOR_NVIDIA 0x10de
 
 /* A GPU's sensors from its PCI bus id: amdgpu's hwmon files where the
  * amdgpu driver runs it, NVML for NVIDIA's GPUs (the same shared code the
