@@ -93,7 +93,7 @@ struct lode_device {
     cl_kernel k_main, k_in, k_out; /* sha256d_search_* or romix_*, pbkdf2_in, pbkdf2_out */
     unsigned prog_hashes;          /* HASHES the scrypt program was built with */
     size_t main_max_local;         /* the device's limit for k_main */
-    cl_mem params, hits[IN_FLIGHT], state, pad;
+    cl_mem params, hits[IN_FLIGHT], state, pad; /* params: scrypt's block */
     cl_event finished[IN_FLIGHT];    /* a launch's hit read-back */
     cl_event kernel_done[IN_FLIGHT]; /* its last kernel: polled (a pageable read-back may
                                         complete only inside clWaitForEvents) */
@@ -551,7 +551,10 @@ static int open_variant(lode_device *d)
                                 &d->momentum);
     if (d->algo == LODE_ALGO_TF)
         return ocl_tf_new(x, d->ctx, d->queue, d->label, &d->tf);
-    int rc = create_buffer(d, CL_MEM_READ_ONLY, PARAM_WORDS * sizeof(uint32_t), &d->params);
+    /* scrypt's parameter block is a buffer; sha256d's goes by value. */
+    int rc = d->algo == LODE_ALGO_SCRYPT
+                 ? create_buffer(d, CL_MEM_READ_ONLY, PARAM_WORDS * sizeof(uint32_t), &d->params)
+                 : LODE_OK;
     for (int i = 0; i < IN_FLIGHT && rc == LODE_OK; i++)
         rc = create_buffer(d, CL_MEM_READ_WRITE, LODE_HITS_WORDS * sizeof(uint32_t), &d->hits[i]);
     if (rc == LODE_OK && d->algo == LODE_ALGO_SCRYPT)
