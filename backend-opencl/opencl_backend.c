@@ -264,9 +264,9 @@ static int build_program(lode_device *d, unsigned hashes)
     if (d->desc->caps & OCL_CAP_NV_SHFL)
         n += snprintf(options + n, sizeof options - (size_t)n, " -D LODE_NV_PTX=1");
     /* NVIDIA, 64 registers: romix_thread keeps 32 warps resident; and
-     * sha256d_search, left to itself at 39 registers, gets CUDA's schedule
-     * (its launch bound allows 64; at 40 the same code runs 9% slower,
-     * docs/PERFORMANCE.md). */
+     * sha256d_search, which the compiler left to itself holds at 39
+     * registers, gets CUDA's (whose launch bound allows 64; at 40 the same
+     * code runs 9% slower, docs/PERFORMANCE.md). */
     if ((d->algo == LODE_ALGO_SHA256D || (d->algo == LODE_ALGO_SCRYPT && d->xchg == XCHG_STAGED)) &&
         (d->desc->caps & OCL_CAP_NV_SHFL))
         snprintf(options + n, sizeof options - (size_t)n, " -cl-nv-maxrregcount=64");
@@ -1120,7 +1120,6 @@ static uint64_t opencl_preferred_chunk(lode_device *d, double target_ms)
 }
 
 /* ---- sensors and versions ----------------------------------------------- */
-
 
 /* A GPU's sensors from its PCI bus id: amdgpu's hwmon files where the
  * amdgpu driver runs it, NVML for NVIDIA's GPUs (the same shared code the
