@@ -179,10 +179,10 @@ cuda_hits *d_hits; /* the shipped launch's hit buffer */
  * on header 0; else the NV-version kernel into the candidate list d_out. smem >
  * 0 (dynamic shared memory the kernel never touches) caps the blocks an SM
  * holds: the occupancy sweep of the rate table. */
-int launch(int nv, const job_set *s, uint32_t start, uint32_t count, uint32_t *d_out, size_t smem = 0)
+int launch(int id, const job_set *s, uint32_t start, uint32_t count, uint32_t *d_out, size_t smem = 0)
 {
     const uint32_t blocks = (count / NONCES_PER_THREAD + TPB - 1) / TPB;
-    switch (nv) {
+    switch (id) {
     case 0:
         if (smem == 0)
             return cuda_sha256d_launch(&s->params[0], start, count, 256, 32, 1, d_hits, 0) == cudaSuccess ? 0 : -1;
@@ -256,9 +256,9 @@ int sort_pairs(const void *a, const void *b)
 
 /* Candidates of one NV-version launch, sorted by (version, nonce); -1 on
  * overflow. */
-long candidates(int nv, const job_set *s, uint32_t start, uint32_t count, uint32_t *d_out, uint32_t *h_out)
+long candidates(int id, const job_set *s, uint32_t start, uint32_t count, uint32_t *d_out, uint32_t *h_out)
 {
-    if (cudaMemset(d_out, 0, 4) != cudaSuccess || launch(nv, s, start, count, d_out) != 0 ||
+    if (cudaMemset(d_out, 0, 4) != cudaSuccess || launch(id, s, start, count, d_out) != 0 ||
         cudaMemcpy(h_out, d_out, (1 + 2 * CAP) * 4, cudaMemcpyDeviceToHost) != cudaSuccess || h_out[0] > CAP)
         return -1;
     qsort(h_out + 1, h_out[0], 8, sort_pairs);
