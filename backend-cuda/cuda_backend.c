@@ -110,6 +110,9 @@ struct lode_device {
     lode_u256 target;
     cuda_sha256d_params sha;
     sha256d_job host_job; /* the job on the host: precomputation, exact check */
+    bool versions;        /* the job is version-rolled: vsha and vjobs hold it */
+    cuda_sha256d_versions_params vsha;
+    sha256d_version_set vjobs;
     cuda_scrypt_params scrypt;
     void *scrypt_state, *scrypt_pad;
     unsigned scrypt_slots; /* hash slots allocated (all lanes together) */
@@ -354,6 +357,8 @@ static void size_launches(lode_device *d)
 {
     if (d->algo == LODE_ALGO_SHA256D) {
         double rate = d->tune.rate > 0 ? d->tune.rate : 4e9;
+        if (d->versions)
+            rate /= LODE_VERSIONS_MAX; /* each nonce is that many hashes */
         uint64_t n = (uint64_t)(rate * LAUNCH_MS / 1000.0);
         uint64_t quantum = (uint64_t)d->tune.threads_per_block * d->tune.nonces_per_thread;
         n = n / quantum * quantum;
@@ -400,7 +405,7 @@ static double time_launch(lode_device *d, uint64_t count, int *rc)
 /* Tries launch shapes and keeps the fastest: sha256d threads per block x
  * nonces per thread, scrypt threads per block x batch size (waves). Each
  * trial is one launch of about LAUNCH_MS after a warm-up. */
-static int cuda_tune(lode_device *d, double target_ms)
+static int tune_shapes(lode_device *d, double target_ms)
 {
     (void)target_ms; /* launches aim at LAUNCH_MS; the dispatcher sizes scans */
     if (d->algo == LODE_ALGO_MOMENTUM || d->algo == LODE_ALGO_TF)
@@ -484,6 +489,19 @@ static int cuda_tune(lode_device *d, double target_ms)
         lode_tune_store(&key, cache_names, v, COUNT(cache_names));
     }
     return LODE_OK;
+}
+
+/* Shapes are measured on the plain search; a version-rolled job in place
+ * launches the rolled one with the same shape. */
+static int cuda_tune(lode_device *d, double target_ms)
+{
+    const bool versions = d->versions;
+    d->versions = false;
+    int rc = tune_shapes(d, target_ms);
+    d->versions = versions;
+    if (versions)
+        size_launches(d);
+    return rc;
 }
 
 /* Cached or user-given parameters, else the defaults (tuned later). */
@@ -716,10 +734,17 @@ static int cuda_set_work(lode_device *d, const lode_work *work)
     }
     memcpy(d->header, work->header.header, 80);
     d->target = work->header.target;
-    if (d->algo == LODE_ALGO_SHA256D)
+    const bool versions = work->header.version_count == LODE_VERSIONS_MAX; /* rolls_versions */
+    if (d->algo == LODE_ALGO_SHA256D && versions)
+        sha256d_versions_init(&d->vjobs, &work->header, d->vsha.w);
+    else if (d->algo == LODE_ALGO_SHA256D)
         prepare_sha256d(d);
     else if (d->algo == LODE_ALGO_SCRYPT)
         prepare_scrypt(d);
+    if (d->algo == LODE_ALGO_SHA256D && versions != d->versions) {
+        d->versions = versions;
+        size_launches(d); /* a rolled nonce is LODE_VERSIONS_MAX hashes */
+    }
     return LODE_OK;
 }
 
@@ -738,7 +763,11 @@ static int enqueue(lode_device *d, int slot, uint64_t start, uint64_t count)
 {
     cudaStream_t stream = slot_stream(d, slot);
     TRY(d, cudaMemsetAsync(&d->hits_dev[slot]->count, 0, sizeof(uint32_t), stream));
-    if (d->algo == LODE_ALGO_SHA256D) {
+    if (d->algo == LODE_ALGO_SHA256D && d->versions) {
+        TRY(d, cuda_sha256d_versions_launch(&d->vsha, (uint32_t)start, (uint32_t)count,
+                                            d->tune.threads_per_block, d->tune.nonces_per_thread, (int)d->variant->value,
+                                            d->hits_dev[slot], stream));
+    } else if (d->algo == LODE_ALGO_SHA256D) {
         TRY(d, cuda_sha256d_launch(&d->sha, (uint32_t)start, (uint32_t)count,
                                    d->tune.threads_per_block, d->tune.nonces_per_thread,
                                    (int)d->variant->value, d->hits_dev[slot], stream));
@@ -792,8 +821,10 @@ static int nonce_collect(void *ctx, unsigned slot, uint64_t start, uint64_t coun
     const cuda_hits *h = d->hits_host[slot];
     if (h->count > LODE_HITS_CAP)
         return LODE_ERR_HITS_OVERFLOW;
-    int rc = lode_hits_push_nonces(hits, h->nonce, h->count, start, count,
-                                   d->algo == LODE_ALGO_SHA256D ? sha256d_exact : NULL, d);
+    int rc = d->algo == LODE_ALGO_SHA256D && d->versions
+                 ? sha256d_versions_push_hits(&d->vjobs, hits, h->nonce, h->count, start, count, &d->target)
+                 : lode_hits_push_nonces(hits, h->nonce, h->count, start, count,
+                                         d->algo == LODE_ALGO_SHA256D ? sha256d_exact : NULL, d);
     if (rc == LODE_ERR_DEVICE)
         lode_log(LODE_LOG_ERROR, "cuda:%d (%s): kernel reported a nonce outside its range", d->index, d->name);
     return rc;
@@ -1023,6 +1054,7 @@ const lode_backend_ops lode_backend_cuda = {
     .close = cuda_close,
     .set_work = cuda_set_work,
     .scan = cuda_scan,
+    .rolls_versions = true,
     .variants = cuda_variants,
     .preferred_chunk = cuda_preferred_chunk,
     .tune = cuda_tune,

@@ -43,6 +43,20 @@ cudaError_t cuda_sha256d_launch(const cuda_sha256d_params *p, uint32_t start, ui
                                 unsigned threads_per_block, unsigned nonces_per_thread,
                                 int fma_adds, cuda_hits *hits, cudaStream_t stream);
 
+/* A version-rolled SHA-256d job: one parameter block per version, block k
+ * at word k * LODE_SHA256D_PARAM_WORDS (sha256d_versions_init). */
+typedef struct cuda_sha256d_versions_params {
+    uint32_t w[LODE_SHA256D_VERSIONS * LODE_SHA256D_PARAM_WORDS];
+} cuda_sha256d_versions_params;
+
+/* cuda_sha256d_launch for a version-rolled job: every nonce is hashed under
+ * each of the LODE_SHA256D_VERSIONS versions, and a nonce whose top word
+ * passes under any of them is appended once. Blocks are at most 256
+ * threads (threads_per_block above that launches 256). */
+cudaError_t cuda_sha256d_versions_launch(const cuda_sha256d_versions_params *p, uint32_t start, uint32_t count,
+                                         unsigned threads_per_block, unsigned nonces_per_thread, int fma_adds,
+                                         cuda_hits *hits, cudaStream_t stream);
+
 /* scrypt(N=1024, r=1, p=1) of the 80-byte header: words LODE_SCRYPT_P_*. */
 typedef struct cuda_scrypt_params {
     uint32_t w[LODE_SCRYPT_PARAM_WORDS];

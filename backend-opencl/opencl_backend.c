@@ -91,6 +91,9 @@ struct lode_device {
     cl_command_queue queue;
     cl_program prog;
     cl_kernel k_main, k_in, k_out; /* sha256d_search_* or romix_*, pbkdf2_in, pbkdf2_out */
+    cl_program vprog;              /* sha256d: the version-rolled search, built on first use */
+    cl_kernel k_versions;
+    size_t versions_max_local;     /* the device's limit for k_versions */
     unsigned prog_hashes;          /* HASHES the scrypt program was built with */
     size_t main_max_local;         /* the device's limit for k_main */
     cl_mem params, hits[IN_FLIGHT], state, pad; /* params: scrypt's block */
@@ -99,6 +102,9 @@ struct lode_device {
                                         complete only inside clWaitForEvents) */
     uint32_t hits_host[IN_FLIGHT][LODE_HITS_WORDS];
     sha256d_job host_job; /* sha256d on the host: precomputation, exact check */
+    bool versions;        /* the sha256d job is version-rolled: vjobs and vparams hold it */
+    sha256d_version_set vjobs;
+    uint32_t vparams[LODE_SHA256D_VERSIONS * LODE_SHA256D_PARAM_WORDS];
 
     ocl_tune_params tune;
     bool tuned; /* tune holds measured or user-given values */
@@ -231,12 +237,20 @@ static void release_program(lode_device *d)
         ocl.clReleaseProgram(d->prog);
         d->prog = NULL;
     }
+    if (d->k_versions != NULL) {
+        ocl.clReleaseKernel(d->k_versions);
+        d->k_versions = NULL;
+    }
+    if (d->vprog != NULL) {
+        ocl.clReleaseProgram(d->vprog);
+        d->vprog = NULL;
+    }
 }
 
-static int make_kernel(lode_device *d, const char *name, cl_kernel *out)
+static int make_kernel_of(lode_device *d, cl_program prog, const char *name, cl_kernel *out)
 {
     cl_int err = CL_SUCCESS;
-    *out = ocl.clCreateKernel(d->prog, name, &err);
+    *out = ocl.clCreateKernel(prog, name, &err);
     if (*out == NULL || err != CL_SUCCESS) {
         *out = NULL;
         char what[64];
@@ -245,6 +259,8 @@ static int make_kernel(lode_device *d, const char *name, cl_kernel *out)
     }
     return LODE_OK;
 }
+
+static int make_kernel(lode_device *d, const char *name, cl_kernel *out) { return make_kernel_of(d, d->prog, name, out); }
 
 /* Builds this handle's program; scrypt's interleave (HASHES) is a build
  * option, so a new value means a new program. */
@@ -294,6 +310,35 @@ static int build_program(lode_device *d, unsigned hashes)
     TRY(d, "clGetKernelWorkGroupInfo",
         ocl.clGetKernelWorkGroupInfo(d->k_main, d->desc->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL));
     d->main_max_local = wg;
+    return LODE_OK;
+}
+
+/* The version-rolled SHA-256d search (kernels/sha256d.cl), built on the
+ * first version-rolled job. A program of its own: on NVIDIA it gets 80
+ * registers (the schedule it keeps for every version takes 48), where the
+ * plain search gets 64; as in CUDA, 80 beats 128 (8.05 against 7.53 GH/s
+ * on the H100: more warps resident, docs/PERFORMANCE.md). */
+static int build_versions_program(lode_device *d)
+{
+    if (d->vprog != NULL)
+        return LODE_OK;
+    char options[256];
+    int n = snprintf(options, sizeof options, "-cl-std=CL1.2 -D LODE_VENDOR_ID=0x%x", (unsigned)d->desc->vendor_id);
+    if (d->desc->caps & OCL_CAP_NV_SHFL)
+        snprintf(options + n, sizeof options - (size_t)n, " -D LODE_NV_PTX=1 -cl-nv-maxrregcount=80");
+    const char *sources[1] = {lode_ocl_src_sha256d};
+    int rc = ocl_program_build(d->desc, d->ctx, d->label, sources, 1, options, &d->vprog);
+    if (rc == LODE_OK)
+        rc = make_kernel_of(d, d->vprog,
+                            strcmp(d->variant, "imad") == 0 ? "sha256d_search_versions_imad"
+                                                            : "sha256d_search_versions_iadd3",
+                            &d->k_versions);
+    if (rc != LODE_OK)
+        return rc;
+    size_t wg = 0;
+    TRY(d, "clGetKernelWorkGroupInfo",
+        ocl.clGetKernelWorkGroupInfo(d->k_versions, d->desc->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL));
+    d->versions_max_local = wg;
     return LODE_OK;
 }
 
@@ -425,6 +470,8 @@ static void size_launches(lode_device *d)
 {
     if (d->algo == LODE_ALGO_SHA256D) {
         double rate = d->tune.rate > 0 ? d->tune.rate : d->cpu ? 5e6 : 1e9;
+        if (d->versions)
+            rate /= LODE_VERSIONS_MAX; /* each nonce is that many hashes */
         uint64_t quantum = per_group(d);
         uint64_t n = (uint64_t)(rate * LAUNCH_MS / 1000.0) / quantum * quantum;
         d->launch_count = n < quantum ? quantum : n > SHA256D_MAX_LAUNCH ? SHA256D_MAX_LAUNCH : n;
@@ -653,10 +700,21 @@ static int opencl_set_work(lode_device *d, const lode_work *work)
     if (d->algo == LODE_ALGO_MOMENTUM)
         return LODE_OK;
     memset(d->param_words, 0, sizeof d->param_words);
-    if (d->algo == LODE_ALGO_SHA256D)
+    const bool versions = work->header.version_count == LODE_VERSIONS_MAX; /* rolls_versions */
+    if (d->algo == LODE_ALGO_SHA256D && versions) {
+        int rc = build_versions_program(d);
+        if (rc != LODE_OK)
+            return rc;
+        sha256d_versions_init(&d->vjobs, &work->header, d->vparams);
+    } else if (d->algo == LODE_ALGO_SHA256D) {
         prepare_sha256d(d);
-    else
+    } else {
         prepare_scrypt(d);
+    }
+    if (d->algo == LODE_ALGO_SHA256D && versions != d->versions) {
+        d->versions = versions;
+        size_launches(d);
+    }
     return upload_params(d);
 }
 
@@ -729,7 +787,18 @@ static int enqueue(lode_device *d, int slot, uint64_t start, uint64_t count)
     TRY(d, "clearing the hit counter",
         ocl.clEnqueueWriteBuffer(d->queue, hits, CL_FALSE, 0, sizeof zero, &zero, 0, NULL, NULL));
     int rc = LODE_OK;
-    if (d->algo == LODE_ALGO_SHA256D) {
+    if (d->algo == LODE_ALGO_SHA256D && d->versions) {
+        cl_uint s = (cl_uint)start, n = (cl_uint)count;
+        size_t local = d->tune.local_size; /* the tuned size, within k_versions' limit */
+        while (local > d->versions_max_local && local > 1)
+            local /= 2;
+        size_t items = round_up((size_t)((count + d->tune.per_item - 1) / d->tune.per_item), local);
+        rc = set_args(d, d->k_versions, 4, (size_t[]){sizeof d->vparams, 4, 4, sizeof(cl_mem)},
+                      (const void *[]){d->vparams, &s, &n, &hits});
+        if (rc == LODE_OK)
+            rc = run_kernel(d, d->k_versions, items, local, "launching sha256d_search_versions",
+                            &d->kernel_done[slot]);
+    } else if (d->algo == LODE_ALGO_SHA256D) {
         cl_uint s = (cl_uint)start, n = (cl_uint)count;
         size_t items = round_up((size_t)((count + d->tune.per_item - 1) / d->tune.per_item),
                                 d->tune.local_size);
@@ -800,8 +869,11 @@ static int nonce_collect(void *ctx, unsigned slot, uint64_t start, uint64_t coun
     const uint32_t *h = d->hits_host[slot];
     if (h[LODE_HITS_COUNT] > LODE_HITS_CAP)
         return LODE_ERR_HITS_OVERFLOW;
-    int rc = lode_hits_push_nonces(hits, h + LODE_HITS_NONCE0, h[LODE_HITS_COUNT], start, count,
-                                   d->algo == LODE_ALGO_SHA256D ? sha256d_exact : NULL, d);
+    int rc = d->algo == LODE_ALGO_SHA256D && d->versions
+                 ? sha256d_versions_push_hits(&d->vjobs, hits, h + LODE_HITS_NONCE0, h[LODE_HITS_COUNT], start,
+                                              count, &d->target)
+                 : lode_hits_push_nonces(hits, h + LODE_HITS_NONCE0, h[LODE_HITS_COUNT], start, count,
+                                         d->algo == LODE_ALGO_SHA256D ? sha256d_exact : NULL, d);
     if (rc == LODE_ERR_DEVICE)
         lode_log(LODE_LOG_ERROR, "%s: kernel reported a nonce outside its range", d->label);
     return rc;
@@ -1016,7 +1088,7 @@ static void try_shape(lode_device *d, uint64_t count, bool warm_up, ocl_tune_par
  * nonces per work-item; scrypt work-group size x hashes per quad x batch.
  * Each trial is one launch of about 40 ms (a batch, for scrypt) after a
  * warm-up, with a zero target so no hit is written. */
-static int opencl_tune(lode_device *d, double target_ms)
+static int tune_shapes(lode_device *d, double target_ms)
 {
     (void)target_ms; /* launches aim at LAUNCH_MS; the dispatcher sizes scans */
     if (d->algo == LODE_ALGO_MOMENTUM || d->algo == LODE_ALGO_TF)
@@ -1105,6 +1177,19 @@ static int opencl_tune(lode_device *d, double target_ms)
     return LODE_OK;
 }
 
+/* Shapes are measured on the plain search; a version-rolled job in place
+ * launches the rolled one with the same shape. */
+static int opencl_tune(lode_device *d, double target_ms)
+{
+    const bool versions = d->versions;
+    d->versions = false;
+    int rc = tune_shapes(d, target_ms);
+    d->versions = versions;
+    if (versions)
+        size_launches(d);
+    return rc;
+}
+
 static uint64_t opencl_preferred_chunk(lode_device *d, double target_ms)
 {
     if (d->algo == LODE_ALGO_MOMENTUM) { /* ~4 ms a sweep on a GPU: whole launches where that is more */
@@ -1175,6 +1260,7 @@ const lode_backend_ops lode_backend_opencl = {
     .close = opencl_close,
     .set_work = opencl_set_work,
     .scan = opencl_scan,
+    .rolls_versions = true,
     .variants = opencl_variants,
     .preferred_chunk = opencl_preferred_chunk,
     .tune = opencl_tune,

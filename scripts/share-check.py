@@ -24,7 +24,7 @@ churn. BLOCK_INTERVAL=0 submits every candidate: the worst case. A SHA-256d
 pool submits no blocks (the node's chain is scrypt's), so its jobs change
 only with the node's templates.
 
-Stage as for the other device scripts (scripts/device-check.sh --stage;
+LODE_LOG=FILE keeps lode's log. Stage as for the other device scripts (scripts/device-check.sh --stage;
 LITECOIND=path for litecoind)."""
 import math
 import os
@@ -70,6 +70,9 @@ def main():
             if lode.alive():
                 lode.stop()
             pool.stop()
+    if os.environ.get("LODE_LOG"):  # keep lode's log (which version mask the pool granted, say)
+        with open(os.environ["LODE_LOG"], "w") as f:
+            f.write(err)
     devices = SUMMARY.findall(err)
     over = OVER.findall(err)
     sums = lode.pool_summaries()

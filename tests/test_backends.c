@@ -168,6 +168,138 @@ static void test_abort(lode_handle *h)
     lode_hits_free(&hits);
 }
 
+/* ---- version-rolled SHA-256d (core/base/work.h) ---- */
+
+static void set_version(uint8_t header[80], uint32_t version)
+{
+    for (int i = 0; i < 4; i++)
+        header[i] = (uint8_t)(version >> (8 * i));
+}
+
+static int by_index_version(const void *a, const void *b)
+{
+    const lode_hit *x = a, *y = b;
+    if (x->index != y->index)
+        return x->index < y->index ? -1 : 1;
+    return x->version < y->version ? -1 : x->version > y->version;
+}
+
+/* Scans a version-rolled job and checks that the hits are exactly the
+ * (nonce, version) pairs whose reference hash meets the target. */
+static void check_scan_versions(lode_handle *h, const lode_work *w, uint64_t start, uint64_t count,
+                                const char *what)
+{
+    lode_hits hits = {0};
+    lode_range r = {.start = start, .count = count};
+    uint64_t done = 0;
+    int rc = lode_handle_set_work(h, w);
+    if (rc == LODE_OK)
+        rc = lode_handle_scan(h, &r, &hits, &done, &never_abort);
+    CHECK(rc == LODE_OK && done == count, "%s: sha256d %u versions, %s: scan %llu+%llu: rc %d done %llu",
+          h->ref->id, w->header.version_count, what, (unsigned long long)start, (unsigned long long)count, rc,
+          (unsigned long long)done);
+    if (hits.count > 1)
+        qsort(hits.items, hits.count, sizeof *hits.items, by_index_version);
+    /* The reference, in the same order: nonce, then version. */
+    uint32_t order[LODE_VERSIONS_MAX];
+    for (uint32_t i = 0; i < w->header.version_count; i++)
+        order[i] = w->header.versions[i];
+    for (uint32_t i = 1; i < w->header.version_count; i++)
+        for (uint32_t j = i; j > 0 && order[j - 1] > order[j]; j--) {
+            uint32_t t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    size_t k = 0, expected = 0;
+    bool ok = true;
+    lode_work one = *w;
+    one.header.version_count = 0;
+    for (uint64_t n = start; n < start + count; n++)
+        for (uint32_t i = 0; i < w->header.version_count; i++) {
+            uint8_t hash[32];
+            set_version(one.header.header, order[i]);
+            ref_hash(&one, (uint32_t)n, hash);
+            bool expect = lode_hash_meets_target(hash, &w->header.target);
+            bool got = k < hits.count && hits.items[k].index == n && hits.items[k].version == order[i];
+            expected += expect;
+            if (got)
+                k++;
+            if (expect != got) {
+                ok = false;
+                fprintf(stderr, "  nonce %llu version %08x: reference says %s, backend says %s\n",
+                        (unsigned long long)n, order[i], expect ? "hit" : "miss", got ? "hit" : "miss");
+            }
+        }
+    CHECK(ok && k == hits.count, "%s: sha256d %u versions, %s: hits match the reference (%zu of %zu reported)",
+          h->ref->id, w->header.version_count, what, hits.count, expected);
+    lode_hits_free(&hits);
+}
+
+/* Version-rolled jobs of every size: LODE_VERSIONS_MAX (the GPUs' rolled
+ * kernels) and fewer (the core's one-version-at-a-time fallback), with
+ * BIP 320's version bits rolled, a target placed exactly on one of the
+ * span's hashes (and one below it), ranges ending at 0xFFFFFFFF, and an
+ * aborted scan that must report exactly its done part. */
+static void test_versions(lode_handle *h)
+{
+    static const uint32_t sizes[] = {LODE_VERSIONS_MAX, 3, 1};
+    const unsigned span = 512;
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        lode_work w = {.algo = h->algo};
+        test_rand_bytes(w.header.header, 80);
+        const uint32_t base = 0x20000000u | (uint32_t)(test_rand() & 0x1fff);
+        const uint32_t first = (uint32_t)(test_rand() % 0xfff0);
+        w.header.version_count = sizes[s];
+        for (uint32_t i = 0; i < sizes[s]; i++)
+            w.header.versions[i] = base | (first + 7 * i) << 13;
+        set_version(w.header.header, w.header.versions[0]);
+        for (int end = 0; end < 2; end++) {
+            uint64_t start = end ? (UINT64_C(1) << 32) - span : test_rand() % ((UINT64_C(1) << 32) - span);
+            uint8_t (*hashes)[32] = malloc((size_t)span * sizes[s] * 32);
+            lode_work one = w;
+            one.header.version_count = 0;
+            for (uint32_t i = 0; i < sizes[s]; i++) {
+                set_version(one.header.header, w.header.versions[i]);
+                for (unsigned n = 0; n < span; n++)
+                    ref_hash(&one, (uint32_t)(start + n), hashes[i * span + n]);
+            }
+            qsort(hashes, (size_t)span * sizes[s], 32, cmp_hash);
+            /* About 20 hits: the 20th smallest hash is the target. */
+            w.header.target = lode_u256_from_le_bytes(hashes[19]);
+            check_scan_versions(h, &w, start, span, end ? "target on a hash, ending at 0xFFFFFFFF" : "target on a hash");
+            for (int i = 0; i < 8; i++)
+                if (w.header.target.w[i]-- != 0)
+                    break;
+            check_scan_versions(h, &w, start, span, "target one below a hash");
+            free(hashes);
+        }
+    }
+    for (size_t s = 0; s < 2; s++) {
+        lode_work w = {.algo = h->algo};
+        test_rand_bytes(w.header.header, 80);
+        memset(w.header.target.w, 0xff, sizeof w.header.target.w);
+        w.header.version_count = sizes[s];
+        for (uint32_t i = 0; i < sizes[s]; i++)
+            w.header.versions[i] = 0x20000000u | i << 13;
+        atomic_int abort_now = 1;
+        lode_hits hits = {0};
+        uint64_t done = 0, count = 1u << 26;
+        lode_range r = {.start = 0, .count = count};
+        int rc = lode_handle_set_work(h, &w);
+        if (rc == LODE_OK)
+            rc = lode_handle_scan(h, &r, &hits, &done, &abort_now);
+        CHECK(rc == LODE_OK && done < count && hits.count == done * sizes[s],
+              "%s: an aborted %u-version scan stops early and reports exactly its done part "
+              "(done %llu, hits %zu)", h->ref->id, sizes[s], (unsigned long long)done, hits.count);
+        lode_hits_free(&hits);
+    }
+    /* A job the contract refuses: too many versions, or versions on scrypt. */
+    lode_work bad = {.algo = h->algo};
+    bad.header.version_count = LODE_VERSIONS_MAX + 1;
+    CHECK(lode_handle_set_work(h, &bad) == LODE_ERR_INVALID, "%s: a job of %u versions is refused", h->ref->id,
+          LODE_VERSIONS_MAX + 1);
+}
+
 /* ---- collision search (Momentum) ---- */
 
 static int by_hit_pair(const void *a, const void *b)
@@ -366,6 +498,8 @@ int main(int argc, char **argv)
                 test_boundaries(&h);
                 test_random(&h, cheap ? 40 : 3, cheap ? 300 : 48);
                 test_abort(&h);
+                if (a == LODE_ALGO_SHA256D)
+                    test_versions(&h);
                 lode_handle_close(&h);
                 runs++;
             }

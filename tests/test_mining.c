@@ -496,6 +496,76 @@ static void test_spent_space(void)
     free(src.shares);
 }
 
+/* Version groups: with three or more version bits, each header the
+ * session installs carries LODE_VERSIONS_MAX versions (the GPUs hash them
+ * in one pass; the CPU one after another). A job of 4 version bits (16
+ * versions: two groups), one extranonce2 byte and one second of ntime has
+ * 16 * 256 * 2 headers: each share must rebuild, with its own version, from
+ * its job by hand and hash right by OpenSSL; every version must be mined,
+ * no header twice, and the job must end spent. */
+static void test_version_groups(void)
+{
+    fake_source src = {.shares = calloc(MAX_SHARES, sizeof(recorded_share))};
+    pthread_mutex_init(&src.lock, NULL);
+    lode_mining *m = start_session(&src, 64);
+    if (m == NULL)
+        return;
+    lode_job job;
+    make_job(&job, "V", true);
+    job.extranonce2_len = 1;
+    job.version_mask = 0x0001e000;
+    job.ntime_roll_max = 1;
+    job.share_target.w[7] = 0x03ffffff; /* 1 hash in 64: a share a header, on average */
+    enum { SPACE = 16 * 256 * 2 };
+    CHECK(lode_mining_set_job(m, &job) == 0, "job with 4 version bits installed");
+    size_t n = wait_quiet(&src, 600, 120000);
+    lode_mining_stats stats;
+    lode_mining_stats_get(m, &stats);
+    CHECK(stats.spent == 1, "the job's headers are spent (%llu)", (unsigned long long)stats.spent);
+    lode_mining_free(m);
+
+    uint8_t (*headers)[80] = malloc(n * 80 + 80);
+    static uint8_t seen[SPACE];
+    memset(seen, 0, sizeof seen);
+    size_t bad = 0, bad_hash = 0;
+    uint32_t versions_seen = 0;
+    for (size_t i = 0; i < n; i++) {
+        const lode_share *sh = &src.shares[i].share;
+        uint8_t want[80], hash[32];
+        independent_header(&job, sh->extranonce2, sh->ntime, sh->version, sh->nonce, want);
+        ossl_sha256d(want, 80, hash);
+        bad_hash += memcmp(want, sh->header, 80) != 0 || memcmp(hash, sh->hash, 32) != 0 ||
+                    !lode_hash_meets_target(hash, &job.share_target);
+        memcpy(headers[i], sh->header, 80);
+        uint32_t dt = sh->ntime - job.ntime, v = (sh->version >> 13) & 15;
+        if (dt > 1 || (sh->version & ~job.version_mask) != job.version) {
+            bad++;
+            continue;
+        }
+        versions_seen |= 1u << v;
+        seen[(dt * 256 + sh->extranonce2[0]) * 16 + v] = 1;
+    }
+    qsort(headers, n, 80, compare_headers);
+    size_t repeats = 0, covered = 0;
+    for (size_t i = 1; i < n; i++)
+        repeats += memcmp(headers[i - 1], headers[i], 80) == 0;
+    for (size_t i = 0; i < SPACE; i++)
+        covered += seen[i];
+    free(headers);
+    printf("version groups: %zu shares, %zu of %d headers with a share, versions %04x\n", n, covered, SPACE,
+           versions_seen);
+    CHECK(bad_hash == 0, "every share rebuilds from its job with its version and hashes right (%zu bad)", bad_hash);
+    CHECK(bad == 0, "every share's version and ntime stay inside the job (%zu bad)", bad);
+    CHECK(versions_seen == 0xffff, "all 16 versions were mined (%04x)", versions_seen);
+    CHECK(repeats == 0, "no header is found twice (%zu)", repeats);
+    /* A share a header on average: about 63% of the headers have one. */
+    CHECK(covered > SPACE / 2, "the whole space was mined (%zu of %d headers had shares)", covered, SPACE);
+    free_recorded(&src);
+    lode_job_free(&job);
+    pthread_mutex_destroy(&src.lock);
+    free(src.shares);
+}
+
 /* A clean job the session refuses still ends the jobs it replaces: no
  * share of them is handed over as fresh afterwards, and the devices idle. */
 static void test_refused_clean_job(void)
@@ -547,6 +617,7 @@ int main(void)
     test_job_header();
     test_session();
     test_spent_space();
+    test_version_groups();
     test_refused_clean_job();
     return test_summary();
 }

@@ -21,3 +21,21 @@ __kernel void sha256d_search_iadd3(const sha256d_params p, uint start, uint coun
 {
     sha256d_scan(p.w, start, count, (uint)get_global_id(0), (uint)get_global_size(0), hits, false);
 }
+
+/* The version-rolled search (sha256d_scan_versions): one block per version,
+ * LODE_SHA256D_VERSIONS of them, by value as above. */
+typedef struct sha256d_versions_params {
+    uint w[LODE_SHA256D_VERSIONS * LODE_SHA256D_PARAM_WORDS];
+} sha256d_versions_params;
+
+__kernel void sha256d_search_versions_imad(const sha256d_versions_params p, uint start, uint count,
+                                           volatile __global uint *hits)
+{
+    sha256d_scan_versions(p.w, start, count, (uint)get_global_id(0), (uint)get_global_size(0), hits, true);
+}
+
+__kernel void sha256d_search_versions_iadd3(const sha256d_versions_params p, uint start, uint count,
+                                            volatile __global uint *hits)
+{
+    sha256d_scan_versions(p.w, start, count, (uint)get_global_id(0), (uint)get_global_size(0), hits, false);
+}

@@ -61,6 +61,9 @@ enum {
 #define LODE_SHA256D_PARAM_WORDS 24
 /* A word of pre inside the block. */
 #define LODE_SHA256D_P(pre_index) (LODE_SHA256D_P_PRE + (pre_index))
+/* The version-rolled search's blocks, one per version (LODE_VERSIONS_MAX of
+ * core/base/work.h): LODE_SHA256D_VERSIONS * LODE_SHA256D_PARAM_WORDS words. */
+#define LODE_SHA256D_VERSIONS 8
 
 /* ---- scrypt (N = 1024, r = 1, p = 1) ------------------------------------- */
 #define LODE_SCRYPT_N 1024u

@@ -6,6 +6,9 @@
 
 #include <string.h>
 
+#include "core/backend_support/kernel_params.h"
+#include "core/base/status.h"
+
 #include "core/backend_support/sha256_rounds.h"
 
 const uint32_t sha256_iv[8] = {
@@ -129,4 +132,36 @@ void sha256d_prepare_lanes(sha256d_job *job)
     pre[PRE_OUTER_W17_PART] = small_sigma1(OUTER_PAD_W15);
     pre[PRE_OUTER_W23_PART] = small_sigma0(OUTER_PAD_W8);
     pre[PRE_OUTER_W30_PART] = small_sigma0(OUTER_PAD_W15);
+}
+
+_Static_assert(LODE_SHA256D_VERSIONS == LODE_VERSIONS_MAX, "the rolled kernels hash every version of a job");
+
+void sha256d_versions_init(sha256d_version_set *set, const lode_header_job *work, uint32_t *params)
+{
+    uint8_t header[80];
+    memcpy(header, work->header, 80);
+    for (unsigned k = 0; k < LODE_VERSIONS_MAX; k++) {
+        set->versions[k] = work->versions[k];
+        for (int b = 0; b < 4; b++)
+            header[b] = (uint8_t)(work->versions[k] >> (8 * b));
+        sha256d_job *job = &set->job[k];
+        sha256d_job_init(job, header, work->target.w[7]);
+        sha256d_prepare_lanes(job);
+        lode_sha256d_params_fill(params + k * LODE_SHA256D_PARAM_WORDS, job->midstate, job->pre, job->target_top);
+    }
+}
+
+int sha256d_versions_push_hits(const sha256d_version_set *set, lode_hits *hits, const uint32_t *nonces, uint32_t n,
+                               uint64_t start, uint64_t count, const lode_u256 *target)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        /* 32-bit difference: a launch may end at nonce 0xFFFFFFFF. */
+        if ((uint32_t)(nonces[i] - (uint32_t)start) >= count)
+            return LODE_ERR_DEVICE;
+        for (unsigned k = 0; k < LODE_VERSIONS_MAX; k++)
+            if (sha256d_meets_target(&set->job[k], nonces[i], target) &&
+                lode_hits_push(hits, (lode_hit){.index = nonces[i], .version = set->versions[k]}) != 0)
+                return LODE_ERR_NO_MEMORY;
+    }
+    return LODE_OK;
 }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "core/base/u256.h"
+#include "core/base/work.h"
 
 extern const uint32_t sha256_iv[8];
 /* The 64 round constants, 64-byte aligned for vector loads. */
@@ -38,5 +39,23 @@ void sha256d_job_init(sha256d_job *job, const uint8_t header[80], uint32_t targe
 void sha256d_digest(const sha256d_job *job, uint32_t nonce, uint8_t digest[32]);
 /* The exact check of a prefilter candidate: does that digest meet target? */
 bool sha256d_meets_target(const sha256d_job *job, uint32_t nonce, const lode_u256 *target);
+
+/* A version-rolled job on the host, for the GPU backends' rolled kernels
+ * (kernels/sha256d.h, sha256d_scan_versions): one job per version. */
+typedef struct sha256d_version_set {
+    uint32_t versions[LODE_VERSIONS_MAX];
+    sha256d_job job[LODE_VERSIONS_MAX];
+} sha256d_version_set;
+
+/* Fills set from the header and work->header.versions (LODE_VERSIONS_MAX of
+ * them), and params with the rolled kernel's blocks, LODE_SHA256D_VERSIONS *
+ * LODE_SHA256D_PARAM_WORDS words. */
+void sha256d_versions_init(sha256d_version_set *set, const lode_header_job *work, uint32_t *params);
+/* Appends a hit (nonce, version) for each version under which a nonce the
+ * rolled kernel reported meets target by the exact digest. Returns LODE_OK,
+ * LODE_ERR_DEVICE if a nonce lies outside the launch over nonces [start,
+ * start + count), or LODE_ERR_NO_MEMORY. */
+int sha256d_versions_push_hits(const sha256d_version_set *set, lode_hits *hits, const uint32_t *nonces, uint32_t n,
+                               uint64_t start, uint64_t count, const lode_u256 *target);
 
 #endif

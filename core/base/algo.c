@@ -13,14 +13,28 @@ static void sha256d_pow(const uint8_t header[80], uint8_t hash[32])
     lode_ref_sha256d(header, 80, hash);
 }
 
-/* A nonce-scan hit is genuine if the header with that nonce hashes, by the
- * reference, to at most the target. */
+/* A nonce-scan hit is genuine if the header with that nonce (and, for a
+ * version-rolled job, one of its versions) hashes, by the reference, to at
+ * most the target. */
 static bool check_nonce_hit(const lode_work *work, const lode_hit *hit, uint8_t hash[32])
 {
+    memset(hash, 0xff, 32);
     if (hit->index > UINT32_MAX)
         return false;
     uint8_t header[80];
     memcpy(header, work->header.header, 80);
+    const lode_header_job *job = &work->header;
+    if (job->version_count > 0) {
+        bool listed = false;
+        for (uint32_t i = 0; i < job->version_count && i < LODE_VERSIONS_MAX; i++)
+            listed |= job->versions[i] == hit->version;
+        if (!listed)
+            return false;
+        for (int i = 0; i < 4; i++)
+            header[i] = (uint8_t)(hit->version >> (8 * i));
+    } else if (hit->version != 0) {
+        return false;
+    }
     for (int i = 0; i < 4; i++)
         header[76 + i] = (uint8_t)(hit->index >> (8 * i));
     lode_algo_get(work->algo)->pow_hash_ref(header, hash);

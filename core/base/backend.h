@@ -98,7 +98,13 @@ typedef struct lode_backend_ops {
     int (*scan)(lode_device *dev, const lode_range *range, lode_hits *hits, uint64_t *done,
                 const atomic_int *abort);
 
-    /* ---- optional: NULL means the core's fallback ---- */
+    /* ---- optional: NULL (false) means the core's fallback ---- */
+
+    /* Its SHA-256d scans take a job of LODE_VERSIONS_MAX versions in one
+     * pass and label each hit with its version (core/base/work.h). Other
+     * version counts, and backends without it, get the core's fallback:
+     * the range scanned once per version. */
+    bool rolls_versions;
 
     /* Lists implementation variants of an algorithm for tests and tuning
      * ("portable", "avx2", ...), best first. Returns how many were written

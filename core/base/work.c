@@ -45,6 +45,13 @@ int lode_hits_push_offsets(lode_hits *hits, uint64_t base, uint32_t count, const
     return LODE_OK;
 }
 
+uint64_t lode_work_hashes(const lode_work *work, uint64_t count)
+{
+    const lode_algo_info *algo = lode_algo_get(work->algo);
+    bool headers = algo != NULL && algo->kind != LODE_WORK_TF;
+    return headers && work->header.version_count > 1 ? count * work->header.version_count : count;
+}
+
 void lode_hits_clear(lode_hits *hits) { hits->count = 0; }
 
 void lode_hits_free(lode_hits *hits)

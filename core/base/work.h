@@ -14,10 +14,21 @@
 #include "core/base/algo.h"
 #include "core/base/u256.h"
 
+/* The most versions one SHA-256d job carries (version rolling, BIP 310 and
+ * BIP 320): the CUDA and OpenCL kernels hash exactly this many per nonce. */
+#define LODE_VERSIONS_MAX 8
+
 /* A block header to search (nonce scans and collision searches). */
 typedef struct lode_header_job {
     uint8_t header[80]; /* the nonce field (bytes 76..79) is replaced per index */
     lode_u256 target;   /* a hit's PoW hash is at or below this */
+    /* SHA-256d only: with version_count >= 1, each index (nonce) is hashed
+     * once per version, versions[i] in place of the header's bytes 0..3, and
+     * a hit names its version. Headers that differ only in the version share
+     * the second block, so the GPUs compute its schedule once for all of
+     * them. 0 = the header as it is. */
+    uint32_t version_count;
+    uint32_t versions[LODE_VERSIONS_MAX];
 } lode_header_job;
 
 /* One class of a trial-factoring assignment: factors of 2^exponent - 1 in
@@ -53,6 +64,7 @@ typedef struct lode_range {
 typedef struct lode_hit {
     uint64_t index;     /* nonce; header nonce (collision); k (trial factoring) */
     uint32_t pair[2];   /* LODE_WORK_COLLISION_SEARCH: colliding nonces, a < b */
+    uint32_t version;   /* a version-rolled job's hit: the version it met the target with; else 0 */
 } lode_hit;
 
 /* A growable list of hits owned by the caller of scan. */
@@ -77,6 +89,9 @@ int lode_hits_push_nonces(lode_hits *hits, const uint32_t *nonces, uint32_t n, u
  * LODE_ERR_DEVICE if an offset lies outside the launch, or
  * LODE_ERR_NO_MEMORY. */
 int lode_hits_push_offsets(lode_hits *hits, uint64_t base, uint32_t count, const uint32_t *offsets, uint32_t n);
+/* The number of hashes a scan of count indices of work does: count, times
+ * the versions of a version-rolled job. */
+uint64_t lode_work_hashes(const lode_work *work, uint64_t count);
 void lode_hits_clear(lode_hits *hits);
 void lode_hits_free(lode_hits *hits);
 

@@ -30,6 +30,7 @@
 
 typedef struct bench_job_source {
     lode_dispatcher *miner;
+    bool roll_versions; /* sha256d: every job carries LODE_VERSIONS_MAX versions, as a BIP 310 pool allows */
     pthread_mutex_t lock; /* work and jobs: the exhausted callback runs on a worker */
     lode_work work;
     uint32_t jobs;
@@ -45,6 +46,11 @@ static void next_job(bench_job_source *s)
     s->jobs++;
     for (int i = 0; i < 4; i++)
         s->work.header.header[36 + i] = (uint8_t)(s->jobs >> (8 * i));
+    if (s->roll_versions) { /* BIP 320's general-purpose bits 13..28 */
+        s->work.header.version_count = LODE_VERSIONS_MAX;
+        for (uint32_t k = 0; k < LODE_VERSIONS_MAX; k++)
+            s->work.header.versions[k] = 0x20000000u | (uint32_t)((s->jobs * LODE_VERSIONS_MAX + k) & 0xffff) << 13;
+    }
     lode_target_from_difficulty(s->difficulty, s->work.algo, &s->work.header.target);
     lode_dispatcher_set_job(s->miner, &s->work, 0, UINT64_C(1) << 32);
     pthread_mutex_unlock(&s->lock);
@@ -108,6 +114,7 @@ int cmd_benchmark(const cli_options *o)
     for (int i = 0; i < 76; i++)
         source.work.header.header[i] = (uint8_t)rand();
     source.work.header.header[0] = 0x02; /* version 2 */
+    source.roll_versions = o->algo == LODE_ALGO_SHA256D && !o->no_version_rolling;
 
     lode_dispatcher_config config = {
         .algo = o->algo,
@@ -157,8 +164,10 @@ int cmd_benchmark(const cli_options *o)
                  lode_dispatcher_device(m, d)->id, lode_dispatcher_device(m, d)->info.name, st.workers_ready,
                  st.workers_failed ? " (some were refused)" : "");
     }
-    lode_log(LODE_LOG_INFO, "benchmarking %s%s%s; Ctrl-C stops", lode_algo_get(o->algo)->name,
-             o->variant ? " with variant " : "", o->variant ? o->variant : "");
+    lode_log(LODE_LOG_INFO, "benchmarking %s%s%s%s; Ctrl-C stops", lode_algo_get(o->algo)->name,
+             o->variant ? " with variant " : "", o->variant ? o->variant : "",
+             source.roll_versions ? ", rolling 8 versions a nonce as BIP 310 pools allow (--no-version-rolling: one)"
+                                  : "");
 
     cli_rate_report report;
     double interval = o->log_interval > 0 ? o->log_interval : REPORT_SECONDS;

@@ -88,8 +88,13 @@ static void repro_command(const lode_check_row *row, const lode_check_mismatch *
     switch (lode_algo_get(row->algo)->kind) {
     case LODE_WORK_NONCE_SCAN: {
         char header[161], target[65];
-        uint8_t t[32];
-        lode_hex_encode(w->header.header, 80, header);
+        uint8_t t[32], bytes[80];
+        memcpy(bytes, w->header.header, 80);
+        /* A version-rolled job: the header under the hit's version (scanned
+         * alone, by the plain search). */
+        for (int b = 0; w->header.version_count > 0 && b < 4; b++)
+            bytes[b] = (uint8_t)(m->hit.version >> (8 * b));
+        lode_hex_encode(bytes, 80, header);
         lode_u256_to_le_bytes(&w->header.target, t);
         lode_hex_encode_reversed(t, 32, target);
         lode_appendf(out, len, &used, " --header %s --target %s --start %llu --count %llu", header, target,

@@ -42,7 +42,7 @@ const cli_option cli_option_table[] = {
     {"cookie", 0, "FILE", CLI_MINER, false, "solo: the node's .cookie file instead of -u/-p"},
     {"coinbase-tag", 0, "T", CLI_MINER, false, "solo: text put in the coinbase (default /lode/)"},
     {"suggest-diff", 0, "D", CLI_MINER, true, "ask the pool for this share difficulty"},
-    {"no-version-rolling", 0, NULL, CLI_MINER, false, "do not negotiate BIP 310 version rolling (sha256d)"},
+    {"no-version-rolling", 0, NULL, CLI_MINER, false, "sha256d: do not negotiate BIP 310 version rolling; the benchmark hashes one version a nonce"},
     {"no-redirect", 0, NULL, CLI_MINER, false, "ignore the pool's client.reconnect"},
     {"allow-redirect-host", 0, NULL, CLI_MINER, false,
      "follow client.reconnect to another host too (it gets\n"

@@ -64,8 +64,8 @@ typedef struct check_job {
  * size grown to TARGET_SCAN_S of the device and the reference's budget. */
 typedef struct sizing {
     bool exact;               /* --jobs: window = range */
-    uint64_t size;            /* indices the device scans per job */
-    uint64_t window;          /* indices the reference may enumerate per job */
+    uint64_t size;            /* indices the device scans per job (hashes for a version-rolled job) */
+    uint64_t window;          /* indices the reference may enumerate per job (hashes, as size) */
     bool reference_due;       /* Momentum: the reference may search a header this job */
     uint64_t max_hits;        /* nonce scans: hits a range may hold (re-checked on one thread) */
 } sizing;
@@ -117,25 +117,40 @@ static void make_nonce_job(check_job *job, rng *r, const sizing *sz)
 {
     for (int i = 0; i < 80; i++)
         job->work.header.header[i] = (uint8_t)rng_next(r);
+    /* SHA-256d: one job in two rolls LODE_VERSIONS_MAX versions (BIP 320's
+     * bits 13..28, as a pool's mask allows), each index then that many
+     * hashes; sizes count hashes. */
+    uint32_t per_index = 1;
+    if (job->work.algo == LODE_ALGO_SHA256D && rng_below(r, 2) == 0) {
+        const uint32_t base = (uint32_t)rng_next(r) & ~UINT32_C(0x1fffe000);
+        const uint32_t first = (uint32_t)rng_next(r);
+        job->work.header.version_count = per_index = LODE_VERSIONS_MAX;
+        for (uint32_t k = 0; k < LODE_VERSIONS_MAX; k++)
+            job->work.header.versions[k] = base | ((first + k) & 0xffff) << 13;
+    }
     uint64_t base = base_size(job->work.algo, r);
-    uint64_t count = sz->exact ? base : sz->size;
+    uint64_t count = (sz->exact ? base : sz->size) / per_index;
+    if (count == 0)
+        count = 1;
     if (count > UINT64_C(1) << 32)
         count = UINT64_C(1) << 32;
     uint64_t space = (UINT64_C(1) << 32) - count;
     job->range.count = count;
     job->range.start = rng_below(r, 4) == 0 ? space : rng_below(r, space + 1);
-    uint64_t w = sz->exact ? count : (sz->window < count ? sz->window : count);
+    uint64_t w = sz->exact ? count : (sz->window / per_index < count ? sz->window / per_index : count);
+    if (w == 0)
+        w = 1;
     job->window = place_window(&job->range, w, r);
     /* Dozens of hits in the window, and over the range no more hits than
      * the reference re-checks (on one thread) in its share, nor than a
      * GPU's hit buffers hold without rescans. */
     double want = job->work.algo == LODE_ALGO_SCRYPT ? 24.0 : 48.0;
-    double p = want / (double)(w ? w : 1);
+    double p = want / (double)(w ? w : 1) / per_index;
     double max_hits = sz->exact ? want : (double)sz->max_hits;
     if (max_hits < want)
         max_hits = want;
-    if (p * (double)count > max_hits)
-        p = max_hits / (double)count;
+    if (p * (double)count * per_index > max_hits)
+        p = max_hits / (double)count / per_index;
     if (p > 1.0 / 16)
         p = 1.0 / 16;
     job->work.header.target = target_for(p);
@@ -269,6 +284,27 @@ static void *ref_part_run(void *arg)
         if (w->algo == LODE_ALGO_TF) {
             hit = lode_tf_divides(w->factor.exponent,
                                   lode_tf_q(w->factor.exponent, lode_tf_k(w->factor.class_index, i)));
+        } else if (w->header.version_count > 0) {
+            /* Every version, in the order hit_order sorts them. */
+            uint32_t sorted[LODE_VERSIONS_MAX];
+            uint32_t n = w->header.version_count;
+            memcpy(sorted, w->header.versions, n * sizeof *sorted);
+            for (uint32_t a = 1; a < n; a++)
+                for (uint32_t b = a; b > 0 && sorted[b - 1] > sorted[b]; b--) {
+                    uint32_t t = sorted[b];
+                    sorted[b] = sorted[b - 1];
+                    sorted[b - 1] = t;
+                }
+            set_nonce(header, i);
+            for (uint32_t k = 0; k < n && part->rc == 0; k++) {
+                for (int b = 0; b < 4; b++)
+                    header[b] = (uint8_t)(sorted[k] >> (8 * b));
+                lode_algo_get(w->algo)->pow_hash_ref(header, hash);
+                if (lode_hash_meets_target(hash, &w->header.target) &&
+                    lode_hits_push(&part->hits, (lode_hit){.index = i, .version = sorted[k]}) != 0)
+                    part->rc = -1;
+            }
+            continue;
         } else {
             set_nonce(header, i);
             lode_algo_get(w->algo)->pow_hash_ref(header, hash);
@@ -363,6 +399,8 @@ static int hit_order(const void *a, const void *b)
     const lode_hit *x = a, *y = b;
     if (x->index != y->index)
         return x->index < y->index ? -1 : 1;
+    if (x->version != y->version)
+        return x->version < y->version ? -1 : 1;
     if (x->pair[0] != y->pair[0])
         return x->pair[0] < y->pair[0] ? -1 : 1;
     return x->pair[1] < y->pair[1] ? -1 : x->pair[1] > y->pair[1];
@@ -422,7 +460,9 @@ static void describe_hit(const lode_work *w, const lode_hit *h, char *buf, size_
         char q[48];
         lode_tf_u128_str(lode_tf_q(w->factor.exponent, lode_tf_k(w->factor.class_index, h->index)), q);
         snprintf(buf, len, "index %llu (factor %s)", (unsigned long long)h->index, q);
-    } else
+    } else if (w->header.version_count > 0)
+        snprintf(buf, len, "nonce %llu version %08x", (unsigned long long)h->index, h->version);
+    else
         snprintf(buf, len, "nonce %llu", (unsigned long long)h->index);
 }
 
@@ -601,15 +641,15 @@ static void *run_row_worker(void *arg)
         }
         device_total += scan_s;
         reference_total += lode_clock_s() - t;
-        reference_indices += (double)job.window.count;
+        reference_indices += (double)lode_work_hashes(&job.work, job.window.count);
         if (dev.count > 1)
             qsort(dev.items, dev.count, sizeof *dev.items, hit_order);
         if (ref.count > 1)
             qsort(ref.items, ref.count, sizeof *ref.items, hit_order);
         pthread_mutex_lock(w->lock);
         row->device_s += scan_s;
-        row->indices += job.range.count;
-        row->indices_exact += job.window.count;
+        row->indices += lode_work_hashes(&job.work, job.range.count);
+        row->indices_exact += lode_work_hashes(&job.work, job.window.count);
         row->hits_reported += dev.count;
         comparison c = {.row = row, .job = &job, .t0 = d->t0};
         compare(&c, &dev, &ref);

@@ -6,6 +6,7 @@
  * and variant checks the same jobs and a seed reproduces them:
  * - SHA-256d, scrypt: a random header, a target loose enough for dozens of
  *   hits, a range of odd length, one job in four ending at nonce 2^32-1;
+ *   one SHA-256d job in two rolls LODE_VERSIONS_MAX versions;
  * - Momentum: a random header; every colliding pair of its 2^26 nonces;
  * - trial factoring: even jobs hold a known factor (tests/vectors, the
  *   embedded set) at a random place of a range of its class; odd jobs are
@@ -64,7 +65,8 @@ typedef struct lode_check_row {
     uint64_t jobs;
     uint64_t hits_reported;   /* hits the device reported, each re-checked */
     uint64_t hits_compared;   /* reference hits inside the windows, matched one by one */
-    uint64_t indices;         /* indices the device scanned */
+    uint64_t indices;         /* indices the device scanned (an index of a version-rolled
+                                 job counts once per version: hashes) */
     uint64_t indices_exact;   /* of those, inside a window the reference enumerated */
     uint64_t mismatches;      /* jobs with at least one difference */
     uint64_t differences;     /* every difference */

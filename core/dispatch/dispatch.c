@@ -346,6 +346,8 @@ static int by_hit(const void *a, const void *b)
     const lode_hit *x = a, *y = b;
     if (x->index != y->index)
         return x->index < y->index ? -1 : 1;
+    if (x->version != y->version)
+        return x->version < y->version ? -1 : 1;
     return memcmp(x->pair, y->pair, sizeof x->pair);
 }
 
@@ -551,6 +553,13 @@ static double hang_limit(const lode_dispatcher *m, double expected_s)
     return HANG_FACTOR * expected_s > floor_s ? HANG_FACTOR * expected_s : floor_s;
 }
 
+/* The indices of job that make about `hashes` hashes (at least one). */
+static uint64_t chunk_indices(const lode_work *job, uint64_t hashes)
+{
+    const uint64_t per_index = lode_work_hashes(job, 1);
+    return hashes / per_index > 0 ? hashes / per_index : 1;
+}
+
 static void *worker_main(void *arg)
 {
     worker *w = arg;
@@ -575,11 +584,14 @@ static void *worker_main(void *arg)
     if (opened)
         tune(w, &h);
 
+    /* Chunks and rates count hashes, not indices: an index of a
+     * version-rolled job is several hashes (lode_work_hashes), and a switch
+     * between such jobs must not change how long a scan runs. */
     double chunk_s = m->config.chunk_ms / 1000.0;
     uint64_t chunk = opened ? lode_handle_preferred_chunk(&h, m->config.chunk_ms) : 0;
     if (chunk == 0)
         chunk = 256;
-    double rate = 0; /* indices per second of the last measured scan; 0 = none yet */
+    double rate = 0; /* hashes per second of the last measured scan; 0 = none yet */
     uint64_t installed = 0; /* job sequence numbers start at 1 */
     uint64_t claimed_seq = 0; /* the job this worker last claimed from */
     lode_work work;
@@ -591,7 +603,7 @@ static void *worker_main(void *arg)
         lode_range r;
         pthread_mutex_lock(&m->lock);
         while (!m->stopping && !c->quarantined &&
-               (!takes_work(c) || !claim(m, chunk, m->job.seq != claimed_seq, &r)))
+               (!takes_work(c) || !claim(m, chunk_indices(&m->job, chunk), m->job.seq != claimed_seq, &r)))
             pthread_cond_wait(&m->work_ready, &m->lock);
         if (m->stopping || c->quarantined) {
             pthread_mutex_unlock(&m->lock);
@@ -607,7 +619,7 @@ static void *worker_main(void *arg)
         w->range = r;
         w->busy_seq = m->job.seq;
         w->busy_since = lode_clock_s();
-        w->hang_limit_s = hang_limit(m, rate > 0 ? (double)r.count / rate : 0);
+        w->hang_limit_s = hang_limit(m, rate > 0 ? (double)lode_work_hashes(&m->job, r.count) / rate : 0);
         pthread_mutex_unlock(&m->lock);
 
         uint64_t done = 0;
@@ -626,11 +638,11 @@ static void *worker_main(void *arg)
             if (rc == LODE_ERR_HITS_OVERFLOW) { /* rescan the range in smaller pieces */
                 done = 0;
                 lode_hits_clear(&hits);
-                chunk = r.count > 1 ? r.count / 2 : 1;
+                chunk = lode_work_hashes(&work, r.count) > 1 ? lode_work_hashes(&work, r.count) / 2 : 1;
                 rc = LODE_OK;
             } else if (elapsed > 1e-3 && done > 0) {
                 /* Aim each scan at chunk_ms, growing at most 4x at a time. */
-                rate = (double)done / elapsed;
+                rate = (double)lode_work_hashes(&work, done) / elapsed;
                 double want = rate * chunk_s;
                 uint64_t next = want < 1 ? 1 : (uint64_t)want;
                 chunk = next > 4 * chunk ? 4 * chunk : next;
@@ -649,13 +661,13 @@ static void *worker_main(void *arg)
             lode_range scanned = {.start = r.start, .count = done};
             if (hits.count > 0 && !verify_later(m, w->device, &work, &scanned, &hits))
                 confirm_hits(m, w->device, &work, &scanned, &hits);
-            atomic_fetch_add(&c->hashes, done);
+            atomic_fetch_add(&c->hashes, lode_work_hashes(&work, done));
         }
 
         bool exhausted = false;
         pthread_mutex_lock(&m->lock);
         if (!taken && lode_algo_get(work.algo)->kind == LODE_WORK_NONCE_SCAN)
-            c->hits_expected += (double)done * lode_target_chance(&work.header.target);
+            c->hits_expected += (double)lode_work_hashes(&work, done) * lode_target_chance(&work.header.target);
         if (!taken && m->job.seq == work.seq) {
             m->unscanned -= done;
             give_back(m, r.start + done, r.count - done);

@@ -451,9 +451,7 @@ void lode_backend_describe(size_t i, char *buf, size_t len)
 
 int lode_handle_open(lode_handle *h, const lode_device_ref *ref, const lode_open_params *params)
 {
-    h->ref = ref;
-    h->algo = params->algo;
-    h->dev = NULL;
+    *h = (lode_handle){.ref = ref, .algo = params->algo};
     if (!runs_algo(ref, params->algo))
         return LODE_ERR_UNSUPPORTED;
     lode_open_params named = *params;
@@ -467,9 +465,58 @@ int lode_handle_set_work(lode_handle *h, const lode_work *work)
 {
     if (work->algo != h->algo)
         return LODE_ERR_INVALID;
-    if (lode_algo_get(h->algo)->kind == LODE_WORK_TF && !lode_tf_job_valid(&work->factor))
+    const bool tf = lode_algo_get(h->algo)->kind == LODE_WORK_TF;
+    if (tf && !lode_tf_job_valid(&work->factor))
         return LODE_ERR_INVALID;
+    const uint32_t versions = tf ? 0 : work->header.version_count;
+    if (versions > LODE_VERSIONS_MAX || (versions > 0 && h->algo != LODE_ALGO_SHA256D))
+        return LODE_ERR_INVALID;
+    h->per_version = versions > 0 && !(h->ref->backend->rolls_versions && versions == LODE_VERSIONS_MAX);
+    if (h->per_version) {
+        h->rolled = *work; /* installed version by version in each scan */
+        return LODE_OK;
+    }
     return h->ref->backend->set_work(h->dev, work);
+}
+
+/* The fallback for a version-rolled job: the range once per version, each
+ * version installed as a plain job and its hits labelled. The range counts
+ * as done only as far as every version got; hits beyond that are dropped,
+ * as that part is scanned again. */
+static int scan_per_version(lode_handle *h, const lode_range *range, lode_hits *hits, uint64_t *done,
+                            const atomic_int *abort)
+{
+    const lode_header_job *job = &h->rolled.header;
+    const size_t first = hits->count;
+    uint64_t all = range->count;
+    int rc = LODE_OK;
+    for (uint32_t i = 0; i < job->version_count; i++) {
+        lode_work one = h->rolled;
+        one.header.version_count = 0;
+        for (int b = 0; b < 4; b++)
+            one.header.header[b] = (uint8_t)(job->versions[i] >> (8 * b));
+        const size_t before = hits->count;
+        uint64_t got = 0;
+        rc = h->ref->backend->set_work(h->dev, &one);
+        if (rc == LODE_OK)
+            rc = h->ref->backend->scan(h->dev, range, hits, &got, abort);
+        for (size_t k = before; k < hits->count; k++)
+            hits->items[k].version = job->versions[i];
+        if (got < all)
+            all = got;
+        if (rc != LODE_OK || got < range->count) {
+            if (i + 1 < job->version_count)
+                all = 0; /* the later versions scanned nothing */
+            break;
+        }
+    }
+    size_t kept = first;
+    for (size_t k = first; k < hits->count; k++)
+        if (hits->items[k].index - range->start < all)
+            hits->items[kept++] = hits->items[k];
+    hits->count = kept;
+    *done = all;
+    return rc;
 }
 
 int lode_handle_scan(lode_handle *h, const lode_range *range, lode_hits *hits, uint64_t *done,
@@ -482,6 +529,8 @@ int lode_handle_scan(lode_handle *h, const lode_range *range, lode_hits *hits, u
         return LODE_ERR_INVALID;
     if (range->count == 0)
         return LODE_OK;
+    if (h->per_version)
+        return scan_per_version(h, range, hits, done, abort);
     return h->ref->backend->scan(h->dev, range, hits, done, abort);
 }
 

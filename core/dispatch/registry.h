@@ -77,6 +77,11 @@ typedef struct lode_handle {
     const lode_device_ref *ref;
     lode_device *dev;
     lode_algo algo;
+    /* A version-rolled job the backend cannot hash in one pass (it lacks
+     * rolls_versions, or the job has fewer than LODE_VERSIONS_MAX versions):
+     * kept here, and each scan installs and scans every version in turn. */
+    bool per_version;
+    lode_work rolled;
 } lode_handle;
 
 int lode_handle_open(lode_handle *h, const lode_device_ref *ref, const lode_open_params *params);

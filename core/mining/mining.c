@@ -26,7 +26,9 @@ typedef struct header_variant {
     uint64_t seq;   /* the dispatcher's job sequence number; 0 = empty */
     uint64_t epoch; /* which kept job */
     uint8_t extranonce2[LODE_EXTRANONCE_MAX];
-    uint32_t ntime, version;
+    uint32_t ntime, version; /* version: the header's own (versions[0] when rolled) */
+    uint32_t version_count;  /* > 0: the job hashes each nonce under these versions */
+    uint32_t versions[LODE_VERSIONS_MAX];
     uint8_t header[80];
 } header_variant;
 
@@ -101,6 +103,15 @@ static void idle_locked(lode_mining *m)
     m->current_seq = lode_dispatcher_set_job(m->miner, &(lode_work){.algo = m->algo}, 0, 0);
 }
 
+/* log2 of the versions each SHA-256d header variant carries: 3 (the
+ * LODE_VERSIONS_MAX the GPU kernels hash per nonce) where the job lets lode
+ * roll that many bits, else 0 (one version a variant). */
+static unsigned version_group_bits(lode_algo algo, unsigned version_bits)
+{
+    _Static_assert(LODE_VERSIONS_MAX == 8, "the group is 2^3 versions");
+    return algo == LODE_ALGO_SHA256D && version_bits >= 3 ? 3 : 0;
+}
+
 /* How many (version, extranonce2) combinations a job has: 0 when there are
  * 2^64 or more (never spent). */
 static uint64_t header_space(const lode_job *job, unsigned version_bits)
@@ -127,6 +138,8 @@ static void install_next_variant(lode_mining *m)
     unsigned version_bits = popcount32(job->version_mask);
     if (version_bits > 16) /* plenty of headers; keeps the split below in range */
         version_bits = 16;
+    /* A variant takes 2^group versions at once: its roll counts groups. */
+    const unsigned group = version_group_bits(m->algo, version_bits);
     if (m->job_space != 0 && m->job_variants > 0 && m->job_variants % m->job_space == 0)
         m->pass_floor = m->last_ntime + 1; /* a new pass: every combination again */
     double ahead = lode_clock_s() - m->job_received;
@@ -144,15 +157,15 @@ static void install_next_variant(lode_mining *m)
         lode_log(LODE_LOG_WARN,
                  "job '%s': all %llu headers are mined (extranonce2 of %zu byte(s), %u version bit(s), "
                  "ntime up to %u s ahead); waiting for a new job",
-                 job->id, (unsigned long long)m->job_variants, job->extranonce2_len, version_bits,
+                 job->id, (unsigned long long)(m->job_variants << group), job->extranonce2_len, version_bits,
                  job->ntime_roll_max);
         return;
     }
     uint64_t roll = m->rolls++;
     m->job_variants++;
     m->last_ntime = ntime;
-    uint64_t version_roll = version_bits ? roll & ((UINT64_C(1) << version_bits) - 1) : 0;
-    uint64_t extranonce_roll = roll >> version_bits;
+    uint64_t version_roll = version_bits > group ? roll & ((UINT64_C(1) << (version_bits - group)) - 1) : 0;
+    uint64_t extranonce_roll = roll >> (version_bits - group);
 
     header_variant *v = &m->variants[m->variant_next];
     m->variant_next = (m->variant_next + 1) % KEPT_VARIANTS;
@@ -161,13 +174,20 @@ static void install_next_variant(lode_mining *m)
     /* extranonce2 as a little-endian counter over its whole width. */
     for (size_t i = 0; i < job->extranonce2_len && i < 8; i++)
         v->extranonce2[i] = (uint8_t)(extranonce_roll >> (8 * i));
-    v->version = (job->version & ~job->version_mask) | deposit_bits(version_roll, job->version_mask);
+    v->version_count = group ? 1u << group : 0;
+    for (uint32_t i = 0; i < v->version_count; i++)
+        v->versions[i] = (job->version & ~job->version_mask) |
+                         deposit_bits(version_roll << group | i, job->version_mask);
+    v->version = v->version_count ? v->versions[0]
+                                   : (job->version & ~job->version_mask) | deposit_bits(version_roll, job->version_mask);
     v->ntime = (uint32_t)ntime;
     lode_job_header(job, v->extranonce2, v->ntime, v->version, v->header);
 
     lode_work work = {.algo = m->algo};
     memcpy(work.header.header, v->header, 80);
     work.header.target = job->share_target;
+    work.header.version_count = v->version_count;
+    memcpy(work.header.versions, v->versions, sizeof v->versions);
     v->seq = lode_dispatcher_set_job(m->miner, &work, 0, m->nonces_per_header);
     m->current_seq = v->seq;
 }
@@ -221,8 +241,10 @@ static void on_found(void *user, const lode_found *found)
         share.decided_at = m->stats.job_events;
         memcpy(share.extranonce2, v->extranonce2, sizeof share.extranonce2);
         share.ntime = v->ntime;
-        share.version = v->version;
+        share.version = v->version_count ? found->hit.version : v->version;
         memcpy(share.header, v->header, 80);
+        for (int b = 0; b < 4; b++)
+            share.header[b] = (uint8_t)(share.version >> (8 * b));
     }
     if (known)
         stale ? m->stats.stale++ : m->stats.shares++;
@@ -337,7 +359,9 @@ int lode_mining_set_job(lode_mining *m, const lode_job *job)
     m->job_received = lode_clock_s();
     m->stats.jobs++;
     unsigned version_bits = popcount32(job->version_mask);
-    m->job_space = header_space(job, version_bits > 16 ? 16 : version_bits);
+    if (version_bits > 16)
+        version_bits = 16;
+    m->job_space = header_space(job, version_bits - version_group_bits(m->algo, version_bits));
     m->job_variants = 0;
     m->pass_floor = m->last_ntime = 0;
     m->spent = false;

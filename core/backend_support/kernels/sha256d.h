@@ -39,18 +39,23 @@ LODE_DEVICE u32 sha256d_add(u32 x, u32 y, u32 one, bool fma) { return fma ? x * 
 /* The working variables of round t (sha256.h's naming). */
 #define LODE_SHA256D_V(i) v[((i)-t) & 7]
 
-/* sha256_round() with K[t] + W[t] split into the constant and the word,
- * and the additions routed by fma. */
-LODE_DEVICE void sha256d_round_w(u32 *v, int t, u32 w, u32 one, bool fma)
+/* sha256_round() given kw = K[t] + W[t], with the additions routed by fma. */
+LODE_DEVICE void sha256d_round_kw(u32 *v, int t, u32 kw, u32 one, bool fma)
 {
     const u32 t1 =
-        sha256d_add(sha256d_add(sha256d_add(LODE_SHA256D_V(7), w + sha256_k[t], one, fma),
+        sha256d_add(sha256d_add(sha256d_add(LODE_SHA256D_V(7), kw, one, fma),
                                 sha256_ch(LODE_SHA256D_V(4), LODE_SHA256D_V(5), LODE_SHA256D_V(6)), one, fma),
                     sha256_bsig1(LODE_SHA256D_V(4)), one, fma);
     LODE_SHA256D_V(3) = sha256d_add(LODE_SHA256D_V(3), t1, one, fma);
     LODE_SHA256D_V(7) =
         sha256d_add(sha256d_add(t1, sha256_maj(LODE_SHA256D_V(0), LODE_SHA256D_V(1), LODE_SHA256D_V(2)), one, fma),
                     sha256_bsig0(LODE_SHA256D_V(0)), one, fma);
+}
+
+/* A round of message word w (K[t] added here). */
+LODE_DEVICE void sha256d_round_w(u32 *v, int t, u32 w, u32 one, bool fma)
+{
+    sha256d_round_kw(v, t, w + sha256_k[t], one, fma);
 }
 
 /* A round whose message word is a literal: K[t] + W[t] folds into one
@@ -195,6 +200,48 @@ LODE_DEVICE void sha256d_scan(const u32 *p, u32 start, u32 count, u32 first, u32
     for (u32 off = first; off < count; off += stride) {
         const u32 nonce = start + off;
         if (lode_bswap32(sha256d_h7(p, nonce, one, fma)) <= p[LODE_SHA256D_P_TARGET_TOP])
+            lode_report_hit(hits, nonce);
+    }
+}
+
+/* The version-rolled search (LODE_SHA256D_VERSIONS headers that differ
+ * only in their version, bytes 0..3): p holds one parameter block per
+ * version, block k at p + k * LODE_SHA256D_PARAM_WORDS. The versions have
+ * different midstates but the same second block, so a nonce's first-hash
+ * schedule W16..W63 is computed once, with K[t] added, and serves them all;
+ * the rounds and the outer hash stay per version. The versions run in a
+ * rolled loop: unrolled eight times, the code outgrows the instruction
+ * cache (docs/PERFORMANCE.md). A nonce is reported once if any version's
+ * H7 passes; the host re-hashes every version of it exactly. */
+LODE_DEVICE void sha256d_scan_versions(const u32 *p, u32 start, u32 count, u32 first, u32 stride,
+                                       LODE_HITS_BUF hits, bool fma)
+{
+    const u32 one = p[LODE_SHA256D_P_ONE];
+    const u32 target_top = p[LODE_SHA256D_P_TARGET_TOP];
+#pragma unroll 1
+    for (u32 off = first; off < count; off += stride) {
+        const u32 nonce = start + off;
+        const u32 w3 = lode_bswap32(nonce);
+        u32 w[64];
+        sha256d_inner_schedule_head(p, w3, w, one, fma); /* the same in every block */
+#pragma unroll
+        for (int t = 33; t < 64; t++)
+            w[t] = sha256d_sched(w[t - 2], sha256d_add(w[t - 7], w[t - 16], one, fma), w[t - 15], one, fma);
+#pragma unroll
+        for (int t = 16; t < 64; t++)
+            w[t] += sha256_k[t];
+        bool found = false;
+#pragma unroll 1
+        for (int k = 0; k < LODE_SHA256D_VERSIONS; k++) {
+            const u32 *pk = p + k * LODE_SHA256D_PARAM_WORDS;
+            u32 v[8];
+            sha256d_inner_head(pk, w3, v, one, fma);
+#pragma unroll
+            for (int t = 16; t < 64; t++)
+                sha256d_round_kw(v, t, w[t], one, fma);
+            found |= lode_bswap32(sha256d_outer_h7(pk, v, one, fma)) <= target_top;
+        }
+        if (found)
             lode_report_hit(hits, nonce);
     }
 }
