@@ -765,7 +765,8 @@ static int enqueue(lode_device *d, int slot, uint64_t start, uint64_t count)
     TRY(d, cudaMemsetAsync(&d->hits_dev[slot]->count, 0, sizeof(uint32_t), stream));
     if (d->algo == LODE_ALGO_SHA256D && d->versions) {
         TRY(d, cuda_sha256d_versions_launch(&d->vsha, (uint32_t)start, (uint32_t)count,
-                                            d->tune.threads_per_block, d->tune.nonces_per_thread, (int)d->variant->value,
+                                            d->tune.threads_per_block, LODE_SHA256D_VERSIONS_NONCES_PER_THREAD,
+                                            (int)d->variant->value,
                                             d->hits_dev[slot], stream));
     } else if (d->algo == LODE_ALGO_SHA256D) {
         TRY(d, cuda_sha256d_launch(&d->sha, (uint32_t)start, (uint32_t)count,

@@ -792,7 +792,8 @@ static int enqueue(lode_device *d, int slot, uint64_t start, uint64_t count)
         size_t local = d->tune.local_size; /* the tuned size, within k_versions' limit */
         while (local > d->versions_max_local && local > 1)
             local /= 2;
-        size_t items = round_up((size_t)((count + d->tune.per_item - 1) / d->tune.per_item), local);
+        const uint64_t per_item = LODE_SHA256D_VERSIONS_NONCES_PER_THREAD;
+        size_t items = round_up((size_t)((count + per_item - 1) / per_item), local);
         rc = set_args(d, d->k_versions, 4, (size_t[]){sizeof d->vparams, 4, 4, sizeof(cl_mem)},
                       (const void *[]){d->vparams, &s, &n, &hits});
         if (rc == LODE_OK)

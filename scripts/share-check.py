@@ -24,8 +24,8 @@ churn. BLOCK_INTERVAL=0 submits every candidate: the worst case. A SHA-256d
 pool submits no blocks (the node's chain is scrypt's), so its jobs change
 only with the node's templates.
 
-LODE_LOG=FILE keeps lode's log. Stage as for the other device scripts (scripts/device-check.sh --stage;
-LITECOIND=path for litecoind)."""
+SHARE_LOG=FILE keeps lode's log. Stage as for the other device scripts
+(scripts/device-check.sh --stage; LITECOIND=path for litecoind)."""
 import math
 import os
 import re
@@ -70,8 +70,8 @@ def main():
             if lode.alive():
                 lode.stop()
             pool.stop()
-    if os.environ.get("LODE_LOG"):  # keep lode's log (which version mask the pool granted, say)
-        with open(os.environ["LODE_LOG"], "w") as f:
+    if os.environ.get("SHARE_LOG"):  # keep lode's log (which version mask the pool granted, say)
+        with open(os.environ["SHARE_LOG"], "w") as f:
             f.write(err)
     devices = SUMMARY.findall(err)
     over = OVER.findall(err)

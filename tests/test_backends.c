@@ -1,7 +1,9 @@
 /* Every backend x device x implementation variant, called only through the
  * vtable, against the plain reference: the shared vectors, range and lane
- * boundaries, ranges ending at nonce 0xFFFFFFFF, and random headers with
- * targets placed exactly on a hash.
+ * boundaries, ranges ending at nonce 0xFFFFFFFF, random headers with
+ * targets placed exactly on a hash, and SHA-256d jobs of several versions
+ * (each hit's version too), on both the GPUs' one-pass path and the core's
+ * one-version-at-a-time fallback.
  *
  *   test_backends [--variant NAME] [--backend NAME]
  * With --variant, only that variant runs, and the test exits 77 (ctest's
@@ -293,11 +295,23 @@ static void test_versions(lode_handle *h)
               "(done %llu, hits %zu)", h->ref->id, sizes[s], (unsigned long long)done, hits.count);
         lode_hits_free(&hits);
     }
-    /* A job the contract refuses: too many versions, or versions on scrypt. */
+    /* A job the contract refuses: too many versions. */
     lode_work bad = {.algo = h->algo};
     bad.header.version_count = LODE_VERSIONS_MAX + 1;
     CHECK(lode_handle_set_work(h, &bad) == LODE_ERR_INVALID, "%s: a job of %u versions is refused", h->ref->id,
           LODE_VERSIONS_MAX + 1);
+}
+
+/* Versions are SHA-256d's alone: any other header job carrying them is
+ * refused before it reaches the backend. */
+static void test_versions_refused(lode_handle *h)
+{
+    lode_work bad = {.algo = h->algo};
+    test_rand_bytes(bad.header.header, 80);
+    bad.header.version_count = 1;
+    bad.header.versions[0] = 0x20000000u;
+    CHECK(lode_handle_set_work(h, &bad) == LODE_ERR_INVALID, "%s: a %s job with versions is refused", h->ref->id,
+          lode_algo_get(h->algo)->name);
 }
 
 /* ---- collision search (Momentum) ---- */
@@ -488,6 +502,7 @@ int main(int argc, char **argv)
                     continue;
                 }
                 if (lode_algo_get((lode_algo)a)->kind == LODE_WORK_COLLISION_SEARCH) {
+                    test_versions_refused(&h);
                     test_momentum(&h);
                     lode_handle_close(&h);
                     runs++;
@@ -500,6 +515,8 @@ int main(int argc, char **argv)
                 test_abort(&h);
                 if (a == LODE_ALGO_SHA256D)
                     test_versions(&h);
+                else
+                    test_versions_refused(&h);
                 lode_handle_close(&h);
                 runs++;
             }

@@ -64,6 +64,12 @@ enum {
 /* The version-rolled search's blocks, one per version (LODE_VERSIONS_MAX of
  * core/base/work.h): LODE_SHA256D_VERSIONS * LODE_SHA256D_PARAM_WORDS words. */
 #define LODE_SHA256D_VERSIONS 8
+/* Nonces a thread (work-item) of the version-rolled search takes per
+ * launch, whatever the plain search was tuned to: its 8 hashes a nonce
+ * already pay for a thread's set-up, and more nonces a thread only lengthen
+ * a launch's tail (H100, CUDA: 9.04 GH/s at 1, 8.73 at 8; OpenCL: 8.76 at 1,
+ * 8.31 at 8; docs/PERFORMANCE.md). */
+#define LODE_SHA256D_VERSIONS_NONCES_PER_THREAD 1
 
 /* ---- scrypt (N = 1024, r = 1, p = 1) ------------------------------------- */
 #define LODE_SCRYPT_N 1024u
