@@ -491,8 +491,8 @@ static int tune_shapes(lode_device *d, double target_ms)
     return LODE_OK;
 }
 
-/* Shapes are measured on the plain search; a version-rolled job in place
- * launches the rolled one with the same shape. */
+/* Shapes are measured on the plain search; the rolled one takes its block
+ * size, with one nonce a thread (LODE_SHA256D_VERSIONS_NONCES_PER_THREAD). */
 static int cuda_tune(lode_device *d, double target_ms)
 {
     const bool versions = d->versions;
