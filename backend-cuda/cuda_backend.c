@@ -404,8 +404,10 @@ static double time_launch(lode_device *d, uint64_t count, int *rc)
 
 /* Tries launch shapes and keeps the fastest: sha256d threads per block x
  * nonces per thread, scrypt threads per block x batch size (waves). Each
- * trial is one launch of about LAUNCH_MS after a warm-up. */
-static int tune_shapes(lode_device *d, double target_ms)
+ * trial is one launch of about LAUNCH_MS after a warm-up. The core tunes a
+ * handle right after its self-test, on a plain job: the version-rolled
+ * search takes the block size found, with one nonce a thread. */
+static int cuda_tune(lode_device *d, double target_ms)
 {
     (void)target_ms; /* launches aim at LAUNCH_MS; the dispatcher sizes scans */
     if (d->algo == LODE_ALGO_MOMENTUM || d->algo == LODE_ALGO_TF)
@@ -489,19 +491,6 @@ static int tune_shapes(lode_device *d, double target_ms)
         lode_tune_store(&key, cache_names, v, COUNT(cache_names));
     }
     return LODE_OK;
-}
-
-/* Shapes are measured on the plain search; the rolled one takes its block
- * size, with one nonce a thread (LODE_SHA256D_VERSIONS_NONCES_PER_THREAD). */
-static int cuda_tune(lode_device *d, double target_ms)
-{
-    const bool versions = d->versions;
-    d->versions = false;
-    int rc = tune_shapes(d, target_ms);
-    d->versions = versions;
-    if (versions)
-        size_launches(d);
-    return rc;
 }
 
 /* Cached or user-given parameters, else the defaults (tuned later). */

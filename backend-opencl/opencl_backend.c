@@ -262,6 +262,26 @@ static int make_kernel_of(lode_device *d, cl_program prog, const char *name, cl_
 
 static int make_kernel(lode_device *d, const char *name, cl_kernel *out) { return make_kernel_of(d, d->prog, name, out); }
 
+/* The build options every program gets; returns their length. The vendor
+ * id lets a kernel specialise; OpenCL C 1.2 is the floor; NVIDIA takes
+ * inline PTX (core/backend_support/kernels/lode_kernel.h). */
+static int common_options(const lode_device *d, char *options, size_t len)
+{
+    int n = snprintf(options, len, "-cl-std=CL1.2 -D LODE_VENDOR_ID=0x%x", (unsigned)d->desc->vendor_id);
+    if (d->desc->caps & OCL_CAP_NV_SHFL)
+        n += snprintf(options + n, len - (size_t)n, " -D LODE_NV_PTX=1");
+    return n;
+}
+
+/* The device's largest work-group for kernel k. */
+static int max_local(lode_device *d, cl_kernel k, size_t *out)
+{
+    *out = 0;
+    TRY(d, "clGetKernelWorkGroupInfo",
+        ocl.clGetKernelWorkGroupInfo(k, d->desc->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof *out, out, NULL));
+    return LODE_OK;
+}
+
 /* Builds this handle's program; scrypt's interleave (HASHES) is a build
  * option, so a new value means a new program. */
 static int build_program(lode_device *d, unsigned hashes)
@@ -270,15 +290,10 @@ static int build_program(lode_device *d, unsigned hashes)
         return LODE_OK;
     release_program(d);
     char options[256];
-    /* The vendor id lets a kernel specialise; OpenCL C 1.2 is the floor. */
-    int n = snprintf(options, sizeof options, "-cl-std=CL1.2 -D LODE_VENDOR_ID=0x%x",
-                     (unsigned)d->desc->vendor_id);
+    int n = common_options(d, options, sizeof options);
     if (d->algo == LODE_ALGO_SCRYPT)
         n += snprintf(options + n, sizeof options - (size_t)n, " -D LOOKUP_GAP=%u -D XCHG=%d -D HASHES=%u",
                       d->lookup_gap, d->xchg, hashes);
-    /* NVIDIA: inline PTX (core/backend_support/kernels/lode_kernel.h). */
-    if (d->desc->caps & OCL_CAP_NV_SHFL)
-        n += snprintf(options + n, sizeof options - (size_t)n, " -D LODE_NV_PTX=1");
     /* NVIDIA, 64 registers: romix_thread keeps 32 warps resident; and
      * sha256d_search, which the compiler left to itself holds at 39
      * registers, gets CUDA's (whose launch bound allows 64; at 40 the same
@@ -304,13 +319,7 @@ static int build_program(lode_device *d, unsigned hashes)
         if (rc == LODE_OK)
             rc = make_kernel(d, "pbkdf2_out", &d->k_out);
     }
-    if (rc != LODE_OK)
-        return rc;
-    size_t wg = 0;
-    TRY(d, "clGetKernelWorkGroupInfo",
-        ocl.clGetKernelWorkGroupInfo(d->k_main, d->desc->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL));
-    d->main_max_local = wg;
-    return LODE_OK;
+    return rc == LODE_OK ? max_local(d, d->k_main, &d->main_max_local) : rc;
 }
 
 /* The version-rolled SHA-256d search (kernels/sha256d.cl), built on the
@@ -323,9 +332,9 @@ static int build_versions_program(lode_device *d)
     if (d->vprog != NULL)
         return LODE_OK;
     char options[256];
-    int n = snprintf(options, sizeof options, "-cl-std=CL1.2 -D LODE_VENDOR_ID=0x%x", (unsigned)d->desc->vendor_id);
+    int n = common_options(d, options, sizeof options);
     if (d->desc->caps & OCL_CAP_NV_SHFL)
-        snprintf(options + n, sizeof options - (size_t)n, " -D LODE_NV_PTX=1 -cl-nv-maxrregcount=80");
+        snprintf(options + n, sizeof options - (size_t)n, " -cl-nv-maxrregcount=80");
     const char *sources[1] = {lode_ocl_src_sha256d};
     int rc = ocl_program_build(d->desc, d->ctx, d->label, sources, 1, options, &d->vprog);
     if (rc == LODE_OK)
@@ -333,13 +342,7 @@ static int build_versions_program(lode_device *d)
                             strcmp(d->variant, "imad") == 0 ? "sha256d_search_versions_imad"
                                                             : "sha256d_search_versions_iadd3",
                             &d->k_versions);
-    if (rc != LODE_OK)
-        return rc;
-    size_t wg = 0;
-    TRY(d, "clGetKernelWorkGroupInfo",
-        ocl.clGetKernelWorkGroupInfo(d->k_versions, d->desc->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL));
-    d->versions_max_local = wg;
-    return LODE_OK;
+    return rc == LODE_OK ? max_local(d, d->k_versions, &d->versions_max_local) : rc;
 }
 
 /* ---- launch parameters ------------------------------------------------- */
@@ -1088,8 +1091,10 @@ static void try_shape(lode_device *d, uint64_t count, bool warm_up, ocl_tune_par
 /* Tries launch shapes and keeps the fastest: sha256d work-group size x
  * nonces per work-item; scrypt work-group size x hashes per quad x batch.
  * Each trial is one launch of about 40 ms (a batch, for scrypt) after a
- * warm-up, with a zero target so no hit is written. */
-static int tune_shapes(lode_device *d, double target_ms)
+ * warm-up, with a zero target so no hit is written. The core tunes a
+ * handle right after its self-test, on a plain job: the version-rolled
+ * search takes the work-group size found, with one nonce a work-item. */
+static int opencl_tune(lode_device *d, double target_ms)
 {
     (void)target_ms; /* launches aim at LAUNCH_MS; the dispatcher sizes scans */
     if (d->algo == LODE_ALGO_MOMENTUM || d->algo == LODE_ALGO_TF)
@@ -1176,19 +1181,6 @@ static int tune_shapes(lode_device *d, double target_ms)
         lode_tune_store(&key, cache_names, v, COUNT(cache_names));
     }
     return LODE_OK;
-}
-
-/* Shapes are measured on the plain search; the rolled one takes its block
- * size, with one nonce a thread (LODE_SHA256D_VERSIONS_NONCES_PER_THREAD). */
-static int opencl_tune(lode_device *d, double target_ms)
-{
-    const bool versions = d->versions;
-    d->versions = false;
-    int rc = tune_shapes(d, target_ms);
-    d->versions = versions;
-    if (versions)
-        size_launches(d);
-    return rc;
 }
 
 static uint64_t opencl_preferred_chunk(lode_device *d, double target_ms)

@@ -36,10 +36,10 @@ static int by_index(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Scans [start, start+count) through the vtable and checks that the hits
- * are exactly the nonces whose reference hash meets the target. */
-static void check_scan(lode_handle *h, const lode_work *w, uint64_t start, uint64_t count,
-                       const char *what)
+/* Installs w and scans [start, start+count) through the vtable, checking
+ * that the whole range was done; the hits come back sorted by cmp. */
+static lode_hits scan_sorted(lode_handle *h, const lode_work *w, uint64_t start, uint64_t count, const char *what,
+                             int (*cmp)(const void *, const void *))
 {
     lode_hits hits = {0};
     lode_range r = {.start = start, .count = count};
@@ -47,11 +47,20 @@ static void check_scan(lode_handle *h, const lode_work *w, uint64_t start, uint6
     int rc = lode_handle_set_work(h, w);
     if (rc == LODE_OK)
         rc = lode_handle_scan(h, &r, &hits, &done, &never_abort);
-    CHECK(rc == LODE_OK && done == count, "%s: %s %s scan %llu+%llu: rc %d done %llu", h->ref->id,
-          lode_algo_get(w->algo)->name, what, (unsigned long long)start, (unsigned long long)count,
-          rc, (unsigned long long)done);
+    CHECK(rc == LODE_OK && done == count, "%s: %s (%u versions) %s scan %llu+%llu: rc %d done %llu", h->ref->id,
+          lode_algo_get(w->algo)->name, w->header.version_count, what,
+          (unsigned long long)start, (unsigned long long)count, rc, (unsigned long long)done);
     if (hits.count > 1)
-        qsort(hits.items, hits.count, sizeof *hits.items, by_index);
+        qsort(hits.items, hits.count, sizeof *hits.items, cmp);
+    return hits;
+}
+
+/* Scans [start, start+count) through the vtable and checks that the hits
+ * are exactly the nonces whose reference hash meets the target. */
+static void check_scan(lode_handle *h, const lode_work *w, uint64_t start, uint64_t count,
+                       const char *what)
+{
+    lode_hits hits = scan_sorted(h, w, start, count, what, by_index);
     size_t k = 0;
     bool ok = true;
     for (uint64_t n = start; n < start + count; n++) {
@@ -191,17 +200,7 @@ static int by_index_version(const void *a, const void *b)
 static void check_scan_versions(lode_handle *h, const lode_work *w, uint64_t start, uint64_t count,
                                 const char *what)
 {
-    lode_hits hits = {0};
-    lode_range r = {.start = start, .count = count};
-    uint64_t done = 0;
-    int rc = lode_handle_set_work(h, w);
-    if (rc == LODE_OK)
-        rc = lode_handle_scan(h, &r, &hits, &done, &never_abort);
-    CHECK(rc == LODE_OK && done == count, "%s: sha256d %u versions, %s: scan %llu+%llu: rc %d done %llu",
-          h->ref->id, w->header.version_count, what, (unsigned long long)start, (unsigned long long)count, rc,
-          (unsigned long long)done);
-    if (hits.count > 1)
-        qsort(hits.items, hits.count, sizeof *hits.items, by_index_version);
+    lode_hits hits = scan_sorted(h, w, start, count, what, by_index_version);
     /* The reference, in the same order: nonce, then version. */
     uint32_t order[LODE_VERSIONS_MAX];
     for (uint32_t i = 0; i < w->header.version_count; i++)

@@ -279,22 +279,22 @@ static void *ref_part_run(void *arg)
     const lode_work *w = &part->job->work;
     uint8_t header[80], hash[32];
     memcpy(header, w->header.header, 80);
+    /* A version-rolled job's versions, in the order hit_order sorts them. */
+    const uint32_t n = w->algo == LODE_ALGO_TF ? 0 : w->header.version_count;
+    uint32_t sorted[LODE_VERSIONS_MAX];
+    memcpy(sorted, w->header.versions, sizeof sorted);
+    for (uint32_t a = 1; a < n; a++)
+        for (uint32_t b = a; b > 0 && sorted[b - 1] > sorted[b]; b--) {
+            uint32_t t = sorted[b];
+            sorted[b] = sorted[b - 1];
+            sorted[b - 1] = t;
+        }
     for (uint64_t i = part->start; i < part->start + part->count && part->rc == 0; i++) {
         bool hit;
         if (w->algo == LODE_ALGO_TF) {
             hit = lode_tf_divides(w->factor.exponent,
                                   lode_tf_q(w->factor.exponent, lode_tf_k(w->factor.class_index, i)));
-        } else if (w->header.version_count > 0) {
-            /* Every version, in the order hit_order sorts them. */
-            uint32_t sorted[LODE_VERSIONS_MAX];
-            uint32_t n = w->header.version_count;
-            memcpy(sorted, w->header.versions, n * sizeof *sorted);
-            for (uint32_t a = 1; a < n; a++)
-                for (uint32_t b = a; b > 0 && sorted[b - 1] > sorted[b]; b--) {
-                    uint32_t t = sorted[b];
-                    sorted[b] = sorted[b - 1];
-                    sorted[b - 1] = t;
-                }
+        } else if (n > 0) {
             set_nonce(header, i);
             for (uint32_t k = 0; k < n && part->rc == 0; k++) {
                 for (int b = 0; b < 4; b++)

@@ -174,12 +174,11 @@ static void install_next_variant(lode_mining *m)
     /* extranonce2 as a little-endian counter over its whole width. */
     for (size_t i = 0; i < job->extranonce2_len && i < 8; i++)
         v->extranonce2[i] = (uint8_t)(extranonce_roll >> (8 * i));
-    v->version_count = group ? 1u << group : 0;
-    for (uint32_t i = 0; i < v->version_count; i++)
+    for (uint32_t i = 0; i < 1u << group; i++)
         v->versions[i] = (job->version & ~job->version_mask) |
                          deposit_bits(version_roll << group | i, job->version_mask);
-    v->version = v->version_count ? v->versions[0]
-                                   : (job->version & ~job->version_mask) | deposit_bits(version_roll, job->version_mask);
+    v->version = v->versions[0];
+    v->version_count = group ? 1u << group : 0; /* one version: the plain header */
     v->ntime = (uint32_t)ntime;
     lode_job_header(job, v->extranonce2, v->ntime, v->version, v->header);
 
