@@ -566,6 +566,74 @@ static void test_version_groups(void)
     free(src.shares);
 }
 
+/* The same job content again under new ids (pools do this), first with a
+ * wider version mask, then unchanged: no header may be made twice. The job
+ * is narrow (one extranonce2 byte, one version bit: 512 combinations a
+ * second of ntime) and each resend comes while the last is being mined.
+ * Before, a resent job started again at the job's ntime and a wider mask
+ * split the roll counter differently, so old (version, extranonce2)
+ * combinations came back at the same ntime and their shares twice. */
+static void test_repeated_content(void)
+{
+    fake_source src = {.shares = calloc(MAX_SHARES, sizeof(recorded_share))};
+    pthread_mutex_init(&src.lock, NULL);
+    lode_mining *m = start_session(&src, 256);
+    if (m == NULL)
+        return;
+    lode_job job;
+    make_job(&job, "R", true);
+    job.extranonce2_len = 1;
+    job.version_mask = 0x00002000;
+    job.share_target.w[7] = 0x0fffffff; /* 1 hash in 16: 16 shares a header */
+    CHECK(lode_mining_set_job(m, &job) == 0, "job R installed");
+    for (int i = 0; i < 3000 && shares_of(&src, "R") < 100; i++)
+        sleep_ms(10);
+    job.clean = false;
+    job.version_mask = 0x00006000;
+    snprintf(job.id, sizeof job.id, "R2");
+    CHECK(lode_mining_set_job(m, &job) == 0, "the same content as R2, two version bits");
+    for (int i = 0; i < 3000 && shares_of(&src, "R2") < 100; i++)
+        sleep_ms(10);
+    snprintf(job.id, sizeof job.id, "R3");
+    CHECK(lode_mining_set_job(m, &job) == 0, "the same again as R3");
+    for (int i = 0; i < 3000 && shares_of(&src, "R3") < 100; i++)
+        sleep_ms(10);
+    lode_mining_clear_job(m);
+    size_t n = wait_quiet(&src, 300, 30000);
+    lode_mining_free(m);
+
+    uint8_t (*headers)[80] = malloc(n * 80 + 80);
+    size_t bad_hash = 0, bad_ntime = 0, per_job[3] = {0};
+    for (size_t i = 0; i < n; i++) {
+        const lode_share *sh = &src.shares[i].share;
+        const lode_job *j = &src.shares[i].job;
+        per_job[j->id[1] == '\0' ? 0 : j->id[1] == '2' ? 1 : 2]++;
+        uint8_t want[80], hash[32];
+        independent_header(j, sh->extranonce2, sh->ntime, sh->version, sh->nonce, want);
+        ossl_sha256d(want, 80, hash);
+        bad_hash += memcmp(want, sh->header, 80) != 0 || memcmp(hash, sh->hash, 32) != 0 ||
+                    !lode_hash_meets_target(hash, &j->share_target) ||
+                    (sh->version & ~j->version_mask) != (j->version & ~j->version_mask);
+        bad_ntime += sh->ntime < j->ntime || sh->ntime > j->ntime + j->ntime_roll_max;
+        memcpy(headers[i], sh->header, 80);
+    }
+    qsort(headers, n, 80, compare_headers);
+    size_t repeats = 0;
+    for (size_t i = 1; i < n; i++)
+        repeats += memcmp(headers[i - 1], headers[i], 80) == 0;
+    free(headers);
+    printf("repeated content: %zu shares (R %zu, R2 %zu, R3 %zu), %zu repeats\n", n, per_job[0], per_job[1],
+           per_job[2], repeats);
+    CHECK(per_job[0] >= 100 && per_job[1] >= 100 && per_job[2] >= 100, "each resend was mined");
+    CHECK(bad_hash == 0, "every share rebuilds from its job and hashes right (%zu bad)", bad_hash);
+    CHECK(bad_ntime == 0, "ntime stays within the job's roll (%zu bad)", bad_ntime);
+    CHECK(repeats == 0, "no header is mined twice over the resends (%zu repeats in %zu)", repeats, n);
+    free_recorded(&src);
+    lode_job_free(&job);
+    pthread_mutex_destroy(&src.lock);
+    free(src.shares);
+}
+
 /* A clean job the session refuses still ends the jobs it replaces: no
  * share of them is handed over as fresh afterwards, and the devices idle. */
 static void test_refused_clean_job(void)
@@ -618,6 +686,7 @@ int main(void)
     test_session();
     test_spent_space();
     test_version_groups();
+    test_repeated_content();
     test_refused_clean_job();
     return test_summary();
 }

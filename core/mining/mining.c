@@ -8,6 +8,7 @@
 
 #include "core/base/clock.h"
 #include "core/base/log.h"
+#include "core/base/sha256_ref.h"
 #include "core/base/target.h"
 
 /* Jobs a share may still belong to: a pool accepts shares of the jobs it
@@ -16,11 +17,38 @@
 /* Headers installed on the dispatcher, newest last, so a hit's job_seq
  * finds its extranonce2, ntime and version. */
 #define KEPT_VARIANTS 64
+/* Job contents whose header spaces the session remembers (see
+ * content_space). Pools resend the current content under new ids a few
+ * times a block; sixteen contents span many blocks. */
+#define KEPT_CONTENTS 16
 
 typedef struct kept_job {
     uint64_t epoch; /* 0 = empty slot */
     lode_job job;
 } kept_job;
+
+/* The headers made from one job content: everything of a job that fixes its
+ * headers but extranonce2, ntime and the rolled version bits (the coinbase
+ * parts, extranonce1, merkle branch, prevhash, nbits). Pools send the same
+ * content again under new ids, and may change the version mask or
+ * extranonce2's width meanwhile; a header made twice would be mined twice
+ * and its shares submitted twice. So the count of (version, extranonce2)
+ * combinations belongs to the content, not to the job: a repeated job goes
+ * on where the last one stopped, and a new split of the combinations (mask,
+ * base version, extranonce2 width) starts a new pass, above every ntime
+ * used before. A pass of combinations never repeats one; the next pass
+ * starts at a later ntime, so no header is made twice. */
+typedef struct content_space {
+    uint8_t digest[32];   /* SHA-256 of the content */
+    uint64_t last_used;   /* the epoch of its latest job; 0 = empty slot */
+    uint32_t version_mask, version; /* the split of the current pass */
+    size_t extranonce2_len;
+    uint64_t space;       /* combinations a pass has; 0 = more than lode will ever make */
+    uint64_t variants;    /* variants made under this split */
+    uint64_t made;        /* variants made on the content */
+    uint64_t pass_floor;  /* the least ntime the current pass may use */
+    uint64_t last_ntime;  /* the ntime of the last variant; 0 = none yet */
+} content_space;
 
 typedef struct header_variant {
     uint64_t seq;   /* the dispatcher's job sequence number; 0 = empty */
@@ -45,18 +73,9 @@ struct lode_mining {
     uint64_t clean_epoch; /* jobs older than this one are stale */
     bool has_job;
     double job_received;  /* monotonic seconds */
-    /* Header variants made so far. Never reset: a pool that sends the same
-     * job again under a new id must not get the same shares twice. */
-    uint64_t rolls;
-    /* The current job's header space: variants made on it, how many
-     * (version, extranonce2) combinations one pass has (0 = more than
-     * lode will ever make), the least ntime the current pass may use and
-     * the ntime of the last variant. A pass of combinations never repeats
-     * one; the next pass starts at a later ntime, so no header is made
-     * twice. spent: no later ntime is left, the devices idle. */
-    uint64_t job_variants, job_space;
-    uint64_t pass_floor, last_ntime;
-    bool spent;
+    content_space contents[KEPT_CONTENTS];
+    content_space *space; /* the current job's content */
+    bool spent;           /* no later ntime is left for the current job: the devices idle */
     bool stopping;        /* hits found now are worth nothing */
     uint64_t current_seq; /* the variant being scanned */
     header_variant variants[KEPT_VARIANTS];
@@ -121,6 +140,55 @@ static uint64_t header_space(const lode_job *job, unsigned version_bits)
     return bits >= 64 ? 0 : UINT64_C(1) << bits;
 }
 
+/* The SHA-256 of what fixes a job's headers besides extranonce2, ntime and
+ * the version (content_space). */
+static void content_digest(const lode_job *job, uint8_t digest[32])
+{
+    lode_ref_sha256_ctx ctx;
+    lode_ref_sha256_init(&ctx);
+    const uint64_t lengths[4] = {job->coinb1_len, job->coinb2_len, job->extranonce1_len, job->branch_len};
+    const uint32_t words[2] = {(uint32_t)job->algo, job->nbits};
+    lode_ref_sha256_update(&ctx, lengths, sizeof lengths);
+    lode_ref_sha256_update(&ctx, words, sizeof words);
+    lode_ref_sha256_update(&ctx, job->prevhash, sizeof job->prevhash);
+    lode_ref_sha256_update(&ctx, job->coinb1, job->coinb1_len);
+    lode_ref_sha256_update(&ctx, job->coinb2, job->coinb2_len);
+    lode_ref_sha256_update(&ctx, job->extranonce1, job->extranonce1_len);
+    lode_ref_sha256_update(&ctx, job->branch, 32 * job->branch_len);
+    lode_ref_sha256_final(&ctx, digest);
+}
+
+/* The header space of the job of epoch m->epoch: its content's, found or
+ * made (in the least recently used slot), with a new pass if the job
+ * splits the combinations differently. Lock held. */
+static content_space *enter_content(lode_mining *m, const lode_job *job, unsigned version_bits)
+{
+    uint8_t digest[32];
+    content_digest(job, digest);
+    content_space *c = NULL, *oldest = &m->contents[0];
+    for (size_t i = 0; i < KEPT_CONTENTS && c == NULL; i++) {
+        if (m->contents[i].last_used != 0 && memcmp(m->contents[i].digest, digest, 32) == 0)
+            c = &m->contents[i];
+        else if (m->contents[i].last_used < oldest->last_used)
+            oldest = &m->contents[i];
+    }
+    if (c == NULL) {
+        c = oldest;
+        memset(c, 0, sizeof *c);
+        memcpy(c->digest, digest, 32);
+    } else if (c->version_mask != job->version_mask || c->version != job->version ||
+               c->extranonce2_len != job->extranonce2_len) {
+        c->variants = 0; /* the new split's combinations may equal old ones: a later ntime */
+        c->pass_floor = c->last_ntime + 1;
+    }
+    c->last_used = m->epoch;
+    c->version_mask = job->version_mask;
+    c->version = job->version;
+    c->extranonce2_len = job->extranonce2_len;
+    c->space = header_space(job, version_bits - version_group_bits(m->algo, version_bits));
+    return c;
+}
+
 /* Installs the next 2^32-nonce header of the current job: roll the version
  * bits first (no merkle work), then extranonce2; ntime follows the clock
  * within what the job allows. A pass over every (version, extranonce2)
@@ -140,30 +208,31 @@ static void install_next_variant(lode_mining *m)
         version_bits = 16;
     /* A variant takes 2^group versions at once: its roll counts groups. */
     const unsigned group = version_group_bits(m->algo, version_bits);
-    if (m->job_space != 0 && m->job_variants > 0 && m->job_variants % m->job_space == 0)
-        m->pass_floor = m->last_ntime + 1; /* a new pass: every combination again */
+    content_space *c = m->space;
+    if (c->space != 0 && c->variants > 0 && c->variants % c->space == 0)
+        c->pass_floor = c->last_ntime + 1; /* a new pass: every combination again */
     double ahead = lode_clock_s() - m->job_received;
     if (ahead < 0)
         ahead = 0;
     if (ahead > job->ntime_roll_max)
         ahead = job->ntime_roll_max;
     uint64_t ntime = (uint64_t)job->ntime + (uint64_t)ahead;
-    if (ntime < m->pass_floor)
-        ntime = m->pass_floor;
+    if (ntime < c->pass_floor)
+        ntime = c->pass_floor;
     if (ntime > (uint64_t)job->ntime + job->ntime_roll_max || ntime > UINT32_MAX) {
         m->spent = true;
         m->stats.spent++;
         idle_locked(m);
         lode_log(LODE_LOG_WARN,
-                 "job '%s': all %llu headers are mined (extranonce2 of %zu byte(s), %u version bit(s), "
-                 "ntime up to %u s ahead); waiting for a new job",
-                 job->id, (unsigned long long)(m->job_variants << group), job->extranonce2_len, version_bits,
+                 "job '%s': all %llu headers of its content are mined (extranonce2 of %zu byte(s), "
+                 "%u version bit(s), ntime up to %u s ahead); waiting for a new job",
+                 job->id, (unsigned long long)(c->made << group), job->extranonce2_len, version_bits,
                  job->ntime_roll_max);
         return;
     }
-    uint64_t roll = m->rolls++;
-    m->job_variants++;
-    m->last_ntime = ntime;
+    uint64_t roll = c->variants++;
+    c->made++;
+    c->last_ntime = ntime;
     uint64_t version_roll = version_bits > group ? roll & ((UINT64_C(1) << (version_bits - group)) - 1) : 0;
     uint64_t extranonce_roll = roll >> (version_bits - group);
 
@@ -360,9 +429,7 @@ int lode_mining_set_job(lode_mining *m, const lode_job *job)
     unsigned version_bits = popcount32(job->version_mask);
     if (version_bits > 16)
         version_bits = 16;
-    m->job_space = header_space(job, version_bits - version_group_bits(m->algo, version_bits));
-    m->job_variants = 0;
-    m->pass_floor = m->last_ntime = 0;
+    m->space = enter_content(m, job, version_bits);
     m->spent = false;
     install_next_variant(m);
     pthread_mutex_unlock(&m->lock);
