@@ -170,6 +170,16 @@ static int setup_lane(ocl_tf *f, const ocl_dev_desc *desc, lane *l, bool first)
         (rc = kernel(f, "tf_segments", &l->segments)) != LODE_OK ||
         (rc = kernel(f, "tf_exponentiate", &l->exp)) != LODE_OK)
         return rc;
+    cl_ulong local_need = 0, local_have = 0; /* a segment must fit the device's local memory */
+    if (first &&
+        ocl.clGetKernelWorkGroupInfo(l->segments, desc->id, CL_KERNEL_LOCAL_MEM_SIZE, sizeof local_need, &local_need,
+                                     NULL) == CL_SUCCESS &&
+        ocl.clGetDeviceInfo(desc->id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local_have, &local_have, NULL) == CL_SUCCESS &&
+        local_need > local_have) {
+        lode_log(LODE_LOG_ERROR, "%s: tf: the sieve's segments need %llu bytes of local memory, the device has %llu",
+                 f->label, (unsigned long long)local_need, (unsigned long long)local_have);
+        return LODE_ERR_UNSUPPORTED;
+    }
     const cl_uint stride = f->want_primes;
     cl_kernel k = l->prepare;
     ARG(k, 0, f->tables);
