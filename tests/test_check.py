@@ -66,14 +66,18 @@ def sha256d_int(header):
     return int.from_bytes(hashlib.sha256(hashlib.sha256(header).digest()).digest(), "little")
 
 
-def oracle_hits(header_hex, target_hex, start, count):
-    """The nonces of [start, start+count) whose SHA-256d meets the target."""
+def oracle_hits(header_hex, target_hex, start, count, versions=None):
+    """The nonces of [start, start+count) whose SHA-256d meets the target;
+    with versions (a version-rolled job), the (nonce, version) pairs."""
     header, target = bytearray(bytes.fromhex(header_hex)), int(target_hex, 16)
     hits = set()
     for n in range(start, start + count):
         header[76:80] = n.to_bytes(4, "little")
-        if sha256d_int(bytes(header)) <= target:
-            hits.add(n)
+        for v in versions or [None]:
+            if v is not None:
+                header[0:4] = v.to_bytes(4, "little")
+            if sha256d_int(bytes(header)) <= target:
+                hits.add(n if v is None else (n, v))
     return hits
 
 
@@ -125,6 +129,40 @@ def momentum_run():
           f"every variant reports exactly the reference's colliding pairs: {counts}")
 
 
+def check_reproductions(by_dev, fault):
+    """Runs every kept mismatch's reproduce command (lode scan on the same
+    device) and holds its output against hashlib: the difference must show
+    again. Returns, per faulty device, the kinds seen (reported or missed)."""
+    kinds = {"fault:0": set(), "fault:1": set(), "fault:2": set()}
+    for dev in kinds:
+        for m in by_dev.get(dev, {}).get("mismatches", []):
+            kinds[dev].add(m["reported_by_device"])
+            argv = shlex.split(m["reproduce"])
+            check(argv[:2] == ["lode", "scan"] and f"-d" in argv and dev in argv, f"a lode scan command on {dev}: {argv}")
+            opt = {argv[i]: argv[i + 1] for i in range(2, len(argv) - 1) if argv[i].startswith("--")}
+            start, count = int(opt["--start"]), int(opt["--count"])
+            # A version-rolled job's command names its versions; lode scan then
+            # prints '<nonce> <version> <hash>' and the mismatch its version.
+            versions = [int(v, 16) for v in opt["--versions"].split(",")] if "--versions" in opt else None
+            expected = oracle_hits(opt["--header"], opt["--target"], start, count, versions)
+            rep = run([*argv[1:]], fault, timeout=300)
+            lines = [line.split() for line in rep.stdout.splitlines() if line.strip()]
+            got = {(int(f[0]), int(f[1], 16)) if versions else int(f[0]) for f in lines}
+            n = (m["index"], m["version"]) if versions else m["index"]
+            if m["reported_by_device"]:
+                # A made-up nonce fails lode scan's own re-check. A moved hit
+                # (corrupt) may be moved only within one of the dispatcher's
+                # chunks: then the real one goes missing instead.
+                shown = n not in expected and (re.search(rf"hardware error: index {m['index']} fails", rep.stderr)
+                                               or (dev == "fault:0" and got != expected))
+            else:
+                shown = n in expected and n not in got
+            check(rep.returncode in (0, 1) and shown,
+                  f"{dev}: the reproduce command shows '{m['what']}' again (hashlib: {sorted(expected)}, "
+                  f"lode scan: {sorted(got)}):\n  {m['reproduce']}\n  {rep.stderr[-600:]}")
+    return kinds
+
+
 def fault_runs():
     fault = "corrupt:0:8,drop:1:8,extra:2:20000"
     args = ["check", "-a", "sha256d", "-d", "fault:0,fault:1,fault:2,fault:3", "--jobs", "3", "--seed", "5"]
@@ -144,30 +182,7 @@ def fault_runs():
     row3 = by_dev.get("fault:3", {})
     check(row3.get("differences") == 0 and row3.get("jobs") == 3, f"the healthy fault:3 goes on and matches: {row3}")
     check("fault:3" not in r.stderr.split("check FAILED")[-1], "fault:3 is not named as failing")
-    kinds = {"fault:0": set(), "fault:1": set(), "fault:2": set()}
-    env_fault = fault
-    for dev in kinds:
-        for m in by_dev.get(dev, {}).get("mismatches", []):
-            kinds[dev].add(m["reported_by_device"])
-            argv = shlex.split(m["reproduce"])
-            check(argv[:2] == ["lode", "scan"] and f"-d" in argv and dev in argv, f"a lode scan command on {dev}: {argv}")
-            opt = {argv[i]: argv[i + 1] for i in range(2, len(argv) - 1) if argv[i].startswith("--")}
-            start, count = int(opt["--start"]), int(opt["--count"])
-            expected = oracle_hits(opt["--header"], opt["--target"], start, count)
-            rep = run([*argv[1:]], env_fault, timeout=300)
-            got = {int(line.split()[0]) for line in rep.stdout.splitlines() if line.strip()}
-            n = m["index"]
-            if m["reported_by_device"]:
-                # A made-up nonce fails lode scan's own re-check. A moved hit
-                # (corrupt) may be moved only within one of the dispatcher's
-                # chunks: then the real one goes missing instead.
-                shown = n not in expected and (re.search(rf"hardware error: index {n} fails", rep.stderr)
-                                               or (dev == "fault:0" and got != expected))
-            else:
-                shown = n in expected and n not in got
-            check(rep.returncode in (0, 1) and shown,
-                  f"{dev}: the reproduce command shows '{m['what']}' again (hashlib: {sorted(expected)}, "
-                  f"lode scan: {sorted(got)}):\n  {m['reproduce']}\n  {rep.stderr[-600:]}")
+    kinds = check_reproductions(by_dev, fault)
     check(kinds["fault:0"] == {True, False}, f"corrupt: a wrong nonce reported and the real one missed: {kinds['fault:0']}")
     check(kinds["fault:1"] == {False}, f"drop: only missed hits: {kinds['fault:1']}")
     check(kinds["fault:2"] == {True}, f"extra: only made-up hits: {kinds['fault:2']}")
@@ -180,10 +195,23 @@ def fault_runs():
         check(essence(json.loads(again.stdout)) == essence(doc), "the same seed gives the same run")
     else:
         check(False, f"second fault run exits 1, not {again.returncode}")
+    # A version-rolled job (seed 1's only job): the commands name its versions
+    # and lode scan hashes each nonce under each of them.
+    rolled = run(["check", "-a", "sha256d", "-d", "fault:0,fault:1,fault:2", "--jobs", "1", "--seed", "1", "--json"],
+                 fault)
+    try:
+        rows = {row["device"]: row for row in json.loads(rolled.stdout)["rows"]}
+    except (ValueError, KeyError):
+        check(False, f"--json of the version-rolled run: {rolled.stdout[:500]}")
+        rows = {}
+    check(all("version" in m and "--versions" in m["reproduce"] for row in rows.values() for m in row["mismatches"])
+          and all(rows.get(d, {}).get("mismatches") for d in ("fault:0", "fault:1", "fault:2")),
+          "every difference of the version-rolled job names its version and the versions to scan")
+    check_reproductions(rows, fault)
     text = run(args, fault)
     check(re.search(r"^MISMATCH fault:1 sha256d job \d+ \(seed 5\).*not reported; the reference finds it\n"
                     r"  reproduce: lode scan -a sha256d -d fault:1 --header [0-9a-f]{160} --target [0-9a-f]{64} "
-                    r"--start \d+ --count \d+$", text.stdout, re.M) is not None,
+                    r"--start \d+ --count \d+( --versions [0-9a-f]{8}(,[0-9a-f]{8})*)?$", text.stdout, re.M) is not None,
           f"the text report names the difference and its command:\n{text.stdout[-1500:]}")
 
 

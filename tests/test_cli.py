@@ -81,6 +81,30 @@ def test_scan(algo, count, devices_args):
               f"want {len(want)}; stderr {r.stderr[-300:]}")
 
 
+def test_scan_versions(count, devices_args):
+    """scan --versions: each nonce under each version (a version-rolled job,
+    the work unit of BIP 310 mining), '<nonce> <version> <hash>' sorted by
+    nonce, then version; 8 versions take the GPUs' one-pass search."""
+    header = rng.randbytes(80)
+    for nversions in (8, 3):
+        versions = rng.sample(range(2**32), nversions)
+        start = rng.choice((rng.randrange(0, 2**32 - count), 2**32 - count))
+        hashed = []
+        for n in range(start, start + count):
+            for v in sorted(versions):
+                h = pow_hash("sha256d", v.to_bytes(4, "little") + with_nonce(header, n)[4:])
+                hashed.append((int.from_bytes(h, "little"), n, v, h))
+        target = sorted(x[0] for x in hashed)[len(hashed) // 4]
+        want = [f"{n} {v:08x} {display(h)}" for value, n, v, h in hashed if value <= target]
+        r = run("scan", "--algo", "sha256d", "--header", header.hex(), "--target", f"{target:064x}",
+                "--start", str(start), "--count", str(count), "--versions", ",".join(f"{v:x}" for v in versions),
+                *devices_args)
+        got = r.stdout.splitlines()
+        check(r.returncode == 0 and got == want,
+              f"scan --versions ({nversions}) {devices_args} from {start}: rc {r.returncode}, {len(got)} lines, "
+              f"want {len(want)}; stderr {r.stderr[-300:]}")
+
+
 def test_errors():
     header = "00" * 80
     target = "ff" * 32
@@ -106,6 +130,16 @@ def test_errors():
           "--start", "0", "--count", "1", "--devices", "gpu:7"], "unknown device"),
         (["scan", "--algo", "sha256d", "--header", header, "--target", target,
           "--start", "0", "--count", "1", "--devices", "cpu:9"], "missing device"),
+        (["scan", "--algo", "sha256d", "--header", header, "--target", target,
+          "--start", "0", "--count", "1", "--versions", ",".join(f"{k:x}" for k in range(1, 10))], "nine versions"),
+        (["scan", "--algo", "sha256d", "--header", header, "--target", target,
+          "--start", "0", "--count", "1", "--versions", "20000000,20000000"], "a version twice"),
+        (["scan", "--algo", "sha256d", "--header", header, "--target", target,
+          "--start", "0", "--count", "1", "--versions", "1,,2"], "an empty version"),
+        (["scan", "--algo", "sha256d", "--header", header, "--target", target,
+          "--start", "0", "--count", "1", "--versions", "100000000"], "a version past 32 bits"),
+        (["scan", "--algo", "scrypt", "--header", header, "--target", target,
+          "--start", "0", "--count", "1", "--versions", "1"], "versions on scrypt"),
         (["hash", "--algo", "sha256d", "abc"], "odd hex"),
         (["hash", "--algo", "sha256d"], "no header"),
         (["hash", header], "no algorithm"),
@@ -510,11 +544,13 @@ def part_rest():
     test_hash()
     test_momentum(["--devices", "cpu"], True)
     test_scan("sha256d", 4000, [])
+    test_scan_versions(600, ["--devices", "cpu:0"])
     test_scan("scrypt", 150, ["--devices", "cpu:0"])
     # Every GPU/OpenCL device listed here (PoCL in CI) through the same interface.
     listed = run("--list-devices", timeout=60).stdout.splitlines()
     for dev in (m.group(0) for m in map(re.compile(r"^(opencl|cuda):\d+").match, listed) if m):
         test_scan("sha256d", 3000, ["--devices", dev])
+        test_scan_versions(1000, ["--devices", dev])
         test_scan("scrypt", 300, ["--devices", dev])
         test_momentum(["--devices", dev], False)
         test_momentum_bucket_overflow(dev)

@@ -88,17 +88,16 @@ static void repro_command(const lode_check_row *row, const lode_check_mismatch *
     switch (lode_algo_get(row->algo)->kind) {
     case LODE_WORK_NONCE_SCAN: {
         char header[161], target[65];
-        uint8_t t[32], bytes[80];
-        memcpy(bytes, w->header.header, 80);
-        /* A version-rolled job: the header under the hit's version (scanned
-         * alone, by the plain search). */
-        for (int b = 0; w->header.version_count > 0 && b < 4; b++)
-            bytes[b] = (uint8_t)(m->hit.version >> (8 * b));
-        lode_hex_encode(bytes, 80, header);
+        uint8_t t[32];
+        lode_hex_encode(w->header.header, 80, header);
         lode_u256_to_le_bytes(&w->header.target, t);
         lode_hex_encode_reversed(t, 32, target);
         lode_appendf(out, len, &used, " --header %s --target %s --start %llu --count %llu", header, target,
                      (unsigned long long)m->range.start, (unsigned long long)m->range.count);
+        /* A version-rolled job: the same versions, so the device runs the
+         * same search again. */
+        for (uint32_t k = 0; k < w->header.version_count; k++)
+            lode_appendf(out, len, &used, "%s%08x", k == 0 ? " --versions " : ",", (unsigned)w->header.versions[k]);
         break;
     }
     case LODE_WORK_COLLISION_SEARCH: {
@@ -243,6 +242,8 @@ static int print_json(const lode_check *c, uint64_t seed, const cli_options *o, 
             json_object_set_new(mm, "job", json_integer((json_int_t)m->job));
             json_object_set_new(mm, "what", json_string(m->what));
             json_object_set_new(mm, "index", json_integer((json_int_t)m->hit.index));
+            if (m->work.header.version_count > 0) /* a version-rolled SHA-256d job: the hit's version */
+                json_object_set_new(mm, "version", json_integer((json_int_t)m->hit.version));
             json_object_set_new(mm, "reported_by_device", json_boolean(m->reported));
             json_object_set_new(mm, "at_s", json_real(m->at_s));
             json_object_set_new(mm, "sensors", json_sensors(&m->sensors));

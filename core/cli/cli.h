@@ -45,6 +45,7 @@ typedef struct cli_options {
     bool benchmark, list_devices, selftest, quiet, no_color;
     const char *header;    /* scan: --header HEX */
     const char *target;    /* scan: --target HEX */
+    const char *versions;  /* scan -a sha256d: --versions V,V,... (each nonce hashed under each) */
     bool start_given, count_given;
     uint64_t start, count; /* scan: --start N --count M */
     const char *operand;   /* hash: the header */

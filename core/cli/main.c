@@ -89,6 +89,7 @@ static void usage(FILE *out)
             "       lode --list-devices\n"
             "       lode --selftest [-a ALGO] [-d LIST]\n"
             "       lode scan -a ALGO --header HEX --target HEX --start N --count M [-d LIST]\n"
+            "            [--versions V,V,...]  (SHA-256d: each nonce under each version)\n"
             "       lode scan -a tf --tf-class P,BIT_MIN,BIT_MAX,CLASS --start N --count M [-d LIST]\n"
             "       lode hash -a ALGO HEADER_HEX\n"
             "       lode check [-a ALGO,...] [-d LIST] [--jobs N | --duration TIME] [--seed S]\n"

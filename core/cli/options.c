@@ -129,6 +129,7 @@ const cli_option cli_option_table[] = {
      "2 normal, 3-5 higher (nice -5, -10, -15: needs root)"},
     {"header", 0, "HEX", CLI_MINER, false, NULL}, /* scan and hash: in the usage lines */
     {"target", 0, "HEX", CLI_MINER, false, NULL},
+    {"versions", 0, "V,V,...", CLI_MINER, false, NULL},
     {"start", 0, "N", CLI_MINER, true, NULL},
     {"count", 0, "M", CLI_MINER, true, NULL},
     {"tf-class", 0, "P,A,B,C", CLI_MINER, false, NULL},
@@ -480,6 +481,8 @@ int cli_apply_option(cli_options *o, const char *name, const char *v, char *err,
         o->header = v;
     } else if (strcmp(name, "target") == 0) {
         o->target = v;
+    } else if (strcmp(name, "versions") == 0) {
+        o->versions = v; /* cmd_scan parses it */
     } else if (strcmp(name, "start") == 0) {
         /* A nonce, or for tf an index n (below 2^52): cmd_scan checks the range. */
         if (parse_u64(v, (UINT64_C(1) << 52) - 1, &o->start) != 0)

@@ -1,5 +1,7 @@
 /* `lode scan` and `lode hash`: the exact, scriptable interface for checking
  * any backend by hand. */
+#include <ctype.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +45,8 @@ static int by_index(const void *a, const void *b)
     const lode_hit *x = &((const lode_found *)a)->hit, *y = &((const lode_found *)b)->hit;
     if (x->index != y->index)
         return x->index < y->index ? -1 : 1;
+    if (x->version != y->version)
+        return x->version < y->version ? -1 : 1;
     if (x->pair[0] != y->pair[0])
         return x->pair[0] < y->pair[0] ? -1 : 1;
     return x->pair[1] < y->pair[1] ? -1 : x->pair[1] > y->pair[1];
@@ -184,6 +188,31 @@ static int scan_tf(const cli_options *o)
     return status;
 }
 
+/* --versions: 1..LODE_VERSIONS_MAX distinct nVersion values as hex numbers
+ * (as `lode scan` prints them), comma-separated. Returns 0 or -1. */
+static int parse_versions(const char *text, lode_header_job *job)
+{
+    job->version_count = 0;
+    for (const char *p = text;;) {
+        char *end;
+        if (!isxdigit((unsigned char)*p) || job->version_count == LODE_VERSIONS_MAX)
+            return -1;
+        errno = 0;
+        unsigned long v = strtoul(p, &end, 16);
+        if (errno != 0 || v > UINT32_MAX || end - p > 8)
+            return -1;
+        for (uint32_t k = 0; k < job->version_count; k++)
+            if (job->versions[k] == v)
+                return -1; /* each version once */
+        job->versions[job->version_count++] = (uint32_t)v;
+        if (*end == '\0')
+            return 0;
+        if (*end != ',')
+            return -1;
+        p = end + 1;
+    }
+}
+
 int cmd_scan(const cli_options *o)
 {
     lode_work work = {.algo = o->algo};
@@ -212,6 +241,12 @@ int cmd_scan(const cli_options *o)
         return cli_usage_error("nonces %llu..%llu run past 4294967295",
                                (unsigned long long)start,
                                (unsigned long long)(start + count - 1));
+    if (o->versions != NULL && o->algo != LODE_ALGO_SHA256D)
+        return cli_usage_error("--versions is for sha256d (its version-rolled jobs), not %s",
+                               lode_algo_get(o->algo)->name);
+    if (o->versions != NULL && parse_versions(o->versions, &work.header) != 0)
+        return cli_usage_error("--versions wants 1 to %d distinct versions as hex numbers, comma-separated "
+                               "(e.g. 20000000,20002000), not '%s'", LODE_VERSIONS_MAX, o->versions);
 
     scan_results results = {.lock = PTHREAD_MUTEX_INITIALIZER};
     int status = scan_range(o, &work, start, count, &results);
@@ -221,7 +256,11 @@ int cmd_scan(const cli_options *o)
         for (size_t i = 0; i < results.count && !collisions; i++) {
             char hex[65];
             lode_hex_encode_reversed(results.items[i].hash, 32, hex);
-            printf("%llu %s\n", (unsigned long long)results.items[i].hit.index, hex);
+            if (work.header.version_count > 0)
+                printf("%llu %08x %s\n", (unsigned long long)results.items[i].hit.index,
+                       (unsigned)results.items[i].hit.version, hex);
+            else
+                printf("%llu %s\n", (unsigned long long)results.items[i].hit.index, hex);
         }
     }
     free(results.items);
