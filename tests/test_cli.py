@@ -44,13 +44,17 @@ def display(digest):
     return digest[::-1].hex()
 
 
-def expected_scan(algo, header, target, start, count):
-    lines = []
+def hashed_range(algo, header, start, count, versions=None):
+    """(hash as a number, line lode scan prints) for each nonce of the range,
+    under each version if given (in place of header bytes 0..3), in lode
+    scan's order: by nonce, then version."""
+    out = []
     for nonce in range(start, start + count):
-        h = pow_hash(algo, with_nonce(header, nonce))
-        if int.from_bytes(h, "little") <= target:
-            lines.append(f"{nonce} {display(h)}")
-    return lines
+        for v in sorted(versions) if versions else [None]:
+            h = pow_hash(algo, with_nonce(header if v is None else v.to_bytes(4, "little") + header[4:], nonce))
+            out.append((int.from_bytes(h, "little"), f"{nonce} {display(h)}" if v is None
+                        else f"{nonce} {v:08x} {display(h)}"))
+    return out
 
 
 def test_hash():
@@ -65,43 +69,23 @@ def test_hash():
                   f"hash {algo}: got {r.stdout!r} rc {r.returncode}, want {want}")
 
 
-def test_scan(algo, count, devices_args):
+def test_scan(algo, count, devices_args, nversions=0):
+    """scan over a random range and one ending at 2^32-1. With nversions,
+    --versions of that many random versions (SHA-256d's version-rolled job;
+    8 take the GPUs' one-pass search): '<nonce> <version> <hash>'."""
     header = rng.randbytes(80)
+    versions = rng.sample(range(2**32), nversions) if nversions else None
+    extra = ["--versions", ",".join(f"{v:08x}" for v in versions)] if versions else []
     for start in (rng.randrange(0, 2**32 - count), 2**32 - count):
-        # A target exactly on one nonce's hash, so about a quarter of them hit.
-        values = sorted(int.from_bytes(pow_hash(algo, with_nonce(header, n)), "little")
-                        for n in range(start, start + count))
-        target = values[count // 4]
-        want = expected_scan(algo, header, target, start, count)
+        hashed = hashed_range(algo, header, start, count, versions)
+        # A target exactly on one hash, so about a quarter of them hit.
+        target = sorted(value for value, _ in hashed)[len(hashed) // 4]
+        want = [line for value, line in hashed if value <= target]
         r = run("scan", "--algo", algo, "--header", header.hex(), "--target", f"{target:064x}",
-                "--start", str(start), "--count", str(count), *devices_args)
+                "--start", str(start), "--count", str(count), *extra, *devices_args)
         got = r.stdout.splitlines()
         check(r.returncode == 0 and got == want,
-              f"scan {algo} {devices_args} from {start}: rc {r.returncode}, {len(got)} lines, "
-              f"want {len(want)}; stderr {r.stderr[-300:]}")
-
-
-def test_scan_versions(count, devices_args):
-    """scan --versions: each nonce under each version (a version-rolled job,
-    the work unit of BIP 310 mining), '<nonce> <version> <hash>' sorted by
-    nonce, then version; 8 versions take the GPUs' one-pass search."""
-    header = rng.randbytes(80)
-    for nversions in (8, 3):
-        versions = rng.sample(range(2**32), nversions)
-        start = rng.choice((rng.randrange(0, 2**32 - count), 2**32 - count))
-        hashed = []
-        for n in range(start, start + count):
-            for v in sorted(versions):
-                h = pow_hash("sha256d", v.to_bytes(4, "little") + with_nonce(header, n)[4:])
-                hashed.append((int.from_bytes(h, "little"), n, v, h))
-        target = sorted(x[0] for x in hashed)[len(hashed) // 4]
-        want = [f"{n} {v:08x} {display(h)}" for value, n, v, h in hashed if value <= target]
-        r = run("scan", "--algo", "sha256d", "--header", header.hex(), "--target", f"{target:064x}",
-                "--start", str(start), "--count", str(count), "--versions", ",".join(f"{v:x}" for v in versions),
-                *devices_args)
-        got = r.stdout.splitlines()
-        check(r.returncode == 0 and got == want,
-              f"scan --versions ({nversions}) {devices_args} from {start}: rc {r.returncode}, {len(got)} lines, "
+              f"scan {algo} {extra} {devices_args} from {start}: rc {r.returncode}, {len(got)} lines, "
               f"want {len(want)}; stderr {r.stderr[-300:]}")
 
 
@@ -131,15 +115,15 @@ def test_errors():
         (["scan", "--algo", "sha256d", "--header", header, "--target", target,
           "--start", "0", "--count", "1", "--devices", "cpu:9"], "missing device"),
         (["scan", "--algo", "sha256d", "--header", header, "--target", target,
-          "--start", "0", "--count", "1", "--versions", ",".join(f"{k:x}" for k in range(1, 10))], "nine versions"),
+          "--start", "0", "--count", "1", "--versions", ",".join(f"{k:08x}" for k in range(1, 10))], "nine versions"),
         (["scan", "--algo", "sha256d", "--header", header, "--target", target,
           "--start", "0", "--count", "1", "--versions", "20000000,20000000"], "a version twice"),
         (["scan", "--algo", "sha256d", "--header", header, "--target", target,
-          "--start", "0", "--count", "1", "--versions", "1,,2"], "an empty version"),
+          "--start", "0", "--count", "1", "--versions", "00000001,,00000002"], "an empty version"),
         (["scan", "--algo", "sha256d", "--header", header, "--target", target,
-          "--start", "0", "--count", "1", "--versions", "100000000"], "a version past 32 bits"),
+          "--start", "0", "--count", "1", "--versions", "2000000"], "a version of 7 digits"),
         (["scan", "--algo", "scrypt", "--header", header, "--target", target,
-          "--start", "0", "--count", "1", "--versions", "1"], "versions on scrypt"),
+          "--start", "0", "--count", "1", "--versions", "20000000"], "versions on scrypt"),
         (["hash", "--algo", "sha256d", "abc"], "odd hex"),
         (["hash", "--algo", "sha256d"], "no header"),
         (["hash", header], "no algorithm"),
@@ -544,13 +528,15 @@ def part_rest():
     test_hash()
     test_momentum(["--devices", "cpu"], True)
     test_scan("sha256d", 4000, [])
-    test_scan_versions(600, ["--devices", "cpu:0"])
+    test_scan("sha256d", 400, ["--devices", "cpu:0"], 8)
+    test_scan("sha256d", 400, ["--devices", "cpu:0"], 3)
     test_scan("scrypt", 150, ["--devices", "cpu:0"])
     # Every GPU/OpenCL device listed here (PoCL in CI) through the same interface.
     listed = run("--list-devices", timeout=60).stdout.splitlines()
     for dev in (m.group(0) for m in map(re.compile(r"^(opencl|cuda):\d+").match, listed) if m):
         test_scan("sha256d", 3000, ["--devices", dev])
-        test_scan_versions(1000, ["--devices", dev])
+        test_scan("sha256d", 1000, ["--devices", dev], 8)
+        test_scan("sha256d", 1000, ["--devices", dev], 3)
         test_scan("scrypt", 300, ["--devices", dev])
         test_momentum(["--devices", dev], False)
         test_momentum_bucket_overflow(dev)

@@ -223,30 +223,104 @@ static uint64_t job_events(lode_mining *m)
     return st.job_events;
 }
 
-static void test_session(void)
+static int compare_headers(const void *a, const void *b)
+{
+    return memcmp(a, b, 80);
+}
+
+/* Waits until no share arrived for quiet_ms (or limit_ms passed); returns the count. */
+static size_t wait_quiet(fake_source *src, int quiet_ms, int limit_ms)
+{
+    size_t n = share_count(src);
+    int still = 0;
+    for (int t = 0; t < limit_ms && still < quiet_ms; t += 50) {
+        sleep_ms(50);
+        size_t now = share_count(src);
+        still = now == n ? still + 50 : 0;
+        n = now;
+    }
+    return n;
+}
+
+static lode_mining *start_session(fake_source *src, uint64_t nonces_per_header)
 {
     lode_device_ref *devices;
     size_t count;
     char err[512];
     if (lode_registry_select("cpu", LODE_ALGO_SHA256D, &devices, &count, err, sizeof err) != 0) {
         CHECK(false, "cpu device: %s", err);
-        return;
+        return NULL;
     }
-    fake_source src = {.shares = calloc(MAX_SHARES, sizeof(recorded_share))};
-    pthread_mutex_init(&src.lock, NULL);
     lode_mining_config config = {
         .miner = {.algo = LODE_ALGO_SHA256D, .devices = devices, .device_count = count, .threads = 2,
                   .chunk_ms = 20},
         .source_ops = &fake_ops,
-        .source = &src,
-        .nonces_per_header = 1 << 14,
+        .source = src,
+        .nonces_per_header = nonces_per_header,
     };
     lode_mining *m = lode_mining_start(&config, err, sizeof err);
     free(devices);
     CHECK(m != NULL, "session starts: %s", m ? "" : err);
-    if (m == NULL)
+    if (m != NULL && lode_dispatcher_wait_ready(lode_mining_miner(m), 60000) <= 0) {
+        CHECK(false, "devices ready");
+        lode_mining_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+/* An empty fake source, and its end (the recorded jobs freed too). */
+static void source_init(fake_source *s)
+{
+    *s = (fake_source){.shares = calloc(MAX_SHARES, sizeof(recorded_share))};
+    pthread_mutex_init(&s->lock, NULL);
+}
+
+static void source_free(fake_source *s)
+{
+    for (size_t i = 0; i < s->count; i++)
+        lode_job_free(&s->shares[i].job);
+    pthread_mutex_destroy(&s->lock);
+    free(s->shares);
+}
+
+/* Whether a recorded share rebuilds, by hand from its job, into the header
+ * it names, and OpenSSL's hash of that header is the hash it names and meets
+ * the job's share target. */
+static bool share_rebuilds(const recorded_share *r)
+{
+    uint8_t want[80], hash[32];
+    independent_header(&r->job, r->share.extranonce2, r->share.ntime, r->share.version, r->share.nonce, want);
+    ossl_sha256d(want, 80, hash);
+    return memcmp(want, r->share.header, 80) == 0 && memcmp(hash, r->share.hash, 32) == 0 &&
+           lode_hash_meets_target(hash, &r->job.share_target);
+}
+
+/* How many of the first n recorded shares repeat an earlier one's header. */
+static size_t repeated_headers(fake_source *s, size_t n)
+{
+    uint8_t (*headers)[80] = malloc(n * 80 + 80);
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < n; i++)
+        memcpy(headers[i], s->shares[i].share.header, 80);
+    pthread_mutex_unlock(&s->lock);
+    qsort(headers, n, 80, compare_headers);
+    size_t repeats = 0;
+    for (size_t i = 1; i < n; i++)
+        repeats += memcmp(headers[i - 1], headers[i], 80) == 0;
+    free(headers);
+    return repeats;
+}
+
+static void test_session(void)
+{
+    fake_source src;
+    source_init(&src);
+    lode_mining *m = start_session(&src, 1 << 14);
+    if (m == NULL) {
+        source_free(&src);
         return;
-    CHECK(lode_dispatcher_wait_ready(lode_mining_miner(m), 60000) > 0, "devices ready");
+    }
 
     lode_job a, b, c;
     make_job(&a, "A", true);
@@ -302,7 +376,7 @@ static void test_session(void)
     lode_mining_stats_get(m, &stats);
     lode_mining_free(m);
 
-    size_t bad_hash = 0, bad_header = 0, bad_stale = 0, bad_version = 0, bad_ntime = 0;
+    size_t bad_hash = 0, bad_stale = 0, bad_version = 0, bad_ntime = 0;
     size_t per_job[3] = {0}, stale = 0, a_fresh_after_b = 0, b_stale_after_c = 0;
     uint32_t versions_seen = 0;
     uint64_t en2_seen[3] = {0};
@@ -310,11 +384,7 @@ static void test_session(void)
         recorded_share *r = &src.shares[i];
         const lode_job *j = &r->job;
         int which = j->id[0] - 'A';
-        uint8_t want[80], hash[32];
-        independent_header(j, r->share.extranonce2, r->share.ntime, r->share.version, r->share.nonce, want);
-        ossl_sha256d(want, 80, hash);
-        bad_header += memcmp(want, r->share.header, 80) != 0;
-        bad_hash += memcmp(hash, r->share.hash, 32) != 0 || !lode_hash_meets_target(hash, &j->share_target);
+        bad_hash += !share_rebuilds(r);
         bad_version += (r->share.version & ~j->version_mask) != (j->version & ~j->version_mask);
         bad_ntime += r->share.ntime < j->ntime || r->share.ntime > j->ntime + j->ntime_roll_max;
         if (j->id[0] == 'S') {
@@ -322,7 +392,6 @@ static void test_session(void)
             if (r->share.decided_at >= storm_event[k + 1])
                 a_fresh_after_b += !r->stale;
             stale += r->stale;
-            lode_job_free(&r->job);
             continue;
         }
         if (which >= 0 && which < 3) {
@@ -343,19 +412,15 @@ static void test_session(void)
             b_stale_after_c += r->stale;
         if (which > 0)
             bad_stale += r->stale;
-        lode_job_free(&r->job);
     }
     printf("session: %zu shares (A %zu, B %zu, C %zu), %zu handed over stale, %llu stale in all; jobs %llu\n",
            src.count, per_job[0], per_job[1], per_job[2], stale, (unsigned long long)stats.stale,
            (unsigned long long)stats.jobs);
-    size_t repeats = 0;
-    for (size_t i = 0; i < src.count; i++)
-        for (size_t k = i + 1; k < src.count; k++)
-            repeats += memcmp(src.shares[i].share.header, src.shares[k].share.header, 80) == 0;
+    size_t repeats = repeated_headers(&src, src.count);
     CHECK(repeats == 0, "no header is submitted twice, even for a repeated job (%zu)", repeats);
     CHECK(per_job[0] >= 100 && per_job[1] > 10 && per_job[2] > 10, "shares on every job");
-    CHECK(bad_header == 0, "every share's header rebuilds from its job (%zu bad)", bad_header);
-    CHECK(bad_hash == 0, "every share's hash is right and meets the share target (%zu bad)", bad_hash);
+    CHECK(bad_hash == 0, "every share's header rebuilds from its job and hashes right by OpenSSL (%zu bad)",
+          bad_hash);
     CHECK(bad_version == 0, "rolled versions stay inside the mask (%zu bad)", bad_version);
     CHECK(bad_ntime == 0, "ntime stays within the job's roll (%zu bad)", bad_ntime);
     CHECK(versions_seen == 0xf, "all four versions of the 2-bit mask were mined (%x)", versions_seen);
@@ -368,64 +433,10 @@ static void test_session(void)
     CHECK(stats.shares == src.count - stale && stats.stale >= stale,
           "session counts agree with the source (%llu + %llu stale vs %zu, %zu stale)",
           (unsigned long long)stats.shares, (unsigned long long)stats.stale, src.count, stale);
-    pthread_mutex_destroy(&src.lock);
-    free(src.shares);
+    source_free(&src);
     lode_job_free(&a);
     lode_job_free(&b);
     lode_job_free(&c);
-}
-
-static int compare_headers(const void *a, const void *b)
-{
-    return memcmp(a, b, 80);
-}
-
-/* Waits until no share arrived for quiet_ms (or limit_ms passed); returns the count. */
-static size_t wait_quiet(fake_source *src, int quiet_ms, int limit_ms)
-{
-    size_t n = share_count(src);
-    int still = 0;
-    for (int t = 0; t < limit_ms && still < quiet_ms; t += 50) {
-        sleep_ms(50);
-        size_t now = share_count(src);
-        still = now == n ? still + 50 : 0;
-        n = now;
-    }
-    return n;
-}
-
-static lode_mining *start_session(fake_source *src, uint64_t nonces_per_header)
-{
-    lode_device_ref *devices;
-    size_t count;
-    char err[512];
-    if (lode_registry_select("cpu", LODE_ALGO_SHA256D, &devices, &count, err, sizeof err) != 0) {
-        CHECK(false, "cpu device: %s", err);
-        return NULL;
-    }
-    lode_mining_config config = {
-        .miner = {.algo = LODE_ALGO_SHA256D, .devices = devices, .device_count = count, .threads = 2,
-                  .chunk_ms = 20},
-        .source_ops = &fake_ops,
-        .source = src,
-        .nonces_per_header = nonces_per_header,
-    };
-    lode_mining *m = lode_mining_start(&config, err, sizeof err);
-    free(devices);
-    CHECK(m != NULL, "session starts: %s", m ? "" : err);
-    if (m != NULL && lode_dispatcher_wait_ready(lode_mining_miner(m), 60000) <= 0) {
-        CHECK(false, "devices ready");
-        lode_mining_free(m);
-        return NULL;
-    }
-    return m;
-}
-
-static void free_recorded(fake_source *src)
-{
-    for (size_t i = 0; i < src->count; i++)
-        lode_job_free(&src->shares[i].job);
-    src->count = 0;
 }
 
 /* A job with one extranonce2 byte, no version bits and one second of ntime
@@ -434,11 +445,13 @@ static void free_recorded(fake_source *src)
  * again. */
 static void test_spent_space(void)
 {
-    fake_source src = {.shares = calloc(MAX_SHARES, sizeof(recorded_share))};
-    pthread_mutex_init(&src.lock, NULL);
+    fake_source src;
+    source_init(&src);
     lode_mining *m = start_session(&src, 256);
-    if (m == NULL)
+    if (m == NULL) {
+        source_free(&src);
         return;
+    }
     lode_job job;
     make_job(&job, "N", true);
     job.extranonce2_len = 1;
@@ -455,11 +468,9 @@ static void test_spent_space(void)
     CHECK(share_count(&src) == n, "idle once the job is spent (%zu then %zu shares)", n, share_count(&src));
 
     pthread_mutex_lock(&src.lock);
-    uint8_t (*headers)[80] = malloc(src.count * 80 + 80);
     size_t variants_bad = 0;
     uint8_t seen[256 * 2] = {0};
     for (size_t i = 0; i < src.count; i++) {
-        memcpy(headers[i], src.shares[i].share.header, 80);
         uint32_t dt = src.shares[i].share.ntime - job.ntime;
         if (dt > 1 || src.shares[i].share.version != job.version)
             variants_bad++;
@@ -468,11 +479,7 @@ static void test_spent_space(void)
     }
     size_t count = src.count;
     pthread_mutex_unlock(&src.lock);
-    qsort(headers, count, 80, compare_headers);
-    size_t repeats = 0;
-    for (size_t i = 1; i < count; i++)
-        repeats += memcmp(headers[i - 1], headers[i], 80) == 0;
-    free(headers);
+    size_t repeats = repeated_headers(&src, count);
     size_t covered = 0;
     for (size_t i = 0; i < space; i++)
         covered += seen[i];
@@ -490,10 +497,8 @@ static void test_spent_space(void)
         sleep_ms(10);
     CHECK(shares_of(&src, "N2") >= 10, "mining resumes on the next job");
     lode_mining_free(m);
-    free_recorded(&src);
+    source_free(&src);
     lode_job_free(&job);
-    pthread_mutex_destroy(&src.lock);
-    free(src.shares);
 }
 
 /* Version groups: with three or more version bits, each header the
@@ -505,11 +510,13 @@ static void test_spent_space(void)
  * no header twice, and the job must end spent. */
 static void test_version_groups(void)
 {
-    fake_source src = {.shares = calloc(MAX_SHARES, sizeof(recorded_share))};
-    pthread_mutex_init(&src.lock, NULL);
+    fake_source src;
+    source_init(&src);
     lode_mining *m = start_session(&src, 64);
-    if (m == NULL)
+    if (m == NULL) {
+        source_free(&src);
         return;
+    }
     lode_job job;
     make_job(&job, "V", true);
     job.extranonce2_len = 1;
@@ -524,19 +531,13 @@ static void test_version_groups(void)
     CHECK(stats.spent == 1, "the job's headers are spent (%llu)", (unsigned long long)stats.spent);
     lode_mining_free(m);
 
-    uint8_t (*headers)[80] = malloc(n * 80 + 80);
     static uint8_t seen[SPACE];
     memset(seen, 0, sizeof seen);
     size_t bad = 0, bad_hash = 0;
     uint32_t versions_seen = 0;
     for (size_t i = 0; i < n; i++) {
         const lode_share *sh = &src.shares[i].share;
-        uint8_t want[80], hash[32];
-        independent_header(&job, sh->extranonce2, sh->ntime, sh->version, sh->nonce, want);
-        ossl_sha256d(want, 80, hash);
-        bad_hash += memcmp(want, sh->header, 80) != 0 || memcmp(hash, sh->hash, 32) != 0 ||
-                    !lode_hash_meets_target(hash, &job.share_target);
-        memcpy(headers[i], sh->header, 80);
+        bad_hash += !share_rebuilds(&src.shares[i]);
         uint32_t dt = sh->ntime - job.ntime, v = (sh->version >> 13) & 15;
         if (dt > 1 || (sh->version & ~job.version_mask) != job.version) {
             bad++;
@@ -545,13 +546,9 @@ static void test_version_groups(void)
         versions_seen |= 1u << v;
         seen[(dt * 256 + sh->extranonce2[0]) * 16 + v] = 1;
     }
-    qsort(headers, n, 80, compare_headers);
-    size_t repeats = 0, covered = 0;
-    for (size_t i = 1; i < n; i++)
-        repeats += memcmp(headers[i - 1], headers[i], 80) == 0;
+    size_t repeats = repeated_headers(&src, n), covered = 0;
     for (size_t i = 0; i < SPACE; i++)
         covered += seen[i];
-    free(headers);
     printf("version groups: %zu shares, %zu of %d headers with a share, versions %04x\n", n, covered, SPACE,
            versions_seen);
     CHECK(bad_hash == 0, "every share rebuilds from its job with its version and hashes right (%zu bad)", bad_hash);
@@ -560,10 +557,8 @@ static void test_version_groups(void)
     CHECK(repeats == 0, "no header is found twice (%zu)", repeats);
     /* A share a header on average: about 63% of the headers have one. */
     CHECK(covered > SPACE / 2, "the whole space was mined (%zu of %d headers had shares)", covered, SPACE);
-    free_recorded(&src);
+    source_free(&src);
     lode_job_free(&job);
-    pthread_mutex_destroy(&src.lock);
-    free(src.shares);
 }
 
 /* The same job content again under new ids (pools do this), first with a
@@ -575,11 +570,13 @@ static void test_version_groups(void)
  * combinations came back at the same ntime and their shares twice. */
 static void test_repeated_content(void)
 {
-    fake_source src = {.shares = calloc(MAX_SHARES, sizeof(recorded_share))};
-    pthread_mutex_init(&src.lock, NULL);
+    fake_source src;
+    source_init(&src);
     lode_mining *m = start_session(&src, 256);
-    if (m == NULL)
+    if (m == NULL) {
+        source_free(&src);
         return;
+    }
     lode_job job;
     make_job(&job, "R", true);
     job.extranonce2_len = 1;
@@ -602,47 +599,37 @@ static void test_repeated_content(void)
     size_t n = wait_quiet(&src, 300, 30000);
     lode_mining_free(m);
 
-    uint8_t (*headers)[80] = malloc(n * 80 + 80);
     size_t bad_hash = 0, bad_ntime = 0, per_job[3] = {0};
     for (size_t i = 0; i < n; i++) {
         const lode_share *sh = &src.shares[i].share;
         const lode_job *j = &src.shares[i].job;
         per_job[j->id[1] == '\0' ? 0 : j->id[1] == '2' ? 1 : 2]++;
-        uint8_t want[80], hash[32];
-        independent_header(j, sh->extranonce2, sh->ntime, sh->version, sh->nonce, want);
-        ossl_sha256d(want, 80, hash);
-        bad_hash += memcmp(want, sh->header, 80) != 0 || memcmp(hash, sh->hash, 32) != 0 ||
-                    !lode_hash_meets_target(hash, &j->share_target) ||
+        bad_hash += !share_rebuilds(&src.shares[i]) ||
                     (sh->version & ~j->version_mask) != (j->version & ~j->version_mask);
         bad_ntime += sh->ntime < j->ntime || sh->ntime > j->ntime + j->ntime_roll_max;
-        memcpy(headers[i], sh->header, 80);
     }
-    qsort(headers, n, 80, compare_headers);
-    size_t repeats = 0;
-    for (size_t i = 1; i < n; i++)
-        repeats += memcmp(headers[i - 1], headers[i], 80) == 0;
-    free(headers);
+    size_t repeats = repeated_headers(&src, n);
     printf("repeated content: %zu shares (R %zu, R2 %zu, R3 %zu), %zu repeats\n", n, per_job[0], per_job[1],
            per_job[2], repeats);
     CHECK(per_job[0] >= 100 && per_job[1] >= 100 && per_job[2] >= 100, "each resend was mined");
     CHECK(bad_hash == 0, "every share rebuilds from its job and hashes right (%zu bad)", bad_hash);
     CHECK(bad_ntime == 0, "ntime stays within the job's roll (%zu bad)", bad_ntime);
     CHECK(repeats == 0, "no header is mined twice over the resends (%zu repeats in %zu)", repeats, n);
-    free_recorded(&src);
+    source_free(&src);
     lode_job_free(&job);
-    pthread_mutex_destroy(&src.lock);
-    free(src.shares);
 }
 
 /* A clean job the session refuses still ends the jobs it replaces: no
  * share of them is handed over as fresh afterwards, and the devices idle. */
 static void test_refused_clean_job(void)
 {
-    fake_source src = {.shares = calloc(MAX_SHARES, sizeof(recorded_share))};
-    pthread_mutex_init(&src.lock, NULL);
+    fake_source src;
+    source_init(&src);
     lode_mining *m = start_session(&src, 1 << 14);
-    if (m == NULL)
+    if (m == NULL) {
+        source_free(&src);
         return;
+    }
     lode_job a, bad;
     make_job(&a, "A", true);
     CHECK(lode_mining_set_job(m, &a) == 0, "job A installed");
@@ -670,12 +657,10 @@ static void test_refused_clean_job(void)
         sleep_ms(10);
     CHECK(shares_of(&src, "B") >= 5, "mining resumes on the next usable job");
     lode_mining_free(m);
-    free_recorded(&src);
+    source_free(&src);
     lode_job_free(&a);
     lode_job_free(&b);
     lode_job_free(&bad);
-    pthread_mutex_destroy(&src.lock);
-    free(src.shares);
 }
 
 int main(void)

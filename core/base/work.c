@@ -45,6 +45,18 @@ int lode_hits_push_offsets(lode_hits *hits, uint64_t base, uint32_t count, const
     return LODE_OK;
 }
 
+int lode_hit_compare(const void *a, const void *b)
+{
+    const lode_hit *x = a, *y = b;
+    if (x->index != y->index)
+        return x->index < y->index ? -1 : 1;
+    if (x->version != y->version)
+        return x->version < y->version ? -1 : 1;
+    if (x->pair[0] != y->pair[0])
+        return x->pair[0] < y->pair[0] ? -1 : 1;
+    return x->pair[1] < y->pair[1] ? -1 : x->pair[1] > y->pair[1];
+}
+
 uint64_t lode_work_hashes(const lode_work *work, uint64_t count)
 {
     const lode_algo_info *algo = lode_algo_get(work->algo);

@@ -89,6 +89,9 @@ int lode_hits_push_nonces(lode_hits *hits, const uint32_t *nonces, uint32_t n, u
  * LODE_ERR_DEVICE if an offset lies outside the launch, or
  * LODE_ERR_NO_MEMORY. */
 int lode_hits_push_offsets(lode_hits *hits, uint64_t base, uint32_t count, const uint32_t *offsets, uint32_t n);
+/* The one order of hits (a qsort comparator of lode_hit): by index, then
+ * version, then pair; equal hits are the same hit reported twice. */
+int lode_hit_compare(const void *a, const void *b);
 /* The number of hashes a scan of count indices of work does: count, times
  * the versions of a version-rolled job. */
 uint64_t lode_work_hashes(const lode_work *work, uint64_t count);

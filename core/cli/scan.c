@@ -1,7 +1,5 @@
 /* `lode scan` and `lode hash`: the exact, scriptable interface for checking
  * any backend by hand. */
-#include <ctype.h>
-#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,16 +38,9 @@ static void collect(void *user, const lode_found *found)
     pthread_mutex_unlock(&r->lock);
 }
 
-static int by_index(const void *a, const void *b)
+static int by_hit(const void *a, const void *b)
 {
-    const lode_hit *x = &((const lode_found *)a)->hit, *y = &((const lode_found *)b)->hit;
-    if (x->index != y->index)
-        return x->index < y->index ? -1 : 1;
-    if (x->version != y->version)
-        return x->version < y->version ? -1 : 1;
-    if (x->pair[0] != y->pair[0])
-        return x->pair[0] < y->pair[0] ? -1 : 1;
-    return x->pair[1] < y->pair[1] ? -1 : x->pair[1] > y->pair[1];
+    return lode_hit_compare(&((const lode_found *)a)->hit, &((const lode_found *)b)->hit);
 }
 
 static int cmp_hash(const uint8_t x[32], const uint8_t y[32])
@@ -147,7 +138,7 @@ static int scan_range(const cli_options *o, const lode_work *work, uint64_t star
         status = EXIT_RUNTIME;
     }
     if (status == 0 && results->count > 1)
-        qsort(results->items, results->count, sizeof *results->items, by_index);
+        qsort(results->items, results->count, sizeof *results->items, by_hit);
     return status;
 }
 
@@ -188,29 +179,28 @@ static int scan_tf(const cli_options *o)
     return status;
 }
 
-/* --versions: 1..LODE_VERSIONS_MAX distinct nVersion values as hex numbers
- * (as `lode scan` prints them), comma-separated. Returns 0 or -1. */
+/* --versions: 1..LODE_VERSIONS_MAX distinct nVersion values, comma-separated,
+ * each 8 hex digits as `lode scan` prints them. Returns 0 or -1. */
 static int parse_versions(const char *text, lode_header_job *job)
 {
+    const size_t len = strlen(text);
+    if ((len + 1) % 9 != 0 || (len + 1) / 9 > LODE_VERSIONS_MAX)
+        return -1;
     job->version_count = 0;
-    for (const char *p = text;;) {
-        char *end;
-        if (!isxdigit((unsigned char)*p) || job->version_count == LODE_VERSIONS_MAX)
+    for (const char *p = text; p < text + len; p += 9) {
+        char digits[9];
+        uint8_t be[4];
+        memcpy(digits, p, 8);
+        digits[8] = '\0';
+        if (lode_hex_decode(digits, be, 4) != 0 || (p[8] != ',' && p[8] != '\0'))
             return -1;
-        errno = 0;
-        unsigned long v = strtoul(p, &end, 16);
-        if (errno != 0 || v > UINT32_MAX || end - p > 8)
-            return -1;
+        const uint32_t v = (uint32_t)be[0] << 24 | (uint32_t)be[1] << 16 | (uint32_t)be[2] << 8 | be[3];
         for (uint32_t k = 0; k < job->version_count; k++)
             if (job->versions[k] == v)
                 return -1; /* each version once */
-        job->versions[job->version_count++] = (uint32_t)v;
-        if (*end == '\0')
-            return 0;
-        if (*end != ',')
-            return -1;
-        p = end + 1;
+        job->versions[job->version_count++] = v;
     }
+    return 0;
 }
 
 int cmd_scan(const cli_options *o)
@@ -245,7 +235,7 @@ int cmd_scan(const cli_options *o)
         return cli_usage_error("--versions is for sha256d (its version-rolled jobs), not %s",
                                lode_algo_get(o->algo)->name);
     if (o->versions != NULL && parse_versions(o->versions, &work.header) != 0)
-        return cli_usage_error("--versions wants 1 to %d distinct versions as hex numbers, comma-separated "
+        return cli_usage_error("--versions wants 1 to %d distinct versions of 8 hex digits, comma-separated "
                                "(e.g. 20000000,20002000), not '%s'", LODE_VERSIONS_MAX, o->versions);
 
     scan_results results = {.lock = PTHREAD_MUTEX_INITIALIZER};

@@ -279,7 +279,7 @@ static void *ref_part_run(void *arg)
     const lode_work *w = &part->job->work;
     uint8_t header[80], hash[32];
     memcpy(header, w->header.header, 80);
-    /* A version-rolled job's versions, in the order hit_order sorts them. */
+    /* A version-rolled job's versions, in the order lode_hit_compare sorts them. */
     const uint32_t n = w->algo == LODE_ALGO_TF ? 0 : w->header.version_count;
     uint32_t sorted[LODE_VERSIONS_MAX];
     memcpy(sorted, w->header.versions, sizeof sorted);
@@ -394,18 +394,6 @@ static int device_scan(lode_handle *h, uint64_t start, uint64_t count, lode_hits
 
 /* ---- comparing ----------------------------------------------------------- */
 
-static int hit_order(const void *a, const void *b)
-{
-    const lode_hit *x = a, *y = b;
-    if (x->index != y->index)
-        return x->index < y->index ? -1 : 1;
-    if (x->version != y->version)
-        return x->version < y->version ? -1 : 1;
-    if (x->pair[0] != y->pair[0])
-        return x->pair[0] < y->pair[0] ? -1 : 1;
-    return x->pair[1] < y->pair[1] ? -1 : x->pair[1] > y->pair[1];
-}
-
 typedef struct device_run device_run;
 
 typedef struct comparison {
@@ -478,7 +466,7 @@ static void compare(comparison *c, const lode_hits *dev, const lode_hits *ref)
     for (size_t i = 0; i < dev->count; i++) {
         const lode_hit *h = &dev->items[i];
         describe_hit(&job->work, h, hit_text, sizeof hit_text);
-        if (i > 0 && hit_order(h, &dev->items[i - 1]) == 0) {
+        if (i > 0 && lode_hit_compare(h, &dev->items[i - 1]) == 0) {
             snprintf(what, sizeof what, "%s reported twice", hit_text);
             differ(c, h, true, what);
             continue;
@@ -496,12 +484,12 @@ static void compare(comparison *c, const lode_hits *dev, const lode_hits *ref)
         if (!in_range(&job->window, h->index))
             continue;
         /* Reference hits before this one were missed. */
-        for (; r < ref->count && hit_order(&ref->items[r], h) < 0; r++) {
+        for (; r < ref->count && lode_hit_compare(&ref->items[r], h) < 0; r++) {
             describe_hit(&job->work, &ref->items[r], hit_text, sizeof hit_text);
             snprintf(what, sizeof what, "%s not reported; the reference finds it", hit_text);
             differ(c, &ref->items[r], false, what);
         }
-        if (r < ref->count && hit_order(&ref->items[r], h) == 0) {
+        if (r < ref->count && lode_hit_compare(&ref->items[r], h) == 0) {
             c->row->hits_compared++;
             r++;
         } else if (genuine) {
@@ -643,9 +631,9 @@ static void *run_row_worker(void *arg)
         reference_total += lode_clock_s() - t;
         reference_indices += (double)lode_work_hashes(&job.work, job.window.count);
         if (dev.count > 1)
-            qsort(dev.items, dev.count, sizeof *dev.items, hit_order);
+            qsort(dev.items, dev.count, sizeof *dev.items, lode_hit_compare);
         if (ref.count > 1)
-            qsort(ref.items, ref.count, sizeof *ref.items, hit_order);
+            qsort(ref.items, ref.count, sizeof *ref.items, lode_hit_compare);
         pthread_mutex_lock(w->lock);
         row->device_s += scan_s;
         row->indices += lode_work_hashes(&job.work, job.range.count);

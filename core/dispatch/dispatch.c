@@ -341,16 +341,6 @@ static double count_restart(lode_dispatcher *m, size_t device, const char *why)
  * quarantined. */
 static bool takes_work(const device_counters *c) { return !c->paused && !c->thermal && !c->quarantined; }
 
-static int by_hit(const void *a, const void *b)
-{
-    const lode_hit *x = a, *y = b;
-    if (x->index != y->index)
-        return x->index < y->index ? -1 : 1;
-    if (x->version != y->version)
-        return x->version < y->version ? -1 : 1;
-    return memcmp(x->pair, y->pair, sizeof x->pair);
-}
-
 /* Keeps the outcome of a device's checked hits; one whose recent hits
  * keep failing the re-check is quarantined. */
 static void note_hit_outcomes(lode_dispatcher *m, size_t device, uint32_t bad_bits, unsigned n)
@@ -379,7 +369,7 @@ static void confirm_hits(lode_dispatcher *m, size_t device, const lode_work *wor
     uint32_t bad_bits = 0; /* outcomes of the last 32 hits checked here */
     unsigned checked = 0;
     if (hits->count > 1)
-        qsort(hits->items, hits->count, sizeof *hits->items, by_hit);
+        qsort(hits->items, hits->count, sizeof *hits->items, lode_hit_compare);
     for (size_t i = 0; i < hits->count; i++) {
         if (m->config.callbacks.wanted && !m->config.callbacks.wanted(m->config.callbacks.user, work->seq)) {
             atomic_fetch_add(&c->hits_stale, hits->count - i);
@@ -387,7 +377,7 @@ static void confirm_hits(lode_dispatcher *m, size_t device, const lode_work *wor
         }
         lode_found f = {.job_seq = work->seq, .device = device, .hit = hits->items[i]};
         bool in_range = f.hit.index >= scanned->start && f.hit.index - scanned->start < scanned->count;
-        bool repeated = i > 0 && by_hit(&hits->items[i - 1], &hits->items[i]) == 0;
+        bool repeated = i > 0 && lode_hit_compare(&hits->items[i - 1], &hits->items[i]) == 0;
         bool bad = !in_range || repeated || !algo->check_hit(work, &f.hit, f.hash);
         bad_bits = bad_bits << 1 | bad;
         checked++;

@@ -43,9 +43,7 @@ typedef struct content_space {
     uint64_t last_used;   /* the epoch of its latest job; 0 = empty slot */
     uint32_t version_mask, version; /* the split of the current pass */
     size_t extranonce2_len;
-    uint64_t space;       /* combinations a pass has; 0 = more than lode will ever make */
     uint64_t variants;    /* variants made under this split */
-    uint64_t made;        /* variants made on the content */
     uint64_t pass_floor;  /* the least ntime the current pass may use */
     uint64_t last_ntime;  /* the ntime of the last variant; 0 = none yet */
 } content_space;
@@ -161,7 +159,7 @@ static void content_digest(const lode_job *job, uint8_t digest[32])
 /* The header space of the job of epoch m->epoch: its content's, found or
  * made (in the least recently used slot), with a new pass if the job
  * splits the combinations differently. Lock held. */
-static content_space *enter_content(lode_mining *m, const lode_job *job, unsigned version_bits)
+static content_space *enter_content(lode_mining *m, const lode_job *job)
 {
     uint8_t digest[32];
     content_digest(job, digest);
@@ -185,7 +183,6 @@ static content_space *enter_content(lode_mining *m, const lode_job *job, unsigne
     c->version_mask = job->version_mask;
     c->version = job->version;
     c->extranonce2_len = job->extranonce2_len;
-    c->space = header_space(job, version_bits - version_group_bits(m->algo, version_bits));
     return c;
 }
 
@@ -208,8 +205,9 @@ static void install_next_variant(lode_mining *m)
         version_bits = 16;
     /* A variant takes 2^group versions at once: its roll counts groups. */
     const unsigned group = version_group_bits(m->algo, version_bits);
+    const uint64_t space = header_space(job, version_bits - group);
     content_space *c = m->space;
-    if (c->space != 0 && c->variants > 0 && c->variants % c->space == 0)
+    if (space != 0 && c->variants > 0 && c->variants % space == 0)
         c->pass_floor = c->last_ntime + 1; /* a new pass: every combination again */
     double ahead = lode_clock_s() - m->job_received;
     if (ahead < 0)
@@ -224,14 +222,13 @@ static void install_next_variant(lode_mining *m)
         m->stats.spent++;
         idle_locked(m);
         lode_log(LODE_LOG_WARN,
-                 "job '%s': all %llu headers of its content are mined (extranonce2 of %zu byte(s), "
-                 "%u version bit(s), ntime up to %u s ahead); waiting for a new job",
-                 job->id, (unsigned long long)(c->made << group), job->extranonce2_len, version_bits,
+                 "job '%s': every header of its content is mined (%llu under this version split: extranonce2 of "
+                 "%zu byte(s), %u version bit(s), ntime up to %u s ahead); waiting for a new job",
+                 job->id, (unsigned long long)(c->variants << group), job->extranonce2_len, version_bits,
                  job->ntime_roll_max);
         return;
     }
     uint64_t roll = c->variants++;
-    c->made++;
     c->last_ntime = ntime;
     uint64_t version_roll = version_bits > group ? roll & ((UINT64_C(1) << (version_bits - group)) - 1) : 0;
     uint64_t extranonce_roll = roll >> (version_bits - group);
@@ -426,10 +423,7 @@ int lode_mining_set_job(lode_mining *m, const lode_job *job)
     m->has_job = true;
     m->job_received = lode_clock_s();
     m->stats.jobs++;
-    unsigned version_bits = popcount32(job->version_mask);
-    if (version_bits > 16)
-        version_bits = 16;
-    m->space = enter_content(m, job, version_bits);
+    m->space = enter_content(m, job);
     m->spent = false;
     install_next_variant(m);
     pthread_mutex_unlock(&m->lock);
