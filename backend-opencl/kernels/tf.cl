@@ -65,32 +65,32 @@ __kernel void tf_tables(__global const uint *primes, uint count, uint skip, uint
  * the sub-launch's global sieve bits at bits_at and the candidate list at
  * cand_at. */
 
-/* A sub-launch's sieve preparation, primes first_item, first_item + step,
- * ...: each prime's first bit in the launch; primes from n_small on clear
- * their multiples in the global bitmap at once. The item with first_item 0
- * zeroes the sub-launch's counters first: tf_segments and tf_exponentiate
- * run after it (in order on the queue), the last read of the area before. */
-inline void prepare_primes(__global const uint *tables, uint stride, uint n_small, uint n_all, uint class_index,
-                           ulong n0, uint count, __global uint *start, __global volatile uint *bits,
-                           __global uint *results, uint area, uint first_item, uint step)
+/* A sub-launch's sieve preparation of prime i: its first bit in the launch;
+ * a prime from n_small on clears its multiples in the global bitmap at
+ * once. */
+inline void prepare_prime(__global const uint *tables, uint stride, uint n_small, uint class_index, ulong n0,
+                          uint count, __global uint *start, __global volatile uint *bits, uint i)
 {
-    if (first_item == 0) {
-        results[area * AREA_WORDS] = 0;
-        results[area * AREA_WORDS + 1] = 0;
-    }
-    for (uint i = first_item; i < n_all; i += step) {
-        const uint r = tables[LODE_TF_TABLE_PRIME * stride + i];
-        const uint pmod = tables[LODE_TF_TABLE_PMOD * stride + i], inv = tables[LODE_TF_TABLE_INV * stride + i];
-        const ulong qb = (2ul * pmod * class_index + 1) % r;   /* q(0) = 2pc + 1 mod r */
-        const ulong root = (ulong)((r - qb) % r) * inv % r; /* inv: 1 / (2p 4620) mod r */
-        const uint n0r = (uint)(n0 % r);
-        const uint s = (uint)(root >= n0r ? root - n0r : root + r - n0r);
-        if (i < n_small)
-            start[i] = s;
-        else
-            for (uint o = s; o < count; o += r)
-                atomic_and(&bits[o >> 5], ~(1u << (o & 31)));
-    }
+    const uint r = tables[LODE_TF_TABLE_PRIME * stride + i];
+    const uint pmod = tables[LODE_TF_TABLE_PMOD * stride + i], inv = tables[LODE_TF_TABLE_INV * stride + i];
+    const ulong qb = (2ul * pmod * class_index + 1) % r;   /* q(0) = 2pc + 1 mod r */
+    const ulong root = (ulong)((r - qb) % r) * inv % r; /* inv: 1 / (2p 4620) mod r */
+    const uint n0r = (uint)(n0 % r);
+    const uint s = (uint)(root >= n0r ? root - n0r : root + r - n0r);
+    if (i < n_small)
+        start[i] = s;
+    else
+        for (uint o = s; o < count; o += r)
+            atomic_and(&bits[o >> 5], ~(1u << (o & 31)));
+}
+
+/* Zeroes the counters of area: tf_segments and tf_exponentiate of its
+ * sub-launch run after the kernel that calls this (in order on the queue),
+ * the last read of the area before. */
+inline void clear_area(__global uint *results, uint area)
+{
+    results[area * AREA_WORDS] = 0;
+    results[area * AREA_WORDS + 1] = 0;
 }
 
 /* The preparation alone: the first sub-launch on a lane of each batch
@@ -98,8 +98,10 @@ inline void prepare_primes(__global const uint *tables, uint stride, uint n_smal
 __kernel void tf_prepare(__global const uint *tables, uint stride, uint n_small, uint n_all, uint class_index,
                          ulong n0, uint count, __global uint *lane_buf, uint bits_at, __global uint *results, uint area)
 {
-    prepare_primes(tables, stride, n_small, n_all, class_index, n0, count, lane_buf, lane_buf + bits_at, results, area,
-                   get_global_id(0), get_global_size(0));
+    if (get_global_id(0) == 0)
+        clear_area(results, area);
+    for (uint i = get_global_id(0); i < n_all; i += get_global_size(0))
+        prepare_prime(tables, stride, n_small, class_index, n0, count, lane_buf, lane_buf + bits_at, i);
 }
 
 /* A middle prime's constants; the segment loop loads the next prime's while
@@ -249,16 +251,42 @@ void tf_segments(__global const uint *tables, uint stride, uint n_small, uint co
 
 /* ---- 3 x 32-bit Montgomery arithmetic, R = 2^96 (tf_mont.h) ---- */
 
-/* a^2 / R mod q: below 2q for a < 4q and q < 2^92; full reduces it below q
- * (for q < 2^95, a < q). NVIDIA: the CUDA kernel's PTX. */
-inline u96 mont_sqr(u96 a, u96 q, uint qinv, bool full)
+/* The exponentiation after its start: for each bit of p below the top 5, a
+ * squaring, and a doubling where the bit is set. qbits bounds q (q <
+ * 2^qbits) and is a constant where this is called, so each bound gets its
+ * own loop (as CUDA's template): below 2^92 lazy (a doubling is a plain
+ * shift, v < 2q after a squaring and v < 4q < 2^94 after a doubling, which
+ * the squaring takes; the result below 4q), below 2^78 also the narrow
+ * squaring (a < 2^80); above, every step reduced below q. NVIDIA: the CUDA
+ * kernel's PTX. */
+inline u96 exp_steps(u96 v, u96 q, uint qinv, uint p, uint nbits, const uint qbits)
 {
+    for (int bit = (int)nbits - 6; bit >= 0; bit--) {
+        const uint b = (p >> bit) & 1u;
 #ifdef LODE_NV_PTX
-    const u96 r = tf_mont_sqr_ptx(a, q, qinv);
+        if (qbits <= 78) {
+            v = u96_shl_ptx(tf_mont_sqr_ptx_narrow(v, q, qinv), b);
+        } else if (qbits <= 92) {
+            v = u96_shl_ptx(tf_mont_sqr_ptx(v, q, qinv), b);
+        } else {
+            v = tf_mont_sqr_ptx(v, q, qinv);
+            u96_sub_if_ge_ptx(&v, q);
+            if (b)
+                v = u96_double_mod_ptx(v, q);
+        }
 #else
-    const u96 r = tf_mont_sqr_c(a, q, qinv);
+        if (qbits <= 92) {
+            v = tf_mont_sqr_c(v, q, qinv);
+            if (b)
+                v = u96_shl1(v);
+        } else {
+            v = u96_sub_if_ge(tf_mont_sqr_c(v, q, qinv), q);
+            if (b)
+                v = u96_double_mod(v, q);
+        }
 #endif
-    return full ? u96_sub_if_ge(r, q) : r;
+    }
+    return v;
 }
 
 #ifdef cl_khr_fp64
@@ -311,17 +339,29 @@ __kernel void tf_exponentiate(__global uint *lane_buf, uint cand_at, __global ui
                               __global const uint *tables, uint stride, uint n_small, uint n_all, uint bits_at,
                               ulong next_n0, uint next_count, uint next_area)
 {
-    if (next_count > 0)
-        prepare_primes(tables, stride, n_small, n_all, class_index, next_n0, next_count, lane_buf, lane_buf + bits_at,
-                       results, next_area, get_global_id(0), get_global_size(0));
     __global const uint *cand = lane_buf + cand_at;
     __global volatile uint *counts = results + area * AREA_WORDS;
     __global uint *found = results + area * AREA_WORDS + 2;
     const uint total = counts[0]; /* counts[1]: factors found */
     const uint nbits = 32 - clz(p);
     const uint y = p >> (nbits - 5); /* the top 5 bits: start at 2^y */
-    const bool full = bit_max > 92;  /* 2^92 <= q < 2^95: reduce every step */
-    for (uint i = get_global_id(0); i < total; i += get_global_size(0)) {
+    const uint items = get_global_size(0);
+    if (next_count > 0 && get_global_id(0) == 0)
+        clear_area(results, next_area);
+    /* The next sub-launch's primes, one every `every` candidates of an item:
+     * their global atomics spread over the whole kernel, beside the
+     * multiplies, instead of queuing at its start. */
+    uint prep = next_count > 0 ? get_global_id(0) : n_all;
+    const uint cands_per_item = (total + items - 1) / items, primes_per_item = (n_all + items - 1) / items;
+    const uint every = primes_per_item != 0 && cands_per_item > primes_per_item ? cands_per_item / primes_per_item : 1;
+    uint wait = 0;
+    for (uint i = get_global_id(0); i < total; i += items) {
+        if (prep < n_all && wait-- == 0) {
+            prepare_prime(tables, stride, n_small, class_index, next_n0, next_count, lane_buf, lane_buf + bits_at,
+                          prep);
+            prep += items;
+            wait = every - 1;
+        }
         const uint off = cand[i];
         const ulong k = class_index + 4620ul * (n0 + off);
         if (k == 0)
@@ -361,15 +401,10 @@ __kernel void tf_exponentiate(__global uint *lane_buf, uint cand_at, __global ui
             for (uint s = 0; s < y; s++)
                 v = u96_double_mod(v, q);
         }
-        /* Not full (q < 2^92): a doubling is a plain shift, v < 2q after a
-         * squaring and v < 4q < 2^94 after a doubling, which mont_sqr takes;
-         * the last step may be a doubling, so v is reduced from below 4q. */
-        for (int bit = (int)nbits - 6; bit >= 0; bit--) {
-            v = mont_sqr(v, q, qinv, full);
-            if ((p >> bit) & 1u)
-                v = full ? u96_double_mod(v, q) : u96_shl1(v);
-        }
-        v = u96_sub_if_ge(u96_sub_if_ge(v, u96_shl1(q)), q);
+        v = bit_max <= 78   ? exp_steps(v, q, qinv, p, nbits, 78)
+            : bit_max <= 92 ? exp_steps(v, q, qinv, p, nbits, 92)
+                            : exp_steps(v, q, qinv, p, nbits, 96);
+        v = u96_sub_if_ge(u96_sub_if_ge(v, u96_shl1(q)), q); /* below q from below 4q */
         const ulong diff_lo = ((ulong)(v.w1 ^ one.w1) << 32 | (v.w0 ^ one.w0)) & mask_lo;
         if (diff_lo == 0 && ((v.w2 ^ one.w2) & mask_hi) == 0) {
             uint slot = atomic_inc(&counts[1]);
@@ -377,4 +412,6 @@ __kernel void tf_exponentiate(__global uint *lane_buf, uint cand_at, __global ui
                 found[slot] = off;
         }
     }
+    for (; prep < n_all; prep += items)
+        prepare_prime(tables, stride, n_small, class_index, next_n0, next_count, lane_buf, lane_buf + bits_at, prep);
 }
