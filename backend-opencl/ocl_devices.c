@@ -115,6 +115,8 @@ static unsigned read_caps(const ocl_dev_desc *d, const char *exts)
         caps |= OCL_CAP_KHR_SHUFFLE;
     if (has_ext(exts, "cl_intel_subgroups"))
         caps |= OCL_CAP_INTEL_SHUFFLE;
+    if (has_ext(exts, "cl_nv_compiler_options"))
+        caps |= OCL_CAP_NV_OPTIONS;
     return caps;
 }
 

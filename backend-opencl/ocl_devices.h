@@ -15,6 +15,7 @@ enum {
     OCL_CAP_NV_SHFL = 1u << 0,       /* NVIDIA: inline PTX shfl.sync */
     OCL_CAP_KHR_SHUFFLE = 1u << 1,   /* cl_khr_subgroups + cl_khr_subgroup_shuffle */
     OCL_CAP_INTEL_SHUFFLE = 1u << 2, /* cl_intel_subgroups */
+    OCL_CAP_NV_OPTIONS = 1u << 3,    /* cl_nv_compiler_options: -cl-nv-maxrregcount=N */
 };
 
 typedef struct ocl_dev_desc {
