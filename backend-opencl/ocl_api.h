@@ -66,6 +66,8 @@
     X(cl_int, clFinish, (cl_command_queue))                                                        \
     X(cl_int, clWaitForEvents, (cl_uint, const cl_event *))                                        \
     X(cl_int, clGetEventInfo, (cl_event, cl_event_info, size_t, void *, size_t *))                \
+    X(cl_int, clGetEventProfilingInfo, (cl_event, cl_profiling_info, size_t, void *, size_t *))   \
+    X(cl_int, clRetainEvent, (cl_event))                                                           \
     X(cl_int, clReleaseEvent, (cl_event))
 
 #define OCL_MEMBER(ret, name, args) ret(CL_API_CALL *name) args;

@@ -31,6 +31,9 @@ typedef struct lane {
     cl_uint count_arg; /* the count argument last set (0: none) */
 } lane;
 
+/* LODE_TF_PROFILE: a sub-launch's kernels, timed by profiling events. */
+enum { STAGE_PREPARE, STAGE_SEGMENTS, STAGE_EXP, STAGES };
+
 /* A launch: parts sub-launches, results in areas [slot * batch, + parts). */
 typedef struct tf_launch {
     uint64_t n0, count;
@@ -38,6 +41,7 @@ typedef struct tf_launch {
     cl_event kdone[LANES]; /* the last exponentiation on each lane used (polled) */
     cl_event done;         /* the read-back, after all of them */
     ocl_tf_part *part;     /* batch entries */
+    cl_event (*stage)[STAGES]; /* LODE_TF_PROFILE: each part's kernels (NULL: none) */
 } tf_launch;
 
 struct ocl_tf {
@@ -61,6 +65,11 @@ struct ocl_tf {
     unsigned next_lane;
     tf_launch launches[DEPTH];
     unsigned head, queued;
+    /* LODE_TF_PROFILE: both lanes on one in-order queue, so each kernel
+     * runs alone and its time is its own (as CUDA's profile). */
+    bool profile;
+    double stage_ms[STAGES];
+    uint64_t stage_calls[STAGES], prof_parts, prof_indices, prof_survivors;
 };
 
 static int fail(const ocl_tf *f, const char *what, cl_int err)
@@ -100,8 +109,14 @@ static int kernel(ocl_tf *f, const char *name, cl_kernel *out)
     return LODE_OK;
 }
 
-static void release_events(tf_launch *l)
+static void release_events(tf_launch *l, unsigned batch)
 {
+    for (unsigned j = 0; l->stage != NULL && j < batch; j++)
+        for (int k = 0; k < STAGES; k++)
+            if (l->stage[j][k] != NULL) {
+                ocl.clReleaseEvent(l->stage[j][k]);
+                l->stage[j][k] = NULL;
+            }
     for (int q = 0; q < LANES; q++)
         if (l->kdone[q] != NULL) {
             ocl.clReleaseEvent(l->kdone[q]);
@@ -121,9 +136,20 @@ void ocl_tf_free(ocl_tf *f)
         if (f->lanes[q].queue != NULL)
             ocl.clFinish(f->lanes[q].queue);
     for (int s = 0; s < DEPTH; s++) {
-        release_events(&f->launches[s]);
+        release_events(&f->launches[s], f->batch);
         free(f->launches[s].part);
+        free(f->launches[s].stage);
     }
+    if (f->profile && f->prof_parts > 0)
+        lode_log(LODE_LOG_INFO,
+                 "%s: tf: %llu sub-launches, %.4g indices each, %.2f%% survive the sieve (%u primes); ms per "
+                 "sub-launch: segments %.3f, exponentiation with the next sub-launch's large primes %.3f; "
+                 "tf_prepare %.3f per call (%llu calls)",
+                 f->label, (unsigned long long)f->prof_parts, (double)f->prof_indices / f->prof_parts,
+                 100.0 * f->prof_survivors / f->prof_indices, f->n_all,
+                 f->stage_ms[STAGE_SEGMENTS] / f->prof_parts, f->stage_ms[STAGE_EXP] / f->prof_parts,
+                 f->stage_calls[STAGE_PREPARE] ? f->stage_ms[STAGE_PREPARE] / f->stage_calls[STAGE_PREPARE] : 0.0,
+                 (unsigned long long)f->stage_calls[STAGE_PREPARE]);
     if (f->host.ptr != NULL)
         ocl_pinned_free(&f->host, f->queue);
     for (int q = 0; q < LANES; q++) {
@@ -134,7 +160,7 @@ void ocl_tf_free(ocl_tf *f)
                 ocl.clReleaseKernel(ks[i]);
         if (l->mem != NULL)
             ocl.clReleaseMemObject(l->mem);
-        if (l->queue != NULL && l->queue != f->queue)
+        if (l->queue != NULL && l->queue != f->queue && (q == 0 || l->queue != f->lanes[0].queue))
             ocl.clReleaseCommandQueue(l->queue);
     }
     cl_mem mems[] = {f->primes_dev, f->tables, f->results};
@@ -155,10 +181,10 @@ void ocl_tf_free(ocl_tf *f)
 static int setup_lane(ocl_tf *f, const ocl_dev_desc *desc, lane *l, bool first)
 {
     const size_t launch = (size_t)1 << f->launch_bits;
-    l->queue = f->queue;
-    if (!first) {
+    l->queue = f->profile && !first ? f->lanes[0].queue : f->queue;
+    if (first == f->profile) { /* the second lane's own queue, or the profiled lanes' shared one */
         cl_int err = CL_SUCCESS;
-        l->queue = ocl.clCreateCommandQueue(f->ctx, desc->id, 0, &err);
+        l->queue = ocl.clCreateCommandQueue(f->ctx, desc->id, f->profile ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
         if (l->queue == NULL || err != CL_SUCCESS) {
             l->queue = NULL;
             return fail(f, "clCreateCommandQueue", err);
@@ -234,11 +260,13 @@ int ocl_tf_new(const ocl_dev_desc *desc, cl_context ctx, cl_command_queue queue,
     /* A small grid walks every prime (as CUDA's): measured on the H100 2.8%
      * faster than an item per prime, beside the other lane's work. */
     f->prep_items = (size_t)(desc->compute_units ? desc->compute_units : 1) * PREP_GROUPS_PER_CU * PREP_LOCAL;
+    f->profile = lode_setting_flag(LODE_SETTING_TF_PROFILE);
     int rc = LODE_OK;
     if ((f->primes = tf_sieve_primes(f->want_primes)) == NULL)
         rc = LODE_ERR_NO_MEMORY;
     for (int s = 0; s < DEPTH && rc == LODE_OK; s++)
-        if ((f->launches[s].part = calloc(f->batch, sizeof(ocl_tf_part))) == NULL)
+        if ((f->launches[s].part = calloc(f->batch, sizeof(ocl_tf_part))) == NULL ||
+            (f->profile && (f->launches[s].stage = calloc(f->batch, sizeof *f->launches[s].stage)) == NULL))
             rc = LODE_ERR_NO_MEMORY;
     if (rc == LODE_OK) {
         const char *sources[1] = {lode_ocl_src_tf};
@@ -392,7 +420,7 @@ int ocl_tf_set_job(ocl_tf *f, const lode_tf_job *job)
  * and its exponentiation, which prepares next (results to next_area) when
  * given; *ev (if given) marks the exponentiation's end. */
 static int enqueue_part(ocl_tf *f, lane *l, const ocl_tf_part *part, cl_uint area, bool prepared,
-                        const ocl_tf_part *next, cl_uint next_area, cl_event *ev)
+                        const ocl_tf_part *next, cl_uint next_area, cl_event *ev, cl_event *stage)
 {
     const cl_ulong start = part->n0;
     const cl_uint count = part->count;
@@ -408,12 +436,14 @@ static int enqueue_part(ocl_tf *f, lane *l, const ocl_tf_part *part, cl_uint are
         ARG(l->prepare, 10, area);
         local = PREP_LOCAL;
         global = f->prep_items;
-        TRY("tf_prepare", ocl.clEnqueueNDRangeKernel(l->queue, l->prepare, 1, NULL, &global, &local, 0, NULL, NULL));
+        TRY("tf_prepare", ocl.clEnqueueNDRangeKernel(l->queue, l->prepare, 1, NULL, &global, &local, 0, NULL,
+                                                     stage ? &stage[STAGE_PREPARE] : NULL));
     }
     ARG(l->segments, 8, area);
     local = LODE_TF_OCL_SIEVE_LOCAL;
     global = (size_t)segments * LODE_TF_OCL_SIEVE_LOCAL;
-    TRY("tf_segments", ocl.clEnqueueNDRangeKernel(l->queue, l->segments, 1, NULL, &global, &local, 0, NULL, NULL));
+    TRY("tf_segments", ocl.clEnqueueNDRangeKernel(l->queue, l->segments, 1, NULL, &global, &local, 0, NULL,
+                                                  stage ? &stage[STAGE_SEGMENTS] : NULL));
     const cl_ulong next_n0 = next != NULL ? next->n0 : 0;
     const cl_uint next_count = next != NULL ? next->count : 0;
     ARG(l->exp, 3, area);
@@ -423,7 +453,12 @@ static int enqueue_part(ocl_tf *f, lane *l, const ocl_tf_part *part, cl_uint are
     ARG(l->exp, 17, next_area);
     local = EXP_LOCAL;
     global = f->exp_items;
-    TRY("tf_exponentiate", ocl.clEnqueueNDRangeKernel(l->queue, l->exp, 1, NULL, &global, &local, 0, NULL, ev));
+    cl_event *exp_ev = stage ? &stage[STAGE_EXP] : ev;
+    TRY("tf_exponentiate", ocl.clEnqueueNDRangeKernel(l->queue, l->exp, 1, NULL, &global, &local, 0, NULL, exp_ev));
+    if (stage != NULL && ev != NULL) { /* the profile's event also marks the lane's end */
+        *ev = *exp_ev;
+        TRY("clRetainEvent", ocl.clRetainEvent(*ev));
+    }
     return LODE_OK;
 }
 
@@ -433,7 +468,7 @@ int ocl_tf_enqueue(ocl_tf *f, uint64_t n0, uint64_t count)
         return LODE_ERR_INVALID;
     const unsigned slot = (f->head + f->queued) % DEPTH;
     tf_launch *b = &f->launches[slot];
-    release_events(b);
+    release_events(b, f->batch);
     const uint64_t sub = (uint64_t)1 << f->launch_bits;
     const unsigned parts = (unsigned)((count + sub - 1) / sub);
     for (unsigned j = 0; j < parts; j++) {
@@ -451,7 +486,8 @@ int ocl_tf_enqueue(ocl_tf *f, uint64_t n0, uint64_t count)
         const bool prepared = j >= LANES, last_on_lane = j + LANES >= parts;
         const ocl_tf_part *next = last_on_lane ? NULL : &b->part[j + LANES];
         int rc = enqueue_part(f, &f->lanes[q], &b->part[j], slot * f->batch + j, prepared, next,
-                              slot * f->batch + j + LANES, last_on_lane ? &b->kdone[q] : NULL);
+                              slot * f->batch + j + LANES, last_on_lane ? &b->kdone[q] : NULL,
+                              b->stage ? b->stage[j] : NULL);
         if (rc != LODE_OK)
             return rc;
         last_lane = q;
@@ -495,6 +531,28 @@ int ocl_tf_ready(ocl_tf *f)
     return 1;
 }
 
+/* Adds a finished profiled launch's kernel times and survivors. */
+static void profile_collect(ocl_tf *f, const tf_launch *b, const uint32_t *areas)
+{
+    for (unsigned j = 0; j < b->parts; j++) {
+        for (int k = 0; k < STAGES; k++) {
+            cl_ulong t0 = 0, t1 = 0;
+            if (b->stage[j][k] != NULL &&
+                ocl.clGetEventProfilingInfo(b->stage[j][k], CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) ==
+                    CL_SUCCESS &&
+                ocl.clGetEventProfilingInfo(b->stage[j][k], CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) ==
+                    CL_SUCCESS &&
+                t1 >= t0) {
+                f->stage_ms[k] += (double)(t1 - t0) * 1e-6;
+                f->stage_calls[k]++;
+            }
+        }
+        f->prof_parts++;
+        f->prof_indices += b->part[j].count;
+        f->prof_survivors += areas[(size_t)j * AREA_WORDS];
+    }
+}
+
 int ocl_tf_finish(ocl_tf *f, uint64_t *n0, uint64_t *count, const ocl_tf_part **parts, unsigned *nparts,
                   bool *overflow)
 {
@@ -505,11 +563,13 @@ int ocl_tf_finish(ocl_tf *f, uint64_t *n0, uint64_t *count, const ocl_tf_part **
     f->head = (f->head + 1) % DEPTH;
     f->queued--;
     cl_int err = ocl.clWaitForEvents(1, &b->done);
-    release_events(b);
+    const uint32_t *areas = (const uint32_t *)f->host.ptr + (size_t)slot * f->batch * AREA_WORDS;
+    if (err == CL_SUCCESS && b->stage != NULL)
+        profile_collect(f, b, areas);
+    release_events(b, f->batch);
     if (err != CL_SUCCESS)
         return fail(f, "waiting for a launch", err);
     *overflow = false;
-    const uint32_t *areas = (const uint32_t *)f->host.ptr + (size_t)slot * f->batch * AREA_WORDS;
     for (unsigned j = 0; j < b->parts; j++) {
         const uint32_t *a = areas + (size_t)j * AREA_WORDS;
         ocl_tf_part *part = &b->part[j];
@@ -530,6 +590,6 @@ void ocl_tf_discard(ocl_tf *f)
     for (int q = 0; q < LANES; q++)
         ocl.clFinish(f->lanes[q].queue);
     for (int s = 0; s < DEPTH; s++)
-        release_events(&f->launches[s]);
+        release_events(&f->launches[s], f->batch);
     f->queued = 0;
 }

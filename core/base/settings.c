@@ -83,8 +83,10 @@ static const lode_setting table[LODE_SETTING_COUNT] = {
      .group = LODE_SETTING_MEASURE, .default_text = "0",
      .help = "1: log CUDA Momentum stage times (CUDA events)", .readers = "backend-cuda/momentum_kernel.cu"},
     {LODE_SETTING_TF_PROFILE, "LODE_TF_PROFILE", .kind = LODE_SETTING_FLAG, .group = LODE_SETTING_MEASURE,
-     .default_text = "0", .help = "1: log CUDA trial-factoring kernel times",
-     .readers = "backend-cuda/tf_kernel.cu"},
+     .default_text = "0",
+     .help = "1: log GPU trial-factoring kernel times (CUDA events; OpenCL profiling events), each kernel run "
+             "alone",
+     .readers = "backend-cuda/tf_kernel.cu, backend-opencl/ocl_tf.c"},
     {LODE_SETTING_TF_NO_PROOF, "LODE_TF_NO_PROOF", .kind = LODE_SETTING_FLAG, .group = LODE_SETTING_MEASURE,
      .default_text = "0", .help = "1: lode tf collects no proof of work (to measure its cost; results carry none)",
      .readers = "core/tf/class_driver.c"},
