@@ -6,6 +6,7 @@
  * "start" is the first such bit of the launch, (root - n0) mod r. */
 #include "backend-cuda/tf_cuda.h"
 #include "core/backend_support/kernels/tf_mont.h"
+#include "core/backend_support/kernels/tf_sieve.h"
 #include "core/backend_support/tf_tables.h"
 #include "core/base/settings.h"
 #include "core/base/status.h"
@@ -82,15 +83,6 @@ __device__ __forceinline__ segment_prime segment_prime_at(const uint32_t *__rest
     return i < n ? segment_prime{prime[i], smod[i], minv[i], start[i]} : segment_prime{0, 0, 0, 0};
 }
 
-/* Bits 0, r, 2r, ... below 64. */
-__device__ __forceinline__ uint64_t pattern_bits(uint32_t r)
-{
-    uint64_t m = 0;
-    for (uint32_t b = 0; b < 64; b += r)
-        m |= 1ull << b;
-    return m;
-}
-
 /* Per prime: its first bit in the launch (primes below the segment size,
  * for tf_sieve_segments), or (larger primes) clear every multiple in the
  * launch's global bitmap. A small grid of small blocks walks all primes:
@@ -113,11 +105,7 @@ tf_sieve_prepare(const uint32_t *__restrict__ prime, const uint32_t *__restrict_
     for (sieve_prime cur = sieve_prime_at(prime, inv, pmod, i, n_all); i < n_all;) {
         const sieve_prime next = sieve_prime_at(prime, inv, pmod, i + stride, n_all);
         const uint32_t r = cur.r;
-        /* q(0) = 2 p c + 1, q_step = 2 p 4620 (cur.inv is its inverse mod r). */
-        const uint64_t qb = (2ull * cur.pmod * class_index + 1) % r;
-        const uint64_t root = (uint64_t)((r - qb) % r) * cur.inv % r;
-        const uint32_t n0r = (uint32_t)(n0 % r);
-        const uint32_t s = (uint32_t)(root >= n0r ? root - n0r : root + r - n0r);
+        const uint32_t s = tf_sieve_first(r, cur.pmod, cur.inv, class_index, n0);
         if (i < n_small)
             start[i] = s;
         else
@@ -157,7 +145,7 @@ tf_sieve_segments(const uint32_t *__restrict__ prime, const uint32_t *__restrict
 #pragma unroll
     for (int i = 0; i < (int)kPatternPrimes; i++) {
         const uint32_t r = pattern_prime(i);
-        const uint64_t pat = pattern_bits(r);
+        const uint64_t pat = tf_pattern_bits(r);
         const uint32_t d = (32u * kSieveThreads) % r;
         uint32_t o = start[i] + r - (seg0 % r); /* first multiple in the segment, in [0, 2r) */
         o = o >= r ? o - r : o;

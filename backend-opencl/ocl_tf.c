@@ -29,6 +29,7 @@ typedef struct lane {
     cl_mem mem;
     cl_kernel prepare, segments, exp;
     cl_uint count_arg; /* the count argument last set (0: none) */
+    bool owns_queue;   /* created for this lane (released with it) */
 } lane;
 
 /* LODE_TF_PROFILE: a sub-launch's kernels, timed by profiling events. */
@@ -160,7 +161,7 @@ void ocl_tf_free(ocl_tf *f)
                 ocl.clReleaseKernel(ks[i]);
         if (l->mem != NULL)
             ocl.clReleaseMemObject(l->mem);
-        if (l->queue != NULL && l->queue != f->queue && (q == 0 || l->queue != f->lanes[0].queue))
+        if (l->owns_queue)
             ocl.clReleaseCommandQueue(l->queue);
     }
     cl_mem mems[] = {f->primes_dev, f->tables, f->results};
@@ -177,18 +178,24 @@ void ocl_tf_free(ocl_tf *f)
 }
 
 /* A lane's queue, buffers and kernels, with the arguments that never
- * change set; its sieve bits start all ones (tf_segments keeps them so). */
+ * change set; its sieve bits start all ones (tf_segments keeps them so).
+ * Queues: the first lane uses the device's, the second its own; profiled,
+ * both share one new profiling queue. */
 static int setup_lane(ocl_tf *f, const ocl_dev_desc *desc, lane *l, bool first)
 {
     const size_t launch = (size_t)1 << f->launch_bits;
-    l->queue = f->profile && !first ? f->lanes[0].queue : f->queue;
-    if (first == f->profile) { /* the second lane's own queue, or the profiled lanes' shared one */
+    if (f->profile && !first) {
+        l->queue = f->lanes[0].queue;
+    } else if (first && !f->profile) {
+        l->queue = f->queue;
+    } else {
         cl_int err = CL_SUCCESS;
         l->queue = ocl.clCreateCommandQueue(f->ctx, desc->id, f->profile ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
         if (l->queue == NULL || err != CL_SUCCESS) {
             l->queue = NULL;
             return fail(f, "clCreateCommandQueue", err);
         }
+        l->owns_queue = true;
     }
     int rc;
     if ((rc = buffer(f, ((size_t)f->cand_at + launch) * sizeof(uint32_t), &l->mem)) != LODE_OK ||
@@ -273,7 +280,7 @@ int ocl_tf_new(const ocl_dev_desc *desc, cl_context ctx, cl_command_queue queue,
         /* NVIDIA's compiler takes inline PTX: the squaring's carry chains.
          * 48 registers (54 uncapped, no spills at 48) fit five of the
          * exponentiation's 256-item work-groups on an SM instead of four, as
-         * CUDA's kernel (46): +0.65% on the H200 (docs/PERFORMANCE.md). */
+         * CUDA's kernel (46): +0.7% on the H200 (docs/PERFORMANCE.md). */
         char options[96];
         snprintf(options, sizeof options, "-cl-std=CL1.2%s%s",
                  desc->caps & OCL_CAP_NV_SHFL ? " -D LODE_NV_PTX=1" : "",

@@ -100,6 +100,33 @@ def test_proof(tmp):
           f"LODE_TF_NO_PROOF: {r.returncode} {line} {r.stderr[-200:]}")
 
 
+def test_profile(tmp):
+    """LODE_TF_PROFILE=1 on every GPU backend here (PoCL in CI): the profiled
+    path (OpenCL: both lanes on one profiling queue) finds exactly Python's
+    factors, and the log reports the kernels it timed, a sub-launch at least
+    for every class the range needs."""
+    listing = subprocess.run([LODE, "--list-devices"], capture_output=True, text=True, timeout=120).stdout
+    devices = sorted(set(re.findall(r"^((?:cuda|opencl):\d+)", listing, re.M)))
+    p, lo, hi = 100043, 20, 36
+    want = oracle_factors(p, lo, hi)
+    line_re = re.compile(r"tf: (\d+) (?:sub-)?launches, \S+ indices each, ([\d.]+)% survive the sieve "
+                         r"\((\d+) primes\); ms per (?:sub-)?launch: .*?segments ([\d.]+)")
+    for dev in devices:
+        d = fresh(tmp, f"profile-{dev.replace(':', '')}")
+        r = subprocess.run([LODE, "tf", str(p), str(lo), str(hi), "-d", dev, "--no-checkpoints",
+                            "--results", os.path.join(d, "results.json.txt")],
+                           capture_output=True, text=True, timeout=600,
+                           env=dict(os.environ, LODE_TF_PROFILE="1", LODE_TF_LAUNCH_BITS="20"))
+        got = [int(q) for q in re.findall(r"M\d+ has a factor: (\d+)", r.stdout)]
+        check(r.returncode == 0 and got == want, f"profiled tf on {dev}: rc {r.returncode}, {got}, oracle {want}")
+        m = line_re.findall(r.stderr)
+        check(len(m) == 1, f"profiled tf on {dev}: one profile line: {r.stderr[-600:]}")
+        if len(m) == 1:
+            launches, survive, primes, seg_ms = int(m[0][0]), float(m[0][1]), int(m[0][2]), float(m[0][3])
+            check(launches >= len(needed_classes(p)) and 0 < survive < 100 and primes > 0 and seg_ms > 0,
+                  f"profiled tf on {dev}: {m[0]} ({len(needed_classes(p))} classes)")
+
+
 def needed_classes(p):
     """Classes k mod 4620 whose q can be a factor: q = +-1 mod 8, no factor 3, 5, 7, 11."""
     out = []
@@ -740,7 +767,7 @@ with tempfile.TemporaryDirectory() as tmp:
     for test in (test_selftest, test_errors, test_ranges, test_worktodo, test_worktodo_add, test_report_once,
                  test_double_interrupt, test_kill_resume, test_worktodo_bytes, test_results_unwritable,
                  test_worktodo_rewrite_fails, test_crash_steps, test_kill_window, test_two_instances,
-                 test_json_escaping, test_worktodo_not_a_file, test_messages, test_proof):
+                 test_json_escaping, test_worktodo_not_a_file, test_messages, test_proof, test_profile):
         if ONLY and test.__name__ not in ONLY.split(","):
             continue
         t0 = time.time()

@@ -11,6 +11,7 @@
 
 #include "core/backend_support/kernel_params.h"
 #include "core/backend_support/kernels/tf_mont.h"
+#include "core/backend_support/kernels/tf_sieve.h"
 
 /* A work-group sieves LODE_TF_OCL_SEG_BITS in local memory. */
 #define SEG_WORDS (LODE_TF_OCL_SEG_BITS / 32u)
@@ -72,11 +73,8 @@ inline void prepare_prime(__global const uint *tables, uint stride, uint n_small
                           uint count, __global uint *start, __global volatile uint *bits, uint i)
 {
     const uint r = tables[LODE_TF_TABLE_PRIME * stride + i];
-    const uint pmod = tables[LODE_TF_TABLE_PMOD * stride + i], inv = tables[LODE_TF_TABLE_INV * stride + i];
-    const ulong qb = (2ul * pmod * class_index + 1) % r;   /* q(0) = 2pc + 1 mod r */
-    const ulong root = (ulong)((r - qb) % r) * inv % r; /* inv: 1 / (2p 4620) mod r */
-    const uint n0r = (uint)(n0 % r);
-    const uint s = (uint)(root >= n0r ? root - n0r : root + r - n0r);
+    const uint s = tf_sieve_first(r, tables[LODE_TF_TABLE_PMOD * stride + i], tables[LODE_TF_TABLE_INV * stride + i],
+                                  class_index, n0);
     if (i < n_small)
         start[i] = s;
     else
@@ -124,15 +122,6 @@ inline segment_prime segment_prime_at(__global const uint *prime, __global const
     return sp;
 }
 
-/* Bits 0, r, 2r, ... below 64. */
-inline ulong pattern_bits(uint r)
-{
-    ulong m = 0;
-    for (uint b = 0; b < 64; b += r)
-        m |= 1ul << b;
-    return m;
-}
-
 /* One work-group per segment: pattern primes, middle primes with local
  * atomics, AND the global bits, then the survivors' offsets appended to cand
  * (one atomic_add per work-group). Every segment sets its words of the
@@ -158,7 +147,7 @@ void tf_segments(__global const uint *tables, uint stride, uint n_small, uint co
         w[j] = 0xFFFFFFFFu;
     for (uint i = 0; i < PATTERN_PRIMES; i++) {
         const uint r = prime[i];
-        const ulong pat = pattern_bits(r);
+        const ulong pat = tf_pattern_bits(r);
         const uint d = (32u * LODE_TF_OCL_SIEVE_LOCAL) % r;
         uint o = start[i] + r - seg0 % r; /* first multiple in the segment, in [0, 2r) */
         o = o >= r ? o - r : o;

@@ -1,7 +1,7 @@
 /* The portability header of the GPU kernels: one source for CUDA (.cu,
  * nvcc) and OpenCL C 1.2 (.cl, compiled per device at run time).
  *
- * A shared primitive (kernels/sha256.h, sha512.h, salsa.h, tf_mont.h) is
+ * A shared primitive (kernels/sha256.h, sha512.h, salsa.h, tf_mont.h, tf_sieve.h) is
  * written once against the names below; each backend's kernels include it.
  * What differs between the two languages is mapped here, once:
  *
