@@ -22,7 +22,6 @@ extern "C" {
 namespace {
 
 constexpr unsigned kSieveThreads = 256;
-constexpr unsigned kPatternPrimes = 13; /* 13 .. 61: several per 32-bit word */
 constexpr unsigned kPrepThreads = 128;
 constexpr unsigned kExpThreads = 256;
 constexpr unsigned kDepth = 2;
@@ -46,16 +45,6 @@ struct launch_desc {
 };
 
 /* ---- the sieve ---------------------------------------------------------- */
-
-__device__ __forceinline__ uint32_t pattern_prime(int i)
-{
-    switch (i) {
-    case 0: return 13; case 1: return 17; case 2: return 19; case 3: return 23;
-    case 4: return 29; case 5: return 31; case 6: return 37; case 7: return 41;
-    case 8: return 43; case 9: return 47; case 10: return 53; case 11: return 59;
-    default: return 61;
-    }
-}
 
 /* A prime's constants for tf_sieve_prepare (sieve_prime) and for a
  * segment's middle primes (segment_prime). Both loops load the next
@@ -143,8 +132,8 @@ tf_sieve_segments(const uint32_t *__restrict__ prime, const uint32_t *__restrict
     for (unsigned j = 0; j < kWordsPerThread; j++)
         w[j] = 0xFFFFFFFFu;
 #pragma unroll
-    for (int i = 0; i < (int)kPatternPrimes; i++) {
-        const uint32_t r = pattern_prime(i);
+    for (unsigned i = 0; i < TF_PATTERN_PRIMES; i++) {
+        const uint32_t r = tf_pattern_prime(i);
         const uint64_t pat = tf_pattern_bits(r);
         const uint32_t d = (32u * kSieveThreads) % r;
         uint32_t o = start[i] + r - (seg0 % r); /* first multiple in the segment, in [0, 2r) */
@@ -164,7 +153,7 @@ tf_sieve_segments(const uint32_t *__restrict__ prime, const uint32_t *__restrict
 
     /* Middle primes (61 < r < kSegmentBits): a thread per prime, loaded
      * one ahead (segment_prime_at). */
-    unsigned i = kPatternPrimes + t;
+    unsigned i = TF_PATTERN_PRIMES + t;
     for (segment_prime cur = segment_prime_at(prime, smod, minv, start, i, n_small); i < n_small;) {
         const segment_prime next = segment_prime_at(prime, smod, minv, start, i + kSieveThreads, n_small);
         const uint32_t r = cur.r, st = cur.start;
@@ -503,7 +492,7 @@ extern "C" cudaError_t cuda_tf_new(cudaStream_t stream, cuda_tf **out)
         return cudaErrorMemoryAllocation;
     tf->stream = stream;
     tf->want_primes = lode_setting_unsigned_in(LODE_SETTING_TF_SIEVE_PRIMES, CUDA_TF_DEFAULT_SIEVE_PRIMES,
-                                   kPatternPrimes + 1, CUDA_TF_MAX_SIEVE_PRIMES);
+                                   TF_PATTERN_PRIMES + 1, CUDA_TF_MAX_SIEVE_PRIMES);
     /* Device launches of 2^28 where the GPU has the room (two sets' candidate
      * lists are 2 GiB): half the graph launches of 2^27 and, measured on an
      * H200, 4% faster (half the exponentiation's tails at launch ends). */

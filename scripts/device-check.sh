@@ -24,7 +24,7 @@ if [ "${1:-}" = "--stage" ]; then
   build=${2:-build/ci}
   mkdir -p .devbin .devlibs
   cp "$build/core/cli/lode" "$build"/tests/test_{backends,dispatch,reference,tf,launch_driver} .devbin/
-  cp "$build"/tests/libcpu_sampler.so "$build"/backend-opencl/enqueue_cost_probe .devbin/ 2>/dev/null
+  cp "$build"/tests/libcpu_sampler.so "$build"/backend-opencl/{enqueue_cost,tf_segments}_probe .devbin/ 2>/dev/null
   # litecoind, for the stratum test pool on the GPU machine (LITECOIND=.devbin/litecoind)
   [ -x /usr/lib/litecoin/litecoind ] && cp /usr/lib/litecoin/litecoind .devbin/
   # Every library they link but the C library itself, and the OpenCL loader

@@ -16,7 +16,6 @@
 /* A work-group sieves LODE_TF_OCL_SEG_BITS in local memory. */
 #define SEG_WORDS (LODE_TF_OCL_SEG_BITS / 32u)
 #define WORDS_PER_ITEM (SEG_WORDS / LODE_TF_OCL_SIEVE_LOCAL)
-#define PATTERN_PRIMES 13u /* 13 .. 61: several per 32-bit word */
 /* A sub-launch's results in the results buffer (area a at a * AREA_WORDS):
  * candidates, factors, then the factors' offsets (ocl_tf.c reads areas back
  * whole). */
@@ -135,35 +134,44 @@ void tf_segments(__global const uint *tables, uint stride, uint n_small, uint co
     __global const uint *minv = tables + LODE_TF_TABLE_MINV * stride, *start = lane_buf;
     __global uint *bits = lane_buf + bits_at, *cand = lane_buf + cand_at;
     __global volatile uint *cand_count = results + area * AREA_WORDS;
-    __local volatile uint sm[SEG_WORDS];
+    /* Not volatile: atomics need no volatile, and barriers order the other
+     * items' uses. With volatile (and the loops below unrolled), trial
+     * factoring ran 2% slower on NVIDIA. */
+    __local uint sm[SEG_WORDS];
     __local uint sums[LODE_TF_OCL_SIEVE_LOCAL];
     __local uint base;
     const uint t = get_local_id(0), b = get_group_id(0);
     const uint seg0 = b * LODE_TF_OCL_SEG_BITS;
     const uint seg_bits = count - seg0 < LODE_TF_OCL_SEG_BITS ? count - seg0 : LODE_TF_OCL_SEG_BITS;
 
+    /* Unrolled over the constant primes, as CUDA's (tf_sieve.h): no loads
+     * of the primes, each pattern and step folded. */
     uint w[WORDS_PER_ITEM];
+#pragma unroll
     for (uint j = 0; j < WORDS_PER_ITEM; j++)
         w[j] = 0xFFFFFFFFu;
-    for (uint i = 0; i < PATTERN_PRIMES; i++) {
-        const uint r = prime[i];
+#pragma unroll
+    for (uint i = 0; i < TF_PATTERN_PRIMES; i++) {
+        const uint r = tf_pattern_prime(i);
         const ulong pat = tf_pattern_bits(r);
         const uint d = (32u * LODE_TF_OCL_SIEVE_LOCAL) % r;
         uint o = start[i] + r - seg0 % r; /* first multiple in the segment, in [0, 2r) */
         o = o >= r ? o - r : o;
         uint at = o + r - (32u * t) % r; /* relative to word t */
         at = at >= r ? at - r : at;
+#pragma unroll
         for (uint j = 0; j < WORDS_PER_ITEM; j++) {
             w[j] &= ~(uint)(pat << at);
             at = at >= d ? at - d : at + r - d;
         }
     }
+#pragma unroll
     for (uint j = 0; j < WORDS_PER_ITEM; j++)
         sm[t + j * LODE_TF_OCL_SIEVE_LOCAL] = w[j];
     barrier(CLK_LOCAL_MEM_FENCE);
 
     /* Middle primes, an item per prime, loaded one ahead. */
-    uint i = PATTERN_PRIMES + t;
+    uint i = TF_PATTERN_PRIMES + t;
     for (segment_prime cur = segment_prime_at(prime, smod, minv, start, i, n_small); i < n_small;) {
         const segment_prime next = segment_prime_at(prime, smod, minv, start, i + LODE_TF_OCL_SIEVE_LOCAL, n_small);
         const uint r = cur.r, st = cur.start;
@@ -178,8 +186,12 @@ void tf_segments(__global const uint *tables, uint stride, uint n_small, uint co
     barrier(CLK_LOCAL_MEM_FENCE);
 
     /* Survivors: words t, t + L, ... (coalesced reads of the large primes'
-     * bits), kept in local memory (each item reads back only its own). */
+     * bits), kept in local memory (each item reads back only its own).
+     * Unrolled, so all the item's loads are in flight at once: rolled, each
+     * round waited for the memory in turn, and the kernel took 20-30%
+     * longer (backend-opencl/probes/tf_segments_probe.c). */
     uint n = 0;
+#pragma unroll
     for (uint j = 0; j < WORDS_PER_ITEM; j++) {
         const uint wi = t + j * LODE_TF_OCL_SIEVE_LOCAL;
         uint v = sm[wi] & bits[seg0 / 32 + wi];
