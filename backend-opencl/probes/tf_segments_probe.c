@@ -13,7 +13,12 @@
  *     kernel's start and after each of its four phases: the work-groups
  *     resident at once per SM, and each phase's share of the time.
  *
- *   tf_segments_probe [sieve primes (1000000)] [launches per case (20)] */
+ *   tf_segments_probe [sieve primes (1000000)] [launches per case (20)] [segments]
+ *
+ * SEGMENTS (default 506, a sub-launch of 2^27) sets the variants' launch
+ * and replaces the size sweep: the ctest tf_segments_probe runs a small
+ * case on PoCL, so a change to tf.cl that breaks the variants' text edits
+ * (or their survivors) fails there. Exits 77 without an OpenCL device. */
 #include "backend-opencl/ocl_api.h"
 #include "backend-opencl/ocl_program.h"
 #include "core/backend_support/kernel_params.h"
@@ -195,6 +200,38 @@ static char *traced_source(const char *shipped)
     return s;
 }
 
+/* x^e mod m (m < 2^32). */
+static uint64_t pow_mod(uint64_t x, uint64_t e, uint64_t m)
+{
+    uint64_t r = 1;
+    for (x %= m; e != 0; e >>= 1, x = x * x % m)
+        if (e & 1)
+            r = r * x % m;
+    return r;
+}
+
+/* The survivors of class 0 over [n0, n0 + count), counted on the CPU from
+ * the definition, independent of the tables and kernels: q(n) = 2 p 4620 n
+ * + 1, and sieve prime r divides it exactly when n = -(2 p 4620)^-1 mod r
+ * (the inverse by Fermat). */
+static uint64_t cpu_survivors(const uint32_t *primes, const tf_sieve_plan *plan, uint64_t n0, uint32_t count)
+{
+    uint8_t *hit = calloc(count, 1);
+    if (hit == NULL)
+        return UINT64_MAX;
+    for (unsigned i = 0; i < plan->count; i++) {
+        const uint64_t r = primes[i < plan->skip ? i : i + 1];
+        const uint64_t root = (r - pow_mod(2ull * P % r * 4620 % r, r - 2, r)) % r;
+        for (uint64_t o = (root + r - n0 % r) % r; o < count; o += r)
+            hit[o] = 1;
+    }
+    uint64_t n = 0;
+    for (uint32_t o = 0; o < count; o++)
+        n += !hit[o];
+    free(hit);
+    return n;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
     const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -264,16 +301,22 @@ int main(int argc, char **argv)
 {
     const unsigned want = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 1000000u;
     const int launches = argc > 2 ? atoi(argv[2]) : 20;
+    const cl_uint probe_segments = argc > 3 ? (cl_uint)strtoul(argv[3], NULL, 10) : 506;
+    if (want < 100 || launches < 1 || probe_segments < 1 || probe_segments > MAX_SEGMENTS) {
+        fprintf(stderr, "usage: tf_segments_probe [sieve primes >= 100] [launches >= 1] [segments 1..%u]\n",
+                MAX_SEGMENTS);
+        return 2;
+    }
     char why[256];
     if (ocl_api_load(why, sizeof why) != 0) {
         fprintf(stderr, "no OpenCL: %s\n", why);
-        return 1;
+        return 77;
     }
     cl_platform_id plat;
     if (ocl.clGetPlatformIDs(1, &plat, NULL) != CL_SUCCESS ||
         ocl.clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &dev, NULL) != CL_SUCCESS) {
         fprintf(stderr, "no OpenCL device\n");
-        return 1;
+        return 77;
     }
     char dname[256] = "", ext[8192] = "";
     cl_uint cus = 0;
@@ -346,8 +389,9 @@ int main(int argc, char **argv)
     cl_kernel prep = kernel(shipped, "tf_prepare"), seg_shipped = kernel(shipped, "tf_segments");
     cl_uint survivors = 0;
     printf("\n%-34s %9s %10s %12s %11s\n", "case", "segments", "ms/launch", "ms per 2^28", "survivors");
-    const cl_uint sizes[] = {cus, 2 * cus, 4 * cus, 506, 1024};
-    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+    const cl_uint sweep[] = {cus, 2 * cus, 4 * cus, 506, 1024};
+    const cl_uint *sizes = argc > 3 ? &probe_segments : sweep;
+    for (size_t i = 0; i < (argc > 3 ? 1 : sizeof sweep / sizeof *sweep); i++) {
         if (sizes[i] > MAX_SEGMENTS)
             continue;
         const double ms = time_segments(prep, seg_shipped, sizes[i], launches, 0, 0, &survivors);
@@ -412,7 +456,8 @@ int main(int argc, char **argv)
         {"tables read-only path", 1u << NC, 1},
         {"offset mod r by remainder", 1u << MOD, 0},
     };
-    printf("\n%-34s %10s %10s %11s   (506 segments, ms per launch)\n", "variant", "L2 warm", "L2 cold", "survivors");
+    printf("\n%-34s %10s %10s %11s   (%u segments, ms per launch)\n", "variant", "L2 warm", "L2 cold", "survivors",
+           probe_segments);
     cl_uint shipped_survivors = 0;
     int differences = 0;
     for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) {
@@ -430,8 +475,8 @@ int main(int argc, char **argv)
         cl_program prog = build(src);
         cl_kernel k = kernel(prog, "tf_segments");
         cl_uint warm_survivors = 0;
-        const double warm = time_segments(prep, k, 506, launches, 0, 0, &warm_survivors);
-        const double cold = time_segments(prep, k, 506, launches, 0, 1, &survivors);
+        const double warm = time_segments(prep, k, probe_segments, launches, 0, 0, &warm_survivors);
+        const double cold = time_segments(prep, k, probe_segments, launches, 0, 1, &survivors);
         if (v == 0)
             shipped_survivors = survivors;
         const bool same = warm_survivors == survivors && survivors == shipped_survivors;
@@ -443,6 +488,11 @@ int main(int argc, char **argv)
         free(src);
     }
 
+    /* The last launch of each case starts at (launches + 1) * 977 segments. */
+    const uint64_t expect = cpu_survivors(primes, &plan, (uint64_t)(launches + 1) * 977 * SEG, probe_segments * SEG);
+    printf("CPU reference: %llu survivors%s\n", (unsigned long long)expect,
+           expect == shipped_survivors ? ", the same" : ": the shipped kernel DIFFERS");
+    differences += expect != shipped_survivors;
     if (!nv) {
         printf("\n(no trace: the traced build needs NVIDIA's inline PTX)\n");
         return differences != 0;
