@@ -222,8 +222,8 @@ static void install_next_variant(lode_mining *m)
         m->stats.spent++;
         idle_locked(m);
         lode_log(LODE_LOG_WARN,
-                 "job '%s': every header of its content is mined (%llu under this version split: extranonce2 of "
-                 "%zu byte(s), %u version bit(s), ntime up to %u s ahead); waiting for a new job",
+                 "job '%s': no header of its content is left to mine (%llu mined under this version split: "
+                 "extranonce2 of %zu byte(s), %u version bit(s), ntime up to %u s ahead); waiting for a new job",
                  job->id, (unsigned long long)(c->variants << group), job->extranonce2_len, version_bits,
                  job->ntime_roll_max);
         return;
