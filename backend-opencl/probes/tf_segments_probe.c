@@ -188,10 +188,10 @@ static char *traced_source(const char *shipped)
              "    if (t == 0) { ulong ts; asm volatile(\"mov.u64 %0, "
              "%%globaltimer;\" : \"=l\"(ts)); trace[b * 8 + 3] = ts; }\n"
              "    /* Survivors: words t, t + L");
-    s = edit(s, "#ifdef LODE_NV_PTX\n    /* A warp's survivors",
+    s = edit(s, "base = atomic_add(cand_count, sums[t]);\n    barrier(CLK_LOCAL_MEM_FENCE);\n",
+             "base = atomic_add(cand_count, sums[t]);\n    barrier(CLK_LOCAL_MEM_FENCE);\n"
              "    if (t == 0) { ulong ts; asm volatile(\"mov.u64 %0, "
-             "%%globaltimer;\" : \"=l\"(ts)); trace[b * 8 + 4] = ts; }\n"
-             "#ifdef LODE_NV_PTX\n    /* A warp's survivors");
+             "%%globaltimer;\" : \"=l\"(ts)); trace[b * 8 + 4] = ts; }\n");
     s = edit(s, "#endif\n}\n\n/* ---- 3 x 32-bit",
              "#endif\n    barrier(CLK_LOCAL_MEM_FENCE);\n"
              "    if (t == 0) { ulong ts; asm volatile(\"mov.u64 %0, "
@@ -419,7 +419,7 @@ int main(int argc, char **argv)
         [AND_ROLLED] = {"    uint n = 0;\n#pragma unroll\n    for (uint j = 0; j < "
                         "WORDS_PER_ITEM; j++) {",
                         "    uint n = 0;\n    for (uint j = 0; j < WORDS_PER_ITEM; j++) {"},
-        [PER_ITEM] = {"#ifdef LODE_NV_PTX\n    /* A warp's survivors", "#if 0\n    /* A warp's survivors"},
+        [PER_ITEM] = {"_NV_PTX\n    /* A warp's survivors", "_NV_PTX_NOT_DEFINED\n    /* A warp's survivors"},
         /* The middle primes' tables through the read-only path (CUDA's
          * LDG.E.CONSTANT), by inline PTX. */
         [NC] = {"        sp.r = prime[i];\n        sp.smod = smod[i];\n        "
@@ -437,10 +437,9 @@ int main(int argc, char **argv)
          * remainder instead of the smod and minv tables. */
         [MOD] = {"        sp.smod = smod[i];\n        sp.minv = minv[i];\n", ""},
     };
-    static const char *const mod_rem[2] = {"        const uint x = b * cur.smod; /* b * LODE_TF_OCL_SEG_BITS mod r, "
-                                           "reduced below */\n"
-                                           "        uint rem = x - mul_hi(x, cur.minv) * r;\n        rem = rem >= r "
-                                           "? rem - r : rem;",
+    /* (x, from the smod table, is left unused.) */
+    static const char *const mod_rem[2] = {"        uint rem = x - mul_hi(x, cur.minv) * r;\n"
+                                           "        rem = rem >= r ? rem - r : rem;",
                                            "        const uint rem = seg0 % r;"};
     static const struct {
         const char *name;
@@ -493,11 +492,14 @@ int main(int argc, char **argv)
     printf("CPU reference: %llu survivors%s\n", (unsigned long long)expect,
            expect == shipped_survivors ? ", the same" : ": the shipped kernel DIFFERS");
     differences += expect != shipped_survivors;
+    /* The traced source is made everywhere (its edits must still apply to
+     * tf.cl) and built only where inline PTX compiles. */
+    char *src = traced_source(lode_ocl_src_tf);
     if (!nv) {
         printf("\n(no trace: the traced build needs NVIDIA's inline PTX)\n");
+        free(src);
         return differences != 0;
     }
-    char *src = traced_source(lode_ocl_src_tf);
     cl_program traced = build(src);
     cl_kernel k = kernel(traced, "tf_segments");
     const cl_uint traced_sizes[] = {cus, 506, 1024};
