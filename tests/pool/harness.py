@@ -290,8 +290,8 @@ def check_counts_agree(check, lode_counts, pools, what, slack=0):
     check(acc - slack <= la <= acc, f"{what}: lode accepted {la}, the pool(s) accepted {acc}")
     if la != acc:
         print(f"NOTE: {what}: lode counted {acc - la} fewer accepted shares than the pool "
-              f"(answers lode never read: it left the connection with submits in flight)",
-              flush=True)
+              f"(answers lode never read: it left the connection with submits in flight, "
+              f"{slack} reported unanswered)", flush=True)
     check(lr == other, f"{what}: lode rejected {lr}, the pool(s) rejected {other} (not stale)")
     check(ls >= c21, f"{what}: lode stale {ls} < the pool(s)' stale answers {c21}")
 
