@@ -170,33 +170,24 @@ static double time_segments(cl_kernel prep, cl_kernel seg, cl_uint segments, int
  * work-group's place in the list), survivors written. */
 static char *traced_source(const char *shipped)
 {
-    char *s = strdup(shipped);
+    /* Stamp k of this work-group, by item 0 (inline PTX: NVIDIA only). */
+    static const char stamp[] =
+        "#define TRACE_STAMP(k) if (get_local_id(0) == 0) { ulong ts_;"
+        " asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(ts_)); trace[get_group_id(0) * 8 + (k)] = ts_; }\n";
+    char *s = malloc(sizeof stamp + strlen(shipped));
+    strcpy(s, stamp);
+    strcat(s, shipped);
     s = edit(s, "uint bits_at, uint cand_at, __global uint *results, uint area)\n{",
-             "uint bits_at, uint cand_at, __global uint *results, uint area, "
-             "__global ulong *trace)\n{");
+             "uint bits_at, uint cand_at, __global uint *results, uint area, __global ulong *trace)\n{");
     s = edit(s, "    uint w[WORDS_PER_ITEM];",
-             "    if (t == 0) { uint sm_id; ulong ts; asm volatile(\"mov.u32 %0, "
-             "%%smid;\" : \"=r\"(sm_id));\n"
-             "      asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(ts)); "
-             "trace[b * 8] = sm_id; trace[b * 8 + 1] = ts; }\n"
-             "    uint w[WORDS_PER_ITEM];");
-    s = edit(s, "    /* Middle primes, an item per prime",
-             "    if (t == 0) { ulong ts; asm volatile(\"mov.u64 %0, "
-             "%%globaltimer;\" : \"=l\"(ts)); trace[b * 8 + 2] = ts; }\n"
-             "    /* Middle primes, an item per prime");
-    s = edit(s, "    /* Survivors: words t, t + L",
-             "    if (t == 0) { ulong ts; asm volatile(\"mov.u64 %0, "
-             "%%globaltimer;\" : \"=l\"(ts)); trace[b * 8 + 3] = ts; }\n"
-             "    /* Survivors: words t, t + L");
+             "    if (t == 0) { uint sm_id; asm volatile(\"mov.u32 %0, %%smid;\" : \"=r\"(sm_id)); trace[b * 8] = sm_id; }\n"
+             "    TRACE_STAMP(1);\n    uint w[WORDS_PER_ITEM];");
+    s = edit(s, "    /* Middle primes, an item per prime", "    TRACE_STAMP(2);\n    /* Middle primes, an item per prime");
+    s = edit(s, "    /* Survivors: words t, t + L", "    TRACE_STAMP(3);\n    /* Survivors: words t, t + L");
     s = edit(s, "base = atomic_add(cand_count, sums[t]);\n    barrier(CLK_LOCAL_MEM_FENCE);\n",
-             "base = atomic_add(cand_count, sums[t]);\n    barrier(CLK_LOCAL_MEM_FENCE);\n"
-             "    if (t == 0) { ulong ts; asm volatile(\"mov.u64 %0, "
-             "%%globaltimer;\" : \"=l\"(ts)); trace[b * 8 + 4] = ts; }\n");
+             "base = atomic_add(cand_count, sums[t]);\n    barrier(CLK_LOCAL_MEM_FENCE);\n    TRACE_STAMP(4);\n");
     s = edit(s, "#endif\n}\n\n/* ---- 3 x 32-bit",
-             "#endif\n    barrier(CLK_LOCAL_MEM_FENCE);\n"
-             "    if (t == 0) { ulong ts; asm volatile(\"mov.u64 %0, "
-             "%%globaltimer;\" : \"=l\"(ts)); trace[b * 8 + 5] = ts; }\n"
-             "}\n\n/* ---- 3 x 32-bit");
+             "#endif\n    barrier(CLK_LOCAL_MEM_FENCE);\n    TRACE_STAMP(5);\n}\n\n/* ---- 3 x 32-bit");
     return s;
 }
 
