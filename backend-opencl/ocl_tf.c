@@ -52,7 +52,9 @@ struct ocl_tf {
     cl_program prog;
     cl_kernel k_fill, k_tables;
     unsigned want_primes, launch_bits, batch;
-    size_t exp_items, prep_items;
+    size_t exp_items;  /* tf_exponentiate's items that test candidates */
+    size_t prep_items; /* tf_prepare's */
+    cl_uint exp_prep_groups; /* tf_exponentiate's groups that prepare the lane's next sub-launch */
     const uint32_t *primes; /* shared: tf_sieve_primes */
     cl_mem primes_dev; /* the prime list, uploaded once */
     cl_mem tables;     /* the sieve tables, want_primes words apart (LODE_TF_TABLE_*) */
@@ -234,6 +236,7 @@ static int setup_lane(ocl_tf *f, const ocl_dev_desc *desc, lane *l, bool first)
     ARG(k, 10, f->tables);
     ARG(k, 11, stride);
     ARG(k, 14, f->bits_at);
+    ARG(k, 18, f->exp_prep_groups);
     const cl_uint ones = 0xFFFFFFFFu;
     size_t words = launch / 32, at = f->bits_at;
     ARG(f->k_fill, 0, l->mem);
@@ -267,6 +270,9 @@ int ocl_tf_new(const ocl_dev_desc *desc, cl_context ctx, cl_command_queue queue,
     /* A small grid walks every prime (as CUDA's): measured on the H100 2.8%
      * faster than an item per prime, beside the other lane's work. */
     f->prep_items = (size_t)(desc->compute_units ? desc->compute_units : 1) * PREP_GROUPS_PER_CU * PREP_LOCAL;
+    /* One preparing group per compute unit beside the candidates' groups
+     * (kernels/tf.cl): 132 and 264 on the H200's 132 SMs ran the same. */
+    f->exp_prep_groups = desc->compute_units ? desc->compute_units : 1;
     f->profile = lode_setting_flag(LODE_SETTING_TF_PROFILE);
     int rc = LODE_OK;
     if ((f->primes = tf_sieve_primes(f->want_primes)) == NULL)
@@ -459,7 +465,7 @@ static int enqueue_part(ocl_tf *f, lane *l, const ocl_tf_part *part, cl_uint are
     ARG(l->exp, 16, next_count);
     ARG(l->exp, 17, next_area);
     local = EXP_LOCAL;
-    global = f->exp_items;
+    global = f->exp_items + (size_t)f->exp_prep_groups * EXP_LOCAL;
     cl_event *exp_ev = stage ? &stage[STAGE_EXP] : ev;
     TRY("tf_exponentiate", ocl.clEnqueueNDRangeKernel(l->queue, l->exp, 1, NULL, &global, &local, 0, NULL, exp_ev));
     if (stage != NULL && ev != NULL) { /* the profile's event also marks the lane's end */

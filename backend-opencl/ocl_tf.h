@@ -30,8 +30,9 @@ typedef struct ocl_tf_part {
  * A launch is a batch of up to LODE_TF_BATCH sub-launches (32 on GPUs, 16 on
  * CPUs), queued alternately on two queues so one's sieve runs beside the
  * other's exponentiation, with one read-back and one wait for all. Each
- * sub-launch is two kernels (sieve, exponentiation); the exponentiation also
- * prepares the next sub-launch on its queue (the large primes' bits), so
+ * sub-launch is two kernels (sieve, exponentiation); work-groups of the
+ * exponentiation's own (one per compute unit, after the candidates' groups)
+ * prepare the next sub-launch on its queue (the large primes' bits), so
  * only the first sub-launch on each queue has a preparation of its own. The
  * sieve tables are built on the device (kernel tf_tables) from the prime
  * list uploaded once; LODE_TF_CHECK_TABLES=1 compares them with the host's

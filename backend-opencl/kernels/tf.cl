@@ -332,39 +332,43 @@ inline void mont_init_fp64(u96 q, uint y, u96 *one, u96 *start)
  * all set, v == one (a factor); with a proof, the low t bits only, C(p, q,
  * t) (core/base/tf_ref.h).
  *
- * With next_count > 0 it first prepares the lane's next sub-launch
- * (next_n0, next_count, next_area): tf_segments of this one has read the
- * lane's starts and bits already, and this kernel reads only its candidate
- * list, so the two share nothing: one enqueue fewer per sub-launch, and
- * NVIDIA's OpenCL spends host CPU on each (docs/PERFORMANCE.md). */
+ * The last prep_groups work-groups prepare the lane's next sub-launch
+ * instead (next_n0, next_count, next_area; nothing when next_count is 0):
+ * tf_segments of this one has read the lane's starts and bits already, and
+ * the candidates' items read only the candidate list, so the two share
+ * nothing: one enqueue fewer per sub-launch than a kernel of its own
+ * (NVIDIA's OpenCL spends host CPU on each). Groups of their own because
+ * the preparation's global atomics stall the warps that issue them: spread
+ * over the multiplying items (a prime every few candidates), they cost
+ * trial factoring 4.5% on the H200; placed first instead of last, so
+ * dispatched before the candidates' groups, 7% (docs/PERFORMANCE.md). */
 __kernel void tf_exponentiate(__global uint *lane_buf, uint cand_at, __global uint *results, uint area, uint p,
                               uint class_index, ulong n0, uint bit_max, ulong mask_lo, uint mask_hi,
                               __global const uint *tables, uint stride, uint n_small, uint n_all, uint bits_at,
-                              ulong next_n0, uint next_count, uint next_area)
+                              ulong next_n0, uint next_count, uint next_area, uint prep_groups)
 {
+    const uint cand_groups = get_num_groups(0) - prep_groups;
+    /* Group in [cand_groups, cand_groups + prep_groups): the same as
+     * get_group_id(0) >= cand_groups, but with that test NVIDIA's compiler
+     * puts the preparation's code ahead of the candidates' loop, and trial
+     * factoring ran 5% slower on the H200 (the same registers, 32, and the
+     * same loops; docs/PERFORMANCE.md). */
+    if (get_group_id(0) - cand_groups < prep_groups) {
+        const uint id = (get_group_id(0) - cand_groups) * get_local_size(0) + get_local_id(0);
+        if (next_count > 0 && id == 0)
+            clear_area(results, next_area);
+        for (uint i = next_count > 0 ? id : n_all; i < n_all; i += prep_groups * get_local_size(0))
+            prepare_prime(tables, stride, n_small, class_index, next_n0, next_count, lane_buf, lane_buf + bits_at, i);
+        return;
+    }
     __global const uint *cand = lane_buf + cand_at;
     __global volatile uint *counts = results + area * AREA_WORDS;
     __global uint *found = results + area * AREA_WORDS + 2;
     const uint total = counts[0]; /* counts[1]: factors found */
     const uint nbits = 32 - clz(p);
     const uint y = p >> (nbits - 5); /* the top 5 bits: start at 2^y */
-    const uint items = get_global_size(0);
-    if (next_count > 0 && get_global_id(0) == 0)
-        clear_area(results, next_area);
-    /* The next sub-launch's primes, one every `every` candidates of an item:
-     * their global atomics spread over the whole kernel, beside the
-     * multiplies, instead of queuing at its start. */
-    uint prep = next_count > 0 ? get_global_id(0) : n_all;
-    const uint cands_per_item = (total + items - 1) / items, primes_per_item = (n_all + items - 1) / items;
-    const uint every = primes_per_item != 0 && cands_per_item > primes_per_item ? cands_per_item / primes_per_item : 1;
-    uint wait = 0;
+    const uint items = cand_groups * get_local_size(0);
     for (uint i = get_global_id(0); i < total; i += items) {
-        if (prep < n_all && wait-- == 0) {
-            prepare_prime(tables, stride, n_small, class_index, next_n0, next_count, lane_buf, lane_buf + bits_at,
-                          prep);
-            prep += items;
-            wait = every - 1;
-        }
         const uint off = cand[i];
         const ulong k = class_index + 4620ul * (n0 + off);
         if (k == 0)
@@ -415,6 +419,4 @@ __kernel void tf_exponentiate(__global uint *lane_buf, uint cand_at, __global ui
                 found[slot] = off;
         }
     }
-    for (; prep < n_all; prep += items)
-        prepare_prime(tables, stride, n_small, class_index, next_n0, next_count, lane_buf, lane_buf + bits_at, prep);
 }
