@@ -753,6 +753,19 @@ static void test_loopback(void)
     close(pool.listen_fd);
 }
 
+/* A scrypt client of the given pools that retries at once (loopback pools). */
+static lode_stratum_config loopback_config(lode_pool_config *pools, size_t count)
+{
+    lode_stratum_config cfg;
+    lode_stratum_config_defaults(&cfg);
+    cfg.algo = LODE_ALGO_SCRYPT;
+    cfg.pools = pools;
+    cfg.pool_count = count;
+    cfg.retry_base_s = 0.02;
+    cfg.retry_max_s = 0.05;
+    return cfg;
+}
+
 /* Failover from a dead pool to the next, then a client.reconnect redirect. */
 static void test_failover_redirect(void)
 {
@@ -766,14 +779,8 @@ static void test_failover_redirect(void)
     snprintf(url0, sizeof url0, "stratum+tcp://127.0.0.1:%u", dead_port);
     snprintf(url1, sizeof url1, "stratum+tcp://127.0.0.1:%u", a.port);
     lode_pool_config pcs[2] = {{.url = url0, .user = "u"}, {.url = url1, .user = "u"}};
-    lode_stratum_config cfg;
-    lode_stratum_config_defaults(&cfg);
-    cfg.algo = LODE_ALGO_SCRYPT;
-    cfg.pools = pcs;
-    cfg.pool_count = 2;
+    lode_stratum_config cfg = loopback_config(pcs, 2);
     cfg.failover_after = 2;
-    cfg.retry_base_s = 0.02;
-    cfg.retry_max_s = 0.05;
     cfg.primary_check_s = 1000;
     cfg.stall_timeout_s = 1.0;
     char err[256];
@@ -805,6 +812,58 @@ static void test_failover_redirect(void)
     close(b.listen_fd);
 }
 
+/* A client.reconnect while a submit is in flight: the client reads the
+ * pool's answer before it follows the redirect, so the share counts as
+ * accepted, not unanswered. */
+static void test_redirect_answers(void)
+{
+    test_pool a = {.fd = -1}, b = {.fd = -1};
+    a.listen_fd = listen_loopback(&a.port);
+    b.listen_fd = listen_loopback(&b.port);
+    char url[64];
+    snprintf(url, sizeof url, "stratum+tcp://127.0.0.1:%u", a.port);
+    lode_pool_config pc = {.url = url, .user = "u"};
+    lode_stratum_config cfg = loopback_config(&pc, 1);
+    char err[256];
+    lode_stratum *s = lode_stratum_create(&cfg, err, sizeof err);
+    CHECK(s != NULL, "create: %s", err);
+    if (s == NULL)
+        return;
+    const size_t jobs = fake_mining_wait_jobs(0, 0);
+    lode_stratum_start(s, fake_mining_get());
+    CHECK(pool_accept(&a, 5), "no connection");
+    json_t *r = pool_expect(&a, "mining.subscribe"); /* scrypt: no configure */
+    pool_send(&a, "{\"id\":%lld,\"result\":[[[\"mining.notify\",\"s1\"]],\"0a0b0c0d\",4],\"error\":null}", req_id(r));
+    json_decref(r);
+    json_decref(pool_expect(&a, "mining.extranonce.subscribe")); /* left unanswered */
+    r = pool_expect(&a, "mining.authorize");
+    pool_send(&a, "{\"id\":%lld,\"result\":true,\"error\":null}", req_id(r));
+    json_decref(r);
+    send_notify(&a, "r1", prev1, true);
+    CHECK(fake_mining_wait_jobs(jobs + 1, 5) == jobs + 1, "no job");
+    lode_job job = {0};
+    CHECK(fake_mining_job(jobs, &job) == 0, "job copy");
+    lode_share sh = make_share(&job, 7);
+    lode_stratum_source_ops.submit(s, &sh, false);
+    r = pool_expect(&a, "mining.submit");
+    pool_send(&a, "{\"id\":null,\"method\":\"client.reconnect\",\"params\":[\"127.0.0.1\",\"%u\",0]}", b.port);
+    pool_send(&a, "{\"id\":%lld,\"result\":true,\"error\":null}", req_id(r));
+    json_decref(r);
+    CHECK(pool_accept(&b, 5), "redirect not followed");
+    json_decref(pool_expect(&b, "mining.subscribe"));
+    lode_pool_stats st;
+    lode_stratum_pool_stats(s, 0, &st);
+    CHECK(st.accepted == 1 && st.unanswered == 0, "after the redirect: accepted %llu unanswered %llu",
+          (unsigned long long)st.accepted, (unsigned long long)st.unanswered);
+    lode_stratum_stop(s);
+    lode_stratum_free(s);
+    lode_job_free(&job);
+    pool_close(&a);
+    pool_close(&b);
+    close(a.listen_fd);
+    close(b.listen_fd);
+}
+
 /* lode_stratum_next_pool (the API's "next pool"): the source leaves a
  * working pool for the next, wraps around after the last, and does not
  * probe its way back to the first pool while on one the user chose. */
@@ -817,13 +876,7 @@ static void test_next_pool(void)
     snprintf(url0, sizeof url0, "stratum+tcp://127.0.0.1:%u", a.port);
     snprintf(url1, sizeof url1, "stratum+tcp://127.0.0.1:%u", b.port);
     lode_pool_config pcs[2] = {{.url = url0, .user = "u"}, {.url = url1, .user = "u"}};
-    lode_stratum_config cfg;
-    lode_stratum_config_defaults(&cfg);
-    cfg.algo = LODE_ALGO_SCRYPT;
-    cfg.pools = pcs;
-    cfg.pool_count = 1;
-    cfg.retry_base_s = 0.02;
-    cfg.retry_max_s = 0.05;
+    lode_stratum_config cfg = loopback_config(pcs, 1);
     cfg.primary_check_s = 0.2; /* would probe pool a five times a second */
     char err[256];
     lode_stratum *one = lode_stratum_create(&cfg, err, sizeof err);
@@ -1104,6 +1157,7 @@ int main(int argc, char **argv)
     test_tls();
     test_loopback();
     test_failover_redirect();
+    test_redirect_answers();
     test_next_pool();
     return test_summary();
 }

@@ -925,6 +925,11 @@ static session_end run_session(lode_stratum *s, size_t pool, const lode_stratum_
         int rc = handle_message(ss, &msg, &end);
         lode_stratum_msg_free(&msg);
         if (rc != 0) {
+            /* Leaving on the pool's word: its answers to the submits in
+             * flight may still come, and a share it accepts is counted
+             * accepted, not unanswered. */
+            if (end == END_REDIRECT)
+                drain_submits(s, ss);
             if (end == END_GOOD && !ss->got_job)
                 end = END_FAILED;
             break;
