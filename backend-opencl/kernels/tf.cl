@@ -340,8 +340,9 @@ inline void mont_init_fp64(u96 q, uint y, u96 *one, u96 *start)
  * (NVIDIA's OpenCL spends host CPU on each). Groups of their own because
  * the preparation's global atomics stall the warps that issue them: spread
  * over the multiplying items (a prime every few candidates), they cost
- * trial factoring 4.5% on the H200; placed first instead of last, so
- * dispatched before the candidates' groups, 7% (docs/PERFORMANCE.md). */
+ * trial factoring about 7% on the H200 (92.5% of CUDA's rate against
+ * 99.7%); placed first instead of last, so dispatched before the
+ * candidates' groups, 7% as well (docs/PERFORMANCE.md). */
 __kernel void tf_exponentiate(__global uint *lane_buf, uint cand_at, __global uint *results, uint area, uint p,
                               uint class_index, ulong n0, uint bit_max, ulong mask_lo, uint mask_hi,
                               __global const uint *tables, uint stride, uint n_small, uint n_all, uint bits_at,
