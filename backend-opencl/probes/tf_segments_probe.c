@@ -44,6 +44,16 @@ static cl_command_queue queue;
 static cl_device_id dev;
 static const char *options;
 
+/* p, or exit: a measuring tool has nothing to fall back to. */
+static void *must(void *p)
+{
+    if (p == NULL) {
+        fprintf(stderr, "out of memory\n");
+        exit(1);
+    }
+    return p;
+}
+
 /* A copy of src with the first `anchor` replaced by `with`; exits when the
  * anchor is missing (tf.cl changed: the probe must follow it). */
 static char *edit(char *src, const char *anchor, const char *with)
@@ -54,7 +64,7 @@ static char *edit(char *src, const char *anchor, const char *with)
         exit(1);
     }
     const size_t head = (size_t)(at - src), alen = strlen(anchor), wlen = strlen(with);
-    char *out = malloc(strlen(src) - alen + wlen + 1);
+    char *out = must(malloc(strlen(src) - alen + wlen + 1));
     memcpy(out, src, head);
     memcpy(out + head, with, wlen);
     strcpy(out + head + wlen, at + alen);
@@ -174,7 +184,7 @@ static char *traced_source(const char *shipped)
     static const char stamp[] =
         "#define TRACE_STAMP(k) if (get_local_id(0) == 0) { ulong ts_;"
         " asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(ts_)); trace[get_group_id(0) * 8 + (k)] = ts_; }\n";
-    char *s = malloc(sizeof stamp + strlen(shipped));
+    char *s = must(malloc(sizeof stamp + strlen(shipped)));
     strcpy(s, stamp);
     strcat(s, shipped);
     s = edit(s, "uint bits_at, uint cand_at, __global uint *results, uint area)\n{",
@@ -233,7 +243,7 @@ static int cmp_u64(const void *a, const void *b)
  * each phase's mean share. */
 static void analyse_trace(cl_uint segments)
 {
-    uint64_t *t = malloc((size_t)segments * TRACE_WORDS * sizeof *t);
+    uint64_t *t = must(malloc((size_t)segments * TRACE_WORDS * sizeof *t));
     CHECK(ocl.clEnqueueReadBuffer(queue, g.trace, CL_TRUE, 0, (size_t)segments * TRACE_WORDS * sizeof *t, t, 0, NULL,
                                   NULL));
     uint64_t t0 = UINT64_MAX, t1 = 0;
@@ -252,7 +262,7 @@ static void analyse_trace(cl_uint segments)
     }
     /* Per SM: the groups on it, and the most running at once (a sweep over
      * starts, +1, and ends, -1; an end sorts before a start at the same time). */
-    uint64_t *ev = malloc((size_t)segments * 2 * sizeof *ev);
+    uint64_t *ev = must(malloc((size_t)segments * 2 * sizeof *ev));
     double resident_sum = 0;
     for (unsigned sm = 0; sm < 1024; sm++) {
         unsigned n = 0;
@@ -453,7 +463,7 @@ int main(int argc, char **argv)
     for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) {
         if (variants[v].nv_only && !nv)
             continue;
-        char *src = strdup(lode_ocl_src_tf);
+        char *src = must(strdup(lode_ocl_src_tf));
         for (int e = 0; e < EDITS; e++)
             if (variants[v].edits & 1u << e) {
                 if (e == MOD && (variants[v].edits & 1u << NC))

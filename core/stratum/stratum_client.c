@@ -774,7 +774,7 @@ static bool has_pending_submit(const session *ss)
     return false;
 }
 
-/* Before leaving a pool that still works (to go back to the first pool),
+/* Before leaving a pool that still works (run_session's planned ends),
  * stop mining its jobs and wait a little for the answers to the shares
  * already sent, so that lode's counts agree with the pool's. Only replies
  * are handled; new jobs are ignored. */
@@ -871,7 +871,6 @@ static session_end run_session(lode_stratum *s, size_t pool, const lode_stratum_
                                            LODE_LOG_STR("to", s->pools[(pool + 1) % s->pool_count].url_text),
                                            LODE_LOG_STR("reason", "asked")),
                            "stratum: leaving %s for the next pool, as asked", where);
-            drain_submits(s, ss);
             end = END_NEXT_POOL;
             break;
         }
@@ -882,7 +881,6 @@ static session_end run_session(lode_stratum *s, size_t pool, const lode_stratum_
                                LODE_LOG_FIELDS(LODE_LOG_STR("from", p->url_text), LODE_LOG_STR("to", s->pools[0].url_text),
                                                LODE_LOG_STR("reason", "primary back")),
                                "stratum: %s answers again, switching back", s->pools[0].url_text);
-                drain_submits(s, ss);
                 end = END_PRIMARY_BACK;
                 break;
             }
@@ -925,16 +923,16 @@ static session_end run_session(lode_stratum *s, size_t pool, const lode_stratum_
         int rc = handle_message(ss, &msg, &end);
         lode_stratum_msg_free(&msg);
         if (rc != 0) {
-            /* Leaving on the pool's word: its answers to the submits in
-             * flight may still come, and a share it accepts is counted
-             * accepted, not unanswered. */
-            if (end == END_REDIRECT)
-                drain_submits(s, ss);
             if (end == END_GOOD && !ss->got_job)
                 end = END_FAILED;
             break;
         }
     }
+    /* Leaving a pool that still works (asked to, the first pool back, or
+     * the pool's redirect): its answers to the submits in flight may still
+     * come, and a share it accepts counts accepted, not unanswered. */
+    if (end == END_NEXT_POOL || end == END_PRIMARY_BACK || end == END_REDIRECT)
+        drain_submits(s, ss);
     return stopping(s) ? END_STOP : end;
 }
 
