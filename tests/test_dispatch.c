@@ -286,10 +286,10 @@ static void test_short_job(void)
           "one device, a job of 1.5 chunks: a chunk, then the rest, not halves (%d scans)", n);
 }
 
-static bool never_wanted(void *user, uint64_t seq)
+static bool never_wanted(void *user, const lode_work *work)
 {
     (void)user;
-    (void)seq;
+    (void)work;
     return false;
 }
 
@@ -330,6 +330,8 @@ static void test_stale_hits(void)
 typedef struct collected {
     pthread_mutex_t lock;
     uint32_t *seen; /* count per nonce */
+    uint64_t tag[2]; /* the job's source_tag */
+    size_t wrong_tag; /* hits whose job came back without it */
 } collected;
 
 static void on_found(void *user, const lode_found *f)
@@ -338,6 +340,8 @@ static void on_found(void *user, const lode_found *f)
     pthread_mutex_lock(&c->lock);
     if (c->seen != NULL)
         c->seen[f->hit.index]++;
+    c->wrong_tag += f->work == NULL || f->work->seq != f->job_seq || f->work->source_tag[0] != c->tag[0] ||
+                    f->work->source_tag[1] != c->tag[1];
     pthread_mutex_unlock(&c->lock);
 }
 
@@ -350,7 +354,8 @@ static void test_faulty_devices(void)
         snprintf(refs[i].id, sizeof refs[i].id, "fake:%d", i);
         fake_info(i, &refs[i].info);
     }
-    collected c = {.lock = PTHREAD_MUTEX_INITIALIZER, .seen = calloc(SPAN, sizeof(uint32_t))};
+    collected c = {.lock = PTHREAD_MUTEX_INITIALIZER, .seen = calloc(SPAN, sizeof(uint32_t)),
+                   .tag = {test_rand(), test_rand()}};
     lode_dispatcher_config cfg = {
         .algo = LODE_ALGO_SHA256D,
         .devices = refs,
@@ -363,7 +368,7 @@ static void test_faulty_devices(void)
     CHECK(m != NULL, "miner starts: %s", err);
     CHECK(lode_dispatcher_wait_ready(m, -1) == FAKE_MODES - 1, "all but the broken device pass");
 
-    lode_work w = {.algo = LODE_ALGO_SHA256D};
+    lode_work w = {.algo = LODE_ALGO_SHA256D, .source_tag = {c.tag[0], c.tag[1]}};
     test_rand_bytes(w.header.header, 80);
     memset(w.header.target.w, 0xff, sizeof w.header.target.w);
     w.header.target.w[7] = TEST_TARGET_TOP; /* about one nonce in 16 */
@@ -372,6 +377,7 @@ static void test_faulty_devices(void)
     while ((rc = lode_dispatcher_wait_job(m, seq, 1000)) == 0)
         ;
     CHECK(rc == 1, "the whole range gets scanned");
+    CHECK(c.wrong_tag == 0, "every hit comes with its job and the job's source tag (%zu without)", c.wrong_tag);
 
     size_t missing = 0, duplicated = 0, extra = 0;
     for (uint32_t n = 0; n < SPAN; n++) {

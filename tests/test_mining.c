@@ -158,6 +158,8 @@ typedef struct recorded_share {
 
 typedef struct fake_source {
     pthread_mutex_t lock;
+    pthread_cond_t released;
+    bool hold_next, held; /* the next submit blocks (held) until released */
     recorded_share *shares;
     size_t count;
 } fake_source;
@@ -173,6 +175,12 @@ static void fake_submit(void *source, const lode_share *share, bool stale)
 {
     fake_source *s = source;
     pthread_mutex_lock(&s->lock);
+    if (s->hold_next) {
+        s->hold_next = false;
+        s->held = true;
+        while (s->held)
+            pthread_cond_wait(&s->released, &s->lock);
+    }
     if (s->count < MAX_SHARES) {
         recorded_share *r = &s->shares[s->count++];
         r->share = *share;
@@ -274,12 +282,14 @@ static void source_init(fake_source *s)
 {
     *s = (fake_source){.shares = calloc(MAX_SHARES, sizeof(recorded_share))};
     pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->released, NULL);
 }
 
 static void source_free(fake_source *s)
 {
     for (size_t i = 0; i < s->count; i++)
         lode_job_free(&s->shares[i].job);
+    pthread_cond_destroy(&s->released);
     pthread_mutex_destroy(&s->lock);
     free(s->shares);
 }
@@ -439,10 +449,23 @@ static void test_session(void)
     lode_job_free(&c);
 }
 
+/* Blocks the next submit (true) until released (false). */
+static void source_hold_next(fake_source *s, bool hold)
+{
+    pthread_mutex_lock(&s->lock);
+    s->hold_next = hold;
+    s->held = s->held && hold;
+    pthread_cond_broadcast(&s->released);
+    pthread_mutex_unlock(&s->lock);
+}
+
 /* A job with one extranonce2 byte, no version bits and one second of ntime
  * has 256 * 2 headers. The session must mine each once, then idle (and say
  * so) until the next job; before, the counter wrapped and every share came
- * again. */
+ * again. The first share's submit blocks for a second: the dispatcher's
+ * re-check thread (which hands it over) stalls while the workers go on, so
+ * the hits of many headers wait for their re-check at once. Each must still
+ * find its header (a ring of the last 64 headers lost them). */
 static void test_spent_space(void)
 {
     fake_source src;
@@ -459,11 +482,16 @@ static void test_spent_space(void)
     job.ntime_roll_max = 1;
     job.share_target.w[7] = 0x0fffffff; /* 1 hash in 16: 16 shares a header */
     const size_t space = 256 * 2;
+    source_hold_next(&src, true);
     CHECK(lode_mining_set_job(m, &job) == 0, "narrow job installed");
+    sleep_ms(1000);
+    source_hold_next(&src, false);
     size_t n = wait_quiet(&src, 600, 60000);
     lode_mining_stats stats;
     lode_mining_stats_get(m, &stats);
     CHECK(stats.spent == 1, "the session reports the job's headers spent (%llu)", (unsigned long long)stats.spent);
+    CHECK(stats.stale == 0, "no hit of the job is dropped: nothing replaced it (%llu dropped)",
+          (unsigned long long)stats.stale);
     sleep_ms(300);
     CHECK(share_count(&src) == n, "idle once the job is spent (%zu then %zu shares)", n, share_count(&src));
 

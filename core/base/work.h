@@ -49,6 +49,11 @@ typedef struct lode_tf_job {
 typedef struct lode_work {
     lode_algo algo;
     uint64_t seq; /* the core's job sequence number, echoed in results */
+    /* The job source's own marks, carried untouched with the job and its
+     * hits, so a hit names what it was found for however late it is
+     * re-checked (the mining session: the job's epoch and the header's
+     * extranonce2 counter). */
+    uint64_t source_tag[2];
     union {
         lode_header_job header; /* LODE_WORK_NONCE_SCAN, LODE_WORK_COLLISION_SEARCH */
         lode_tf_job factor; /* LODE_WORK_TF */

@@ -17,6 +17,7 @@ typedef struct lode_dispatcher lode_dispatcher;
 /* A hit that the reference confirmed. */
 typedef struct lode_found {
     uint64_t job_seq;
+    const lode_work *work; /* the job the hit is of (its source_tag included); valid during the call */
     size_t device; /* index into the configured device list */
     lode_hit hit;
     uint8_t hash[32]; /* reference PoW hash, internal byte order */
@@ -29,11 +30,11 @@ typedef struct lode_dispatcher_callbacks {
     /* Every index of job job_seq has been scanned. A job source installs
      * the next job here (lode_dispatcher_set_job may be called from it). */
     void (*exhausted)(void *user, uint64_t job_seq);
-    /* Whether hits of job job_seq still matter, asked before each re-check
+    /* Whether hits of job work still matter, asked before each re-check
      * (NULL: always). Unwanted hits are dropped unchecked, so a replaced
      * job's hits cost no reference hashing (at a regtest target every other
      * scrypt hash is a hit) and a stopping miner does not drain a backlog. */
-    bool (*wanted)(void *user, uint64_t job_seq);
+    bool (*wanted)(void *user, const lode_work *work);
 } lode_dispatcher_callbacks;
 
 typedef struct lode_dispatcher_config {

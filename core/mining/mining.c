@@ -14,9 +14,6 @@
 /* Jobs a share may still belong to: a pool accepts shares of the jobs it
  * sent before its last clean job, and shares arrive after the switch. */
 #define KEPT_JOBS 8
-/* Headers installed on the dispatcher, newest last, so a hit's job_seq
- * finds its extranonce2, ntime and version. */
-#define KEPT_VARIANTS 64
 /* Job contents whose header spaces the session remembers (see
  * content_space). Pools resend the current content under new ids a few
  * times a block; sixteen contents span many blocks. */
@@ -48,15 +45,11 @@ typedef struct content_space {
     uint64_t last_ntime;  /* the ntime of the last variant; 0 = none yet */
 } content_space;
 
-typedef struct header_variant {
-    uint64_t seq;   /* the dispatcher's job sequence number; 0 = empty */
-    uint64_t epoch; /* which kept job */
-    uint8_t extranonce2[LODE_EXTRANONCE_MAX];
-    uint32_t ntime, version; /* version: the header's own (versions[0] when rolled) */
-    uint32_t version_count;  /* > 0: the job hashes each nonce under these versions */
-    uint32_t versions[LODE_VERSIONS_MAX];
-    uint8_t header[80];
-} header_variant;
+/* What a header installed on the dispatcher carries in its work's
+ * source_tag, so that its hits find their job and extranonce2 however late
+ * they are re-checked: the header itself (ntime, version) comes back with
+ * the work. */
+enum { TAG_EPOCH, TAG_EXTRANONCE2 };
 
 struct lode_mining {
     lode_dispatcher *miner;
@@ -76,8 +69,6 @@ struct lode_mining {
     bool spent;           /* no later ntime is left for the current job: the devices idle */
     bool stopping;        /* hits found now are worth nothing */
     uint64_t current_seq; /* the variant being scanned */
-    header_variant variants[KEPT_VARIANTS];
-    size_t variant_next;
     lode_mining_stats stats;
     char failure[256]; /* lode_mining_fail's reason; "" = none */
 };
@@ -103,6 +94,14 @@ static uint32_t deposit_bits(uint64_t counter, uint32_t mask)
         mask &= ~bit;
     }
     return out;
+}
+
+/* extranonce2 as a little-endian counter over its whole width. */
+static void extranonce2_bytes(uint64_t counter, size_t len, uint8_t out[LODE_EXTRANONCE_MAX])
+{
+    memset(out, 0, LODE_EXTRANONCE_MAX);
+    for (size_t i = 0; i < len && i < 8; i++)
+        out[i] = (uint8_t)(counter >> (8 * i));
 }
 
 static unsigned popcount32(uint32_t v)
@@ -233,28 +232,17 @@ static void install_next_variant(lode_mining *m)
     uint64_t version_roll = version_bits > group ? roll & ((UINT64_C(1) << (version_bits - group)) - 1) : 0;
     uint64_t extranonce_roll = roll >> (version_bits - group);
 
-    header_variant *v = &m->variants[m->variant_next];
-    m->variant_next = (m->variant_next + 1) % KEPT_VARIANTS;
-    memset(v, 0, sizeof *v);
-    v->epoch = m->epoch;
-    /* extranonce2 as a little-endian counter over its whole width. */
-    for (size_t i = 0; i < job->extranonce2_len && i < 8; i++)
-        v->extranonce2[i] = (uint8_t)(extranonce_roll >> (8 * i));
+    lode_work work = {.algo = m->algo, .source_tag = {[TAG_EPOCH] = m->epoch, [TAG_EXTRANONCE2] = extranonce_roll}};
+    uint8_t extranonce2[LODE_EXTRANONCE_MAX];
+    extranonce2_bytes(extranonce_roll, job->extranonce2_len, extranonce2);
+    lode_header_job *h = &work.header;
     for (uint32_t i = 0; i < 1u << group; i++)
-        v->versions[i] = (job->version & ~job->version_mask) |
-                         deposit_bits(version_roll << group | i, job->version_mask);
-    v->version = v->versions[0];
-    v->version_count = group ? 1u << group : 0; /* one version: the plain header */
-    v->ntime = (uint32_t)ntime;
-    lode_job_header(job, v->extranonce2, v->ntime, v->version, v->header);
-
-    lode_work work = {.algo = m->algo};
-    memcpy(work.header.header, v->header, 80);
-    work.header.target = job->share_target;
-    work.header.version_count = v->version_count;
-    memcpy(work.header.versions, v->versions, sizeof v->versions);
-    v->seq = lode_dispatcher_set_job(m->miner, &work, 0, m->nonces_per_header);
-    m->current_seq = v->seq;
+        h->versions[i] =
+            (job->version & ~job->version_mask) | deposit_bits(version_roll << group | i, job->version_mask);
+    h->version_count = group ? 1u << group : 0; /* one version: the plain header */
+    h->target = job->share_target;
+    lode_job_header(job, extranonce2, (uint32_t)ntime, h->versions[0], h->header);
+    m->current_seq = lode_dispatcher_set_job(m->miner, &work, 0, m->nonces_per_header);
 }
 
 static void on_exhausted(void *user, uint64_t seq)
@@ -268,18 +256,12 @@ static void on_exhausted(void *user, uint64_t seq)
 
 /* Hits of a job a clean job replaced, or of a session that is stopping,
  * are dropped before the reference re-checks them (counted stale). */
-static bool on_wanted(void *user, uint64_t seq)
+static bool on_wanted(void *user, const lode_work *work)
 {
     lode_mining *m = user;
-    bool wanted = false;
+    const uint64_t epoch = work->source_tag[TAG_EPOCH];
     pthread_mutex_lock(&m->lock);
-    for (size_t i = 0; i < KEPT_VARIANTS; i++) {
-        const header_variant *v = &m->variants[i];
-        if (v->seq == seq && seq != 0) {
-            wanted = !m->stopping && v->epoch >= m->clean_epoch && find_kept(m, v->epoch) != NULL;
-            break;
-        }
-    }
+    bool wanted = !m->stopping && epoch >= m->clean_epoch && find_kept(m, epoch) != NULL;
     if (!wanted)
         m->stats.stale++;
     pthread_mutex_unlock(&m->lock);
@@ -289,36 +271,31 @@ static bool on_wanted(void *user, uint64_t seq)
 static void on_found(void *user, const lode_found *found)
 {
     lode_mining *m = user;
+    const uint64_t epoch = found->work->source_tag[TAG_EPOCH];
+    const lode_header_job *h = &found->work->header;
     lode_share share = {.nonce = (uint32_t)found->hit.index};
     lode_job job = {0};
-    bool known = false, stale = false;
 
     pthread_mutex_lock(&m->lock);
-    for (size_t i = 0; i < KEPT_VARIANTS && !known; i++) {
-        const header_variant *v = &m->variants[i];
-        if (v->seq != found->job_seq || v->seq == 0)
-            continue;
-        kept_job *k = find_kept(m, v->epoch);
-        if (k == NULL || lode_job_copy(&job, &k->job) != 0)
-            break;
-        known = true;
-        stale = v->epoch < m->clean_epoch;
-        share.decided_at = m->stats.job_events;
-        memcpy(share.extranonce2, v->extranonce2, sizeof share.extranonce2);
-        share.ntime = v->ntime;
-        share.version = v->version_count ? found->hit.version : v->version;
-        memcpy(share.header, v->header, 80);
-        for (int b = 0; b < 4; b++)
-            share.header[b] = (uint8_t)(share.version >> (8 * b));
-    }
-    if (known)
-        stale ? m->stats.stale++ : m->stats.shares++;
+    kept_job *k = find_kept(m, epoch);
+    bool known = k != NULL && lode_job_copy(&job, &k->job) == 0;
+    bool stale = epoch < m->clean_epoch;
+    share.decided_at = m->stats.job_events;
+    if (known && !stale)
+        m->stats.shares++;
     else
-        m->stats.stale++; /* its job is long gone */
+        m->stats.stale++; /* replaced by a clean job, or long gone */
     pthread_mutex_unlock(&m->lock);
     if (!known)
         return;
 
+    extranonce2_bytes(found->work->source_tag[TAG_EXTRANONCE2], job.extranonce2_len, share.extranonce2);
+    share.ntime = (uint32_t)h->header[68] | (uint32_t)h->header[69] << 8 | (uint32_t)h->header[70] << 16 |
+                  (uint32_t)h->header[71] << 24;
+    share.version = h->version_count ? found->hit.version : h->versions[0];
+    memcpy(share.header, h->header, 80);
+    for (int b = 0; b < 4; b++)
+        share.header[b] = (uint8_t)(share.version >> (8 * b));
     share.job = &job;
     share.header[76] = (uint8_t)share.nonce;
     share.header[77] = (uint8_t)(share.nonce >> 8);
