@@ -18,6 +18,11 @@
  * content_space). Pools resend the current content under new ids a few
  * times a block; sixteen contents span many blocks. */
 #define KEPT_CONTENTS 16
+/* What an evicted content leaves behind: the least ntime its headers may
+ * use if it comes back, in a table indexed by its digest. Contents that
+ * share a bucket share the larger floor, which costs ntime room, never a
+ * repeated header. */
+#define EVICTED_FLOORS 4096
 
 typedef struct kept_job {
     uint64_t epoch; /* 0 = empty slot */
@@ -42,7 +47,7 @@ typedef struct content_space {
     size_t extranonce2_len;
     uint64_t variants;    /* variants made under this split */
     uint64_t pass_floor;  /* the least ntime the current pass may use */
-    uint64_t last_ntime;  /* the ntime of the last variant; 0 = none yet */
+    uint64_t max_ntime;   /* the largest ntime of its variants (a resent job may go back in time); 0 = none yet */
 } content_space;
 
 /* What a header installed on the dispatcher carries in its work's
@@ -65,6 +70,7 @@ struct lode_mining {
     bool has_job;
     double job_received;  /* monotonic seconds */
     content_space contents[KEPT_CONTENTS];
+    uint64_t evicted_floors[EVICTED_FLOORS];
     content_space *space; /* the current job's content */
     bool spent;           /* no later ntime is left for the current job: the devices idle */
     bool stopping;        /* hits found now are worth nothing */
@@ -155,6 +161,11 @@ static void content_digest(const lode_job *job, uint8_t digest[32])
     lode_ref_sha256_final(&ctx, digest);
 }
 
+static size_t floor_bucket(const uint8_t digest[32])
+{
+    return ((size_t)digest[0] | (size_t)digest[1] << 8) % EVICTED_FLOORS;
+}
+
 /* The header space of the job of epoch m->epoch: its content's, found or
  * made (in the least recently used slot), with a new pass if the job
  * splits the combinations differently. Lock held. */
@@ -171,12 +182,20 @@ static content_space *enter_content(lode_mining *m, const lode_job *job)
     }
     if (c == NULL) {
         c = oldest;
+        /* A content that comes back after its eviction resumes above every
+         * ntime it used: its count of combinations starts again. */
+        if (c->last_used != 0 && c->max_ntime != 0) {
+            uint64_t *floor = &m->evicted_floors[floor_bucket(c->digest)];
+            if (*floor < c->max_ntime + 1)
+                *floor = c->max_ntime + 1;
+        }
         memset(c, 0, sizeof *c);
         memcpy(c->digest, digest, 32);
+        c->pass_floor = m->evicted_floors[floor_bucket(digest)];
     } else if (c->version_mask != job->version_mask || c->version != job->version ||
                c->extranonce2_len != job->extranonce2_len) {
         c->variants = 0; /* the new split's combinations may equal old ones: a later ntime */
-        c->pass_floor = c->last_ntime + 1;
+        c->pass_floor = c->max_ntime + 1;
     }
     c->last_used = m->epoch;
     c->version_mask = job->version_mask;
@@ -207,7 +226,7 @@ static void install_next_variant(lode_mining *m)
     const uint64_t space = header_space(job, version_bits - group);
     content_space *c = m->space;
     if (space != 0 && c->variants > 0 && c->variants % space == 0)
-        c->pass_floor = c->last_ntime + 1; /* a new pass: every combination again */
+        c->pass_floor = c->max_ntime + 1; /* a new pass: every combination again */
     double ahead = lode_clock_s() - m->job_received;
     if (ahead < 0)
         ahead = 0;
@@ -228,7 +247,8 @@ static void install_next_variant(lode_mining *m)
         return;
     }
     uint64_t roll = c->variants++;
-    c->last_ntime = ntime;
+    if (ntime > c->max_ntime)
+        c->max_ntime = ntime;
     uint64_t version_roll = version_bits > group ? roll & ((UINT64_C(1) << (version_bits - group)) - 1) : 0;
     uint64_t extranonce_roll = roll >> (version_bits - group);
 
