@@ -124,6 +124,18 @@ static void make_job(lode_job *job, const char *id, bool clean)
     job->clean = clean;
 }
 
+/* A narrow job: one extranonce2 byte, the given version bits and seconds of
+ * ntime, and a share in every 2^32 / (share_top + 1) hashes. */
+static void make_narrow_job(lode_job *job, const char *id, bool clean, uint32_t version_mask, uint32_t roll_max,
+                            uint32_t share_top)
+{
+    make_job(job, id, clean);
+    job->extranonce2_len = 1;
+    job->version_mask = version_mask;
+    job->ntime_roll_max = roll_max;
+    job->share_target.w[7] = share_top;
+}
+
 static void test_job_header(void)
 {
     for (int trial = 0; trial < 20; trial++) {
@@ -219,6 +231,13 @@ static void sleep_ms(int ms)
     nanosleep(&ts, NULL);
 }
 
+/* Waits (up to 30 s) for n shares of the jobs whose id starts with prefix. */
+static void wait_shares(fake_source *s, const char *prefix, size_t n)
+{
+    for (int i = 0; i < 3000 && shares_of(s, prefix) < n; i++)
+        sleep_ms(10);
+}
+
 /* The session's job event counter now. A share's staleness is decided when
  * its hit is confirmed, a moment before the source records it, so a test
  * asks the share when it was decided (lode_share.decided_at), never the
@@ -250,33 +269,6 @@ static size_t wait_quiet(fake_source *src, int quiet_ms, int limit_ms)
     return n;
 }
 
-static lode_mining *start_session(fake_source *src, uint64_t nonces_per_header)
-{
-    lode_device_ref *devices;
-    size_t count;
-    char err[512];
-    if (lode_registry_select("cpu", LODE_ALGO_SHA256D, &devices, &count, err, sizeof err) != 0) {
-        CHECK(false, "cpu device: %s", err);
-        return NULL;
-    }
-    lode_mining_config config = {
-        .miner = {.algo = LODE_ALGO_SHA256D, .devices = devices, .device_count = count, .threads = 2,
-                  .chunk_ms = 20},
-        .source_ops = &fake_ops,
-        .source = src,
-        .nonces_per_header = nonces_per_header,
-    };
-    lode_mining *m = lode_mining_start(&config, err, sizeof err);
-    free(devices);
-    CHECK(m != NULL, "session starts: %s", m ? "" : err);
-    if (m != NULL && lode_dispatcher_wait_ready(lode_mining_miner(m), 60000) <= 0) {
-        CHECK(false, "devices ready");
-        lode_mining_free(m);
-        return NULL;
-    }
-    return m;
-}
-
 /* An empty fake source, and its end (the recorded jobs freed too). */
 static void source_init(fake_source *s)
 {
@@ -294,6 +286,39 @@ static void source_free(fake_source *s)
     free(s->shares);
 }
 
+/* A fake source and a session on it, its devices ready; NULL (the source
+ * freed) if the session did not start. */
+static lode_mining *open_session(fake_source *src, uint64_t nonces_per_header)
+{
+    source_init(src);
+    lode_device_ref *devices;
+    size_t count;
+    char err[512];
+    if (lode_registry_select("cpu", LODE_ALGO_SHA256D, &devices, &count, err, sizeof err) != 0) {
+        CHECK(false, "cpu device: %s", err);
+        source_free(src);
+        return NULL;
+    }
+    lode_mining_config config = {
+        .miner = {.algo = LODE_ALGO_SHA256D, .devices = devices, .device_count = count, .threads = 2,
+                  .chunk_ms = 20},
+        .source_ops = &fake_ops,
+        .source = src,
+        .nonces_per_header = nonces_per_header,
+    };
+    lode_mining *m = lode_mining_start(&config, err, sizeof err);
+    free(devices);
+    CHECK(m != NULL, "session starts: %s", m ? "" : err);
+    if (m != NULL && lode_dispatcher_wait_ready(lode_mining_miner(m), 60000) <= 0) {
+        CHECK(false, "devices ready");
+        lode_mining_free(m);
+        m = NULL;
+    }
+    if (m == NULL)
+        source_free(src);
+    return m;
+}
+
 /* Whether a recorded share rebuilds, by hand from its job, into the header
  * it names, and OpenSSL's hash of that header is the hash it names and meets
  * the job's share target. */
@@ -304,6 +329,21 @@ static bool share_rebuilds(const recorded_share *r)
     ossl_sha256d(want, 80, hash);
     return memcmp(want, r->share.header, 80) == 0 && memcmp(hash, r->share.hash, 32) == 0 &&
            lode_hash_meets_target(hash, &r->job.share_target);
+}
+
+/* Of the first n shares: those that do not rebuild from their job by hand
+ * and hash right by OpenSSL, or change a version bit outside the job's
+ * mask (bad_hash), and those whose ntime leaves the job's roll. */
+static void audit_shares(fake_source *s, size_t n, size_t *bad_hash, size_t *bad_ntime)
+{
+    *bad_hash = *bad_ntime = 0;
+    for (size_t i = 0; i < n; i++) {
+        const lode_share *sh = &s->shares[i].share;
+        const lode_job *j = &s->shares[i].job;
+        *bad_hash += !share_rebuilds(&s->shares[i]) ||
+                     (sh->version & ~j->version_mask) != (j->version & ~j->version_mask);
+        *bad_ntime += sh->ntime < j->ntime || sh->ntime > j->ntime + j->ntime_roll_max;
+    }
 }
 
 /* How many of the first n recorded shares repeat an earlier one's header. */
@@ -325,12 +365,9 @@ static size_t repeated_headers(fake_source *s, size_t n)
 static void test_session(void)
 {
     fake_source src;
-    source_init(&src);
-    lode_mining *m = start_session(&src, 1 << 14);
-    if (m == NULL) {
-        source_free(&src);
+    lode_mining *m = open_session(&src, 1 << 14);
+    if (m == NULL)
         return;
-    }
 
     lode_job a, b, c;
     make_job(&a, "A", true);
@@ -350,17 +387,14 @@ static void test_session(void)
     CHECK(lode_mining_set_job(m, &b) == 0, "job B (clean) installed");
     const uint64_t b_event = job_events(m);
     /* Waits scale with the machine (sanitizers slow hashing tenfold). */
-    for (int i = 0; i < 3000 && shares_of(&src, "B") < 50; i++)
-        sleep_ms(10);
+    wait_shares(&src, "B", 50);
     CHECK(lode_mining_set_job(m, &c) == 0, "job C (not clean) installed");
     const uint64_t c_event = job_events(m);
-    for (int i = 0; i < 3000 && shares_of(&src, "C") < 50; i++)
-        sleep_ms(10);
+    wait_shares(&src, "C", 50);
     /* The same job again under a new id (pools do this): no share twice. */
     snprintf(c.id, sizeof c.id, "C2");
     CHECK(lode_mining_set_job(m, &c) == 0, "job C again as C2");
-    for (int i = 0; i < 3000 && shares_of(&src, "C2") < 30; i++)
-        sleep_ms(10);
+    wait_shares(&src, "C2", 30);
     /* A storm of clean jobs with easy targets: hits in flight at each
      * switch must come back stale. */
     enum { STORM = 40 };
@@ -471,18 +505,11 @@ static void source_hold_next(fake_source *s, bool hold)
 static void test_spent_space(void)
 {
     fake_source src;
-    source_init(&src);
-    lode_mining *m = start_session(&src, 256);
-    if (m == NULL) {
-        source_free(&src);
+    lode_mining *m = open_session(&src, 256);
+    if (m == NULL)
         return;
-    }
     lode_job job;
-    make_job(&job, "N", true);
-    job.extranonce2_len = 1;
-    job.version_mask = 0;
-    job.ntime_roll_max = 1;
-    job.share_target.w[7] = 0x0fffffff; /* 1 hash in 16: 16 shares a header */
+    make_narrow_job(&job, "N", true, 0, 1, 0x0fffffff); /* 1 hash in 16: 16 shares a header */
     const size_t space = 256 * 2;
     source_hold_next(&src, true);
     CHECK(lode_mining_set_job(m, &job) == 0, "narrow job installed");
@@ -530,8 +557,7 @@ static void test_spent_space(void)
     snprintf(job.id, sizeof job.id, "N2");
     job.prevhash[0] ^= 1;
     CHECK(lode_mining_set_job(m, &job) == 0, "the next job installed");
-    for (int i = 0; i < 3000 && shares_of(&src, "N2") < 10; i++)
-        sleep_ms(10);
+    wait_shares(&src, "N2", 10);
     CHECK(shares_of(&src, "N2") >= 10, "mining resumes on the next job");
     lode_mining_free(m);
     source_free(&src);
@@ -548,18 +574,11 @@ static void test_spent_space(void)
 static void test_version_groups(void)
 {
     fake_source src;
-    source_init(&src);
-    lode_mining *m = start_session(&src, 64);
-    if (m == NULL) {
-        source_free(&src);
+    lode_mining *m = open_session(&src, 64);
+    if (m == NULL)
         return;
-    }
     lode_job job;
-    make_job(&job, "V", true);
-    job.extranonce2_len = 1;
-    job.version_mask = 0x0001e000;
-    job.ntime_roll_max = 1;
-    job.share_target.w[7] = 0x03ffffff; /* 1 hash in 64: a share a header, on average */
+    make_narrow_job(&job, "V", true, 0x0001e000, 1, 0x03ffffff); /* 1 hash in 64: a share a header, on average */
     enum { SPACE = 16 * 256 * 2 };
     CHECK(lode_mining_set_job(m, &job) == 0, "job with 4 version bits installed");
     size_t n = wait_quiet(&src, 600, 120000);
@@ -616,42 +635,30 @@ static void test_version_groups(void)
 static void test_repeated_content(void)
 {
     fake_source src;
-    source_init(&src);
-    lode_mining *m = start_session(&src, 256);
-    if (m == NULL) {
-        source_free(&src);
+    lode_mining *m = open_session(&src, 256);
+    if (m == NULL)
         return;
-    }
     lode_job job;
-    make_job(&job, "R", true);
-    job.extranonce2_len = 1;
-    job.version_mask = 0x00002000;
-    job.share_target.w[7] = 0x0fffffff; /* 1 hash in 16: 16 shares a header */
+    make_narrow_job(&job, "R", true, 0x00002000, 600, 0x0fffffff); /* 1 hash in 16: 16 shares a header */
     CHECK(lode_mining_set_job(m, &job) == 0, "job R installed");
-    for (int i = 0; i < 3000 && shares_of(&src, "R") < 100; i++)
-        sleep_ms(10);
+    wait_shares(&src, "R", 100);
     job.clean = false;
     job.version_mask = 0x00006000;
     snprintf(job.id, sizeof job.id, "R2");
     CHECK(lode_mining_set_job(m, &job) == 0, "the same content as R2, two version bits");
-    for (int i = 0; i < 3000 && shares_of(&src, "R2") < 100; i++)
-        sleep_ms(10);
+    wait_shares(&src, "R2", 100);
     snprintf(job.id, sizeof job.id, "R3");
     CHECK(lode_mining_set_job(m, &job) == 0, "the same again as R3");
-    for (int i = 0; i < 3000 && shares_of(&src, "R3") < 100; i++)
-        sleep_ms(10);
+    wait_shares(&src, "R3", 100);
     lode_mining_clear_job(m);
     size_t n = wait_quiet(&src, 300, 30000);
     lode_mining_free(m);
 
-    size_t bad_hash = 0, bad_ntime = 0, per_job[3] = {0};
+    size_t bad_hash, bad_ntime, per_job[3] = {0};
+    audit_shares(&src, n, &bad_hash, &bad_ntime);
     for (size_t i = 0; i < n; i++) {
-        const lode_share *sh = &src.shares[i].share;
-        const lode_job *j = &src.shares[i].job;
-        per_job[j->id[1] == '\0' ? 0 : j->id[1] == '2' ? 1 : 2]++;
-        bad_hash += !share_rebuilds(&src.shares[i]) ||
-                    (sh->version & ~j->version_mask) != (j->version & ~j->version_mask);
-        bad_ntime += sh->ntime < j->ntime || sh->ntime > j->ntime + j->ntime_roll_max;
+        const char *id = src.shares[i].job.id;
+        per_job[id[1] == '\0' ? 0 : id[1] == '2' ? 1 : 2]++;
     }
     size_t repeats = repeated_headers(&src, n);
     printf("repeated content: %zu shares (R %zu, R2 %zu, R3 %zu), %zu repeats\n", n, per_job[0], per_job[1],
@@ -687,21 +694,13 @@ static bool wait_spent(lode_mining *m, uint64_t want)
 static void test_content_memory(void)
 {
     fake_source src;
-    source_init(&src);
-    lode_mining *m = start_session(&src, 256);
-    if (m == NULL) {
-        source_free(&src);
+    lode_mining *m = open_session(&src, 256);
+    if (m == NULL)
         return;
-    }
     lode_job job;
-    make_job(&job, "K1", false);
-    job.extranonce2_len = 1;
-    job.version_mask = 0;
-    job.ntime_roll_max = 6;
-    job.share_target.w[7] = 0x03ffffff; /* 1 hash in 64: 4 shares a header */
+    make_narrow_job(&job, "K1", false, 0, 6, 0x03ffffff); /* 1 hash in 64: 4 shares a header */
     CHECK(lode_mining_set_job(m, &job) == 0, "job K1 installed");
-    for (int i = 0; i < 3000 && shares_of(&src, "K1") < 200; i++)
-        sleep_ms(10);
+    wait_shares(&src, "K1", 200);
     lode_job back;
     CHECK(lode_job_copy(&back, &job) == 0, "job copied");
     snprintf(back.id, sizeof back.id, "K2");
@@ -724,13 +723,8 @@ static void test_content_memory(void)
     size_t n = wait_quiet(&src, 300, 30000);
     lode_mining_free(m);
 
-    size_t bad_hash = 0, bad_ntime = 0;
-    for (size_t i = 0; i < n; i++) {
-        const lode_share *sh = &src.shares[i].share;
-        const lode_job *j = &src.shares[i].job;
-        bad_hash += !share_rebuilds(&src.shares[i]);
-        bad_ntime += sh->ntime < j->ntime || sh->ntime > j->ntime + j->ntime_roll_max;
-    }
+    size_t bad_hash, bad_ntime;
+    audit_shares(&src, n, &bad_hash, &bad_ntime);
     size_t repeats = repeated_headers(&src, n);
     printf("content memory: %zu shares (K1 %zu, K2 %zu, K3 %zu), %zu repeats by K2's end, %zu in all\n", n,
            shares_of(&src, "K1"), shares_of(&src, "K2"), shares_of(&src, "K3"), repeats_back, repeats);
@@ -752,12 +746,9 @@ static void test_content_memory(void)
 static void test_refused_clean_job(void)
 {
     fake_source src;
-    source_init(&src);
-    lode_mining *m = start_session(&src, 1 << 14);
-    if (m == NULL) {
-        source_free(&src);
+    lode_mining *m = open_session(&src, 1 << 14);
+    if (m == NULL)
         return;
-    }
     lode_job a, bad;
     make_job(&a, "A", true);
     CHECK(lode_mining_set_job(m, &a) == 0, "job A installed");
@@ -781,8 +772,7 @@ static void test_refused_clean_job(void)
     lode_job b;
     make_job(&b, "B", false);
     CHECK(lode_mining_set_job(m, &b) == 0, "job B installed");
-    for (int i = 0; i < 3000 && shares_of(&src, "B") < 5; i++)
-        sleep_ms(10);
+    wait_shares(&src, "B", 5);
     CHECK(shares_of(&src, "B") >= 5, "mining resumes on the next usable job");
     lode_mining_free(m);
     source_free(&src);
