@@ -612,7 +612,12 @@ def test_kill_window(tmp):
     disappears (8 of 8 double reports before), then SIGKILLs at random
     moments of a multi-assignment run: each assignment reported once."""
     jobs = [(100003, 1, 36), (100019, 1, 30), (100043, 1, 30)]
-    for attempt in range(4):
+    # The window is a fraction of a second: an attempt whose poller a loaded
+    # machine delays past it (lode exits on its own, or the checkpoint came
+    # and went unseen) is retried; four must land inside it.
+    in_window = attempts = 0
+    while in_window < 4 and attempts < 20:
+        attempt, attempts = attempts, attempts + 1
         d = fresh(tmp, f"window{attempt}")
         wt, res = os.path.join(d, "worktodo.txt"), os.path.join(d, "results.json.txt")
         with open(wt, "w") as f:
@@ -627,10 +632,11 @@ def test_kill_window(tmp):
             return seen[0]
         args = [LODE, "tf", "-w", wt, "-d", "cpu", "-t", "1", "--checkpoint-interval", "0.05"]
         rc = run_killed(args, d, gone)
-        check(seen[0] and rc == -signal.SIGKILL, f"window {attempt}: killed as the checkpoint went: {rc}")
+        in_window += seen[0] and rc == -signal.SIGKILL
         r = subprocess.run(args + ["-q"], capture_output=True, text=True, timeout=300, cwd=d)
         check(r.returncode == 0 and sorted(results_of(res)) == sorted(jobs) and factor_lines(wt) == [],
               f"window {attempt}: each result once: {results_of(res)} {factor_lines(wt)}")
+    check(in_window == 4, f"4 kills as the checkpoint went ({in_window} in {attempts} attempts)")
 
     d = fresh(tmp, "random-kills")
     wt, res = os.path.join(d, "worktodo.txt"), os.path.join(d, "results.json.txt")
