@@ -147,6 +147,23 @@ def wait_until(fn, timeout, what):
     return last
 
 
+def newest_sample_ms(lode):
+    """When the sampler took its newest snapshot (ms, /api/history's clock)."""
+    rate = get_json(lode, "/api/history")["devices"][0]["hashrate"]
+    return rate[-1][0] if rate else None
+
+
+def device_snapshot(lode, timeout=30):
+    """(time ms, the first device of /api/devices) from one sampler snapshot:
+    the newest snapshot is the same one before and after the read."""
+    deadline = time.monotonic() + timeout
+    while True:
+        t = newest_sample_ms(lode)
+        d = get_json(lode, "/api/devices")["devices"][0]
+        if newest_sample_ms(lode) == t or time.monotonic() > deadline:
+            return t, d
+
+
 def raw(port, data, read=True, timeout=15):
     """Sends bytes on a fresh connection; returns what comes back until close."""
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
@@ -283,15 +300,19 @@ def scenario_http():
             # New readings reach the API and the history.
             write_sensors(sensor_file, ["cpu:0 temp=70 power=90"])
             wait_until(lambda: (lambda x: x.get("temperature_c") == 70 and "fan_percent" not in x)(
-                get_json(lode, "/api/devices")["devices"][0]), 15, "http: new sensor readings never shown")
+                get_json(lode, "/api/devices")["devices"][0]), 60, "http: new sensor readings never shown")
             hist = get_json(lode, "/api/history")["devices"][0]
             check([t for _, t in hist["temperature_c"]][-1] == 70 and 61.5 in [t for _, t in hist["temperature_c"]],
                   f"http: temperature history {hist['temperature_c'][-5:]}")
         else:
             check(not any(k in d for k in ("temperature_c", "power_w", "fan_percent")), f"http: sensors {d}")
         h1 = d["hashes"]
-        time.sleep(2.5)
-        s2 = get_json(lode, "/api/summary")
+        # Counts and rates move with the sampler's snapshots: wait (a hang
+        # guard) for one that shows the device has hashed since.
+        s2 = wait_until(lambda: (lambda j: j if j["devices"][0]["hashes"] > h1 and j["uptime_s"] > s["uptime_s"] and
+                                 all(j["devices"][0][k] for k in ("hashrate_10s", "hashrate_60s", "hashrate_15m"))
+                                 else None)(get_json(lode, "/api/summary")), 60, f"http: hashes never grew past {h1}")
+        s2 = s2 or get_json(lode, "/api/summary")
         check(s2["devices"][0]["hashes"] > h1, f"http: hashes did not grow ({h1} -> {s2['devices'][0]['hashes']})")
         check(s2["uptime_s"] > s["uptime_s"], "http: uptime did not grow")
         for k in ("hashrate_10s", "hashrate_60s", "hashrate_15m"):
@@ -374,13 +395,27 @@ def scenario_http():
         # Pause and resume.
         st, _, body = request(lode.url("/api/pause"), method="POST", body='{"device":"cpu:0"}', token=TOKEN)
         check(st == 200, f"http: pause -> {st} {body!r}")
-        wait_until(lambda: get_json(lode, "/api/devices")["devices"][0]["state"] == "paused", 15,
+        wait_until(lambda: get_json(lode, "/api/devices")["devices"][0]["state"] == "paused", 60,
                    "http: state never 'paused'")
-        time.sleep(1.5)
-        a = get_json(lode, "/api/devices")["devices"][0]["hashes"]
-        time.sleep(2.5)
-        b = get_json(lode, "/api/devices")["devices"][0]["hashes"]
-        check(a == b, f"http: a paused device still hashes ({a} -> {b})")
+        # The counts are the sampler's snapshots (one a second), and the scan
+        # in flight at the pause is counted when its thread next runs: on a
+        # loaded machine a worker can go a whole second without counting, so
+        # first wait until the count has not moved over 3 s of snapshots
+        # (since: the first snapshot with the newest count), then it must
+        # stay put over 2.5 s more. The waits are hang guards: a device that
+        # hashes while paused never settles, and fails the check below.
+        since = [device_snapshot(lode)]
+
+        def settled():
+            t, d = device_snapshot(lode)
+            if d["hashes"] != since[0][1]["hashes"]:
+                since[0] = (t, d)
+            return (t, d) if t - since[0][0] >= 3000 else None
+        t_a, d_a = wait_until(settled, 30, "http: a paused device's hash count never settled") or since[0]
+        t_b, d_b = wait_until(lambda: (lambda x: x if x[0] - t_a >= 2500 else None)(device_snapshot(lode)), 30,
+                              "http: no sampler snapshot 2.5 s after the settled one") or device_snapshot(lode)
+        a, b = d_a["hashes"], d_b["hashes"]
+        check(a == b, f"http: a paused device still hashes ({a} -> {b} over {t_b - t_a} ms of snapshots)")
         m = request(lode.url("/metrics"))[2].decode()
         check('lode_device_state{device="cpu:0",state="paused"} 1' in m, "http: metrics state not paused")
         st, _, _ = request(lode.url("/api/resume"), method="POST", body='{"device":"cpu:0"}', token=TOKEN)
@@ -638,7 +673,7 @@ def scenario_pool():
             check(pools[0].wait_accepted(8, 90), f"pool: fewer than 8 shares accepted: {pools[0].totals()}")
             # The sampler takes a snapshot a second: wait for one after the shares.
             s = wait_until(lambda: (lambda j: j if j["pools"][0]["accepted"] > 0 else None)(
-                get_json(lode, "/api/summary")), 20, "pool: no accepted share in the summary")
+                get_json(lode, "/api/summary")), 60, "pool: no accepted share in the summary")
             s = s or get_json(lode, "/api/summary")
             check(s["source"]["kind"] == "stratum" and s["source"]["url"] == pools[0].url, f"pool: source {s['source']}")
             check(len(s["pools"]) == 2 and s["pools"][0]["active"] and s["pools"][0]["state"] == "mining"
@@ -647,8 +682,8 @@ def scenario_pool():
             h1 = s["devices"][0]["hashes"]
             time.sleep(3)  # history for the charts
             check_dashboard(lode, "pool")
-            s = get_json(lode, "/api/summary")
-            check(s["devices"][0]["hashes"] > h1, "pool: hashes did not grow")
+            s = wait_until(lambda: (lambda j: j if j["devices"][0]["hashes"] > h1 else None)(
+                get_json(lode, "/api/summary")), 60, f"pool: hashes never grew past {h1}")
             metrics = request(lode.url("/metrics"))[2].decode()
             promtool_check(metrics, "pool")
             check(f'lode_shares_total{{pool="{pools[0].url}",result="accepted"}}' in metrics,
@@ -660,20 +695,32 @@ def scenario_pool():
             check(pools[1].wait_accepted(3, 90), f"pool: no shares on the second pool after the switch: "
                   f"{pools[1].totals()}")
             s = wait_until(lambda: (lambda j: j if j["pools"][1]["active"] else None)(get_json(lode, "/api/summary")),
-                           20, "pool: the second pool is not active in the summary")
+                           60, "pool: the second pool is not active in the summary")
             if s:
                 check(not s["pools"][0]["active"], "pool: both pools active")
 
-            # Counts: hold both pools (their counts are final), let lode read the
-            # last answers and the sampler take them, then compare.
+            # Counts: hold both pools (their counts are final), then wait for
+            # lode to read the last answers and the sampler (a snapshot a
+            # second) to take them; the wait is a hang guard, and a share lost
+            # or counted twice still never matches.
             for p in pools:
                 p.hold()
-            time.sleep(2.5)
-            s = get_json(lode, "/api/summary")
+            totals = [p.totals() for p in pools]
+
+            def rejected(t):  # code 21 (stale) is counted as stale by lode
+                return sum(v for k, v in t["rejected_by_code"].items() if k != "21")
+
+            def counted():
+                j = get_json(lode, "/api/summary")
+                return j if all(j["pools"][i]["accepted"] == t["accepted"] and j["pools"][i]["rejected"] == rejected(t)
+                                and j["pools"][i]["stale"] >= t["rejected_by_code"].get("21", 0)
+                                for i, t in enumerate(totals)) else None
+            s = (wait_until(counted, 60, "pool: the API's share counts never matched the pools' own")
+                 or get_json(lode, "/api/summary"))
             for i, p in enumerate(pools):
-                t = p.totals()
+                t = totals[i]
                 codes = t["rejected_by_code"]
-                other = sum(v for k, v in codes.items() if k != "21")
+                other = rejected(t)
                 api = s["pools"][i]
                 check(api["accepted"] == t["accepted"], f"pool {i}: API accepted {api['accepted']}, "
                       f"the pool accepted {t['accepted']}")
