@@ -226,20 +226,26 @@ def duration_run():
     m = re.search(r"^fault:1: (\d+) mismatching jobs in [\d.]+ min \(([\d.e+]+) per hour\)", r.stdout, re.M)
     check(m is not None and int(m.group(1)) > 0 and float(m.group(2)) > 0,
           f"errors per hour for the faulty device:\n{r.stdout}")
-    jobs = re.search(r"^cpu:0\s+\S+\s+sha256d\s+(\d+)\s", r.stdout, re.M)
-    check(jobs is not None and int(jobs.group(1)) >= 2, f"the device kept getting jobs for 4 s:\n{r.stdout}")
+    # Jobs beyond the first on one row that has the whole duration: above,
+    # cpu:0's 4 s are split over its variants, about 1 s a row, which a
+    # loaded machine can spend opening, self-testing and tuning.
+    one = run(["check", "-a", "sha256d", "-d", "cpu:0", "--variant", "portable", "--duration", "4", "--seed", "2"],
+              timeout=300)
+    jobs = re.search(r"^cpu:0\s+portable\s+sha256d\s+(\d+)\s", one.stdout, re.M)
+    check(one.returncode == 0 and jobs is not None and int(jobs.group(1)) >= 2,
+          f"the device kept getting jobs for 4 s (status {one.returncode}):\n{one.stdout}\n{one.stderr[-1000:]}")
     # Ctrl-C: status 130, no verdict of pass.
     p = subprocess.Popen([LODE, "check", "-a", "sha256d", "-d", "cpu:0", "--duration", "60"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(2)
     p.send_signal(signal.SIGINT)
-    try:
-        out, err = p.communicate(timeout=30)
+    try:  # a hang guard: the job being re-checked on the CPU finishes first (slow under TSan)
+        out, err = p.communicate(timeout=300)
         check(p.returncode == 130 and "check interrupted" in err,
               f"SIGINT stops the check with 130, not {p.returncode}:\n{err[-500:]}")
     except subprocess.TimeoutExpired:
         p.kill()
-        check(False, "SIGINT did not stop lode check within 30 s")
+        check(False, "SIGINT did not stop lode check within 300 s")
 
 
 def tf_scan():

@@ -24,6 +24,15 @@ SUMMARY_POOL_MORE = re.compile(r"summary: pool (\d+) \S+: accepted \d+, rejected
 SUMMARY_SOLO = re.compile(r"summary: blocks submitted (\d+), accepted (\d+), rejected (\d+), "
                           r"stale (\d+)")
 TMP = tempfile.mkdtemp(prefix="lode-mining-test-")
+# A wait's timeout is a hang guard, given as what an idle 2-core machine
+# needs; a loaded one (sanitizer builds beside other ctest jobs) mines and
+# logs slower, so each wait allows this many times that.
+LOADED_FACTOR = 3
+
+
+def guard_deadline(timeout):
+    """The monotonic deadline of a wait whose idle-machine timeout is timeout."""
+    return time.monotonic() + LOADED_FACTOR * timeout
 
 
 def require_litecoind():
@@ -83,15 +92,16 @@ class Lode:
         return len(re.findall(pattern, self.stderr(), re.M))
 
     def wait_for(self, pattern, timeout, count=1):
-        """True once pattern matched count times in stderr; False on timeout or exit."""
-        deadline = time.monotonic() + timeout
+        """True once pattern matched count times in stderr; False on exit or
+        after the guard (guard_deadline: a multiple of timeout)."""
+        deadline = guard_deadline(timeout)
         while time.monotonic() < deadline:
             if self.count(pattern) >= count:
                 return True
             if self.proc.poll() is not None:
                 return self.count(pattern) >= count
             time.sleep(0.2)
-        return False
+        return self.count(pattern) >= count
 
     def alive(self):
         return self.proc.poll() is None
@@ -226,10 +236,8 @@ class PoolProc:
         return self.wait_total("accepted", n, timeout)
 
     def wait_total(self, key, n, timeout):
-        """Waits until totals[key] >= n. timeout guards against a hang; a
-        loaded machine mines slower, so the guard is three times what an idle
-        2-core machine needs."""
-        deadline = time.monotonic() + 3 * timeout
+        """Waits until totals[key] >= n; a hang guard (guard_deadline)."""
+        deadline = guard_deadline(timeout)
         while time.monotonic() < deadline:
             if self.totals()[key] >= n:
                 return True
