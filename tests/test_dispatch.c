@@ -179,8 +179,12 @@ static const lode_backend_ops spin_backend = {
 };
 
 /* The recording devices (test_short_job): every scan of the test's job
- * noted; a scan waits (up to 2 s) until `expect` scans have begun, so the
- * split does not depend on which worker's thread runs first. */
+ * noted; a scan waits until `expect` scans have begun, so the split does
+ * not depend on which worker's thread runs first or how late the other
+ * starts. The wait is a hang guard (a minute): a dispatcher that gives one
+ * worker the whole job, or both halves, never starts a second scan while the
+ * first waits, so after the guard test_short_job sees one scan, or two by
+ * one device, and fails. */
 static struct {
     pthread_mutex_t lock;
     pthread_cond_t started;
@@ -217,7 +221,7 @@ static int rec_scan(lode_device *d, const lode_range *r, lode_hits *hits, uint64
     pthread_cond_broadcast(&rec.started);
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += 2;
+    until.tv_sec += 60;
     while (rec.count < rec.expect && pthread_cond_timedwait(&rec.started, &rec.lock, &until) == 0)
         ;
     pthread_mutex_unlock(&rec.lock);

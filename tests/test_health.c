@@ -180,20 +180,33 @@ static bool wait_state(lode_dispatcher *m, size_t device, lode_device_state want
     return false;
 }
 
-/* A device that takes no work: while fault:1 scans at least two whole
- * chunks' worth more, fault:0's count stays put. The first wait lets a
- * scan in flight at the pause finish its aborted part. */
+/* A device that takes no work: fault:0's count stays put for three rounds
+ * in a row, each while fault:1 scans at least two whole chunks' worth more.
+ * The scan each of fault:0's workers had in flight at the pause still
+ * counts its aborted part, in whatever round its thread gets to run: a
+ * round that sees it starts the three over. A device that takes work
+ * changes its count more often than it has workers, or never stays put
+ * for three rounds (the guard). */
 static bool takes_no_work(lode_dispatcher *m)
 {
     const uint64_t step = 400000;
-    for (int round = 0; round < 2; round++) {
+    const unsigned in_flight = stats(m, 0).workers_ready;
+    unsigned quiet = 0, changes = 0;
+    for (double t0 = now_s(); quiet < 3;) {
         uint64_t mine = stats(m, 0).hashes, other = stats(m, 1).hashes;
-        for (double t0 = now_s(); stats(m, 1).hashes < other + step && now_s() - t0 < GUARD_S;)
+        while (stats(m, 1).hashes < other + step && now_s() - t0 < GUARD_S)
             nap_ms(5);
-        if (round == 1)
-            return stats(m, 0).hashes == mine && stats(m, 1).hashes >= other + step;
+        if (stats(m, 1).hashes < other + step)
+            return false; /* the guard ran out */
+        if (stats(m, 0).hashes == mine) {
+            quiet++;
+        } else {
+            quiet = 0;
+            if (++changes > in_flight)
+                return false;
+        }
     }
-    return false;
+    return true;
 }
 
 /* A long job (2^32 indices) to keep the devices busy. */

@@ -468,6 +468,11 @@ static int listen_loopback(uint16_t *port)
     return fd;
 }
 
+/* How long a test waits for what must come: a hang guard (TSan on a loaded
+ * machine is slow), never a speed limit; waits for what must not come are
+ * short windows of their own. */
+#define WAIT_S 30.0
+
 static bool pool_accept(test_pool *p, double timeout_s)
 {
     struct pollfd pfd = {.fd = p->listen_fd, .events = POLLIN};
@@ -513,7 +518,7 @@ static json_t *pool_read(test_pool *p, double timeout_s)
 /* Reads the next request and checks its method. */
 static json_t *pool_expect(test_pool *p, const char *method)
 {
-    json_t *v = pool_read(p, 5);
+    json_t *v = pool_read(p, WAIT_S);
     const char *got = json_string_value(json_object_get(v, "method"));
     CHECK(got != NULL && strcmp(got, method) == 0, "expected %s, got %s", method, got ? got : "nothing");
     return v ? v : json_object();
@@ -556,7 +561,7 @@ static lode_share make_share(const lode_job *job, uint32_t nonce)
 static void wait_stats(lode_stratum *s, size_t pool, uint64_t accepted, uint64_t rejected, uint64_t stale,
                        lode_pool_stats *out)
 {
-    double deadline = now_s() + 5;
+    double deadline = now_s() + WAIT_S;
     do {
         lode_stratum_pool_stats(s, pool, out);
         if (out->accepted == accepted && out->rejected == rejected && out->stale == stale)
@@ -589,7 +594,7 @@ static void test_loopback(void)
     CHECK(lode_stratum_start(s, fake_mining_get()) == 0, "start");
 
     /* Connection 1: configure, subscribe, extranonce.subscribe, authorize. */
-    CHECK(pool_accept(&pool, 5), "no connection");
+    CHECK(pool_accept(&pool, WAIT_S), "no connection");
     json_t *r = pool_expect(&pool, "mining.configure");
     pool_send(&pool, "{\"id\":%lld,\"result\":{\"version-rolling\":true,\"version-rolling.mask\":\"1fffe000\"},\"error\":null}", req_id(r));
     json_decref(r);
@@ -608,7 +613,7 @@ static void test_loopback(void)
     pool_send(&pool, "{\"id\":%lld,\"result\":true,\"error\":null}", req_id(r));
     json_decref(r);
 
-    CHECK(fake_mining_wait_jobs(1, 5) == 1, "no job installed");
+    CHECK(fake_mining_wait_jobs(1, WAIT_S) == 1, "no job installed");
     lode_job job1 = {0};
     CHECK(fake_mining_job(0, &job1) == 0, "job copy");
     lode_u256 want_target;
@@ -648,21 +653,21 @@ static void test_loopback(void)
     pool_send(&pool, "{\"id\":1,");
     pool_send(&pool, "{\"id\":null,\"method\":\"mining.notify\",\"params\":[\"bad\",\"%s0\",\"\",\"\",[],\"20000000\",\"1705ae3a\",\"647025b5\",true]}", prev1);
     pool_send(&pool, "{\"id\":7,\"method\":\"mining.frobnicate\",\"params\":[]}");
-    r = pool_read(&pool, 5);
+    r = pool_read(&pool, WAIT_S);
     CHECK(json_integer_value(json_object_get(r, "id")) == 7 && json_is_array(json_object_get(r, "error")), "unknown method answered with an error");
     json_decref(r);
     pool_send(&pool, "{\"id\":\"v\",\"method\":\"client.get_version\",\"params\":[]}");
-    r = pool_read(&pool, 5);
+    r = pool_read(&pool, WAIT_S);
     const char *echoed = json_string_value(json_object_get(r, "id"));
     CHECK(echoed != NULL && strcmp(echoed, "v") == 0, "get_version id");
     CHECK(json_is_string(json_object_get(r, "result")) && strcmp(json_string_value(json_object_get(r, "result")), "lode/test") == 0, "agent");
     json_decref(r);
     pool_send(&pool, "{\"id\":9,\"method\":\"mining.ping\"}");
-    r = pool_read(&pool, 5);
+    r = pool_read(&pool, WAIT_S);
     CHECK(json_integer_value(json_object_get(r, "id")) == 9 && json_is_string(json_object_get(r, "result")), "pong");
     json_decref(r);
     pool_send(&pool, "{\"id\":10,\"method\":\"client.show_message\",\"params\":[\"maintenance at noon\"]}");
-    r = pool_read(&pool, 5);
+    r = pool_read(&pool, WAIT_S);
     CHECK(json_integer_value(json_object_get(r, "id")) == 10 && json_is_true(json_object_get(r, "result")), "show_message");
     json_decref(r);
 
@@ -676,14 +681,14 @@ static void test_loopback(void)
     /* set_extranonce applies at the next notify, which is then clean. */
     pool_send(&pool, "{\"id\":null,\"method\":\"mining.set_extranonce\",\"params\":[\"01020304\",2]}");
     send_notify(&pool, "j2", prev1, false);
-    CHECK(fake_mining_wait_jobs(2, 5) == 2, "no second job");
+    CHECK(fake_mining_wait_jobs(2, WAIT_S) == 2, "no second job");
     lode_job job2 = {0};
     fake_mining_job(1, &job2);
     CHECK(job2.extranonce1[0] == 1 && job2.extranonce2_len == 2 && job2.clean && job2.generation == job1.generation,
           "extranonce change");
     lode_job_free(&job2);
     send_notify(&pool, "j3", prev1, false);
-    CHECK(fake_mining_wait_jobs(3, 5) == 3, "no third job");
+    CHECK(fake_mining_wait_jobs(3, WAIT_S) == 3, "no third job");
     fake_mining_job(2, &job2);
     CHECK(!job2.clean, "same prevhash, clean_jobs false: not clean");
     lode_job_free(&job2);
@@ -691,8 +696,8 @@ static void test_loopback(void)
     /* Drop the connection: the job is cleared, the client reconnects and
      * tries to resume; the pool refuses, a plain subscribe follows. */
     pool_close(&pool);
-    CHECK(fake_mining_wait_clears(1, 5) >= 1, "job not cleared on disconnect");
-    CHECK(pool_accept(&pool, 5), "no reconnection");
+    CHECK(fake_mining_wait_clears(1, WAIT_S) >= 1, "job not cleared on disconnect");
+    CHECK(pool_accept(&pool, WAIT_S), "no reconnection");
     r = pool_expect(&pool, "mining.configure");
     pool_send(&pool, "{\"id\":%lld,\"result\":{\"version-rolling\":false},\"error\":null}", req_id(r));
     json_decref(r);
@@ -710,7 +715,7 @@ static void test_loopback(void)
     pool_send(&pool, "{\"id\":%lld,\"result\":true,\"error\":null}", req_id(r));
     json_decref(r);
     send_notify(&pool, "k1", "1111111111111111111111111111111111111111111111111111111111111111", false);
-    CHECK(fake_mining_wait_jobs(4, 5) == 4, "no job after reconnecting");
+    CHECK(fake_mining_wait_jobs(4, WAIT_S) == 4, "no job after reconnecting");
     lode_job job4 = {0};
     fake_mining_job(3, &job4);
     CHECK(job4.generation == job1.generation + 1 && job4.version_mask == 0 && job4.clean, "new generation, no mask, new prevhash is clean");
@@ -733,9 +738,9 @@ static void test_loopback(void)
     longline[LODE_STRATUM_LINE_MAX + 99] = '\0';
     pool_send(&pool, "%s", longline);
     free(longline);
-    CHECK(fake_mining_wait_clears(2, 5) >= 2, "over-long line did not end the connection");
+    CHECK(fake_mining_wait_clears(2, WAIT_S) >= 2, "over-long line did not end the connection");
     pool_close(&pool);
-    CHECK(pool_accept(&pool, 5), "no reconnection after an over-long line");
+    CHECK(pool_accept(&pool, WAIT_S), "no reconnection after an over-long line");
     r = pool_expect(&pool, "mining.configure"); /* sent after the connection is counted */
     json_decref(r);
     lode_stratum_pool_stats(s, 0, &st);
@@ -782,26 +787,33 @@ static void test_failover_redirect(void)
     lode_stratum_config cfg = loopback_config(pcs, 2);
     cfg.failover_after = 2;
     cfg.primary_check_s = 1000;
-    cfg.stall_timeout_s = 1.0;
+    /* The stall timeout also runs on a from its connection, so the redirect
+     * must reach a within it: 3 s leaves a late test thread room. */
+    cfg.stall_timeout_s = 3.0;
     char err[256];
     lode_stratum *s = lode_stratum_create(&cfg, err, sizeof err);
     CHECK(s != NULL, "create: %s", err);
     if (s == NULL)
         return;
     lode_stratum_start(s, fake_mining_get());
-    CHECK(pool_accept(&a, 5), "no failover to the second pool");
+    CHECK(pool_accept(&a, WAIT_S), "no failover to the second pool");
     json_t *r = pool_expect(&a, "mining.subscribe"); /* scrypt: no configure */
     json_decref(r);
+    /* b's stall timer starts when the client connects to b, which is after
+     * this: the time from here to the reconnection to a is at least the
+     * stall timeout, however late the test's thread reads b. */
+    double stall_t0 = now_s();
     pool_send(&a, "{\"id\":null,\"method\":\"client.reconnect\",\"params\":[\"127.0.0.1\",\"%u\",0]}", b.port);
-    CHECK(pool_accept(&b, 5), "redirect not followed");
+    CHECK(pool_accept(&b, WAIT_S), "redirect not followed");
     r = pool_expect(&b, "mining.subscribe");
     json_decref(r);
     /* b never answers: after the stall timeout the client gives up on the
      * redirect and goes back to its pool list (the second pool, a). */
-    double stall_t0 = now_s();
     pool_close(&a);
-    CHECK(pool_accept(&a, 5), "no reconnection after a stall");
-    CHECK(now_s() - stall_t0 >= 0.5, "reconnected before the stall timeout (%.2f s)", now_s() - stall_t0);
+    CHECK(pool_accept(&a, cfg.stall_timeout_s + 60), "no reconnection after a stall");
+    double stalled = now_s() - stall_t0;
+    /* The bound holds exactly (one monotonic clock); 0.9 is a margin, not a speed allowance. */
+    CHECK(stalled >= 0.9 * cfg.stall_timeout_s, "reconnected before the stall timeout (%.2f s)", stalled);
     r = pool_expect(&a, "mining.subscribe");
     json_decref(r);
     lode_stratum_stop(s);
@@ -831,7 +843,7 @@ static void test_redirect_answers(void)
         return;
     const size_t jobs = fake_mining_wait_jobs(0, 0);
     lode_stratum_start(s, fake_mining_get());
-    CHECK(pool_accept(&a, 5), "no connection");
+    CHECK(pool_accept(&a, WAIT_S), "no connection");
     json_t *r = pool_expect(&a, "mining.subscribe"); /* scrypt: no configure */
     pool_send(&a, "{\"id\":%lld,\"result\":[[[\"mining.notify\",\"s1\"]],\"0a0b0c0d\",4],\"error\":null}", req_id(r));
     json_decref(r);
@@ -840,7 +852,7 @@ static void test_redirect_answers(void)
     pool_send(&a, "{\"id\":%lld,\"result\":true,\"error\":null}", req_id(r));
     json_decref(r);
     send_notify(&a, "r1", prev1, true);
-    CHECK(fake_mining_wait_jobs(jobs + 1, 5) == jobs + 1, "no job");
+    CHECK(fake_mining_wait_jobs(jobs + 1, WAIT_S) == jobs + 1, "no job");
     lode_job job = {0};
     CHECK(fake_mining_job(jobs, &job) == 0, "job copy");
     lode_share sh = make_share(&job, 7);
@@ -849,7 +861,7 @@ static void test_redirect_answers(void)
     pool_send(&a, "{\"id\":null,\"method\":\"client.reconnect\",\"params\":[\"127.0.0.1\",\"%u\",0]}", b.port);
     pool_send(&a, "{\"id\":%lld,\"result\":true,\"error\":null}", req_id(r));
     json_decref(r);
-    CHECK(pool_accept(&b, 5), "redirect not followed");
+    CHECK(pool_accept(&b, WAIT_S), "redirect not followed");
     json_decref(pool_expect(&b, "mining.subscribe"));
     lode_pool_stats st;
     lode_stratum_pool_stats(s, 0, &st);
@@ -889,11 +901,11 @@ static void test_next_pool(void)
         return;
     CHECK(lode_stratum_next_pool(s) == -1, "next pool before start");
     lode_stratum_start(s, fake_mining_get());
-    CHECK(pool_accept(&a, 5), "no connection to the first pool");
+    CHECK(pool_accept(&a, WAIT_S), "no connection to the first pool");
     json_decref(pool_expect(&a, "mining.subscribe"));
     CHECK(lode_stratum_current_pool(s) == 0, "current pool %zu, want 0", lode_stratum_current_pool(s));
     CHECK(lode_stratum_next_pool(s) == 0, "next pool refused");
-    CHECK(pool_accept(&b, 5), "no connection to the second pool after next_pool");
+    CHECK(pool_accept(&b, WAIT_S), "no connection to the second pool after next_pool");
     json_decref(pool_expect(&b, "mining.subscribe"));
     CHECK(pool_read(&a, 2) == NULL, "the first pool's connection is still used");
     CHECK(lode_stratum_current_pool(s) == 1, "current pool %zu, want 1", lode_stratum_current_pool(s));
@@ -903,7 +915,7 @@ static void test_next_pool(void)
     pool_close(&a);
     /* After the last pool, the first. */
     CHECK(lode_stratum_next_pool(s) == 0, "next pool refused (wrap)");
-    CHECK(pool_accept(&a, 5), "no connection back to the first pool");
+    CHECK(pool_accept(&a, WAIT_S), "no connection back to the first pool");
     json_decref(pool_expect(&a, "mining.subscribe"));
     CHECK(lode_stratum_current_pool(s) == 0, "current pool %zu, want 0 after the wrap", lode_stratum_current_pool(s));
     lode_stratum_stop(s);
