@@ -344,8 +344,7 @@ static void on_found(void *user, const lode_found *f)
     pthread_mutex_lock(&c->lock);
     if (c->seen != NULL)
         c->seen[f->hit.index]++;
-    c->wrong_tag += f->work == NULL || f->work->seq != f->job_seq || f->work->source_tag[0] != c->tag[0] ||
-                    f->work->source_tag[1] != c->tag[1];
+    c->wrong_tag += f->work == NULL || f->work->source_tag[0] != c->tag[0] || f->work->source_tag[1] != c->tag[1];
     pthread_mutex_unlock(&c->lock);
 }
 

@@ -46,7 +46,7 @@ static void on_found(void *user, const lode_found *f)
 {
     (void)user;
     pthread_mutex_lock(&found.lock);
-    if (f->job_seq == found.seq && f->hit.index < SPAN && found.seen[f->hit.index] < 255)
+    if (f->work->seq == found.seq && f->hit.index < SPAN && found.seen[f->hit.index] < 255)
         found.seen[f->hit.index]++;
     pthread_mutex_unlock(&found.lock);
 }

@@ -75,6 +75,12 @@ void lode_job_merkle_root(const lode_job *job, const uint8_t *extranonce2, uint8
     }
 }
 
+uint32_t lode_header_ntime(const uint8_t header[80])
+{
+    const uint8_t *p = header + 68;
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
 void lode_job_header(const lode_job *job, const uint8_t *extranonce2, uint32_t ntime,
                      uint32_t version, uint8_t header[80])
 {

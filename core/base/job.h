@@ -56,6 +56,8 @@ int lode_job_set_coinbase(lode_job *job, const uint8_t *coinb1, size_t coinb1_le
 
 /* The merkle root (internal order) for one extranonce2 of extranonce2_len bytes. */
 void lode_job_merkle_root(const lode_job *job, const uint8_t *extranonce2, uint8_t root[32]);
+/* The ntime field of an 80-byte header. */
+uint32_t lode_header_ntime(const uint8_t header[80]);
 /* The 80-byte header for extranonce2, ntime and version (nonce field zero). */
 void lode_job_header(const lode_job *job, const uint8_t *extranonce2, uint32_t ntime,
                      uint32_t version, uint8_t header[80]);

@@ -375,7 +375,7 @@ static void confirm_hits(lode_dispatcher *m, size_t device, const lode_work *wor
             atomic_fetch_add(&c->hits_stale, hits->count - i);
             break;
         }
-        lode_found f = {.job_seq = work->seq, .work = work, .device = device, .hit = hits->items[i]};
+        lode_found f = {.work = work, .device = device, .hit = hits->items[i]};
         bool in_range = f.hit.index >= scanned->start && f.hit.index - scanned->start < scanned->count;
         bool repeated = i > 0 && lode_hit_compare(&hits->items[i - 1], &hits->items[i]) == 0;
         bool bad = !in_range || repeated || !algo->check_hit(work, &f.hit, f.hash);

@@ -16,8 +16,7 @@ typedef struct lode_dispatcher lode_dispatcher;
 
 /* A hit that the reference confirmed. */
 typedef struct lode_found {
-    uint64_t job_seq;
-    const lode_work *work; /* the job the hit is of (its source_tag included); valid during the call */
+    const lode_work *work; /* the job the hit is of (its seq and source_tag); valid during the call */
     size_t device; /* index into the configured device list */
     lode_hit hit;
     uint8_t hash[32]; /* reference PoW hash, internal byte order */

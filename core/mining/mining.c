@@ -310,8 +310,7 @@ static void on_found(void *user, const lode_found *found)
         return;
 
     extranonce2_bytes(found->work->source_tag[TAG_EXTRANONCE2], job.extranonce2_len, share.extranonce2);
-    share.ntime = (uint32_t)h->header[68] | (uint32_t)h->header[69] << 8 | (uint32_t)h->header[70] << 16 |
-                  (uint32_t)h->header[71] << 24;
+    share.ntime = lode_header_ntime(h->header);
     share.version = h->version_count ? found->hit.version : h->versions[0];
     memcpy(share.header, h->header, 80);
     for (int b = 0; b < 4; b++)

@@ -43,12 +43,12 @@ void lode_tf_driver_on_found(void *driver, const lode_found *f)
     pthread_mutex_lock(&d->lock);
     if ((f->hash[0] & LODE_TF_HIT_FACTOR) && d->hit_count < LODE_TF_MAX_FACTORS) {
         d->hit_n[d->hit_count] = f->hit.index;
-        d->hit_seq[d->hit_count++] = f->job_seq;
+        d->hit_seq[d->hit_count++] = f->work->seq;
     }
     if (f->hash[0] & LODE_TF_HIT_PROOF) {
         if (d->proof_hits < LODE_TF_PROOF_MAX) {
             d->proof_n[d->proof_hits] = f->hit.index;
-            d->proof_seq[d->proof_hits++] = f->job_seq;
+            d->proof_seq[d->proof_hits++] = f->work->seq;
         } else {
             d->proof_overflow = true;
         }
