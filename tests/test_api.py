@@ -397,23 +397,16 @@ def scenario_http():
         check(st == 200, f"http: pause -> {st} {body!r}")
         wait_until(lambda: get_json(lode, "/api/devices")["devices"][0]["state"] == "paused", 60,
                    "http: state never 'paused'")
-        # The counts are the sampler's snapshots (one a second), and the scan
-        # in flight at the pause is counted when its thread next runs: on a
-        # loaded machine a worker can go a whole second without counting, so
-        # first wait until the count has not moved over 3 s of snapshots
-        # (since: the first snapshot with the newest count), then it must
-        # stay put over 2.5 s more. The waits are hang guards: a device that
-        # hashes while paused never settles, and fails the check below.
-        since = [device_snapshot(lode)]
-
-        def settled():
-            t, d = device_snapshot(lode)
-            if d["hashes"] != since[0][1]["hashes"]:
-                since[0] = (t, d)
-            return (t, d) if t - since[0][0] >= 3000 else None
-        t_a, d_a = wait_until(settled, 30, "http: a paused device's hash count never settled") or since[0]
+        # The counts are the sampler's snapshots (one a second). The scans in
+        # flight at the pause are counted when their threads next run (late on
+        # a loaded machine): first wait for a snapshot with none in flight,
+        # then the count must stay put, with none claimed, over 2.5 s more.
+        # The waits are hang guards: a device that still takes work fails below.
+        t_a, d_a = wait_until(lambda: (lambda x: x if x[1]["scans_in_flight"] == 0 else None)(device_snapshot(lode)),
+                              60, "http: a paused device's scans never came back") or device_snapshot(lode)
         t_b, d_b = wait_until(lambda: (lambda x: x if x[0] - t_a >= 2500 else None)(device_snapshot(lode)), 30,
                               "http: no sampler snapshot 2.5 s after the settled one") or device_snapshot(lode)
+        check(d_b["scans_in_flight"] == 0, f"http: a paused device claimed {d_b['scans_in_flight']} scan(s)")
         a, b = d_a["hashes"], d_b["hashes"]
         check(a == b, f"http: a paused device still hashes ({a} -> {b} over {t_b - t_a} ms of snapshots)")
         m = request(lode.url("/metrics"))[2].decode()
@@ -527,6 +520,9 @@ def scenario_prometheus():
               f"prom: hits_expected {dev.get('hits_expected')} for {dev['hashes']} hashes, stale {dev.get('hits_stale')}")
         check("# TYPE lode_hits_expected_total counter" in text and 'lode_hits_stale_total{device="cpu:0"} 0' in text,
               "prom: lode_hits_expected_total and lode_hits_stale_total missing")
+        check("# TYPE lode_device_scans_in_flight gauge" in text
+              and re.search(r'^lode_device_scans_in_flight\{device="cpu:0"\} [0-9]+$', text, re.M) is not None,
+              "prom: lode_device_scans_in_flight missing")
         # A sensor the device lacks is absent from both, never 0.
         for key, metric in (("temperature_c", "lode_device_temperature_celsius"), ("power_w", "lode_device_power_watts"),
                             ("fan_percent", "lode_device_fan_ratio")):

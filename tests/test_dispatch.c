@@ -502,12 +502,46 @@ static void test_push_nonces(void)
     lode_hits_free(&hits);
 }
 
+/* Stopping counts what the scans in flight hashed: a benchmark's or a
+ * mining run's summary is taken once lode_dispatcher_wait_scans_counted
+ * returns. The spinning device's scans last until aborted, so before the
+ * stop nothing is counted, and after it each worker's aborted half-scan is. */
+static void test_stop_counts_scans(void)
+{
+    lode_device_ref ref = {.backend = &spin_backend, .index = 0, .id = "spin:0"};
+    spin_info(0, &ref.info);
+    lode_dispatcher_config cfg = {.algo = LODE_ALGO_SHA256D, .devices = &ref, .device_count = 1};
+    char err[256];
+    lode_dispatcher *m = lode_dispatcher_start(&cfg, err, sizeof err);
+    CHECK(m != NULL, "miner starts: %s", err);
+    if (m == NULL)
+        return;
+    unsigned workers = (unsigned)lode_dispatcher_wait_ready(m, -1);
+    lode_work w = {.algo = LODE_ALGO_SHA256D};
+    test_rand_bytes(w.header.header, 80);
+    memset(w.header.target.w, 0xff, sizeof w.header.target.w);
+    w.header.target.w[7] = TEST_TARGET_TOP;
+    uint64_t seq = lode_dispatcher_set_job(m, &w, 0, UINT64_C(1) << 32);
+    CHECK(wait_workers_on(m, seq, workers), "every worker scans the job");
+    lode_device_stats st;
+    lode_dispatcher_device_stats(m, 0, &st);
+    CHECK(st.scans_out == workers && st.hashes == 0, "%u scans out (of %u), %llu hashes counted", st.scans_out,
+          workers, (unsigned long long)st.hashes);
+    lode_dispatcher_request_stop(m);
+    CHECK(lode_dispatcher_wait_scans_counted(m, 60000) == 1, "the aborted scans are counted");
+    lode_dispatcher_device_stats(m, 0, &st);
+    CHECK(st.scans_out == 0 && st.hashes > 0, "after the stop: %u scans out, %llu hashes counted", st.scans_out,
+          (unsigned long long)st.hashes);
+    lode_dispatcher_free(m);
+}
+
 int main(void)
 {
     test_seed();
     test_push_nonces();
     test_faulty_devices();
     test_job_switch();
+    test_stop_counts_scans();
     test_short_job();
     test_stale_hits();
     return test_summary();

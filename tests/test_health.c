@@ -180,33 +180,34 @@ static bool wait_state(lode_dispatcher *m, size_t device, lode_device_state want
     return false;
 }
 
-/* A device that takes no work: fault:0's count stays put for three rounds
- * in a row, each while fault:1 scans at least two whole chunks' worth more.
- * The scan each of fault:0's workers had in flight at the pause still
- * counts its aborted part, in whatever round its thread gets to run: a
- * round that sees it starts the three over. A device that takes work
- * changes its count more often than it has workers, or never stays put
- * for three rounds (the guard). */
+/* Scans claimed by either device whose hashes are not counted yet. */
+static unsigned scans_out(lode_dispatcher *m)
+{
+    return stats(m, 0).scans_out + stats(m, 1).scans_out;
+}
+
+/* A device that takes no work: once the scans its workers had in flight at
+ * the pause are counted (none out), it claims none and its count stays put
+ * while fault:1 scans three times two whole chunks' worth more. A device
+ * that takes work has a scan out or counts more. */
 static bool takes_no_work(lode_dispatcher *m)
 {
     const uint64_t step = 400000;
-    const unsigned in_flight = stats(m, 0).workers_ready;
-    unsigned quiet = 0, changes = 0;
-    for (double t0 = now_s(); quiet < 3;) {
-        uint64_t mine = stats(m, 0).hashes, other = stats(m, 1).hashes;
-        while (stats(m, 1).hashes < other + step && now_s() - t0 < GUARD_S)
+    const double t0 = now_s();
+    while (stats(m, 0).scans_out > 0 && now_s() - t0 < GUARD_S)
+        nap_ms(5);
+    const uint64_t mine = stats(m, 0).hashes;
+    for (int round = 0; round < 3; round++) {
+        const uint64_t other = stats(m, 1).hashes;
+        while (stats(m, 1).hashes < other + step && now_s() - t0 < GUARD_S) {
+            if (stats(m, 0).scans_out > 0)
+                return false;
             nap_ms(5);
+        }
         if (stats(m, 1).hashes < other + step)
             return false; /* the guard ran out */
-        if (stats(m, 0).hashes == mine) {
-            quiet++;
-        } else {
-            quiet = 0;
-            if (++changes > in_flight)
-                return false;
-        }
     }
-    return true;
+    return stats(m, 0).scans_out == 0 && stats(m, 0).hashes == mine;
 }
 
 /* A long job (2^32 indices) to keep the devices busy. */
@@ -225,7 +226,7 @@ static void endless_job(lode_dispatcher *m)
 
 /* Ends an endless job with a finite one, unchecked: the scans of the
  * endless job still in flight when it is replaced add to the devices'
- * counts, so only jobs after this one compare counts. */
+ * counts, so settle waits for them, and only jobs after it compare counts. */
 static void settle(lode_dispatcher *m)
 {
     lode_work w = {.algo = LODE_ALGO_SHA256D};
@@ -236,6 +237,10 @@ static void settle(lode_dispatcher *m)
     uint64_t seq = lode_dispatcher_set_job(m, &w, 0, SPAN);
     for (double t0 = now_s(); lode_dispatcher_wait_job(m, seq, 200) == 0 && now_s() - t0 < GUARD_S;)
         ;
+    /* ...and no scan of the job before is still out: a starved worker
+     * returning one late would count it in the next checked job. */
+    for (double t0 = now_s(); scans_out(m) > 0 && now_s() - t0 < GUARD_S;)
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
 }
 
 static void finish(lode_dispatcher *m)

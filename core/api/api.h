@@ -45,6 +45,7 @@ typedef struct lode_api_device {
      * given, and hits dropped stale (lode_device_stats). */
     double hits_expected;
     uint64_t hits_stale;
+    unsigned scans_in_flight; /* scans claimed whose hashes are not in `hashes` yet */
     lode_sensors sensors; /* only what is in sensors.present is shown */
 } lode_api_device;
 

@@ -391,6 +391,7 @@ static json_t *devices_json(const api_state *s)
         json_object_set_new(o, "hardware_errors", json_integer((json_int_t)dev->hw_errors));
         json_object_set_new(o, "hits_expected", json_real(dev->hits_expected));
         json_object_set_new(o, "hits_stale", json_integer((json_int_t)dev->hits_stale));
+        json_object_set_new(o, "scans_in_flight", json_integer(dev->scans_in_flight));
         add_sensors(o, &dev->sensors);
         json_array_append_new(arr, o);
     }
@@ -651,6 +652,11 @@ char *api_render_metrics(api_state *s)
         family(f, "lode_hits_stale_total", "counter", "Hits dropped unchecked: a clean job had replaced theirs.");
         for (size_t d = 0; d < nd; d++)
             device_sample(f, "lode_hits_stale_total", &snap->devices[d], NULL, NULL, (double)snap->devices[d].hits_stale);
+        family(f, "lode_device_scans_in_flight", "gauge",
+               "Scans a device's workers have claimed whose hashes are not counted yet.");
+        for (size_t d = 0; d < nd; d++)
+            device_sample(f, "lode_device_scans_in_flight", &snap->devices[d], NULL, NULL,
+                          (double)snap->devices[d].scans_in_flight);
         family(f, "lode_device_hashrate", "gauge", "Hashes per second over the last 60 seconds.");
         for (size_t d = 0; d < nd; d++) {
             double r = device_rate(s, d, 60);

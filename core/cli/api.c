@@ -115,6 +115,7 @@ static void snapshot(void *user, lode_api_snapshot *out)
         dev->hw_errors = st.hw_errors;
         dev->hits_expected = st.hits_expected;
         dev->hits_stale = st.hits_stale;
+        dev->scans_in_flight = st.scans_out;
         dev->sensors = st.sensors; /* the dispatcher's monitor reads them once a second */
     }
     out->device_count = n;

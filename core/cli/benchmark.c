@@ -207,9 +207,8 @@ int cmd_benchmark(const cli_options *o)
     if (status == 0 && cli_interrupted())
         status = EXIT_INTERRUPTED;
     cli_notify_stop(notify);
-    lode_dispatcher_request_stop(m);
     uint64_t hw_errors;
-    double total = cli_rate_report_summary(&report, &hw_errors);
+    double total = cli_rate_report_stop_and_summarise(&report, &hw_errors);
     /* Whole units for H/s; three significant digits below 100 (a Momentum
      * sweep takes seconds: 0.123 sweeps/s, not 0). */
     printf(total >= 100 ? "%s total %.0f %s\n" : "%s total %.3g %s\n", lode_algo_get(o->algo)->name,

@@ -266,9 +266,8 @@ int cmd_mine(const cli_options *o)
         else
             lode_stratum_stop(source.stratum);
     }
-    lode_dispatcher_request_stop(lode_mining_miner(mining));
     uint64_t hw_errors;
-    cli_rate_report_summary(&report, &hw_errors);
+    cli_rate_report_stop_and_summarise(&report, &hw_errors);
     lode_mining_stats ms;
     lode_mining_stats_get(mining, &ms);
     lode_log(LODE_LOG_NOTICE, "summary: jobs %llu, shares found %llu, stale %llu",

@@ -11,6 +11,10 @@
 #include "core/dispatch/dispatch.h"
 #include "core/dispatch/registry.h"
 
+/* How long the summary waits for aborted scans to come back: a launch or
+ * two on a GPU, one sweep of a CPU's Momentum worker. */
+#define SCANS_COUNTED_WAIT_MS 10000
+
 const char *cli_rate_unit(lode_algo algo)
 {
     /* A Momentum index is a whole 2^26-nonce birthday search. */
@@ -74,8 +78,12 @@ void cli_rate_report_tick(cli_rate_report *r)
     r->last_time = t;
 }
 
-double cli_rate_report_summary(cli_rate_report *r, uint64_t *hw_errors)
+double cli_rate_report_stop_and_summarise(cli_rate_report *r, uint64_t *hw_errors)
 {
+    lode_dispatcher_request_stop(r->miner);
+    if (lode_dispatcher_wait_scans_counted(r->miner, SCANS_COUNTED_WAIT_MS) == 0)
+        lode_log(LODE_LOG_WARN, "a scan in flight did not return within %d s; the summary counts without it",
+                 SCANS_COUNTED_WAIT_MS / 1000);
     double elapsed = lode_clock_s() - r->start;
     if (elapsed <= 0)
         elapsed = 1e-9;

@@ -60,6 +60,7 @@ typedef struct worker {
     worker_state state;
     bool exited, joined;
     bool busy;             /* in set_work or scan of `range` of job busy_seq */
+    bool scan_out;         /* claimed a range whose hashes are not counted yet (busy, then counting) */
     lode_range range;
     uint64_t busy_seq;
     double busy_since, hang_limit_s; /* hang_limit_s = 0: not watched */
@@ -606,6 +607,7 @@ static void *worker_main(void *arg)
         atomic_store(&w->abort, 0);
         /* Watched by the monitor until it returns (set_work included). */
         w->busy = true;
+        w->scan_out = true;
         w->range = r;
         w->busy_seq = m->job.seq;
         w->busy_since = lode_clock_s();
@@ -658,6 +660,9 @@ static void *worker_main(void *arg)
         pthread_mutex_lock(&m->lock);
         if (!taken && lode_algo_get(work.algo)->kind == LODE_WORK_NONCE_SCAN)
             c->hits_expected += (double)lode_work_hashes(&work, done) * lode_target_chance(&work.header.target);
+        w->scan_out = false; /* its hashes are in the counters now */
+        if (m->stopping)
+            pthread_cond_broadcast(&m->state_changed); /* lode_dispatcher_wait_scans_counted */
         if (!taken && m->job.seq == work.seq) {
             m->unscanned -= done;
             give_back(m, r.start + done, r.count - done);
@@ -960,17 +965,20 @@ void lode_dispatcher_device_stats(lode_dispatcher *m, size_t device, lode_device
 {
     device_counters *c = &m->counters[device];
     *out = (lode_device_stats){0};
+    pthread_mutex_lock(&m->lock);
+    for (unsigned i = 0; i < c->workers; i++) {
+        const worker *w = &m->workers[c->first_worker + i];
+        out->workers_ready += w->state == WORKER_READY;
+        out->workers_failed += !worker_live(w->state);
+        out->scans_out += w->scan_out;
+    }
+    /* Read after scans_out: a scan is counted before its worker clears
+     * scan_out under this lock, so a scan not out is in these counts. */
     out->hashes = atomic_load(&c->hashes);
     out->hits = atomic_load(&c->hits);
     out->hw_errors = atomic_load(&c->hw_errors);
     out->hits_stale = atomic_load(&c->hits_stale);
-    pthread_mutex_lock(&m->lock);
     out->hits_expected = c->hits_expected;
-    for (unsigned i = 0; i < c->workers; i++) {
-        worker_state s = m->workers[c->first_worker + i].state;
-        out->workers_ready += s == WORKER_READY;
-        out->workers_failed += !worker_live(s);
-    }
     out->state = c->state;
     out->restarts = c->restarts;
     memcpy(out->last_error, c->last_error, sizeof out->last_error);
@@ -1031,6 +1039,30 @@ void lode_dispatcher_request_stop(lode_dispatcher *m)
     pthread_cond_broadcast(&m->work_ready);
     pthread_cond_broadcast(&m->state_changed);
     pthread_mutex_unlock(&m->lock);
+}
+
+int lode_dispatcher_wait_scans_counted(lode_dispatcher *m, int timeout_ms)
+{
+    struct timespec deadline = deadline_in(timeout_ms);
+    int result = 1;
+    pthread_mutex_lock(&m->lock);
+    for (;;) {
+        /* A hung or abandoned worker's scan counts nothing when it returns
+         * (its range went to the others): nothing to wait for there. */
+        bool out = false;
+        for (size_t k = 0; k < m->worker_count; k++) {
+            const worker *w = &m->workers[k];
+            out |= w->scan_out && w->state != WORKER_HUNG && w->state != WORKER_ABANDONED;
+        }
+        if (!out)
+            break;
+        if (pthread_cond_timedwait(&m->state_changed, &m->lock, &deadline) == ETIMEDOUT) {
+            result = 0;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&m->lock);
+    return result;
 }
 
 void lode_dispatcher_free(lode_dispatcher *m)
