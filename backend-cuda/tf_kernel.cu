@@ -24,6 +24,20 @@ namespace {
 constexpr unsigned kSieveThreads = 256;
 constexpr unsigned kPrepThreads = 128;
 constexpr unsigned kExpThreads = 256;
+/* The exponentiation's grid in blocks an SM (LODE_TF_EXP_BLOCKS_PER_SM's
+ * default). Where an SM holds 2 048 threads (sm_80, sm_90) it is also the
+ * launch bound of the q < 2^78 kernel: at 32 registers all 8 are resident at
+ * once, where at the 46 ptxas picks alone 5 are and the other 3 run as a
+ * partial second wave (+1.2% end to end on the H200, docs/PERFORMANCE.md;
+ * its few spills are outside the squaring loop). The wider kernels were not
+ * measured bound, other chips hold fewer threads, and two or four candidates
+ * a thread (LODE_TF_INTERLEAVE) spill at 32: no bound (0) for those. */
+constexpr unsigned kExpBlocksPerSm = 8;
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900)
+#define TF_EXP_MIN_BLOCKS kExpBlocksPerSm
+#else
+#define TF_EXP_MIN_BLOCKS 0
+#endif
 constexpr unsigned kDepth = 2;
 constexpr int kInterleave = 1; /* candidates per thread at once (2 and 4 measured slower) */
 /* Factor bounds of the exponentiation's instantiations (QBITS, see
@@ -286,7 +300,7 @@ __device__ void mont_init(u128 q, uint32_t y, u128 *one, u128 *start)
  * a doubling, so v is reduced below q before the compare. QBITS: q < 2^QBITS
  * (78, 92 lazy; 96 full). */
 template <int QBITS, int N>
-__global__ void __launch_bounds__(kExpThreads)
+__global__ void __launch_bounds__(kExpThreads, N == 1 && QBITS <= kNarrowBits ? TF_EXP_MIN_BLOCKS : 0)
 tf_exponentiate(const uint32_t *__restrict__ cand, const uint32_t *__restrict__ cand_count, uint32_t p,
                 const launch_desc *__restrict__ launch, uint32_t *__restrict__ found,
                 uint32_t *__restrict__ found_count)
@@ -516,7 +530,7 @@ extern "C" cudaError_t cuda_tf_new(cudaStream_t stream, cuda_tf **out)
         (err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess ||
         (err = cudaDeviceGetStreamPriorityRange(&tf->prio_low, &tf->prio_high)) != cudaSuccess)
         goto failed;
-    tf->exp_blocks = sms * (int)lode_setting_unsigned_in(LODE_SETTING_TF_EXP_BLOCKS_PER_SM, 8, 1, 64);
+    tf->exp_blocks = sms * (int)lode_setting_unsigned_in(LODE_SETTING_TF_EXP_BLOCKS_PER_SM, kExpBlocksPerSm, 1, 64);
     tf->prep_blocks = sms;
     tf->seg_log = lode_setting_unsigned_in(LODE_SETTING_TF_SEGMENT_BITS, 18, 16, 18);
     tf->profile = lode_setting_flag(LODE_SETTING_TF_PROFILE);
