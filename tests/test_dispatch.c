@@ -427,6 +427,27 @@ static bool wait_workers_on(lode_dispatcher *m, uint64_t seq, unsigned n)
     return false;
 }
 
+/* A dispatcher over the spinning device, its two workers past their
+ * self-tests, and a live job for it in *w (NULL when it did not start). */
+static lode_dispatcher *start_spinning(lode_work *w, unsigned *workers)
+{
+    static lode_device_ref ref = {.backend = &spin_backend, .index = 0, .id = "spin:0"};
+    spin_info(0, &ref.info);
+    lode_dispatcher_config cfg = {.algo = LODE_ALGO_SHA256D, .devices = &ref, .device_count = 1};
+    char err[256];
+    lode_dispatcher *m = lode_dispatcher_start(&cfg, err, sizeof err);
+    CHECK(m != NULL, "miner starts: %s", err);
+    if (m == NULL)
+        return NULL;
+    *workers = (unsigned)lode_dispatcher_wait_ready(m, -1);
+    CHECK(*workers == 2, "both spinning workers pass their self-tests (%u)", *workers);
+    *w = (lode_work){.algo = LODE_ALGO_SHA256D};
+    test_rand_bytes(w->header.header, 80);
+    memset(w->header.target.w, 0xff, sizeof w->header.target.w);
+    w->header.target.w[7] = TEST_TARGET_TOP;
+    return m;
+}
+
 /* A new job replaces the old one on every worker, however long their scans
  * were meant to last: the scans of the old job in progress see the abort
  * flag and return, and no scan of the old job starts unaborted once
@@ -434,21 +455,11 @@ static bool wait_workers_on(lode_dispatcher *m, uint64_t seq, unsigned n)
  * measured by bench_dispatch (docs/PERFORMANCE.md). */
 static void test_job_switch(void)
 {
-    lode_device_ref ref = {.backend = &spin_backend, .index = 0, .id = "spin:0"};
-    spin_info(0, &ref.info);
-    lode_dispatcher_config cfg = {.algo = LODE_ALGO_SHA256D, .devices = &ref, .device_count = 1};
-    char err[256];
-    lode_dispatcher *m = lode_dispatcher_start(&cfg, err, sizeof err);
-    CHECK(m != NULL, "miner starts: %s", err);
+    lode_work w;
+    unsigned workers;
+    lode_dispatcher *m = start_spinning(&w, &workers);
     if (m == NULL)
         return;
-    unsigned workers = (unsigned)lode_dispatcher_wait_ready(m, -1);
-    CHECK(workers == 2, "both spinning workers pass their self-tests (%u)", workers);
-
-    lode_work w = {.algo = LODE_ALGO_SHA256D};
-    test_rand_bytes(w.header.header, 80);
-    memset(w.header.target.w, 0xff, sizeof w.header.target.w);
-    w.header.target.w[7] = TEST_TARGET_TOP;
     for (int round = 0; round < 5; round++) {
         uint64_t old_seq = lode_dispatcher_set_job(m, &w, 0, UINT64_C(1) << 32);
         CHECK(wait_workers_on(m, old_seq, workers), "round %d: every worker starts job %llu", round,
@@ -508,19 +519,11 @@ static void test_push_nonces(void)
  * stop nothing is counted, and after it each worker's aborted half-scan is. */
 static void test_stop_counts_scans(void)
 {
-    lode_device_ref ref = {.backend = &spin_backend, .index = 0, .id = "spin:0"};
-    spin_info(0, &ref.info);
-    lode_dispatcher_config cfg = {.algo = LODE_ALGO_SHA256D, .devices = &ref, .device_count = 1};
-    char err[256];
-    lode_dispatcher *m = lode_dispatcher_start(&cfg, err, sizeof err);
-    CHECK(m != NULL, "miner starts: %s", err);
+    lode_work w;
+    unsigned workers;
+    lode_dispatcher *m = start_spinning(&w, &workers);
     if (m == NULL)
         return;
-    unsigned workers = (unsigned)lode_dispatcher_wait_ready(m, -1);
-    lode_work w = {.algo = LODE_ALGO_SHA256D};
-    test_rand_bytes(w.header.header, 80);
-    memset(w.header.target.w, 0xff, sizeof w.header.target.w);
-    w.header.target.w[7] = TEST_TARGET_TOP;
     uint64_t seq = lode_dispatcher_set_job(m, &w, 0, UINT64_C(1) << 32);
     CHECK(wait_workers_on(m, seq, workers), "every worker scans the job");
     lode_device_stats st;
