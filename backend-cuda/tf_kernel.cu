@@ -31,7 +31,9 @@ constexpr unsigned kExpThreads = 256;
  * partial second wave (+1.2% end to end on the H200, docs/PERFORMANCE.md;
  * its few spills are outside the squaring loop). The wider kernels were not
  * measured bound, other chips hold fewer threads, and two or four candidates
- * a thread (LODE_TF_INTERLEAVE) spill at 32: no bound (0) for those. */
+ * a thread (LODE_TF_INTERLEAVE) spill at 32: no bound (0) for those. The
+ * sm_90 PTX carries the bound to chips that compile it at run time (sm_100
+ * takes it, unmeasured; those that cannot hold 8 blocks ignore it). */
 constexpr unsigned kExpBlocksPerSm = 8;
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900)
 #define TF_EXP_MIN_BLOCKS kExpBlocksPerSm

@@ -215,11 +215,12 @@ typedef struct cli_rate_report {
 int cli_rate_report_init(cli_rate_report *r, struct lode_dispatcher *m, const char *unit, double interval);
 /* Logs the rates if interval seconds have passed since the last lines. */
 void cli_rate_report_tick(cli_rate_report *r);
-/* Stops the dispatcher's workers, waits (a few seconds at most) until the
- * scans they had in flight are counted, and logs the summary: the rate is
- * every hash hashed over the whole run, not the whole scans counted before
- * the stop (one scan is 2% of a 12-s benchmark). Returns the total
- * hashrate, and *hw_errors counts. */
+/* Stops the dispatcher's workers, waits (10 s at most) until the scans they
+ * had in flight are counted and their hits re-checked, and logs the
+ * summary: the rate is every hash hashed until the scans came back, not
+ * only the whole scans counted before the stop (a GPU's scan of 2^31 nonces
+ * is 2.4% of a 12-s benchmark). Returns the total hashrate, and *hw_errors
+ * counts. */
 double cli_rate_report_stop_and_summarise(cli_rate_report *r, uint64_t *hw_errors);
 void cli_rate_report_free(cli_rate_report *r);
 /* The device's sensors read now, as the hashrate lines show them: " 64C

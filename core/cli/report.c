@@ -80,11 +80,16 @@ void cli_rate_report_tick(cli_rate_report *r)
 
 double cli_rate_report_stop_and_summarise(cli_rate_report *r, uint64_t *hw_errors)
 {
+    const double stop = lode_clock_s();
     lode_dispatcher_request_stop(r->miner);
-    if (lode_dispatcher_wait_scans_counted(r->miner, SCANS_COUNTED_WAIT_MS) == 0)
+    const bool counted = lode_dispatcher_wait_scans_counted(r->miner, SCANS_COUNTED_WAIT_MS) != 0;
+    if (!counted)
         lode_log(LODE_LOG_WARN, "a scan in flight did not return within %d s; the summary counts without it",
                  SCANS_COUNTED_WAIT_MS / 1000);
-    double elapsed = lode_clock_s() - r->start;
+    /* Every hash counted was hashed by now (a launch in flight at the stop
+     * ends after it): the rate is never above what was hashed, at most a
+     * launch's time below. Without the stuck scan, the run ends at the stop. */
+    double elapsed = (counted ? lode_clock_s() : stop) - r->start;
     if (elapsed <= 0)
         elapsed = 1e-9;
     char rate[32];

@@ -961,6 +961,13 @@ int lode_dispatcher_wait_job(lode_dispatcher *m, uint64_t seq, int timeout_ms)
     return result;
 }
 
+/* A scan out whose hashes will be counted: a hung or abandoned worker's
+ * counts nothing when (if ever) it returns, its range went to the others. */
+static bool scan_to_count(const worker *w)
+{
+    return w->scan_out && w->state != WORKER_HUNG && w->state != WORKER_ABANDONED;
+}
+
 void lode_dispatcher_device_stats(lode_dispatcher *m, size_t device, lode_device_stats *out)
 {
     device_counters *c = &m->counters[device];
@@ -970,10 +977,11 @@ void lode_dispatcher_device_stats(lode_dispatcher *m, size_t device, lode_device
         const worker *w = &m->workers[c->first_worker + i];
         out->workers_ready += w->state == WORKER_READY;
         out->workers_failed += !worker_live(w->state);
-        out->scans_out += w->scan_out;
+        out->scans_out += scan_to_count(w);
     }
-    /* Read after scans_out: a scan is counted before its worker clears
-     * scan_out under this lock, so a scan not out is in these counts. */
+    /* Read after scans_out: a scan's hashes are added before its worker
+     * clears scan_out under this lock, so a scan not out is in `hashes`
+     * (its hits may still wait for the re-check thread). */
     out->hashes = atomic_load(&c->hashes);
     out->hits = atomic_load(&c->hits);
     out->hw_errors = atomic_load(&c->hw_errors);
@@ -1047,13 +1055,9 @@ int lode_dispatcher_wait_scans_counted(lode_dispatcher *m, int timeout_ms)
     int result = 1;
     pthread_mutex_lock(&m->lock);
     for (;;) {
-        /* A hung or abandoned worker's scan counts nothing when it returns
-         * (its range went to the others): nothing to wait for there. */
-        bool out = false;
-        for (size_t k = 0; k < m->worker_count; k++) {
-            const worker *w = &m->workers[k];
-            out |= w->scan_out && w->state != WORKER_HUNG && w->state != WORKER_ABANDONED;
-        }
+        bool out = m->verify_pending > 0; /* hits still to re-check count too */
+        for (size_t k = 0; k < m->worker_count; k++)
+            out |= scan_to_count(&m->workers[k]);
         if (!out)
             break;
         if (pthread_cond_timedwait(&m->state_changed, &m->lock, &deadline) == ETIMEDOUT) {

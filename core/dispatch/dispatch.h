@@ -76,7 +76,7 @@ typedef struct lode_device_stats {
     uint64_t hw_errors;      /* hits the reference rejected */
     unsigned workers_ready;  /* workers that passed their self-test and take work */
     unsigned workers_failed; /* workers refused, given up or abandoned */
-    unsigned scans_out;      /* scans claimed whose hashes are not in `hashes` yet (in flight) */
+    unsigned scans_out;      /* scans in flight whose hashes `hashes` will count (not hung ones) */
     lode_device_state state;
     unsigned restarts;       /* reopens after a device error or a hung scan */
     char last_error[160];    /* the last fault, or why it is paused or quarantined; "" = none */
@@ -124,9 +124,10 @@ const lode_device_ref *lode_dispatcher_device(const lode_dispatcher *m, size_t d
 /* Asks every worker to stop (async-signal-unsafe; call from a normal thread). */
 void lode_dispatcher_request_stop(lode_dispatcher *m);
 /* After lode_dispatcher_request_stop: waits up to timeout_ms for the scans
- * in flight to return (aborted, with what they hashed) and be counted, so a
- * summary taken then counts every hash of the run. Returns 1 when they are,
- * 0 on timeout (a scan stuck in a device call). */
+ * in flight to return (aborted, with what they hashed) and be counted, and
+ * for their hits to be re-checked, so a summary taken then counts every hash
+ * and hit of the run. Returns 1 when they are, 0 on timeout (a scan stuck in
+ * a device call). */
 int lode_dispatcher_wait_scans_counted(lode_dispatcher *m, int timeout_ms);
 /* Stops, joins and frees. A worker stuck in a device call that never
  * returns is left behind, and with it the dispatcher's memory (it may still
