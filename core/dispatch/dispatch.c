@@ -938,6 +938,12 @@ uint64_t lode_dispatcher_set_job(lode_dispatcher *m, const lode_work *work, uint
     return seq;
 }
 
+/* The public waits' one sleep (miner lock held): false once the deadline passed. */
+static bool wait_state_changed(lode_dispatcher *m, const struct timespec *deadline)
+{
+    return pthread_cond_timedwait(&m->state_changed, &m->lock, deadline) != ETIMEDOUT;
+}
+
 int lode_dispatcher_wait_job(lode_dispatcher *m, uint64_t seq, int timeout_ms)
 {
     struct timespec deadline = deadline_in(timeout_ms);
@@ -952,7 +958,7 @@ int lode_dispatcher_wait_job(lode_dispatcher *m, uint64_t seq, int timeout_ms)
             result = -1;
             break;
         }
-        if (pthread_cond_timedwait(&m->state_changed, &m->lock, &deadline) == ETIMEDOUT) {
+        if (!wait_state_changed(m, &deadline)) {
             result = 0;
             break;
         }
@@ -1049,24 +1055,24 @@ void lode_dispatcher_request_stop(lode_dispatcher *m)
     pthread_mutex_unlock(&m->lock);
 }
 
+/* Scans out that will count, or hits still to re-check (miner lock held). */
+static bool counts_pending(const lode_dispatcher *m)
+{
+    bool pending = m->verify_pending > 0;
+    for (size_t k = 0; k < m->worker_count; k++)
+        pending |= scan_to_count(&m->workers[k]);
+    return pending;
+}
+
 int lode_dispatcher_wait_scans_counted(lode_dispatcher *m, int timeout_ms)
 {
     struct timespec deadline = deadline_in(timeout_ms);
-    int result = 1;
     pthread_mutex_lock(&m->lock);
-    for (;;) {
-        bool out = m->verify_pending > 0; /* hits still to re-check count too */
-        for (size_t k = 0; k < m->worker_count; k++)
-            out |= scan_to_count(&m->workers[k]);
-        if (!out)
-            break;
-        if (pthread_cond_timedwait(&m->state_changed, &m->lock, &deadline) == ETIMEDOUT) {
-            result = 0;
-            break;
-        }
-    }
+    while (counts_pending(m) && wait_state_changed(m, &deadline))
+        ;
+    const bool pending = counts_pending(m);
     pthread_mutex_unlock(&m->lock);
-    return result;
+    return !pending;
 }
 
 void lode_dispatcher_free(lode_dispatcher *m)
