@@ -688,13 +688,29 @@ static bool wait_spent(lode_mining *m, uint64_t want)
     return false;
 }
 
+/* The highest ntime of the recorded shares whose job id starts with prefix. */
+static uint32_t top_ntime_of(fake_source *s, const char *prefix)
+{
+    uint32_t top = 0;
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < s->count; i++)
+        if (strncmp(s->shares[i].job.id, prefix, strlen(prefix)) == 0 && s->shares[i].share.ntime > top)
+            top = s->shares[i].share.ntime;
+    pthread_mutex_unlock(&s->lock);
+    return top;
+}
+
 /* What the session remembers of a content outlives the job and the content
- * slot. A narrow job (256 headers a pass, 7 s of ntime) is mined, sent
- * again with an ntime 5 s older (a pool may, and a hostile one will) until
- * it is spent: the next pass must start above every ntime used, not above
- * the last one. Then sixteen other contents push it out of the session's
- * slots, and it comes back with its first ntime: it must resume above
- * every ntime it used, not from its first header again. */
+ * slot. A narrow job (256 headers a pass, ntime following the clock) is
+ * mined, then withdrawn; it comes back (a pool may, and a hostile one will)
+ * with an ntime 5 s below the highest it used, and is mined until spent:
+ * the next pass must start above every ntime used, not above the job's
+ * own. Then sixteen other contents push it out of the session's slots, and
+ * it comes back with its first ntime: it must resume above every ntime it
+ * used, not from its first header again. How far the first job got depends
+ * on the machine's speed and load, so each resend's ntime window is set
+ * from the highest ntime its shares show, with two seconds of room above
+ * (a header at the top without a share is at most one second above it). */
 static void test_content_memory(void)
 {
     fake_source src;
@@ -705,14 +721,21 @@ static void test_content_memory(void)
     make_narrow_job(&job, "K1", false, 0, 6, 0x03ffffff); /* 1 hash in 64: 4 shares a header */
     CHECK(lode_mining_set_job(m, &job) == 0, "job K1 installed");
     wait_shares(&src, "K1", 200);
+    lode_mining_clear_job(m);
+    wait_quiet(&src, 300, 30000);
+    const uint32_t k1_top = top_ntime_of(&src, "K1");
+    CHECK(k1_top >= job.ntime, "K1 was mined (ntime up to %u)", k1_top);
+
     lode_job back;
     CHECK(lode_job_copy(&back, &job) == 0, "job copied");
     snprintf(back.id, sizeof back.id, "K2");
-    back.ntime = job.ntime - 5;
+    back.ntime = k1_top - 5;
+    back.ntime_roll_max = 7; /* up to k1_top + 2 */
     CHECK(lode_mining_set_job(m, &back) == 0, "the same content as K2, 5 s back in time");
     CHECK(wait_spent(m, 1), "K2 is mined until spent");
     size_t n_back = wait_quiet(&src, 300, 30000);
     size_t repeats_back = repeated_headers(&src, n_back);
+    const uint32_t k2_top = top_ntime_of(&src, "K2");
 
     lode_job other[16];
     for (int i = 0; i < 16; i++) {
@@ -722,6 +745,7 @@ static void test_content_memory(void)
         CHECK(lode_mining_set_job(m, &other[i]) == 0, "other content %s installed", id);
     }
     snprintf(job.id, sizeof job.id, "K3");
+    job.ntime_roll_max = k1_top + 4 - job.ntime; /* up to 2 s above K2's top */
     CHECK(lode_mining_set_job(m, &job) == 0, "K1's content again as K3, after sixteen others");
     CHECK(wait_spent(m, 2), "K3 is mined until spent");
     size_t n = wait_quiet(&src, 300, 30000);
@@ -730,8 +754,10 @@ static void test_content_memory(void)
     size_t bad_hash, bad_ntime;
     audit_shares(&src, n, &bad_hash, &bad_ntime);
     size_t repeats = repeated_headers(&src, n);
-    printf("content memory: %zu shares (K1 %zu, K2 %zu, K3 %zu), %zu repeats by K2's end, %zu in all\n", n,
-           shares_of(&src, "K1"), shares_of(&src, "K2"), shares_of(&src, "K3"), repeats_back, repeats);
+    printf("content memory: %zu shares (K1 %zu up to ntime +%u, K2 %zu up to +%u, K3 %zu), %zu repeats by K2's "
+           "end, %zu in all\n",
+           n, shares_of(&src, "K1"), k1_top - job.ntime, shares_of(&src, "K2"), k2_top ? k2_top - job.ntime : 0,
+           shares_of(&src, "K3"), repeats_back, repeats);
     CHECK(shares_of(&src, "K2") > 0 && shares_of(&src, "K3") > 0, "the resends were mined");
     CHECK(bad_hash == 0, "every share rebuilds from its job and hashes right (%zu bad)", bad_hash);
     CHECK(bad_ntime == 0, "ntime stays within each job's roll (%zu bad)", bad_ntime);
