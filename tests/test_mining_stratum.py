@@ -17,7 +17,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "pool"))
 from harness import (Checks, Lode, PoolProc, check_counts_agree, check_pool_clean,  # noqa: E402
-                     check_stopped, free_port, log, make_cert, regtest, require_litecoind)
+                     check_stopped, free_port, log, make_cert, regtest, require_litecoind, wait_answers_read)
 
 LODE = sys.argv[1]
 ONLY = sys.argv[2:]
@@ -40,7 +40,10 @@ def finish(lode, pools, what, allow_orphans=False):
     for p in pools:
         if p.proc.poll() is None:
             p.hold()
-    time.sleep(0.5)  # lode reads the last answers
+    if len(pools) == 1:
+        wait_answers_read(lode, pools[0])
+    else:
+        time.sleep(0.5)  # lode reads the last answers (a pool it left keeps some unread)
     check_stopped(check, lode, what)
     sums = lode.pool_summaries()
     check(sums, f"{what}: no 'summary: pool' line in lode's stderr:\n    {lode.tail()}")

@@ -29,7 +29,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "pool"))
 from harness import (TMP, Checks, Lode, PoolProc, check_counts_agree, check_pool_clean,  # noqa: E402
-                     check_stopped, free_port, log, make_cert, regtest, require_litecoind)
+                     check_stopped, free_port, log, make_cert, regtest, require_litecoind, wait_answers_read)
 
 LODE = sys.argv[1]
 ONLY = sys.argv[2:]
@@ -125,7 +125,7 @@ class Proxy:
 
 def finish(lode, pool, what):
     pool.hold()
-    time.sleep(0.5)
+    wait_answers_read(lode, pool)
     check_stopped(check, lode, what)
     sums = lode.pool_summaries()
     check(sums, f"{what}: no 'summary: pool' line:\n    {lode.tail()}")

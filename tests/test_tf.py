@@ -681,8 +681,14 @@ def test_two_instances(tmp):
     t0 = time.time()
     while not os.path.exists(ckp) and first.poll() is None and time.time() - t0 < 60:
         time.sleep(0.005)
-    second = subprocess.run(args, capture_output=True, text=True, timeout=300, cwd=d)
-    running = first.poll() is None
+    # Stopped (not ended) while the second runs: it holds its lock however
+    # slowly the second starts on a loaded machine.
+    first.send_signal(signal.SIGSTOP)
+    try:
+        second = subprocess.run(args, capture_output=True, text=True, timeout=300, cwd=d)
+        running = first.poll() is None
+    finally:
+        first.send_signal(signal.SIGCONT)
     out, err = first.communicate(timeout=300)
     check(running, "the first instance was still running when the second started (make its work longer)")
     check(second.returncode != 0 and "another lode tf" in second.stderr and wt in second.stderr

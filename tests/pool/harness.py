@@ -285,6 +285,20 @@ def check_pool_clean(check, pool, what, allow_orphans=False):
     return st
 
 
+ANSWER_LINE = r"accepted: \d+/\d+|stale: |rejected: "
+
+
+def wait_answers_read(lode, pool, timeout=5):
+    """After pool.hold() (lode mining one pool): waits until lode has logged
+    an answer line for every submit the pool answered, so a stop then finds
+    none in flight. A wait only: the counts are compared after the stop."""
+    t = pool.totals()
+    want = t["accepted"] + sum(t["rejected_by_code"].values())
+    deadline = guard_deadline(timeout)
+    while lode.count(ANSWER_LINE) < want and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def check_counts_agree(check, lode_counts, pools, what, slack=0):
     """lode's (accepted, rejected, stale) summed over its pools vs the pools' counts.
 
