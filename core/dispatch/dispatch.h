@@ -127,9 +127,10 @@ void lode_dispatcher_request_stop(lode_dispatcher *m);
  * in flight to return (aborted, with what they hashed) and be counted, and
  * for their hits to be re-checked, so a summary taken then counts every hash
  * and hit of the run. Returns 1 when they are, 0 on timeout (a scan stuck in
- * a device call). Without a stop (an idle dispatcher's last scans, in tests)
- * it is woken only by the re-check and looks again at the deadline: call it
- * with short timeouts in a loop. */
+ * a device call). Without a stop it tells something only once no scan can be
+ * claimed (the job withdrawn or spent: an idle dispatcher's last scans, in
+ * tests); a scan's return then does not wake it (its condition is looked at
+ * again at the deadline): call it with short timeouts in a loop. */
 int lode_dispatcher_wait_scans_counted(lode_dispatcher *m, int timeout_ms);
 /* Stops, joins and frees. A worker stuck in a device call that never
  * returns is left behind, and with it the dispatcher's memory (it may still

@@ -295,7 +295,7 @@ def wait_answers_read(lode, pool, timeout=5):
     t = pool.totals()
     want = t["accepted"] + sum(t["rejected_by_code"].values())
     deadline = guard_deadline(timeout)
-    while lode.count(ANSWER_LINE) < want and time.monotonic() < deadline:
+    while lode.count(ANSWER_LINE) < want and lode.alive() and time.monotonic() < deadline:
         time.sleep(0.05)
 
 
