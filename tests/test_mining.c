@@ -261,29 +261,12 @@ static int compare_headers(const void *a, const void *b)
 /* Once no scan can be claimed (the job withdrawn or spent): waits (up to a
  * minute) until the session's devices have no scan out and no hit waiting
  * for its re-check, so every share of the work done is handed over however
- * long the machine starved a thread. Returns the count of shares then. (A
- * scan's return wakes the dispatcher's wait only while stopping: short
- * deadlines make it look again.) */
+ * long the machine starved a thread. Returns the count of shares then. */
 static size_t drain(lode_mining *m, fake_source *src)
 {
-    bool counted = false;
-    for (int i = 0; i < 600 && !counted; i++)
-        counted = lode_dispatcher_wait_scans_counted(lode_mining_miner(m), 100) == 1;
-    CHECK(counted, "the devices' scans came back and their hits were re-checked");
+    CHECK(lode_dispatcher_wait_scans_counted(lode_mining_miner(m), 60000) == 1,
+          "the devices' scans came back and their hits were re-checked");
     return share_count(src);
-}
-
-/* Waits (up to limit_s) until the session has reported `want` jobs spent. */
-static bool wait_spent(lode_mining *m, uint64_t want, int limit_s)
-{
-    lode_mining_stats st;
-    for (int i = 0; i < limit_s * 100; i++) {
-        lode_mining_stats_get(m, &st);
-        if (st.spent >= want)
-            return true;
-        sleep_ms(10);
-    }
-    return false;
 }
 
 /* The count of jobs the session has reported spent so far. */
@@ -292,6 +275,14 @@ static uint64_t spent_now(lode_mining *m)
     lode_mining_stats st;
     lode_mining_stats_get(m, &st);
     return st.spent;
+}
+
+/* Waits (up to limit_s) until the session has reported `want` jobs spent. */
+static bool wait_spent(lode_mining *m, uint64_t want, int limit_s)
+{
+    for (int i = 0; i < limit_s * 100 && spent_now(m) < want; i++)
+        sleep_ms(10);
+    return spent_now(m) >= want;
 }
 
 /* An empty fake source, and its end (the recorded jobs freed too). */

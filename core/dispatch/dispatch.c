@@ -108,6 +108,7 @@ struct lode_dispatcher {
     pthread_cond_t verify_ready;
     verify_item *verify_head, *verify_tail;
     size_t verify_pending; /* queued or being checked */
+    unsigned counts_waiters; /* in lode_dispatcher_wait_scans_counted: a scan's return wakes them */
 
     pthread_t monitor; /* sensors, thermal limits, watchdog */
     bool monitor_started, monitor_stopping;
@@ -661,8 +662,8 @@ static void *worker_main(void *arg)
         if (!taken && lode_algo_get(work.algo)->kind == LODE_WORK_NONCE_SCAN)
             c->hits_expected += (double)lode_work_hashes(&work, done) * lode_target_chance(&work.header.target);
         w->scan_out = false; /* its hashes are in the counters now */
-        if (m->stopping)
-            pthread_cond_broadcast(&m->state_changed); /* lode_dispatcher_wait_scans_counted */
+        if (m->counts_waiters > 0)
+            pthread_cond_broadcast(&m->state_changed);
         if (!taken && m->job.seq == work.seq) {
             m->unscanned -= done;
             give_back(m, r.start + done, r.count - done);
@@ -1068,8 +1069,10 @@ int lode_dispatcher_wait_scans_counted(lode_dispatcher *m, int timeout_ms)
 {
     struct timespec deadline = deadline_in(timeout_ms);
     pthread_mutex_lock(&m->lock);
+    m->counts_waiters++;
     while (counts_pending(m) && wait_state_changed(m, &deadline))
         ;
+    m->counts_waiters--;
     const bool pending = counts_pending(m);
     pthread_mutex_unlock(&m->lock);
     return !pending;

@@ -123,14 +123,12 @@ size_t lode_dispatcher_device_count(const lode_dispatcher *m);
 const lode_device_ref *lode_dispatcher_device(const lode_dispatcher *m, size_t device);
 /* Asks every worker to stop (async-signal-unsafe; call from a normal thread). */
 void lode_dispatcher_request_stop(lode_dispatcher *m);
-/* After lode_dispatcher_request_stop: waits up to timeout_ms for the scans
- * in flight to return (aborted, with what they hashed) and be counted, and
- * for their hits to be re-checked, so a summary taken then counts every hash
- * and hit of the run. Returns 1 when they are, 0 on timeout (a scan stuck in
- * a device call). Without a stop it tells something only once no scan can be
- * claimed (the job withdrawn or spent: an idle dispatcher's last scans, in
- * tests); a scan's return then does not wake it (its condition is looked at
- * again at the deadline): call it with short timeouts in a loop. */
+/* Waits up to timeout_ms until no scan whose hashes will count is in flight
+ * and no hit waits for its re-check. After lode_dispatcher_request_stop the
+ * scans return aborted, with what they hashed, so a summary taken then
+ * counts every hash and hit of the run; without a stop the answer holds
+ * only once no scan can be claimed (the job withdrawn or spent). Returns 1
+ * when none is pending, 0 on timeout (a scan stuck in a device call). */
 int lode_dispatcher_wait_scans_counted(lode_dispatcher *m, int timeout_ms);
 /* Stops, joins and frees. A worker stuck in a device call that never
  * returns is left behind, and with it the dispatcher's memory (it may still
