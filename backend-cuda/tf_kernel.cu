@@ -26,15 +26,16 @@ constexpr unsigned kPrepThreads = 128;
 constexpr unsigned kExpThreads = 256;
 /* The exponentiation's grid in blocks an SM (LODE_TF_EXP_BLOCKS_PER_SM's
  * default). Where an SM holds 2 048 threads (sm_80, sm_90) it is also the
- * launch bound of the one-candidate kernels: at 32 registers all 8 are
- * resident at once, where at the 42-46 ptxas picks alone 5 are and the other
- * 3 run as a partial second wave (H200: +1.2% for q < 2^78, about +2% for the
- * wider two, docs/PERFORMANCE.md; 8-20 bytes spilled, in the q < 2^78
- * kernel's SASS all outside the squaring loop). Other chips hold fewer
- * threads, and two or four candidates a thread (LODE_TF_INTERLEAVE) spill at
- * 32: no bound (0) for those. The sm_90 PTX carries the bound to chips that
- * compile it at run time (sm_100 takes it, unmeasured; those that cannot hold
- * 8 blocks ignore it). */
+ * launch bound of the one-candidate kernels for q < 2^78 and q < 2^96: at 32
+ * registers all 8 are resident at once, where at the 42-46 ptxas picks alone
+ * 5 are and the other 3 run as a partial second wave (H200: +1.25% and +1.4%;
+ * 20 and 8 bytes spilled, the q < 2^78 kernel's all outside the squaring
+ * loop). The q < 2^92 kernel gains 0.2% bound for 2% more board power, so it
+ * keeps its registers (docs/PERFORMANCE.md). Other chips hold fewer threads,
+ * and two or four candidates a thread (LODE_TF_INTERLEAVE) spill at 32: no
+ * bound (0) for those. The sm_90 PTX carries the bound to chips that compile
+ * it at run time (sm_100 takes it, unmeasured; those that cannot hold 8
+ * blocks ignore it). */
 constexpr unsigned kExpBlocksPerSm = 8;
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900)
 #define TF_EXP_MIN_BLOCKS kExpBlocksPerSm
@@ -303,7 +304,7 @@ __device__ void mont_init(u128 q, uint32_t y, u128 *one, u128 *start)
  * a doubling, so v is reduced below q before the compare. QBITS: q < 2^QBITS
  * (78, 92 lazy; 96 full). */
 template <int QBITS, int N>
-__global__ void __launch_bounds__(kExpThreads, N == 1 ? TF_EXP_MIN_BLOCKS : 0)
+__global__ void __launch_bounds__(kExpThreads, N == 1 && QBITS != kLazyBits ? TF_EXP_MIN_BLOCKS : 0)
 tf_exponentiate(const uint32_t *__restrict__ cand, const uint32_t *__restrict__ cand_count, uint32_t p,
                 const launch_desc *__restrict__ launch, uint32_t *__restrict__ found,
                 uint32_t *__restrict__ found_count)
