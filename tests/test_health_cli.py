@@ -148,7 +148,8 @@ def thermal_run(tmp, args, what):
     check(paused and "90 C, above its limit of 80 C" in paused, f"{what}: 90 C pauses fault:0: {paused!r}")
     with open(temp, "w") as f:
         f.write("77\n")  # above 80 - 5: stays paused
-    # Two rate lines showing 77 C: the monitor read it and had a second to act on it.
+    # Two rate lines showing 77 C: the monitor applies the limit as it stores a
+    # reading, so a resume at 77 C would have been logged before them.
     for _ in range(2):
         seen = lode.wait_for(r"fault:0: .* 77C$|fault:0: paused-thermal -> ", timeout=60)
         if not check(seen and seen.rstrip().endswith(" 77C"), f"{what}: the monitor reads 77 C and keeps "
