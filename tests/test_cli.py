@@ -158,6 +158,18 @@ def test_errors():
               f"{what}: rc {r.returncode}, stderr {r.stderr!r}")
 
 
+def test_nothing_to_do():
+    """Bare `lode` and `lode -a scrypt` (no pool, no command) are bad input:
+    the exit-status table's `lode: error:` line and one line pointing at
+    --help, not the whole usage (#39: 98 lines and no error line)."""
+    for args in ([], ["-a", "scrypt"], ["-a", "sha256d", "-d", "cpu", "-q"]):
+        r = run(*args, timeout=60)
+        lines = r.stderr.splitlines()
+        check(r.returncode == 2 and r.stdout == "" and len(lines) == 2 and lines[0].startswith("lode: error: ")
+              and "lode --help" in lines[1],
+              f"lode {' '.join(args)}: rc {r.returncode}, {len(lines)} lines, stderr {r.stderr[:300]!r}")
+
+
 def test_config_files():
     """-c FILE: errors name the file, the line and the key; values go through
     the same checks as the command line; later options override."""
@@ -541,6 +553,7 @@ def part_rest():
         test_momentum(["--devices", dev], False)
         test_momentum_bucket_overflow(dev)
     test_errors()
+    test_nothing_to_do()
     test_config_files()
     test_devices_and_selftest()
     test_help_exit_statuses()

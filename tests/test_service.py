@@ -125,6 +125,57 @@ def test_json():
               f"json {name}: the summary line with level notice")
 
 
+def test_json_errors():
+    """--log-format json: every line of stderr is one JSON object, usage
+    errors included, wherever the option stands (#39: `lode: error: ...`
+    stayed plain text). The text each error has without --log-format is its
+    msg."""
+    conf = path("json-errors.json")
+    with open(conf, "w") as f:
+        f.write('{"log-format": "json",\n "frobnicate": 1}\n')
+    cases = [
+        ["--no-such-option", "--log-format", "json"],
+        ["--log-format=json", "--no-such-option"],
+        ["--log-format", "json"],
+        ["-a", "scrypt", "--log-format", "json"],
+        ["frobnicate", "--log-format", "json"],
+        ["tf", "1000003", "60", "99", "--log-format", "json"],
+        [*BENCH, "--threads", "0", "--log-format", "json"],
+        [*BENCH, "-d", "cpu:9", "--log-format", "json"],
+        ["-c", conf],
+    ]
+    for args in cases:
+        r = run(*args, timeout=60)
+        objs = json_lines(r.stderr.encode(), f"{args}")
+        plain = run(*[a for a in args if a not in ("--log-format", "json", "--log-format=json")],
+                    timeout=60) if "-c" not in args else None
+        errors = [o["msg"] for o in objs if o["level"] == "error"]
+        check(r.returncode == 2 and len(errors) == 1, f"{args}: rc {r.returncode}, stderr {r.stderr!r}")
+        if plain is not None:
+            want = plain.stderr.splitlines()[0].removeprefix("lode: error: ") if plain.stderr else None
+            check(errors == [want], f"{args}: JSON error {errors}, the text run's {want!r}")
+        else:
+            check(errors and "frobnicate" in errors[0], f"{args}: the config file's error: {errors}")
+
+
+def test_json_interrupted_scan():
+    """--log-format json: `lode scan` stopped by SIGINT says so in JSON too
+    (it printed `lode: interrupted` as plain text)."""
+    p = subprocess.Popen([LODE, "scan", "-a", "scrypt", "-d", "cpu", "-t", "1", "--header", "00" * 80,
+                          "--target", "00" * 32, "--start", "0", "--count", "4000000000", "--log-format", "json"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(1)
+    p.send_signal(signal.SIGINT)
+    try:
+        out, err = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+    objs = json_lines(err, "interrupted scan")
+    check(p.returncode == 130 and any(o["msg"] == "interrupted" for o in objs),
+          f"interrupted JSON scan: rc {p.returncode}, stderr {err[-300:]!r}")
+
+
 def test_kill_mid_write():
     """SIGKILL at any instant: every line in the file is whole (one write a line)."""
     log = path("kill.log")
@@ -321,7 +372,9 @@ def test_urls_and_options():
 
 
 def main():
-    tests = [test_urls_and_options, test_log_file_errors, test_log_file_text, test_json, test_full_disk,
+    tests = [test_urls_and_options, test_log_file_errors, test_log_file_text, test_json, test_json_errors,
+             test_json_interrupted_scan,
+             test_full_disk,
              test_kill_mid_write, test_reopen, test_cpu_priority, test_background, test_syslog]
     only = sys.argv[2:]
     for t in tests:

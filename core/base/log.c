@@ -40,6 +40,11 @@ void lode_log_set_format(lode_log_format format)
     log_format = format;
 }
 
+lode_log_format lode_log_get_format(void)
+{
+    return log_format;
+}
+
 void lode_log_set_stderr(bool on)
 {
     log_stderr = on;

@@ -34,6 +34,7 @@ void lode_log(lode_log_level level, const char *fmt, ...) __attribute__((format(
 
 /* Where lines go besides stderr. Call before threads log (start-up). */
 void lode_log_set_format(lode_log_format format);
+lode_log_format lode_log_get_format(void);
 /* Appends to path (created 0644 if missing). Returns 0, or -1 with the
  * reason in err. A second call replaces the file. When path is moved away or
  * replaced (logrotate), the next line opens it anew; with copytruncate the

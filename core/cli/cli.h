@@ -177,8 +177,13 @@ struct lode_device_ref;
  * otherwise a usage error that lists each device's variants (EXIT_USAGE). */
 int cli_check_variant(const cli_options *o, lode_algo algo, const struct lode_device_ref *devices,
                       size_t count);
-/* Prints "lode: error: ..." on stderr; returns EXIT_USAGE. */
+/* Prints "lode: error: ..." on stderr (with --log-format json, a JSON
+ * error line); cli_usage_error returns EXIT_USAGE. cli_note: "lode: ..."
+ * (a JSON notice line). */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 
 struct lode_dispatcher_config;
 /* Fills the health settings of a dispatcher config whose devices are set

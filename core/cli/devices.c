@@ -16,7 +16,7 @@ int cmd_list_devices(void)
     lode_device_ref *devices;
     size_t count;
     if (lode_registry_enumerate(&devices, &count) != 0) {
-        fprintf(stderr, "lode: out of memory while listing devices\n");
+        cli_error("out of memory while listing devices");
         return EXIT_RUNTIME;
     }
     for (size_t b = 0; b < lode_backend_count(); b++) {

@@ -50,8 +50,7 @@ int cli_finish_output(int status)
     int failed = fflush(stdout) != 0 ? errno : 0;
     if (failed != 0 || ferror(stdout)) {
         /* stderr may be closed as well; the exit status still tells. */
-        fprintf(stderr, "lode: error: cannot write the output: %s\n",
-                failed ? strerror(failed) : "a write to stdout failed");
+        cli_error("cannot write the output: %s", failed ? strerror(failed) : "a write to stdout failed");
         return status == 0 ? EXIT_RUNTIME : status;
     }
     return status;
@@ -68,13 +67,47 @@ int cli_wait_ready(lode_dispatcher *m)
 
 size_t cli_devices_left(lode_dispatcher *m) { return lode_dispatcher_devices_left(m); }
 
+/* "lode: error: ..." (or "lode: ...") on stderr, or with --log-format json
+ * a line like every other: each line of stderr is then one JSON object. */
+static void stderr_line(bool error, const char *fmt, va_list ap)
+{
+    char small[1024];
+    va_list copy;
+    va_copy(copy, ap);
+    int n = vsnprintf(small, sizeof small, fmt, copy);
+    va_end(copy);
+    char *msg = n >= (int)sizeof small ? malloc((size_t)n + 1) : NULL;
+    if (msg != NULL)
+        vsnprintf(msg, (size_t)n + 1, fmt, ap);
+    const char *text = msg != NULL ? msg : small; /* truncated rather than lost */
+    if (lode_log_get_format() == LODE_LOG_FORMAT_JSON)
+        lode_log(error ? LODE_LOG_ERROR : LODE_LOG_NOTICE, "%s", text);
+    else
+        fprintf(stderr, "lode: %s%s\n", error ? "error: " : "", text);
+    free(msg);
+}
+
+void cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    stderr_line(true, fmt, ap);
+    va_end(ap);
+}
+
+void cli_note(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    stderr_line(false, fmt, ap);
+    va_end(ap);
+}
+
 int cli_usage_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("lode: error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    stderr_line(true, fmt, ap);
     va_end(ap);
     return EXIT_USAGE;
 }
@@ -185,7 +218,7 @@ static int setup_service(const cli_options *o)
          * stdout and stderr on /dev/null. nochdir: relative paths in the
          * options (worktodo, checkpoints, cookie) keep their meaning. */
         if (daemon(1, 0) != 0) {
-            fprintf(stderr, "lode: error: cannot go to the background: %s\n", strerror(errno));
+            cli_error("cannot go to the background: %s", strerror(errno));
             return EXIT_RUNTIME;
         }
         lode_log_set_stderr(false);
@@ -196,30 +229,41 @@ static int setup_service(const cli_options *o)
     return -1;
 }
 
-int main(int argc, char **argv)
+/* --log-format json makes every line of stderr JSON, errors about the
+ * options before it included: a silent first pass over a copy of argv (as
+ * getopt_long permutes what it reads) finds it. */
+static bool json_log_wanted(int cmd, int argc, char **argv)
 {
-    cli_install_signal_handlers(); /* first: --help | head -1 must not die of SIGPIPE either */
-    const char *command = NULL;
-    int cmd = CLI_CMD_MINER;
-    if (argc > 1 && argv[1][0] != '-') {
-        command = argv[1];
-        if (strcmp(command, "tf") == 0)
-            cmd = CLI_CMD_TF;
-        else if (strcmp(command, "check") == 0)
-            cmd = CLI_CMD_CHECK;
-        else if (strcmp(command, "scan") != 0 && strcmp(command, "hash") != 0)
-            return cli_usage_error("unknown command '%s' (see lode --help)", command);
-        argv++;
-        argc--;
+    struct option longs[128];
+    char shorts[64];
+    cli_getopt_tables(cmd, longs, sizeof longs / sizeof longs[0], shorts, sizeof shorts);
+    char **copy = malloc(((size_t)argc + 1) * sizeof *copy);
+    if (copy == NULL)
+        return false;
+    memcpy(copy, argv, ((size_t)argc + 1) * sizeof *copy);
+    bool json = false;
+    int c;
+    optind = 0; /* 0: glibc starts afresh */
+    opterr = 0;
+    while ((c = getopt_long(argc, copy, shorts, longs, NULL)) != -1) {
+        const cli_option *opt = c == ':' || c == '?' ? NULL : cli_option_of(cmd, c);
+        if (opt != NULL && optarg != NULL && strcmp(opt->name, "log-format") == 0)
+            json = strcmp(optarg, "json") == 0;
     }
+    free(copy);
+    return json;
+}
+
+/* Reads the command line into o: -1 to go on, or an exit status (a usage
+ * error said, --help or --version printed). */
+static int parse_options(int cmd, int argc, char **argv, cli_options *o)
+{
     const char *see = cmd == CLI_CMD_TF ? "lode tf --help" : cmd == CLI_CMD_CHECK ? "lode check --help" : "lode --help";
-    cli_options o;
-    cli_options_init(&o, cmd);
     struct option longs[128];
     char shorts[64];
     cli_getopt_tables(cmd, longs, sizeof longs / sizeof longs[0], shorts, sizeof shorts);
 
-    optind = 1;
+    optind = 0; /* 0: glibc starts afresh (json_log_wanted scanned before) */
     opterr = 0;
     int c;
     char err[512];
@@ -234,6 +278,7 @@ int main(int argc, char **argv)
             if (url || userpass || strcmp(opt->name, "pass") == 0 || strcmp(opt->name, "api-token") == 0)
                 secrets[secret_count++] = (secret_arg){.text = optarg, .url = url, .userpass = userpass};
         }
+        int applied = 0;
         if (c == ':')
             status = cli_usage_error("option '%s' needs a value", argv[optind - 1]);
         else if (opt == NULL)
@@ -245,60 +290,93 @@ int main(int argc, char **argv)
                                                                        : usage(stdout), 0);
         else if (strcmp(opt->name, "help-env") == 0)
             status = (lode_settings_print(stdout), 0);
-        else if (strcmp(opt->name, "config") == 0) {
-            /* Read where it stands: later options override the file's. */
-            if (cli_config_load(&o, optarg, err, sizeof err) != 0)
-                status = cli_usage_error("%s", err);
-        } else if (cli_apply_option(&o, opt->name, optarg, err, sizeof err) != 0)
+        else if (strcmp(opt->name, "config") == 0)
+            applied = cli_config_load(o, optarg, err, sizeof err); /* where it stands: later options override it */
+        else
+            applied = cli_apply_option(o, opt->name, optarg, err, sizeof err);
+        if (o->log_json) /* a config file's "log-format": its own errors are JSON already */
+            lode_log_set_format(LODE_LOG_FORMAT_JSON);
+        if (applied != 0)
             status = cli_usage_error("%s", err);
     }
     /* Options are copied where they are kept: mask the secrets in place. */
     for (size_t i = 0; i < secret_count; i++)
         mask_secret(&secrets[i]);
+    return status;
+}
+
+/* `lode` itself: one of mining, scan, hash, --benchmark, --list-devices,
+ * --selftest. */
+static int run_miner_command(const char *command, cli_options *o, int argc, char **argv)
+{
+    if (command != NULL && strcmp(command, "hash") == 0 && optind == argc - 1)
+        o->operand = argv[optind++];
+    if (optind < argc)
+        return cli_usage_error("unexpected argument '%s' (see lode --help)", argv[optind]);
+    lode_log_configure(o->quiet, !o->no_color);
+
+    bool mining = o->pool_count > 0;
+    int modes = (command != NULL) + o->benchmark + o->list_devices + o->selftest + mining;
+    int status;
+    if (modes > 1)
+        return cli_usage_error("choose one of mining (-o), scan, hash, --benchmark, --list-devices, --selftest");
+    if (modes == 0) {
+        /* Bare `lode`, or `lode -a scrypt`: the error, and where to look. */
+        status = cli_usage_error("nothing to do: give a pool or node (-o URL), --benchmark, --selftest, "
+                                 "--list-devices, or a command (scan, hash, check, tf)");
+        if (lode_log_get_format() == LODE_LOG_FORMAT_JSON)
+            lode_log(LODE_LOG_NOTICE, "Try 'lode --help' for more information.");
+        else
+            fputs("Try 'lode --help' for more information.\n", stderr);
+        return status;
+    }
+    if ((status = setup_service(o)) >= 0)
+        return status; /* a log file that cannot be opened, ...; or the parent of --background */
+    if (command != NULL && strcmp(command, "scan") == 0)
+        return cmd_scan(o);
+    if (command != NULL)
+        return cmd_hash(o);
+    if (o->list_devices)
+        return cmd_list_devices();
+    if (o->selftest)
+        return cmd_selftest(o);
+    if (o->benchmark)
+        return cmd_benchmark(o);
+    return cmd_mine(o);
+}
+
+int main(int argc, char **argv)
+{
+    cli_install_signal_handlers(); /* first: --help | head -1 must not die of SIGPIPE either */
+    const char *command = NULL;
+    int cmd = CLI_CMD_MINER;
+    bool known = true;
+    if (argc > 1 && argv[1][0] != '-') {
+        command = argv[1];
+        if (strcmp(command, "tf") == 0)
+            cmd = CLI_CMD_TF;
+        else if (strcmp(command, "check") == 0)
+            cmd = CLI_CMD_CHECK;
+        else
+            known = strcmp(command, "scan") == 0 || strcmp(command, "hash") == 0;
+        argv++;
+        argc--;
+    }
+    if (json_log_wanted(cmd, argc, argv))
+        lode_log_set_format(LODE_LOG_FORMAT_JSON);
+    if (!known)
+        return cli_usage_error("unknown command '%s' (see lode --help)", command);
+    cli_options o;
+    cli_options_init(&o, cmd);
+    int status = parse_options(cmd, argc, argv, &o);
     if (status < 0 && cmd == CLI_CMD_TF)
         status = setup_service(&o);
-    if (status >= 0) {
-        cli_options_free(&o);
-        lode_log_close();
-        return cli_finish_output(status);
-    }
-    if (cmd == CLI_CMD_TF || cmd == CLI_CMD_CHECK) {
-        status = cmd == CLI_CMD_TF ? cmd_tf(&o, argc - optind, argv + optind)
-                                   : cmd_check(&o, argc - optind, argv + optind);
-        cli_options_free(&o);
-        lode_log_close();
-        return cli_finish_output(status);
-    }
-    if (command != NULL && strcmp(command, "hash") == 0 && optind == argc - 1)
-        o.operand = argv[optind++];
-    if (optind < argc) {
-        cli_options_free(&o);
-        return cli_usage_error("unexpected argument '%s' (see lode --help)", argv[optind]);
-    }
-    lode_log_configure(o.quiet, !o.no_color);
-
-    bool mining = o.pool_count > 0;
-    int modes = (command != NULL) + o.benchmark + o.list_devices + o.selftest + mining;
-    if (modes > 1) {
-        status = cli_usage_error("choose one of mining (-o), scan, hash, --benchmark, --list-devices, --selftest");
-    } else if ((status = setup_service(&o)) >= 0) {
-        /* a log file that cannot be opened, ...: an error before anything starts */
-    } else if (command != NULL && strcmp(command, "scan") == 0)
-        status = cmd_scan(&o);
-    else if (command != NULL)
-        status = cmd_hash(&o);
-    else if (o.list_devices)
-        status = cmd_list_devices();
-    else if (o.selftest)
-        status = cmd_selftest(&o);
-    else if (o.benchmark)
-        status = cmd_benchmark(&o);
-    else if (mining)
-        status = cmd_mine(&o);
-    else {
-        usage(stderr);
-        status = EXIT_USAGE;
-    }
+    if (status < 0 && cmd == CLI_CMD_TF)
+        status = cmd_tf(&o, argc - optind, argv + optind);
+    else if (status < 0 && cmd == CLI_CMD_CHECK)
+        status = cmd_check(&o, argc - optind, argv + optind);
+    else if (status < 0)
+        status = run_miner_command(command, &o, argc, argv);
     cli_options_free(&o);
     lode_log_close();
     return cli_finish_output(status);

@@ -109,15 +109,15 @@ static int scan_range(const cli_options *o, const lode_work *work, uint64_t star
     lode_dispatcher *m = lode_dispatcher_start(&config, err, sizeof err);
     free(devices);
     if (m == NULL) {
-        fprintf(stderr, "lode: error: %s\n", err);
+        cli_error("%s", err);
         return EXIT_RUNTIME;
     }
     int status = 0, ready = cli_wait_ready(m);
     if (ready < 0) {
-        fprintf(stderr, "lode: interrupted\n");
+        cli_note("interrupted");
         status = EXIT_INTERRUPTED;
     } else if (ready == 0) {
-        fprintf(stderr, "lode: error: no device passed its self-test\n");
+        cli_error("no device passed its self-test");
         status = EXIT_RUNTIME;
     } else {
         uint64_t seq = lode_dispatcher_set_job(m, work, start, start + count);
@@ -125,16 +125,16 @@ static int scan_range(const cli_options *o, const lode_work *work, uint64_t star
         while ((done = lode_dispatcher_wait_job(m, seq, 100)) == 0 && !cli_interrupted())
             ;
         if (cli_interrupted()) {
-            fprintf(stderr, "lode: interrupted\n");
+            cli_note("interrupted");
             status = EXIT_INTERRUPTED;
         } else if (done < 0) {
-            fprintf(stderr, "lode: error: every device failed before the scan finished\n");
+            cli_error("every device failed before the scan finished");
             status = EXIT_RUNTIME;
         }
     }
     lode_dispatcher_free(m);
     if (status == 0 && results->out_of_memory) {
-        fprintf(stderr, "lode: error: out of memory collecting hits\n");
+        cli_error("out of memory collecting hits");
         status = EXIT_RUNTIME;
     }
     if (status == 0 && results->count > 1)
