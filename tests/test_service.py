@@ -271,15 +271,22 @@ def test_background():
     t0 = time.monotonic()
     r = run(*BENCH, "--log-interval", "0.5", "-B", "--log-file", log, timeout=60)
     took = time.monotonic() - t0
-    check(r.returncode == 0 and r.stdout == "" and r.stderr == "",
+    # The parent returns once the child runs: its self-test has passed and
+    # the benchmark started, as the last line of the parent's stderr (the
+    # child's start-up lines, copied) and of the log file say.
+    lines = r.stderr.splitlines()
+    m = re.search(r"running in the background, pid (\d+)", lines[-1]) if lines else None
+    check(r.returncode == 0 and r.stdout == "" and m is not None and "self-test" in r.stderr,
           f"-B: parent status {r.returncode}, output {r.stdout!r} {r.stderr!r}")
     print(f"-B: the parent returned after {took:.2f} s")
-    check(wait_until(lambda: os.path.exists(log) and "in the background, pid" in read(log).decode(), 30),
-          "-B: the child logs its pid")
-    m = re.search(r"in the background, pid (\d+)", read(log).decode())
-    if not check(m is not None, "-B: pid line"):
+    if m is None:  # stop the child the log file names, if any
+        m = wait_until(lambda: os.path.exists(log) and re.search(r"background, pid (\d+)", read(log).decode()), 10)
+        m = re.search(r"background, pid (\d+)", read(log).decode()) if m else None
+        if m:
+            os.kill(int(m.group(1)), signal.SIGINT)
         return
     pid = int(m.group(1))
+    check("running in the background, pid" in read(log).decode(), "-B: the log file says it runs")
     try:
         with open(f"/proc/{pid}/stat") as f:
             stat = f.read()
@@ -298,6 +305,54 @@ def test_background():
         if not gone:
             os.kill(pid, signal.SIGKILL)
     check("summary: total:" in read(log).decode(), "-B: the child's summary is in the log file")
+
+
+def test_background_errors():
+    """-B: an error of the child before it runs reaches the parent's stderr
+    and exit status (#39: each of these was parent status 0, stderr '', the
+    error in the log file alone). The messages are those of the same
+    command in the foreground, the oracle here."""
+    held = socket.socket()
+    held.bind(("127.0.0.1", 0))
+    held.listen(1)
+    port = held.getsockname()[1]
+    bench = ["-a", "sha256d", "--benchmark", "-d", "cpu", "-t", "1", "--time-limit", "30", "--no-color"]
+    tf_dir = path("bg-tf")
+    os.mkdir(tf_dir)
+    cases = [
+        ("a bad tf assignment", ["tf", "1000003", "60", "99", "-d", "cpu"], 2),
+        ("a missing worktodo", ["tf", "-w", os.path.join(tf_dir, "missing.txt"), "-d", "cpu"], 2),
+        ("a bad -d", [*bench, "-d", "bogus"], 2),
+        ("no -a", ["--benchmark", "-d", "cpu", "--no-color"], 2),
+        ("--api-bind beyond loopback without a token", [*bench, "--api-bind", "0.0.0.0:0"], 2),
+        ("a missing device", [*bench, "-d", "cpu:9"], 2),
+        ("a bad --variant", [*bench, "--variant", "nope"], 2),
+        ("an API port in use", [*bench, "--api-bind", f"127.0.0.1:{port}"], 1),
+    ]
+    # Commands that print and end: their output would go to /dev/null.
+    for args in (["--list-devices"], ["--selftest", "-a", "sha256d", "-d", "cpu"], ["tf", "--selftest"],
+                 ["hash", "-a", "sha256d", "00" * 80]):
+        r = run(*args, "-B", "--log-file", path("bg-refused.log"), timeout=60)
+        check(r.returncode == 2 and "--background is for" in r.stderr and r.stdout == "",
+              f"-B {args}: status {r.returncode}, stderr {r.stderr!r}")
+    try:
+        for what, args, want in cases:
+            fg = subprocess.run([LODE, *args], capture_output=True, text=True, timeout=60, cwd=tf_dir)
+            log = path("bg-errors.log")
+            bg = subprocess.run([LODE, *args, "-B", "--log-file", log], capture_output=True, text=True,
+                                timeout=60, cwd=tf_dir)
+            # The foreground's last line, without its time stamp: the error.
+            last = fg.stderr.splitlines()[-1] if fg.stderr else ""
+            error = TEXT_LINE.sub("", last)
+            check(fg.returncode == want and error, f"-B, {what}: the foreground run: {fg.returncode} {fg.stderr!r}")
+            check(bg.returncode == want and error and error in bg.stderr,
+                  f"-B, {what}: parent status {bg.returncode} (want {want}), stderr {bg.stderr!r}, "
+                  f"want the foreground's error {error!r}")
+            m = re.search(r"starting in the background, pid (\d+)", bg.stderr)
+            check(m is not None and not os.path.exists(f"/proc/{m.group(1)}"),
+                  f"-B, {what}: the child has ended (and was reaped): {bg.stderr!r}")
+    finally:
+        held.close()
 
 
 def test_syslog():
@@ -375,7 +430,8 @@ def main():
     tests = [test_urls_and_options, test_log_file_errors, test_log_file_text, test_json, test_json_errors,
              test_json_interrupted_scan,
              test_full_disk,
-             test_kill_mid_write, test_reopen, test_cpu_priority, test_background, test_syslog]
+             test_kill_mid_write, test_reopen, test_cpu_priority, test_background, test_background_errors,
+             test_syslog]
     only = sys.argv[2:]
     for t in tests:
         if only and t.__name__ not in only:

@@ -47,7 +47,10 @@ lode_log_format lode_log_get_format(void)
 
 void lode_log_set_stderr(bool on)
 {
+    /* Locked: --background turns stderr off while threads log. */
+    pthread_mutex_lock(&log_lock);
     log_stderr = on;
+    pthread_mutex_unlock(&log_lock);
 }
 
 static int open_append(const char *path, dev_t *dev, ino_t *ino)

@@ -43,7 +43,7 @@ int lode_log_open_file(const char *path, char *err, size_t err_len);
 /* syslog(3) with ident "lode", facility LOG_DAEMON; levels map to LOG_ERR,
  * LOG_WARNING, LOG_NOTICE, LOG_INFO, LOG_DEBUG. */
 void lode_log_open_syslog(void);
-/* stderr on (the default) or off (--background: nobody reads it). */
+/* stderr on (the default) or off (--background once running: nobody reads it). */
 void lode_log_set_stderr(bool on);
 /* Lines the log file could not take (write errors such as ENOSPC). */
 uint64_t lode_log_file_dropped(void);

@@ -179,6 +179,7 @@ int cmd_benchmark(const cli_options *o)
         return EXIT_RUNTIME;
     }
     next_job(&source);
+    cli_background_running();
     cli_notify *notify = cli_notify_ready(m, lode_algo_get(o->algo)->name, cli_rate_unit(o->algo), status_extra,
                                           &source);
     double start = lode_clock_s(), window_start = start;

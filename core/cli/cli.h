@@ -184,6 +184,16 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* --background (core/cli/background.c). Forks: in the parent, waits until
+ * the child runs and returns 0, or returns the child's exit status once it
+ * has ended, having copied the child's stderr (its errors) to its own;
+ * returns EXIT_RUNTIME if it cannot fork. In the child, which is detached
+ * (setsid, stdin and stdout on /dev/null, stderr a pipe to the parent),
+ * returns -1: go on. */
+int cli_background_start(void);
+/* Tells the parent the child runs (devices self-tested, the work started)
+ * and puts stderr on /dev/null; nothing outside --background or twice. */
+void cli_background_running(void);
 
 struct lode_dispatcher_config;
 /* Fills the health settings of a dispatcher config whose devices are set

@@ -199,12 +199,16 @@ static void apply_cpu_priority(int level)
 }
 
 /* Logging sinks, priority and --background: after the options are read and
- * before anything starts (threads, connections). Returns -1 to go on, or an
- * exit status. */
-static int setup_service(const cli_options *o)
+ * before anything starts (threads, connections). runs_on: the command runs
+ * until stopped (mining, --benchmark, lode tf's assignments), the only ones
+ * --background is for. Returns -1 to go on, or an exit status. */
+static int setup_service(const cli_options *o, bool runs_on)
 {
     if (o->log_json)
         lode_log_set_format(LODE_LOG_FORMAT_JSON);
+    if (o->background && !runs_on)
+        return cli_usage_error("--background is for mining, --benchmark and lode tf's assignments: this "
+                               "command's output would go to /dev/null");
     if (o->background && o->log_file == NULL && !o->log_syslog)
         return cli_usage_error("--background needs --log-file FILE or --syslog: its stderr goes nowhere");
     char err[512];
@@ -213,16 +217,14 @@ static int setup_service(const cli_options *o)
     if (o->log_syslog)
         lode_log_open_syslog();
     if (o->background) {
-        fflush(NULL);
-        /* daemon(3): fork (the parent exits 0 at once), setsid, stdin,
-         * stdout and stderr on /dev/null. nochdir: relative paths in the
-         * options (worktodo, checkpoints, cookie) keep their meaning. */
-        if (daemon(1, 0) != 0) {
-            cli_error("cannot go to the background: %s", strerror(errno));
-            return EXIT_RUNTIME;
-        }
-        lode_log_set_stderr(false);
-        lode_log(LODE_LOG_NOTICE, "lode %s in the background, pid %ld", LODE_VERSION, (long)getpid());
+        /* The parent returns here once the child runs (0) or has ended (its
+         * status, its errors shown): core/cli/background.c. The working
+         * directory stays: relative paths in the options (worktodo,
+         * checkpoints, cookie) keep their meaning. */
+        int parent = cli_background_start();
+        if (parent >= 0)
+            return parent;
+        lode_log(LODE_LOG_NOTICE, "lode %s starting in the background, pid %ld", LODE_VERSION, (long)getpid());
     }
     if (o->cpu_priority >= 0)
         apply_cpu_priority(o->cpu_priority);
@@ -330,7 +332,7 @@ static int run_miner_command(const char *command, cli_options *o, int argc, char
             fputs("Try 'lode --help' for more information.\n", stderr);
         return status;
     }
-    if ((status = setup_service(o)) >= 0)
+    if ((status = setup_service(o, command == NULL && !o->list_devices && !o->selftest)) >= 0)
         return status; /* a log file that cannot be opened, ...; or the parent of --background */
     if (command != NULL && strcmp(command, "scan") == 0)
         return cmd_scan(o);
@@ -370,7 +372,7 @@ int main(int argc, char **argv)
     cli_options_init(&o, cmd);
     int status = parse_options(cmd, argc, argv, &o);
     if (status < 0 && cmd == CLI_CMD_TF)
-        status = setup_service(&o);
+        status = setup_service(&o, !o.selftest && o.tf.verify == NULL);
     if (status < 0 && cmd == CLI_CMD_TF)
         status = cmd_tf(&o, argc - optind, argv + optind);
     else if (status < 0 && cmd == CLI_CMD_CHECK)

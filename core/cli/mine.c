@@ -236,6 +236,7 @@ int cmd_mine(const cli_options *o)
         lode_log(LODE_LOG_INFO, "mining %s on %zu device(s) from %s; Ctrl-C stops",
                  lode_algo_get(o->algo)->name, lode_dispatcher_device_count(lode_mining_miner(mining)),
                  o->pools[0].url);
+        cli_background_running();
         notify = cli_notify_ready(lode_mining_miner(mining), lode_algo_get(o->algo)->name, cli_rate_unit(o->algo),
                                   status_extra, &source);
         double start = lode_clock_s();

@@ -185,6 +185,7 @@ int cmd_tf(const cli_options *opts, int argc, char **argv)
         status = ready < 0 ? EXIT_INTERRUPTED : EXIT_RUNTIME;
     }
     if (status == 0) {
+        cli_background_running();
         cli_notify *notify = cli_notify_ready(m, "tf", "candidates/s", NULL, NULL);
         int r = lode_tf_driver_run_list(&driver, &list, &count);
         cli_notify_stop(notify);
