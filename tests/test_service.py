@@ -176,6 +176,56 @@ def test_json_interrupted_scan():
           f"interrupted JSON scan: rc {p.returncode}, stderr {err[-300:]!r}")
 
 
+def run_on_terminal(args, env, timeout=60):
+    """lode with stderr on a pseudo-terminal (colour is for terminals only):
+    what it wrote there."""
+    import pty
+    import select
+    master, slave = pty.openpty()
+    p = subprocess.Popen([LODE, *args], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave, env=env)
+    os.close(slave)
+    out = b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 1)
+        if not ready:
+            if p.poll() is not None:
+                break
+            continue
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: every writer of the terminal is gone
+            break
+        if not data:
+            break
+        out += data
+    os.close(master)
+    if p.poll() is None:
+        p.kill()
+    p.wait()
+    return out.decode(errors="replace")
+
+
+def test_no_color():
+    """NO_COLOR set to anything but "" turns colour off (https://no-color.org);
+    unset or empty, a warning on a terminal is yellow as before (#39: ignored)."""
+    free = socket.socket()
+    free.bind(("127.0.0.1", 0))
+    url = f"stratum+tcp://127.0.0.1:{free.getsockname()[1]}"
+    free.close()  # nothing listens there: "cannot connect" is a warning
+    args = ["-a", "sha256d", "-d", "cpu", "-t", "1", "-o", url, "--retry-pause", "0.2", "--time-limit", "2"]
+    for value in (None, "", "1", "0", "true"):
+        env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+        if value is not None:
+            env["NO_COLOR"] = value
+        out = run_on_terminal(args, env)
+        warned = "cannot connect" in out
+        coloured = "\033[" in out
+        want = value in (None, "")
+        check(warned and coloured == want,
+              f"NO_COLOR={value!r}: colour {coloured}, want {want} (warned: {warned}): {out[-300:]!r}")
+
+
 def test_kill_mid_write():
     """SIGKILL at any instant: every line in the file is whole (one write a line)."""
     log = path("kill.log")
@@ -428,8 +478,7 @@ def test_urls_and_options():
 
 def main():
     tests = [test_urls_and_options, test_log_file_errors, test_log_file_text, test_json, test_json_errors,
-             test_json_interrupted_scan,
-             test_full_disk,
+             test_json_interrupted_scan, test_no_color, test_full_disk,
              test_kill_mid_write, test_reopen, test_cpu_priority, test_background, test_background_errors,
              test_syslog]
     only = sys.argv[2:]

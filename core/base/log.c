@@ -19,7 +19,7 @@
 
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool log_quiet;
-static int log_color = -1; /* -1: decide from isatty on first use */
+static int log_color = -1; /* -1: decide on first use (colour_wanted) */
 static lode_log_format log_format = LODE_LOG_FORMAT_TEXT;
 static bool log_stderr = true;
 static bool log_syslog;
@@ -29,10 +29,18 @@ static dev_t file_dev; /* what file_path named when it was opened */
 static ino_t file_ino;
 static atomic_uint_fast64_t file_dropped;
 
+/* Colour on a terminal only, and never when NO_COLOR is set to anything
+ * but "" (https://no-color.org). */
+static int colour_wanted(void)
+{
+    const char *no_color = getenv("NO_COLOR");
+    return (no_color == NULL || no_color[0] == '\0') && isatty(STDERR_FILENO);
+}
+
 void lode_log_configure(bool quiet, bool color)
 {
     log_quiet = quiet;
-    log_color = color ? isatty(STDERR_FILENO) : 0;
+    log_color = color ? colour_wanted() : 0;
 }
 
 void lode_log_set_format(lode_log_format format)
@@ -272,7 +280,7 @@ static void emit(lode_log_level level, const char *event, const lode_log_field *
     char *json_text = json ? json_line(level, event, fields, msg, &now) : NULL;
     pthread_mutex_lock(&log_lock);
     if (log_color < 0)
-        log_color = isatty(STDERR_FILENO);
+        log_color = colour_wanted();
     if (log_stderr) {
         char *line = json ? json_text : text_line(level, msg, &now, log_color);
         if (line != NULL)

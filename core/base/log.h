@@ -1,5 +1,6 @@
 /* Log lines: "[2026-11-22 10:00:00] message" on stderr, coloured by level
- * when stderr is a terminal (cpuminer's look), and optionally to a file
+ * when stderr is a terminal and NO_COLOR is unset or empty (cpuminer's look),
+ * and optionally to a file
  * (--log-file), to syslog (--syslog) and as one JSON object per line
  * (--log-format json). Thread-safe.
  *
