@@ -226,6 +226,30 @@ def test_no_color():
               f"NO_COLOR={value!r}: colour {coloured}, want {want} (warned: {warned}): {out[-300:]!r}")
 
 
+def test_quiet_api_address():
+    """-q keeps the line that says where the API listens: with port 0 it is
+    the only way to learn the port (#39: -q hid it). The port it names
+    answers /api/summary, the oracle that it is the bound one."""
+    import urllib.request
+    p = subprocess.Popen([LODE, *BENCH, "-q", "--api-bind", "127.0.0.1:0", "--time-limit", "30"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        port = None
+        for line in p.stderr:  # a hang guard: the time limit ends the run
+            m = re.search(r"API listening on http://127\.0\.0\.1:(\d+)", line)
+            if m:
+                port = int(m.group(1))
+                break
+        if not check(port, "-q: the API's address is logged"):
+            return
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/summary", timeout=30) as r:
+            summary = json.load(r)
+        check("total" in summary, f"-q: the logged port {port} serves the API: {str(summary)[:200]}")
+    finally:
+        p.send_signal(signal.SIGINT)
+        p.communicate(timeout=60)
+
+
 def test_kill_mid_write():
     """SIGKILL at any instant: every line in the file is whole (one write a line)."""
     log = path("kill.log")
@@ -478,7 +502,7 @@ def test_urls_and_options():
 
 def main():
     tests = [test_urls_and_options, test_log_file_errors, test_log_file_text, test_json, test_json_errors,
-             test_json_interrupted_scan, test_no_color, test_full_disk,
+             test_json_interrupted_scan, test_no_color, test_quiet_api_address, test_full_disk,
              test_kill_mid_write, test_reopen, test_cpu_priority, test_background, test_background_errors,
              test_syslog]
     only = sys.argv[2:]

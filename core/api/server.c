@@ -367,7 +367,8 @@ lode_api *lode_api_start(const lode_api_config *config, char *err, size_t err_le
         }
     }
     bool v6 = bound.ss_family == AF_INET6;
-    lode_log(LODE_LOG_INFO, "API listening on http://%s%s%s:%u (dashboard at /, metrics at /metrics%s)",
+    /* NOTICE: -q keeps it, as the port 0 bound is only said here. */
+    lode_log(LODE_LOG_NOTICE, "API listening on http://%s%s%s:%u (dashboard at /, metrics at /metrics%s)",
              v6 ? "[" : "", host, v6 ? "]" : "", api->port,
              api->state.config.token ? "; control with the token" : "; no token: read-only");
     return api;

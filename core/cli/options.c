@@ -112,7 +112,7 @@ const cli_option cli_option_table[] = {
      "masked in ps, but --api-token-file or LODE_API_TOKEN\n"
      "keep it out of the shell's history too"},
     {"api-token-file", 0, "FILE", CLI_ALL, false, "read the API token from the first line of FILE"},
-    {"quiet", 'q', NULL, CLI_EVERY, false, "only warnings, errors and the final summary on stderr"},
+    {"quiet", 'q', NULL, CLI_EVERY, false, "only warnings, errors, the API address and the summary"},
     {"no-color", 0, NULL, CLI_MINER, false, "no colours in log lines"},
     {"log-file", 0, "FILE", CLI_ALL, false,
      "also append the log to FILE (moved away by logrotate:\n"
