@@ -1,0 +1,21 @@
+# Run by cmake --install (cmake/LodeInstall.cmake): writes lode.service with
+# ExecStart at the installed program and installs it.
+foreach(dir lode_bindir lode_unit_dir)
+  if(IS_ABSOLUTE "${${dir}}")
+    set(${dir}_full "${${dir}}")
+  else()
+    set(${dir}_full "${CMAKE_INSTALL_PREFIX}/${${dir}}")
+  endif()
+endforeach()
+set(lode_program "${lode_bindir_full}/lode")
+if(lode_program MATCHES "[ \t\"'\\\\%$;]")
+  message(FATAL_ERROR "lode.service: the program's path '${lode_program}' has characters systemd's "
+                      "ExecStart would read otherwise; choose another --prefix")
+endif()
+file(READ "${lode_unit_source}" unit)
+string(REGEX REPLACE "\nExecStart=/usr/local/bin/lode " "\nExecStart=${lode_program} " installed "${unit}")
+if(installed STREQUAL unit AND NOT lode_program STREQUAL "/usr/local/bin/lode")
+  message(FATAL_ERROR "${lode_unit_source}: no 'ExecStart=/usr/local/bin/lode ' line to point at ${lode_program}")
+endif()
+file(WRITE "${lode_unit_built}" "${installed}")
+file(INSTALL DESTINATION "${lode_unit_dir_full}" TYPE FILE FILES "${lode_unit_built}")
