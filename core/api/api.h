@@ -21,7 +21,7 @@
  * Tokens: "Authorization: Bearer TOKEN". Control always needs it; reads need
  * it when the server listens beyond loopback (lode_api_start refuses such a
  * bind without a token). 401 without a token, 403 with a wrong one. The
- * token is compared in constant time and never logged. */
+ * whole token is compared, in constant time, and never logged. */
 #ifndef LODE_API_H
 #define LODE_API_H
 
@@ -33,6 +33,8 @@
 
 #define LODE_API_MAX_DEVICES 64
 #define LODE_API_MAX_POOLS 16
+/* The longest token taken (a longer one is refused, never cut). */
+#define LODE_API_TOKEN_MAX 1024
 
 typedef struct lode_api_device {
     char id[32];       /* "cuda:0" */
@@ -106,8 +108,9 @@ typedef struct lode_api lode_api;
 
 /* Whether this lode has the HTTP server (built with libmicrohttpd). */
 bool lode_api_available(void);
-/* Checks bind and token without starting anything: the address parses, and
- * a bind beyond loopback has a token. 0, or -1 with the reason in err. */
+/* Checks bind and token without starting anything: the address parses, the
+ * token is printable and at most LODE_API_TOKEN_MAX long, and a bind beyond
+ * loopback has one. 0, or -1 with the reason in err. */
 int lode_api_check_config(const char *bind, const char *token, char *err, size_t err_len);
 /* Starts the sampler and the server; logs "API listening on http://ADDR:PORT".
  * NULL with the reason in err. */

@@ -104,6 +104,10 @@ int lode_api_check_config(const char *bind, const char *token, char *err, size_t
     if (api_parse_bind(bind, &addr, &len, &loopback, err, err_len) != 0)
         return -1;
     bool have_token = token != NULL && *token != '\0';
+    if (have_token && strlen(token) > LODE_API_TOKEN_MAX) {
+        snprintf(err, err_len, "the API token is longer than %d characters", LODE_API_TOKEN_MAX);
+        return -1;
+    }
     for (const char *t = token; have_token && *t; t++)
         if ((unsigned char)*t <= 0x20 || (unsigned char)*t >= 0x7f) {
             snprintf(err, err_len, "the API token must be printable ASCII without spaces");

@@ -17,14 +17,26 @@
 #include "core/stratum/stratum_client.h"
 #include "core/tf/class_driver.h"
 
-#define TOKEN_MAX 256
+/* Room for the longest token taken, its newline and one more byte, so a
+ * longer one shows as such instead of being cut. */
+#define TOKEN_BUF (LODE_API_TOKEN_MAX + 3)
+
+static int token_too_long(const char *where, char *err, size_t err_len)
+{
+    snprintf(err, err_len, "the API token (%s) is longer than %d characters; use a shorter one", where,
+             LODE_API_TOKEN_MAX);
+    return -1;
+}
 
 /* The token: --api-token, else the first line of --api-token-file, else
- * LODE_API_TOKEN; "" when none. 0, or -1 with the reason in err. */
+ * LODE_API_TOKEN; "" when none. A token is taken whole or refused, never
+ * cut. 0, or -1 with the reason in err. */
 static int read_token(const cli_options *o, char *out, size_t len, char *err, size_t err_len)
 {
     out[0] = '\0';
     if (o->api_token != NULL) {
+        if (strlen(o->api_token) > LODE_API_TOKEN_MAX)
+            return token_too_long("--api-token", err, err_len);
         snprintf(out, len, "%s", o->api_token);
         return 0;
     }
@@ -37,7 +49,12 @@ static int read_token(const cli_options *o, char *out, size_t len, char *err, si
         if (fgets(out, (int)len, f) == NULL)
             out[0] = '\0';
         fclose(f);
-        out[strcspn(out, "\r\n")] = '\0';
+        size_t line = strcspn(out, "\r\n");
+        out[line] = '\0';
+        if (line > LODE_API_TOKEN_MAX) {
+            memset(out, 0, len);
+            return token_too_long(o->api_token_file, err, err_len);
+        }
         if (out[0] == '\0') {
             snprintf(err, err_len, "the API token file %s is empty", o->api_token_file);
             return -1;
@@ -45,6 +62,8 @@ static int read_token(const cli_options *o, char *out, size_t len, char *err, si
         return 0;
     }
     const char *env = lode_setting_text(LODE_SETTING_API_TOKEN);
+    if (env != NULL && strlen(env) > LODE_API_TOKEN_MAX)
+        return token_too_long("LODE_API_TOKEN", err, err_len);
     if (env != NULL)
         snprintf(out, len, "%s", env);
     return 0;
@@ -61,7 +80,7 @@ int cli_api_check(const cli_options *o)
         return cli_usage_error("--api-bind: this lode was built without libmicrohttpd (-DLODE_MICROHTTPD=OFF, "
                                "e.g. the portable preset): install libmicrohttpd-dev and libjs-chart.js and "
                                "build again");
-    char token[TOKEN_MAX], err[512];
+    char token[TOKEN_BUF], err[512];
     if (read_token(o, token, sizeof token, err, sizeof err) != 0 ||
         lode_api_check_config(o->api_bind, token, err, sizeof err) != 0)
         return cli_usage_error("%s", err);
@@ -187,7 +206,7 @@ int cli_api_start(const cli_options *o, cli_api_source *src, struct lode_api **o
     *out = NULL;
     if (o->api_bind == NULL)
         return 0;
-    char token[TOKEN_MAX], err[512];
+    char token[TOKEN_BUF], err[512];
     if (read_token(o, token, sizeof token, err, sizeof err) != 0) {
         lode_log(LODE_LOG_ERROR, "%s", err);
         return EXIT_RUNTIME;
