@@ -8,6 +8,8 @@ Scenarios (all by default):
   token   a 300-character token file is taken whole: the whole token controls,
           its first 255 characters do not; a token longer than lode takes
           (file, option, environment) is refused at start-up (exit 2)
+  labels  a pool URL whose host is not UTF-8 reaches /metrics as a valid
+          label (promtool check metrics), and /api/summary agrees
 
 Every server binds 127.0.0.1 port 0; every process and thread started is
 stopped, also on failure.
@@ -157,7 +159,59 @@ def scenario_token():
         check(long_token not in r.stderr, f"token: the long token ({what}) appears on stderr")
 
 
-SCENARIOS = {"token": scenario_token}
+def scenario_labels():
+    if shutil.which("promtool") is None:
+        check(False, "labels: promtool is not installed (Debian package prometheus)")
+        return
+    url = b"stratum+tcp://x\xffy\xc3(z:3333"  # invalid UTF-8 twice; the pool is never reached
+    err_path = os.path.join(TMP, "labels.stderr")
+    with open(err_path, "wb") as err:
+        proc = subprocess.Popen([LODE.encode(), b"-a", b"sha256d", b"-d", b"cpu", b"-t", b"1", b"--no-color",
+                                 b"-o", url, b"-u", b"w", b"--api-bind", b"127.0.0.1:0"],
+                                stdout=subprocess.DEVNULL, stderr=err, stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        port = None
+        while port is None and time.monotonic() < deadline and proc.poll() is None:
+            with open(err_path, errors="replace") as f:
+                m = LISTEN.search(f.read())
+            port = int(m.group(1)) if m else None
+            time.sleep(0.1)
+        if port is None:
+            with open(err_path, errors="replace") as f:
+                text = f.read()
+            check(proc.poll() == 2 and "error" in text,
+                  f"labels: lode neither served the API nor refused the URL clearly: {text[-500:]}")
+            return
+        status, body = get(port, "/metrics", f"127.0.0.1:{port}")
+        check(status == 200, f"labels: /metrics gets {status}")
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError as e:
+            check(False, f"labels: /metrics is not UTF-8: {e}")
+            text = body.decode("utf-8", "replace")
+        r = subprocess.run(["promtool", "check", "metrics"], input=body, capture_output=True, timeout=60)
+        out = (r.stdout + r.stderr).decode(errors="replace")
+        check(r.returncode == 0 and "error" not in out.lower(), f"labels: promtool check metrics: {out[-500:]}")
+        m = re.search(r'lode_pool_active\{pool="([^"]*)"\}', text)
+        status, body = get(port, "/api/summary", f"127.0.0.1:{port}")
+        pools = json.loads(body)["pools"] if status == 200 else []
+        check(m is not None and len(pools) == 1 and m.group(1) == pools[0]["url"],
+              f"labels: the metric's pool label {m and m.group(1)!r} differs from /api/summary's "
+              f"{pools[0]['url'] if pools else None!r}")
+        check(m is not None and m.group(1).startswith("stratum+tcp://x") and m.group(1).endswith("z:3333"),
+              f"labels: the pool label lost the URL's valid text: {m and m.group(1)!r}")
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+SCENARIOS = {"token": scenario_token, "labels": scenario_labels}
 
 
 def main():

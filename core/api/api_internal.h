@@ -45,6 +45,12 @@ char *api_render_summary(api_state *s, bool devices_only);
 char *api_render_history(api_state *s);
 char *api_render_metrics(api_state *s);
 
+/* A malloc'd copy of text that is valid UTF-8 without control characters:
+ * every byte of an invalid sequence and every control character becomes
+ * '?' (core/api/api_text.c). JSON strings and metric labels both get it.
+ * NULL when memory ran out. */
+char *api_clean_text(const char *text);
+
 /* The device index of an id ("cpu:0"), or -1. */
 int api_device_index(api_state *s, const char *id);
 

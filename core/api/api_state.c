@@ -339,17 +339,9 @@ static void set_number(json_t *o, const char *key, double v)
 
 static void set_text(json_t *o, const char *key, const char *text)
 {
-    /* jansson takes only UTF-8: a device name that is not becomes '?'s. */
-    json_t *t = json_string(text);
-    if (t == NULL) {
-        char clean[256];
-        size_t n = 0;
-        for (const char *p = text; *p && n + 1 < sizeof clean; p++)
-            clean[n++] = (unsigned char)*p < 0x80 && (unsigned char)*p >= 0x20 ? *p : '?';
-        clean[n] = '\0';
-        t = json_string(clean);
-    }
-    json_object_set_new(o, key, t);
+    char *clean = api_clean_text(text);
+    json_object_set_new(o, key, clean ? json_string(clean) : json_null());
+    free(clean);
 }
 
 static void add_sensors(json_t *o, const lode_sensors *se)
@@ -557,19 +549,17 @@ char *api_render_history(api_state *s)
 
 /* ---- Prometheus text format 0.0.4 ---- */
 
-/* A label value: backslash, double quote and newline escaped. */
+/* A label value: cleaned as JSON strings are (valid UTF-8, no control
+ * characters), then backslash and double quote escaped. */
 static void put_label(FILE *f, const char *v)
 {
-    for (; *v; v++) {
-        if (*v == '\\')
-            fputs("\\\\", f);
-        else if (*v == '"')
-            fputs("\\\"", f);
-        else if (*v == '\n')
-            fputs("\\n", f);
-        else
-            fputc(*v, f);
+    char *clean = api_clean_text(v);
+    for (const char *p = clean ? clean : "?"; *p; p++) {
+        if (*p == '\\' || *p == '"')
+            fputc('\\', f);
+        fputc(*p, f);
     }
+    free(clean);
 }
 
 static void family(FILE *f, const char *name, const char *type, const char *help)
