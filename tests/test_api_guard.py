@@ -8,6 +8,8 @@ Scenarios (all by default):
   token   a 300-character token file is taken whole: the whole token controls,
           its first 255 characters do not; a token longer than lode takes
           (file, option, environment) is refused at start-up (exit 2)
+  drip    many connections from one client address sending a byte now and
+          then: a request from another address is still answered
   labels  a pool URL whose host is not UTF-8 reaches /metrics as a valid
           label (promtool check metrics), and /api/summary agrees
 
@@ -159,6 +161,56 @@ def scenario_token():
         check(long_token not in r.stderr, f"token: the long token ({what}) appears on stderr")
 
 
+def scenario_drip():
+    """80 connections from 127.0.0.2 each send a byte every 2 s and never
+    finish their request; a request from 127.0.0.1 must still be answered."""
+    drippers = 80
+    lode = bench()
+    stop = threading.Event()
+    socks = []
+    try:
+        port = lode.wait_port()
+        for _ in range(drippers):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.settimeout(5)
+            s.bind(("127.0.0.2", 0))
+            try:
+                s.connect(("127.0.0.1", port))
+                s.sendall(b"G")
+            except OSError:
+                pass  # refused at once: also fine
+            socks.append(s)
+
+        def drip():
+            request = b"ET /api/summary HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "
+            i = 0
+            while not stop.wait(2):
+                for s in socks:
+                    try:
+                        s.sendall(request[i % len(request):i % len(request) + 1] if i < len(request) else b"a")
+                    except OSError:
+                        pass
+                i += 1
+        t = threading.Thread(target=drip, daemon=True)
+        t.start()
+        time.sleep(3)  # every dripper has sent a second byte
+        answered = 0
+        for _ in range(3):
+            try:
+                status, body = get(port, "/api/summary", f"127.0.0.1:{port}")
+            except OSError as e:
+                status, body = None, repr(e).encode()
+            answered += status == 200
+            check(status == 200, f"drip: with {drippers} slow connections open, /api/summary gets {status}: {body[:200]!r}")
+        log(f"drip: {answered} of 3 requests answered beside {drippers} slow connections")
+        check(lode.proc.poll() is None, "drip: lode stopped")
+    finally:
+        stop.set()
+        for s in socks:
+            s.close()
+        lode.stop()
+
+
 def scenario_labels():
     if shutil.which("promtool") is None:
         check(False, "labels: promtool is not installed (Debian package prometheus)")
@@ -211,7 +263,7 @@ def scenario_labels():
                 proc.wait()
 
 
-SCENARIOS = {"token": scenario_token, "labels": scenario_labels}
+SCENARIOS = {"token": scenario_token, "labels": scenario_labels, "drip": scenario_drip}
 
 
 def main():

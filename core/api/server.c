@@ -1,8 +1,11 @@
 /* The HTTP server: libmicrohttpd with one internal polling thread (every
- * answer is rendered from the sampler's rings, so one thread is plenty),
- * a small memory limit per connection (oversized headers are refused by
- * libmicrohttpd itself), a body limit of its own, and a timeout for idle
- * or half-sent requests. */
+ * answer is rendered from the sampler's rings, so one thread is plenty,
+ * and a slow client holds a connection, never the thread), a small memory
+ * limit per connection (oversized headers are refused by libmicrohttpd
+ * itself), a body limit of its own, a timeout for idle or half-sent
+ * requests, a limit of connections per client address below the total (so
+ * one client that opens many and sends slowly cannot lock the others
+ * out). */
 #include <arpa/inet.h>
 #include <jansson.h>
 #include <microhttpd.h>
@@ -18,7 +21,8 @@
 
 #define MAX_BODY 4096               /* control bodies are a few bytes */
 #define CONNECTION_MEMORY (32 * 1024) /* request line and headers must fit */
-#define CONNECTION_LIMIT 64
+#define CONNECTION_LIMIT 256         /* in all */
+#define CONNECTION_LIMIT_PER_IP 32   /* a dashboard takes a few, a scraper one */
 #define CONNECTION_TIMEOUT_S 10
 
 struct lode_api {
@@ -341,6 +345,7 @@ lode_api *lode_api_start(const lode_api_config *config, char *err, size_t err_le
                                    MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
                                    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
                                    MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTION_LIMIT,
+                                   MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)CONNECTION_LIMIT_PER_IP,
                                    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
                                    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
                                    MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
