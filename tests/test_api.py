@@ -358,14 +358,14 @@ def scenario_http():
         st, _, _ = request(lode.url("/api/pause"), method="POST", body="x" * 5000, token=TOKEN)
         check(st == 413, f"http: 5000-byte body -> {st}")
         # A big body without Content-Length (chunked).
-        chunked = (b"POST /api/pause HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + TOKEN.encode() +
+        chunked = (b"POST /api/pause HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + TOKEN.encode() +
                    b"\r\nTransfer-Encoding: chunked\r\n\r\n" + b"".join(b"400\r\n" + b"a" * 1024 + b"\r\n"
                                                                   for _ in range(8)) + b"0\r\n\r\n")
         check(status_of(raw(port, chunked)) == 413, "http: chunked oversized body not 413")
-        big = b"GET /api/summary HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 100000 + b"\r\n\r\n"
+        big = b"GET /api/summary HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * 100000 + b"\r\n\r\n"
         st = status_of(raw(port, big))
         check(st in (413, 414, 431), f"http: 100 kB header -> {st}")
-        long_url = b"GET /" + b"a" * 100000 + b" HTTP/1.1\r\nHost: x\r\n\r\n"
+        long_url = b"GET /" + b"a" * 100000 + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
         st = status_of(raw(port, long_url))
         check(st in (413, 414, 431), f"http: 100 kB URL -> {st}")
 
@@ -374,7 +374,7 @@ def scenario_http():
                      os.urandom(4096)):
             raw(port, junk)
         raw(port, b"GET /api/summary HTTP/1.1\r\nHost:", read=False)  # closed mid-header
-        raw(port, b"POST /api/pause HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"dev", read=False)
+        raw(port, b"POST /api/pause HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{\"dev", read=False)
         # A flood of bad connections: each would be a libmicrohttpd message;
         # the log keeps a bounded number of them.
         for _ in range(30):

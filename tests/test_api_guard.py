@@ -8,6 +8,10 @@ Scenarios (all by default):
   token   a 300-character token file is taken whole: the whole token controls,
           its first 255 characters do not; a token longer than lode takes
           (file, option, environment) is refused at start-up (exit 2)
+  host    only Host names of the bound address (127.0.0.1, localhost, [::1],
+          with or without the port) and --api-allow-host names are answered;
+          evil.example and 127.0.0.1.nip.io (DNS rebinding) get 403 and no
+          data; a request without Host (HTTP/1.0) is answered
   drip    many connections from one client address sending a byte now and
           then: a request from another address is still answered
   labels  a pool URL whose host is not UTF-8 reaches /metrics as a valid
@@ -161,6 +165,37 @@ def scenario_token():
         check(long_token not in r.stderr, f"token: the long token ({what}) appears on stderr")
 
 
+def scenario_host():
+    lode = bench(["--api-allow-host", "miner.lan", "--api-allow-host", "rig.example.org,Proxy.Local"])
+    try:
+        port = lode.wait_port()
+        allowed = ["127.0.0.1", f"127.0.0.1:{port}", "localhost", f"localhost:{port}", "LocalHost",
+                   "[::1]", f"[::1]:{port}", "miner.lan", "miner.lan:8443", "rig.example.org", "proxy.local:80"]
+        for host in allowed:
+            status, body = get(port, "/api/summary", host)
+            check(status == 200 and b'"version"' in body, f"host: Host {host!r} gets {status}, want 200")
+        refused = ["evil.example", f"evil.example:{port}", "127.0.0.1.nip.io", f"127.0.0.1.nip.io:{port}",
+                   "localhost.evil.example", "miner.lan.evil.example", "[::1].evil", "", "127.0.0.2", "0x7f000001"]
+        for host in refused:
+            for path in ("/api/summary", "/metrics", "/api/history", "/"):
+                status, body = get(port, path, host)
+                check(status == 403, f"host: Host {host!r} {path} gets {status}, want 403")
+                check(b"hashes" not in body and b"lode_" not in body and b"<html" not in body.lower(),
+                      f"host: Host {host!r} {path}: data in the refusal: {body[:200]!r}")
+        status, _ = get(port, "/api/pool/next", "evil.example", "t", "POST", b"{}")
+        check(status == 403, f"host: POST with Host evil.example gets {status}, want 403")
+        # No Host at all (HTTP/1.0): a browser always sends one, so this is no rebinding.
+        for version in ("1.0", "1.1"):
+            status, body = get(port, "/api/summary", None, version=version)
+            check(status == 200 and b'"version"' in body, f"host: HTTP/{version} without Host gets {status}, want 200")
+    finally:
+        lode.stop()
+    r = subprocess.run([LODE, "-a", "sha256d", "--benchmark", "-d", "cpu", "--api-bind", "127.0.0.1:0",
+                        "--api-allow-host", "bad name"], capture_output=True, text=True, timeout=60)
+    check(r.returncode == 2 and "--api-allow-host" in r.stderr,
+          f"host: --api-allow-host 'bad name': exit {r.returncode}: {r.stderr[-300:]}")
+
+
 def scenario_drip():
     """80 connections from 127.0.0.2 each send a byte every 2 s and never
     finish their request; a request from 127.0.0.1 must still be answered."""
@@ -263,7 +298,7 @@ def scenario_labels():
                 proc.wait()
 
 
-SCENARIOS = {"token": scenario_token, "labels": scenario_labels, "drip": scenario_drip}
+SCENARIOS = {"token": scenario_token, "labels": scenario_labels, "drip": scenario_drip, "host": scenario_host}
 
 
 def main():

@@ -21,7 +21,15 @@
  * Tokens: "Authorization: Bearer TOKEN". Control always needs it; reads need
  * it when the server listens beyond loopback (lode_api_start refuses such a
  * bind without a token). 401 without a token, 403 with a wrong one. The
- * whole token is compared, in constant time, and never logged. */
+ * whole token is compared, in constant time, and never logged.
+ *
+ * Host: a request whose Host header names neither the bound address nor
+ * localhost, 127.0.0.1, [::1] (any port) nor a name of allow_hosts gets 403
+ * and no data, so a page that re-points its own name at this machine (DNS
+ * rebinding) cannot read the API through a browser. A request without Host
+ * (HTTP/1.0, or HTTP/1.1 from a script; browsers always send one) is
+ * answered. On a wildcard bind
+ * (0.0.0.0, [::]) any IP literal names the server. */
 #ifndef LODE_API_H
 #define LODE_API_H
 
@@ -35,6 +43,8 @@
 #define LODE_API_MAX_POOLS 16
 /* The longest token taken (a longer one is refused, never cut). */
 #define LODE_API_TOKEN_MAX 1024
+/* At most this many --api-allow-host names. */
+#define LODE_API_MAX_ALLOW_HOSTS 16
 
 typedef struct lode_api_device {
     char id[32];       /* "cuda:0" */
@@ -94,6 +104,8 @@ typedef struct lode_api_provider {
 typedef struct lode_api_config {
     const char *bind;        /* HOST:PORT, [IPV6]:PORT; port 0 = any free port */
     const char *token;       /* NULL or "": none (then loopback only, and no control) */
+    const char *const *allow_hosts; /* more names Host may give (a reverse proxy's), */
+    size_t allow_host_count;        /* each lode_api_host_name_valid */
     const char *version;     /* "0.1.0" */
     const char *build;       /* one line about the build */
     const char *algorithm;   /* "scrypt" */
@@ -112,6 +124,9 @@ bool lode_api_available(void);
  * token is printable and at most LODE_API_TOKEN_MAX long, and a bind beyond
  * loopback has one. 0, or -1 with the reason in err. */
 int lode_api_check_config(const char *bind, const char *token, char *err, size_t err_len);
+/* A name --api-allow-host takes: letters, digits, '-' and '.', or an IPv6
+ * literal in brackets; no port. */
+bool lode_api_host_name_valid(const char *name);
 /* Starts the sampler and the server; logs "API listening on http://ADDR:PORT".
  * NULL with the reason in err. */
 lode_api *lode_api_start(const lode_api_config *config, char *err, size_t err_len);

@@ -72,14 +72,19 @@ static int read_token(const cli_options *o, char *out, size_t len, char *err, si
 int cli_api_check(const cli_options *o)
 {
     if (o->api_bind == NULL) {
-        if (o->api_token != NULL || o->api_token_file != NULL)
-            return cli_usage_error("--api-token and --api-token-file go with --api-bind HOST:PORT");
+        if (o->api_token != NULL || o->api_token_file != NULL || o->api_allow_host_count)
+            return cli_usage_error("--api-token, --api-token-file and --api-allow-host go with --api-bind "
+                                   "HOST:PORT");
         return 0;
     }
     if (!lode_api_available())
         return cli_usage_error("--api-bind: this lode was built without libmicrohttpd (-DLODE_MICROHTTPD=OFF, "
                                "e.g. the portable preset): install libmicrohttpd-dev and libjs-chart.js and "
                                "build again");
+    for (size_t i = 0; i < o->api_allow_host_count; i++)
+        if (!lode_api_host_name_valid(o->api_allow_hosts[i]))
+            return cli_usage_error("--api-allow-host wants host names (letters, digits, '-' and '.', or "
+                                   "[IPV6]) without a port, not '%.300s'", o->api_allow_hosts[i]);
     char token[TOKEN_BUF], err[512];
     if (read_token(o, token, sizeof token, err, sizeof err) != 0 ||
         lode_api_check_config(o->api_bind, token, err, sizeof err) != 0)
@@ -229,6 +234,8 @@ int cli_api_start(const cli_options *o, cli_api_source *src, struct lode_api **o
     lode_api_config c = {
         .bind = o->api_bind,
         .token = token,
+        .allow_hosts = o->api_allow_hosts,
+        .allow_host_count = o->api_allow_host_count,
         .version = LODE_VERSION,
         .build = build,
         .algorithm = lode_algo_get(src->algo)->name,
