@@ -54,9 +54,10 @@ typedef struct lode_api_device {
     char state[24];    /* lode_device_state_name(): "mining", "paused", ... */
     uint64_t hashes, hits, hw_errors;
     /* Nonce scans (0 for Momentum and tf): the hits the hashes should have
-     * given, and hits dropped stale (lode_device_stats). */
+     * given, and hits dropped unchecked because their job had ended
+     * (lode_device_stats); hits + hits_dropped ~ hits_expected. */
     double hits_expected;
-    uint64_t hits_stale;
+    uint64_t hits_dropped;
     unsigned scans_in_flight; /* scans claimed whose hashes are not in `hashes` yet */
     lode_sensors sensors; /* only what is in sensors.present is shown */
 } lode_api_device;
@@ -65,7 +66,9 @@ typedef struct lode_api_pool {
     char url[256];
     bool active;       /* the pool lode mines on (or tries to) */
     bool connected;
-    uint64_t accepted, rejected, stale, unsent, unanswered;
+    /* The pool's (node's) answers: accepted, rejected, stale; never answered:
+     * dropped (its job had ended), unsent, unanswered. */
+    uint64_t accepted, rejected, stale, dropped, unsent, unanswered;
     double difficulty; /* 0: unknown */
     char last_reject[128];
 } lode_api_pool;

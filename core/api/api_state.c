@@ -386,7 +386,7 @@ static json_t *devices_json(const api_state *s)
         json_object_set_new(o, "hits", json_integer((json_int_t)dev->hits));
         json_object_set_new(o, "hardware_errors", json_integer((json_int_t)dev->hw_errors));
         json_object_set_new(o, "hits_expected", json_real(dev->hits_expected));
-        json_object_set_new(o, "hits_stale", json_integer((json_int_t)dev->hits_stale));
+        json_object_set_new(o, "hits_dropped", json_integer((json_int_t)dev->hits_dropped));
         json_object_set_new(o, "scans_in_flight", json_integer(dev->scans_in_flight));
         add_sensors(o, &dev->sensors);
         json_array_append_new(arr, o);
@@ -464,6 +464,7 @@ char *api_render_summary(api_state *s, bool devices_only)
         json_object_set_new(o, "accepted", json_integer((json_int_t)pl->accepted));
         json_object_set_new(o, "rejected", json_integer((json_int_t)pl->rejected));
         json_object_set_new(o, "stale", json_integer((json_int_t)pl->stale));
+        json_object_set_new(o, "dropped", json_integer((json_int_t)pl->dropped));
         json_object_set_new(o, "unsent", json_integer((json_int_t)pl->unsent));
         json_object_set_new(o, "unanswered", json_integer((json_int_t)pl->unanswered));
         set_number(o, "difficulty", pl->difficulty > 0 ? pl->difficulty : NAN);
@@ -643,9 +644,10 @@ char *api_render_metrics(api_state *s)
                "Hits the hashes counted should have given (SHA-256d, scrypt; 0 otherwise).");
         for (size_t d = 0; d < nd; d++)
             device_sample(f, "lode_hits_expected_total", &snap->devices[d], NULL, NULL, snap->devices[d].hits_expected);
-        family(f, "lode_hits_stale_total", "counter", "Hits dropped unchecked: a clean job had replaced theirs.");
+        family(f, "lode_hits_dropped_total", "counter", "Hits dropped unchecked: their job had ended (a clean job).");
         for (size_t d = 0; d < nd; d++)
-            device_sample(f, "lode_hits_stale_total", &snap->devices[d], NULL, NULL, (double)snap->devices[d].hits_stale);
+            device_sample(f, "lode_hits_dropped_total", &snap->devices[d], NULL, NULL,
+                          (double)snap->devices[d].hits_dropped);
         family(f, "lode_device_scans_in_flight", "gauge",
                "Scans a device's workers have claimed whose hashes are not counted yet.");
         for (size_t d = 0; d < nd; d++)
@@ -711,13 +713,13 @@ char *api_render_metrics(api_state *s)
     }
     if (np) {
         family(f, "lode_shares_total", "counter",
-               "Shares by what became of them: accepted, rejected, stale (never sent or too late), "
-               "unsent (dropped in a flood), unanswered.");
-        static const char *const results[] = {"accepted", "rejected", "stale", "unsent", "unanswered"};
+               "Shares (solo: blocks) by what became of them: the pool's answer (accepted, rejected, "
+               "stale), or never answered (dropped: job ended; unsent: a flood; unanswered).");
+        static const char *const results[] = {"accepted", "rejected", "stale", "dropped", "unsent", "unanswered"};
         for (size_t p = 0; p < np; p++) {
             const lode_api_pool *pl = &snap->pools[p];
-            const uint64_t v[] = {pl->accepted, pl->rejected, pl->stale, pl->unsent, pl->unanswered};
-            for (size_t k = 0; k < 5; k++) {
+            const uint64_t v[] = {pl->accepted, pl->rejected, pl->stale, pl->dropped, pl->unsent, pl->unanswered};
+            for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
                 fputs("lode_shares_total{pool=\"", f);
                 put_label(f, pl->url);
                 fprintf(f, "\",result=\"%s\"} %llu\n", results[k], (unsigned long long)v[k]);

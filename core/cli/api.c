@@ -138,7 +138,7 @@ static void snapshot(void *user, lode_api_snapshot *out)
         dev->hits = st.hits;
         dev->hw_errors = st.hw_errors;
         dev->hits_expected = st.hits_expected;
-        dev->hits_stale = st.hits_stale;
+        dev->hits_dropped = st.hits_dropped;
         dev->scans_in_flight = st.scans_out;
         dev->sensors = st.sensors; /* the dispatcher's monitor reads them once a second */
     }
@@ -155,6 +155,7 @@ static void snapshot(void *user, lode_api_snapshot *out)
             pl->accepted = st.accepted;
             pl->rejected = st.rejected;
             pl->stale = st.stale;
+            pl->dropped = st.dropped;
             pl->unsent = st.unsent;
             pl->unanswered = st.unanswered;
             pl->difficulty = st.difficulty;
@@ -171,6 +172,7 @@ static void snapshot(void *user, lode_api_snapshot *out)
         pl->accepted = st.accepted;
         pl->rejected = st.rejected;
         pl->stale = st.stale;
+        pl->dropped = st.dropped;
         pl->unsent = st.unsent;
         copy(pl->last_reject, sizeof pl->last_reject, st.last_reject);
         out->pool_count = 1;
