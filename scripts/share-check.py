@@ -9,16 +9,15 @@ litecoind, and the shares are held against the hashes lode counted.
 Prints, per run: lode's hashes and rate; the hits those hashes should give at
 the pool's difficulty, computed here from the difficulty alone (diff-1 target
 0xffff << 224 for scrypt, Bitcoin's 0xffff << 208 for SHA-256d) and by lode (its summary's
-"expected", from each scan's target); the hits lode found, dropped as stale
-(their job replaced by a clean job: a new block) and reported invalid; what
-the pool accepted; and found + stale against expected as a ratio with its
-standard deviation (Poisson). Exit 0 when found + stale lies within 3
+"expected", from each scan's target); the hits lode found, those it dropped
+(their job ended: a clean job, a new block) and those reported invalid; what
+the pool accepted; and hits + dropped against expected as a ratio with its
+standard deviation (Poisson). Exit 0 when hits + dropped lies within 3
 standard deviations of the expectation, 1 when not (hashes counted that
 were never searched, or shares lost), 2 on a broken run.
 
 On regtest every share is also a block (its target is about 2^255), and
-each block the pool submits makes a clean job that turns the work in flight
-stale; BLOCK_INTERVAL (default 150 s, Litecoin's block time) is the least
+each block the pool submits makes a clean job that ends the work in flight; BLOCK_INTERVAL (default 150 s, Litecoin's block time) is the least
 time between the blocks the pool submits, so the run sees a real chain's
 churn. BLOCK_INTERVAL=0 submits every candidate: the worst case. A SHA-256d
 pool submits no blocks (the node's chain is scrypt's), so its jobs change
@@ -37,8 +36,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests", "pool"))
 from harness import Lode, PoolProc, regtest  # noqa: E402
 from stratum_pool import ALGOS  # noqa: E402  (each algorithm's difficulty-1 target)
 
-SUMMARY = re.compile(r"summary: ([a-z]+:\d+): [^,]+, (\d+) hashes, (\d+) hits \(([0-9.]+) expected\), "
-                     r"(\d+) stale, (\d+) hardware errors")
+SUMMARY = re.compile(r"summary: ([a-z]+:\d+): [^,]+, (\d+) hashes, (\d+) hits \+ (\d+) dropped \(job ended\) = \d+ of "
+                     r"([0-9.]+) expected, (\d+) hardware errors")
 OVER = re.compile(r"summary over ([0-9.]+) s")
 
 
@@ -82,18 +81,18 @@ def main():
     elapsed = float(over[-1])
     hashes = sum(int(d[1]) for d in devices)
     found = sum(int(d[2]) for d in devices)
-    expected_lode = sum(float(d[3]) for d in devices)
-    stale = sum(int(d[4]) for d in devices)
+    dropped = sum(int(d[3]) for d in devices)
+    expected_lode = sum(float(d[4]) for d in devices)
     hw = sum(int(d[5]) for d in devices)
     expected = hashes * chance
     accepted_lode = sum(s[2] for s in sums)
     sd = math.sqrt(expected) if expected > 0 else float("inf")
-    z = (found + stale - expected) / sd
+    z = (found + dropped - expected) / sd
     rows = [
         ("lode: hashes counted, over", f"{hashes} in {elapsed:.1f} s = {hashes / elapsed / scale:.4f} {unit}"),
         ("hits expected: here (difficulty) / lode (targets)", f"{expected:.4f} / {expected_lode:.4f}"),
-        ("hits found, stale, hardware errors", f"{found}, {stale}, {hw}"),
-        ("(found + stale) / expected", f"{(found + stale) / expected:.4f} +- {sd / expected:.4f} (z = {z:+.2f})"),
+        ("hits, dropped (job ended), hardware errors", f"{found}, {dropped}, {hw}"),
+        ("(hits + dropped) / expected", f"{(found + dropped) / expected:.4f} +- {sd / expected:.4f} (z = {z:+.2f})"),
         ("found / expected (what a pool credits)", f"{found / expected:.4f}"),
         ("share rate (accepted / P(a hash is a share) / s)",
          f"{totals['accepted'] / chance / elapsed / scale:.4f} {unit}"),
@@ -105,7 +104,7 @@ def main():
     for what, value in rows:
         print(f"{what:62} {value}")
     failed = [why for why, bad in (
-        ("found + stale more than 3 standard deviations from the expectation", abs(z) > 3),
+        ("hits + dropped more than 3 standard deviations from the expectation", abs(z) > 3),
         ("the pool found invalid or duplicate shares", totals["invalid"] + totals["duplicates"] > 0),
         ("lode reported hardware errors", hw > 0),
         # lode prints its expectation to 0.1 (0.001 below 1): half that digit is rounding.

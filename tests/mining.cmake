@@ -21,3 +21,8 @@ endforeach()
 add_test(NAME service_pool
          COMMAND Python3::Interpreter ${CMAKE_CURRENT_SOURCE_DIR}/test_service_pool.py $<TARGET_FILE:lode>)
 set_tests_properties(service_pool PROPERTIES TIMEOUT 600 LABELS mining PROCESSORS 2)
+# The summary's words (docs/OPERATIONS.md, "Words") on a short solo run: the
+# expected hits against the node's target, every hit counted once.
+add_test(NAME summary_words
+         COMMAND Python3::Interpreter ${CMAKE_CURRENT_SOURCE_DIR}/test_summary_words.py $<TARGET_FILE:lode>)
+set_tests_properties(summary_words PROPERTIES TIMEOUT 600 LABELS mining PROCESSORS 2)

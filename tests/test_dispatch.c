@@ -324,9 +324,9 @@ static void test_stale_hits(void)
         want += ref_hit(&w, n);
     lode_device_stats st;
     lode_dispatcher_device_stats(m, 0, &st);
-    CHECK(st.hits == 0 && st.hits_stale == want && st.hashes == SPAN && fabs(st.hits_expected - SPAN / 16.0) < 1e-6,
+    CHECK(st.hits == 0 && st.hits_dropped == want && st.hashes == SPAN && fabs(st.hits_expected - SPAN / 16.0) < 1e-6,
           "every hit of the unwanted job is stale (%llu hits, %llu stale, want %llu; %.3f expected)",
-          (unsigned long long)st.hits, (unsigned long long)st.hits_stale, (unsigned long long)want,
+          (unsigned long long)st.hits, (unsigned long long)st.hits_dropped, (unsigned long long)want,
           st.hits_expected);
     lode_dispatcher_free(m);
 }

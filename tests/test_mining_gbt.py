@@ -460,7 +460,7 @@ def scenario_inconclusive(net):
         lode.stop()
         proxy.close()
     m = re.findall(r"summary: blocks submitted \d+, accepted (\d+), rejected (\d+), stale \d+, "
-                   r"unsent \d+, inconclusive (\d+)", lode.stderr())
+                   r"dropped \d+, unsent \d+, inconclusive (\d+)", lode.stderr())
     check(bool(m), f"{what}: no summary with an inconclusive count:\n    {lode.tail()}")
     net.wait_sync()
     ours = sum(p for _, p in net.blocks_paid_to(start + 1, net.addr_bech32))

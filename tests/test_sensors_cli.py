@@ -96,7 +96,7 @@ def test_hashrate_lines(work):
             p.kill()
             _, err = p.communicate()
         guard.cancel()
-    summary = re.search(r"summary: cpu:0: " + RATE + r", \d+ hashes, \d+ hits(?: \([0-9.]+ expected\), \d+ stale)?, \d+ hardware errors(.*)$", err, re.M)
+    summary = re.search(r"summary: cpu:0: " + RATE + r", \d+ hashes, \d+ hits(?: \+ \d+ dropped \(job ended\) = \d+ of [0-9.]+ expected)?, \d+ hardware errors(.*)$", err, re.M)
     check(p.returncode == 130 and summary is not None and summary.group(1) == "; 70C",
           f"the summary carries the last reading (rc {p.returncode}): {err[-600:]!r}")
 

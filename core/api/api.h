@@ -21,7 +21,15 @@
  * Tokens: "Authorization: Bearer TOKEN". Control always needs it; reads need
  * it when the server listens beyond loopback (lode_api_start refuses such a
  * bind without a token). 401 without a token, 403 with a wrong one. The
- * token is compared in constant time and never logged. */
+ * whole token is compared, in constant time, and never logged.
+ *
+ * Host: a request whose Host header names neither the bound address nor
+ * localhost, 127.0.0.1, [::1] (any port) nor a name of allow_hosts gets 403
+ * and no data, so a page that re-points its own name at this machine (DNS
+ * rebinding) cannot read the API through a browser. A request without Host
+ * (HTTP/1.0, or HTTP/1.1 from a script; browsers always send one) is
+ * answered. On a wildcard bind
+ * (0.0.0.0, [::]) any IP literal names the server. */
 #ifndef LODE_API_H
 #define LODE_API_H
 
@@ -33,6 +41,10 @@
 
 #define LODE_API_MAX_DEVICES 64
 #define LODE_API_MAX_POOLS 16
+/* The longest token taken (a longer one is refused, never cut). */
+#define LODE_API_TOKEN_MAX 1024
+/* At most this many --api-allow-host names. */
+#define LODE_API_MAX_ALLOW_HOSTS 16
 
 typedef struct lode_api_device {
     char id[32];       /* "cuda:0" */
@@ -42,9 +54,10 @@ typedef struct lode_api_device {
     char state[24];    /* lode_device_state_name(): "mining", "paused", ... */
     uint64_t hashes, hits, hw_errors;
     /* Nonce scans (0 for Momentum and tf): the hits the hashes should have
-     * given, and hits dropped stale (lode_device_stats). */
+     * given, and hits dropped unchecked because their job had ended
+     * (lode_device_stats); hits + hits_dropped ~ hits_expected. */
     double hits_expected;
-    uint64_t hits_stale;
+    uint64_t hits_dropped;
     unsigned scans_in_flight; /* scans claimed whose hashes are not in `hashes` yet */
     lode_sensors sensors; /* only what is in sensors.present is shown */
 } lode_api_device;
@@ -53,7 +66,9 @@ typedef struct lode_api_pool {
     char url[256];
     bool active;       /* the pool lode mines on (or tries to) */
     bool connected;
-    uint64_t accepted, rejected, stale, unsent, unanswered;
+    /* The pool's (node's) answers: accepted, rejected, stale; never answered:
+     * dropped (its job had ended), unsent, unanswered. */
+    uint64_t accepted, rejected, stale, dropped, unsent, unanswered;
     double difficulty; /* 0: unknown */
     char last_reject[128];
 } lode_api_pool;
@@ -92,6 +107,8 @@ typedef struct lode_api_provider {
 typedef struct lode_api_config {
     const char *bind;        /* HOST:PORT, [IPV6]:PORT; port 0 = any free port */
     const char *token;       /* NULL or "": none (then loopback only, and no control) */
+    const char *const *allow_hosts; /* more names Host may give (a reverse proxy's), */
+    size_t allow_host_count;        /* each lode_api_host_name_valid */
     const char *version;     /* "0.1.0" */
     const char *build;       /* one line about the build */
     const char *algorithm;   /* "scrypt" */
@@ -106,9 +123,13 @@ typedef struct lode_api lode_api;
 
 /* Whether this lode has the HTTP server (built with libmicrohttpd). */
 bool lode_api_available(void);
-/* Checks bind and token without starting anything: the address parses, and
- * a bind beyond loopback has a token. 0, or -1 with the reason in err. */
+/* Checks bind and token without starting anything: the address parses, the
+ * token is printable and at most LODE_API_TOKEN_MAX long, and a bind beyond
+ * loopback has one. 0, or -1 with the reason in err. */
 int lode_api_check_config(const char *bind, const char *token, char *err, size_t err_len);
+/* A name --api-allow-host takes: letters, digits, '-' and '.', or an IPv6
+ * literal in brackets; no port. */
+bool lode_api_host_name_valid(const char *name);
 /* Starts the sampler and the server; logs "API listening on http://ADDR:PORT".
  * NULL with the reason in err. */
 lode_api *lode_api_start(const lode_api_config *config, char *err, size_t err_len);

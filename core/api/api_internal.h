@@ -45,6 +45,29 @@ char *api_render_summary(api_state *s, bool devices_only);
 char *api_render_history(api_state *s);
 char *api_render_metrics(api_state *s);
 
+/* A malloc'd copy of text that is valid UTF-8 without control characters:
+ * every byte of an invalid sequence and every control character becomes
+ * '?' (core/api/api_text.c). JSON strings and metric labels both get it.
+ * NULL when memory ran out. */
+char *api_clean_text(const char *text);
+
+/* The Host rule (core/api/api_host.c): the names a request's Host header
+ * may give, with or without a port. */
+#define API_HOST_NAMES (LODE_API_MAX_ALLOW_HOSTS + 5)
+#define API_HOST_NAME_MAX 253
+typedef struct api_host_rule {
+    char names[API_HOST_NAMES][API_HOST_NAME_MAX + 1]; /* localhost, 127.0.0.1, [::1], the bound
+                                                          * address, the bind's name, the allowed */
+    size_t count;
+    bool any_ip; /* bound to every address (0.0.0.0, [::]): any IP literal names it */
+} api_host_rule;
+/* The rule of a server bound (bound) as bind says (HOST:PORT, [V6]:PORT).
+ * 0, or -1 when an allowed name is not valid (lode_api_host_name_valid). */
+int api_host_rule_init(api_host_rule *r, const char *bind, const struct sockaddr *bound,
+                       const char *const *allowed, size_t allowed_count);
+/* Whether a Host header value (NULL: none was sent) names this server. */
+bool api_host_allowed(const api_host_rule *r, const char *host);
+
 /* The device index of an id ("cpu:0"), or -1. */
 int api_device_index(api_state *s, const char *id);
 

@@ -104,6 +104,10 @@ int lode_api_check_config(const char *bind, const char *token, char *err, size_t
     if (api_parse_bind(bind, &addr, &len, &loopback, err, err_len) != 0)
         return -1;
     bool have_token = token != NULL && *token != '\0';
+    if (have_token && strlen(token) > LODE_API_TOKEN_MAX) {
+        snprintf(err, err_len, "the API token is longer than %d characters", LODE_API_TOKEN_MAX);
+        return -1;
+    }
     for (const char *t = token; have_token && *t; t++)
         if ((unsigned char)*t <= 0x20 || (unsigned char)*t >= 0x7f) {
             snprintf(err, err_len, "the API token must be printable ASCII without spaces");
@@ -335,17 +339,9 @@ static void set_number(json_t *o, const char *key, double v)
 
 static void set_text(json_t *o, const char *key, const char *text)
 {
-    /* jansson takes only UTF-8: a device name that is not becomes '?'s. */
-    json_t *t = json_string(text);
-    if (t == NULL) {
-        char clean[256];
-        size_t n = 0;
-        for (const char *p = text; *p && n + 1 < sizeof clean; p++)
-            clean[n++] = (unsigned char)*p < 0x80 && (unsigned char)*p >= 0x20 ? *p : '?';
-        clean[n] = '\0';
-        t = json_string(clean);
-    }
-    json_object_set_new(o, key, t);
+    char *clean = api_clean_text(text);
+    json_object_set_new(o, key, clean ? json_string(clean) : json_null());
+    free(clean);
 }
 
 static void add_sensors(json_t *o, const lode_sensors *se)
@@ -390,7 +386,7 @@ static json_t *devices_json(const api_state *s)
         json_object_set_new(o, "hits", json_integer((json_int_t)dev->hits));
         json_object_set_new(o, "hardware_errors", json_integer((json_int_t)dev->hw_errors));
         json_object_set_new(o, "hits_expected", json_real(dev->hits_expected));
-        json_object_set_new(o, "hits_stale", json_integer((json_int_t)dev->hits_stale));
+        json_object_set_new(o, "hits_dropped", json_integer((json_int_t)dev->hits_dropped));
         json_object_set_new(o, "scans_in_flight", json_integer(dev->scans_in_flight));
         add_sensors(o, &dev->sensors);
         json_array_append_new(arr, o);
@@ -468,6 +464,7 @@ char *api_render_summary(api_state *s, bool devices_only)
         json_object_set_new(o, "accepted", json_integer((json_int_t)pl->accepted));
         json_object_set_new(o, "rejected", json_integer((json_int_t)pl->rejected));
         json_object_set_new(o, "stale", json_integer((json_int_t)pl->stale));
+        json_object_set_new(o, "dropped", json_integer((json_int_t)pl->dropped));
         json_object_set_new(o, "unsent", json_integer((json_int_t)pl->unsent));
         json_object_set_new(o, "unanswered", json_integer((json_int_t)pl->unanswered));
         set_number(o, "difficulty", pl->difficulty > 0 ? pl->difficulty : NAN);
@@ -553,19 +550,17 @@ char *api_render_history(api_state *s)
 
 /* ---- Prometheus text format 0.0.4 ---- */
 
-/* A label value: backslash, double quote and newline escaped. */
+/* A label value: cleaned as JSON strings are (valid UTF-8, no control
+ * characters), then backslash and double quote escaped. */
 static void put_label(FILE *f, const char *v)
 {
-    for (; *v; v++) {
-        if (*v == '\\')
-            fputs("\\\\", f);
-        else if (*v == '"')
-            fputs("\\\"", f);
-        else if (*v == '\n')
-            fputs("\\n", f);
-        else
-            fputc(*v, f);
+    char *clean = api_clean_text(v);
+    for (const char *p = clean ? clean : "?"; *p; p++) {
+        if (*p == '\\' || *p == '"')
+            fputc('\\', f);
+        fputc(*p, f);
     }
+    free(clean);
 }
 
 static void family(FILE *f, const char *name, const char *type, const char *help)
@@ -649,9 +644,10 @@ char *api_render_metrics(api_state *s)
                "Hits the hashes counted should have given (SHA-256d, scrypt; 0 otherwise).");
         for (size_t d = 0; d < nd; d++)
             device_sample(f, "lode_hits_expected_total", &snap->devices[d], NULL, NULL, snap->devices[d].hits_expected);
-        family(f, "lode_hits_stale_total", "counter", "Hits dropped unchecked: a clean job had replaced theirs.");
+        family(f, "lode_hits_dropped_total", "counter", "Hits dropped unchecked: their job had ended (a clean job).");
         for (size_t d = 0; d < nd; d++)
-            device_sample(f, "lode_hits_stale_total", &snap->devices[d], NULL, NULL, (double)snap->devices[d].hits_stale);
+            device_sample(f, "lode_hits_dropped_total", &snap->devices[d], NULL, NULL,
+                          (double)snap->devices[d].hits_dropped);
         family(f, "lode_device_scans_in_flight", "gauge",
                "Scans a device's workers have claimed whose hashes are not counted yet.");
         for (size_t d = 0; d < nd; d++)
@@ -717,13 +713,13 @@ char *api_render_metrics(api_state *s)
     }
     if (np) {
         family(f, "lode_shares_total", "counter",
-               "Shares by what became of them: accepted, rejected, stale (never sent or too late), "
-               "unsent (dropped in a flood), unanswered.");
-        static const char *const results[] = {"accepted", "rejected", "stale", "unsent", "unanswered"};
+               "Shares (solo: blocks) by what became of them: the pool's answer (accepted, rejected, "
+               "stale), or never answered (dropped: job ended; unsent: a flood; unanswered).");
+        static const char *const results[] = {"accepted", "rejected", "stale", "dropped", "unsent", "unanswered"};
         for (size_t p = 0; p < np; p++) {
             const lode_api_pool *pl = &snap->pools[p];
-            const uint64_t v[] = {pl->accepted, pl->rejected, pl->stale, pl->unsent, pl->unanswered};
-            for (size_t k = 0; k < 5; k++) {
+            const uint64_t v[] = {pl->accepted, pl->rejected, pl->stale, pl->dropped, pl->unsent, pl->unanswered};
+            for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
                 fputs("lode_shares_total{pool=\"", f);
                 put_label(f, pl->url);
                 fprintf(f, "\",result=\"%s\"} %llu\n", results[k], (unsigned long long)v[k]);

@@ -1,8 +1,11 @@
 /* The HTTP server: libmicrohttpd with one internal polling thread (every
- * answer is rendered from the sampler's rings, so one thread is plenty),
- * a small memory limit per connection (oversized headers are refused by
- * libmicrohttpd itself), a body limit of its own, and a timeout for idle
- * or half-sent requests. */
+ * answer is rendered from the sampler's rings, so one thread is plenty,
+ * and a slow client holds a connection, never the thread), a small memory
+ * limit per connection (oversized headers are refused by libmicrohttpd
+ * itself), a body limit of its own, a timeout for idle or half-sent
+ * requests, a limit of connections per client address below the total (so
+ * one client that opens many and sends slowly cannot lock the others out),
+ * and the Host rule (api_host.c). */
 #include <arpa/inet.h>
 #include <jansson.h>
 #include <microhttpd.h>
@@ -18,7 +21,8 @@
 
 #define MAX_BODY 4096               /* control bodies are a few bytes */
 #define CONNECTION_MEMORY (32 * 1024) /* request line and headers must fit */
-#define CONNECTION_LIMIT 64
+#define CONNECTION_LIMIT 256         /* in all */
+#define CONNECTION_LIMIT_PER_IP 32   /* a dashboard takes a few, a scraper one */
 #define CONNECTION_TIMEOUT_S 10
 
 struct lode_api {
@@ -26,6 +30,7 @@ struct lode_api {
     struct MHD_Daemon *daemon;
     bool loopback;
     unsigned port;
+    api_host_rule hosts;
 };
 
 typedef enum route_kind { R_GET, R_POST } route_kind;
@@ -226,6 +231,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (rq == NULL)
             return MHD_NO;
         *con_cls = rq;
+        if (!api_host_allowed(&api->hosts, MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST)))
+            return send_error(c, MHD_HTTP_FORBIDDEN, NULL,
+                              "this API answers only its own names in Host (a proxy's: --api-allow-host)");
         for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
             if (strcmp(url, routes[i].path) == 0)
                 rq->route = &routes[i];
@@ -327,6 +335,12 @@ lode_api *lode_api_start(const lode_api_config *config, char *err, size_t err_le
         return NULL;
     }
     api->loopback = loopback;
+    if (api_host_rule_init(&api->hosts, config->bind, (const struct sockaddr *)&addr, config->allow_hosts,
+                           config->allow_host_count) != 0) {
+        snprintf(err, err_len, "--api-allow-host: too many names, or a name that is not a host name");
+        free(api);
+        return NULL;
+    }
     api_state_init(&api->state, config);
     if (api_state_start(&api->state) != 0) {
         snprintf(err, err_len, "cannot start the API's sampler thread");
@@ -341,6 +355,7 @@ lode_api *lode_api_start(const lode_api_config *config, char *err, size_t err_le
                                    MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
                                    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
                                    MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTION_LIMIT,
+                                   MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)CONNECTION_LIMIT_PER_IP,
                                    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
                                    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
                                    MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,

@@ -17,14 +17,26 @@
 #include "core/stratum/stratum_client.h"
 #include "core/tf/class_driver.h"
 
-#define TOKEN_MAX 256
+/* Room for the longest token taken, its newline and one more byte, so a
+ * longer one shows as such instead of being cut. */
+#define TOKEN_BUF (LODE_API_TOKEN_MAX + 3)
+
+static int token_too_long(const char *where, char *err, size_t err_len)
+{
+    snprintf(err, err_len, "the API token (%s) is longer than %d characters; use a shorter one", where,
+             LODE_API_TOKEN_MAX);
+    return -1;
+}
 
 /* The token: --api-token, else the first line of --api-token-file, else
- * LODE_API_TOKEN; "" when none. 0, or -1 with the reason in err. */
+ * LODE_API_TOKEN; "" when none. A token is taken whole or refused, never
+ * cut. 0, or -1 with the reason in err. */
 static int read_token(const cli_options *o, char *out, size_t len, char *err, size_t err_len)
 {
     out[0] = '\0';
     if (o->api_token != NULL) {
+        if (strlen(o->api_token) > LODE_API_TOKEN_MAX)
+            return token_too_long("--api-token", err, err_len);
         snprintf(out, len, "%s", o->api_token);
         return 0;
     }
@@ -37,7 +49,12 @@ static int read_token(const cli_options *o, char *out, size_t len, char *err, si
         if (fgets(out, (int)len, f) == NULL)
             out[0] = '\0';
         fclose(f);
-        out[strcspn(out, "\r\n")] = '\0';
+        size_t line = strcspn(out, "\r\n");
+        out[line] = '\0';
+        if (line > LODE_API_TOKEN_MAX) {
+            memset(out, 0, len);
+            return token_too_long(o->api_token_file, err, err_len);
+        }
         if (out[0] == '\0') {
             snprintf(err, err_len, "the API token file %s is empty", o->api_token_file);
             return -1;
@@ -45,6 +62,8 @@ static int read_token(const cli_options *o, char *out, size_t len, char *err, si
         return 0;
     }
     const char *env = lode_setting_text(LODE_SETTING_API_TOKEN);
+    if (env != NULL && strlen(env) > LODE_API_TOKEN_MAX)
+        return token_too_long("LODE_API_TOKEN", err, err_len);
     if (env != NULL)
         snprintf(out, len, "%s", env);
     return 0;
@@ -53,15 +72,20 @@ static int read_token(const cli_options *o, char *out, size_t len, char *err, si
 int cli_api_check(const cli_options *o)
 {
     if (o->api_bind == NULL) {
-        if (o->api_token != NULL || o->api_token_file != NULL)
-            return cli_usage_error("--api-token and --api-token-file go with --api-bind HOST:PORT");
+        if (o->api_token != NULL || o->api_token_file != NULL || o->api_allow_host_count)
+            return cli_usage_error("--api-token, --api-token-file and --api-allow-host go with --api-bind "
+                                   "HOST:PORT");
         return 0;
     }
     if (!lode_api_available())
         return cli_usage_error("--api-bind: this lode was built without libmicrohttpd (-DLODE_MICROHTTPD=OFF, "
                                "e.g. the portable preset): install libmicrohttpd-dev and libjs-chart.js and "
                                "build again");
-    char token[TOKEN_MAX], err[512];
+    for (size_t i = 0; i < o->api_allow_host_count; i++)
+        if (!lode_api_host_name_valid(o->api_allow_hosts[i]))
+            return cli_usage_error("--api-allow-host wants host names (letters, digits, '-' and '.', or "
+                                   "[IPV6]) without a port, not '%.300s'", o->api_allow_hosts[i]);
+    char token[TOKEN_BUF], err[512];
     if (read_token(o, token, sizeof token, err, sizeof err) != 0 ||
         lode_api_check_config(o->api_bind, token, err, sizeof err) != 0)
         return cli_usage_error("%s", err);
@@ -114,7 +138,7 @@ static void snapshot(void *user, lode_api_snapshot *out)
         dev->hits = st.hits;
         dev->hw_errors = st.hw_errors;
         dev->hits_expected = st.hits_expected;
-        dev->hits_stale = st.hits_stale;
+        dev->hits_dropped = st.hits_dropped;
         dev->scans_in_flight = st.scans_out;
         dev->sensors = st.sensors; /* the dispatcher's monitor reads them once a second */
     }
@@ -131,6 +155,7 @@ static void snapshot(void *user, lode_api_snapshot *out)
             pl->accepted = st.accepted;
             pl->rejected = st.rejected;
             pl->stale = st.stale;
+            pl->dropped = st.dropped;
             pl->unsent = st.unsent;
             pl->unanswered = st.unanswered;
             pl->difficulty = st.difficulty;
@@ -147,6 +172,7 @@ static void snapshot(void *user, lode_api_snapshot *out)
         pl->accepted = st.accepted;
         pl->rejected = st.rejected;
         pl->stale = st.stale;
+        pl->dropped = st.dropped;
         pl->unsent = st.unsent;
         copy(pl->last_reject, sizeof pl->last_reject, st.last_reject);
         out->pool_count = 1;
@@ -187,7 +213,7 @@ int cli_api_start(const cli_options *o, cli_api_source *src, struct lode_api **o
     *out = NULL;
     if (o->api_bind == NULL)
         return 0;
-    char token[TOKEN_MAX], err[512];
+    char token[TOKEN_BUF], err[512];
     if (read_token(o, token, sizeof token, err, sizeof err) != 0) {
         lode_log(LODE_LOG_ERROR, "%s", err);
         return EXIT_RUNTIME;
@@ -210,6 +236,8 @@ int cli_api_start(const cli_options *o, cli_api_source *src, struct lode_api **o
     lode_api_config c = {
         .bind = o->api_bind,
         .token = token,
+        .allow_hosts = o->api_allow_hosts,
+        .allow_host_count = o->api_allow_host_count,
         .version = LODE_VERSION,
         .build = build,
         .algorithm = lode_algo_get(src->algo)->name,

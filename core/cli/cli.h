@@ -19,6 +19,7 @@ enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_REFUSED = 3, EXIT_INTERRUPTED = 13
 
 #define CLI_MAX_POOLS 16
 #define CLI_MAX_TEMPS 32
+#define CLI_MAX_ALLOW_HOSTS 16 /* LODE_API_MAX_ALLOW_HOSTS */
 
 /* One -o URL with the credentials given after it. */
 typedef struct cli_pool {
@@ -71,6 +72,8 @@ typedef struct cli_options {
 
     /* The HTTP API (core/api): off unless api_bind is given. */
     const char *api_bind, *api_token, *api_token_file;
+    const char *api_allow_hosts[CLI_MAX_ALLOW_HOSTS]; /* --api-allow-host, one name each */
+    size_t api_allow_host_count;
 
     /* Device health (docs/OPERATIONS.md, "Device health"). */
     struct {

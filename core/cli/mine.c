@@ -108,26 +108,30 @@ static void summarise_source(mine_source *s, const cli_options *o)
         lode_log_event(LODE_LOG_NOTICE, "node_summary",
                        LODE_LOG_FIELDS(LODE_LOG_INT("submitted", st.submitted), LODE_LOG_INT("accepted", st.accepted),
                                        LODE_LOG_INT("rejected", st.rejected), LODE_LOG_INT("stale", st.stale),
-                                       LODE_LOG_INT("unsent", st.unsent), LODE_LOG_INT("inconclusive", st.inconclusive)),
-                 "summary: blocks submitted %llu, accepted %llu, rejected %llu, stale %llu, unsent %llu, "
-                 "inconclusive %llu",
+                                       LODE_LOG_INT("dropped", st.dropped), LODE_LOG_INT("unsent", st.unsent),
+                                       LODE_LOG_INT("inconclusive", st.inconclusive)),
+                 "summary: blocks submitted %llu, accepted %llu, rejected %llu, stale %llu, dropped %llu, "
+                 "unsent %llu, inconclusive %llu",
                  (unsigned long long)st.submitted, (unsigned long long)st.accepted,
-                 (unsigned long long)st.rejected, (unsigned long long)st.stale,
+                 (unsigned long long)st.rejected, (unsigned long long)st.stale, (unsigned long long)st.dropped,
                  (unsigned long long)st.unsent, (unsigned long long)st.inconclusive);
         return;
     }
     for (size_t i = 0; i < lode_stratum_pool_count(s->stratum); i++) {
         lode_pool_stats st;
         lode_stratum_pool_stats(s->stratum, i, &st);
-        /* unsent: dropped before sending (a flood); unanswered: sent, no answer. */
+        /* The pool's answers (accepted, rejected, stale), then what it never
+         * answered: dropped (job ended before sending), unsent (a flood),
+         * unanswered (sent, no answer). docs/OPERATIONS.md, "Words". */
         lode_log_event(LODE_LOG_NOTICE, "pool_summary",
                        LODE_LOG_FIELDS(LODE_LOG_INT("index", i), LODE_LOG_STR("pool", o->pools[i].url),
                                        LODE_LOG_INT("accepted", st.accepted), LODE_LOG_INT("rejected", st.rejected),
-                                       LODE_LOG_INT("stale", st.stale), LODE_LOG_INT("unsent", st.unsent),
-                                       LODE_LOG_INT("unanswered", st.unanswered)),
-                 "summary: pool %zu %s: accepted %llu, rejected %llu, stale %llu, unsent %llu, unanswered %llu", i,
-                 o->pools[i].url, (unsigned long long)st.accepted, (unsigned long long)st.rejected,
-                 (unsigned long long)st.stale, (unsigned long long)st.unsent, (unsigned long long)st.unanswered);
+                                       LODE_LOG_INT("stale", st.stale), LODE_LOG_INT("dropped", st.dropped),
+                                       LODE_LOG_INT("unsent", st.unsent), LODE_LOG_INT("unanswered", st.unanswered)),
+                 "summary: pool %zu %s: accepted %llu, rejected %llu, stale %llu, dropped %llu, unsent %llu, "
+                 "unanswered %llu", i, o->pools[i].url, (unsigned long long)st.accepted,
+                 (unsigned long long)st.rejected, (unsigned long long)st.stale, (unsigned long long)st.dropped,
+                 (unsigned long long)st.unsent, (unsigned long long)st.unanswered);
     }
 }
 
@@ -271,9 +275,9 @@ int cmd_mine(const cli_options *o)
     cli_rate_report_stop_and_summarise(&report, &hw_errors);
     lode_mining_stats ms;
     lode_mining_stats_get(mining, &ms);
-    lode_log(LODE_LOG_NOTICE, "summary: jobs %llu, shares found %llu, stale %llu",
-             (unsigned long long)ms.jobs, (unsigned long long)(ms.shares + ms.stale),
-             (unsigned long long)ms.stale);
+    /* Hits on live jobs (a hit is a share); the other lines count the dropped. */
+    lode_log(LODE_LOG_NOTICE, "summary: jobs %llu, %llu %s passed to the %s", (unsigned long long)ms.jobs,
+             (unsigned long long)ms.shares, source.gbt ? "blocks" : "shares", source.gbt ? "node" : "pool");
     summarise_source(&source, o);
     cli_rate_report_free(&report);
     if (hw_errors && status == 0)

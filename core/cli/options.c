@@ -112,6 +112,10 @@ const cli_option cli_option_table[] = {
      "masked in ps, but --api-token-file or LODE_API_TOKEN\n"
      "keep it out of the shell's history too"},
     {"api-token-file", 0, "FILE", CLI_ALL, false, "read the API token from the first line of FILE"},
+    {"api-allow-host", 0, "NAME", CLI_ALL, false,
+     "also answer requests whose Host is NAME (a reverse proxy's;\n"
+     "comma-separated, repeatable); others than the bound\n"
+     "address and localhost get 403"},
     {"quiet", 'q', NULL, CLI_EVERY, false, "only warnings, errors, the API address and the summary"},
     {"no-color", 0, NULL, CLI_MINER, false, "no colours in log lines"},
     {"log-file", 0, "FILE", CLI_ALL, false,
@@ -242,6 +246,25 @@ static int fail(char *err, size_t err_len, const char *fmt, ...)
     vsnprintf(err, err_len, fmt, ap);
     va_end(ap);
     return -1;
+}
+
+/* --api-allow-host NAME[,NAME...]: each name kept (cli_api_check checks them). */
+static int add_allow_hosts(cli_options *o, const char *v, char *err, size_t err_len)
+{
+    char name[256];
+    for (const char *p = v;; p++) {
+        size_t n = strcspn(p, ",");
+        snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name - 1), p);
+        if (n >= sizeof name || n == 0)
+            return fail(err, err_len, "--api-allow-host wants host names, comma-separated, not '%s'", v);
+        if (o->api_allow_host_count == CLI_MAX_ALLOW_HOSTS)
+            return fail(err, err_len, "--api-allow-host: at most %d names", CLI_MAX_ALLOW_HOSTS);
+        if ((o->api_allow_hosts[o->api_allow_host_count++] = cli_keep(o, name)) == NULL)
+            return fail(err, err_len, "out of memory");
+        p += n;
+        if (*p == '\0')
+            return 0;
+    }
 }
 
 /* A decimal integer in [0, max], nothing else. */
@@ -473,6 +496,9 @@ int cli_apply_option(cli_options *o, const char *name, const char *v, char *err,
             return fail(err, err_len, "out of memory");
     } else if (strcmp(name, "api-token-file") == 0) {
         o->api_token_file = v;
+    } else if (strcmp(name, "api-allow-host") == 0) {
+        if (add_allow_hosts(o, v, err, err_len) != 0)
+            return -1;
     } else if (strcmp(name, "quiet") == 0) {
         o->quiet = true;
     } else if (strcmp(name, "no-color") == 0) {

@@ -108,15 +108,19 @@ double cli_rate_report_stop_and_summarise(cli_rate_report *r, uint64_t *hw_error
         if (st.state == LODE_DEVICE_FAILED || st.state == LODE_DEVICE_QUARANTINED)
             snprintf(stopped, sizeof stopped, "; %s%s%s", lode_device_state_name(st.state),
                      st.last_error[0] ? ": " : "", st.last_error);
-        /* Nonce scans: the hits the hashes counted should have given, so a
-         * count of hashes that were never searched would show. */
-        char expected[96] = "";
+        /* Nonce scans: the hits found (checked, and dropped unchecked when
+         * their job had ended) beside what the hashes counted should have
+         * given at the same target, so hashes never searched would show. */
+        char found[160];
         if (st.hits_expected > 0)
-            snprintf(expected, sizeof expected, " (%.*f expected), %llu stale", st.hits_expected < 1 ? 3 : 1,
-                     st.hits_expected, (unsigned long long)st.hits_stale);
-        lode_log(LODE_LOG_NOTICE, "summary: %s: %s, %llu hashes, %llu hits%s, %llu hardware errors%s%s%s",
-                 ref->id, rate, (unsigned long long)st.hashes, (unsigned long long)st.hits, expected,
-                 (unsigned long long)st.hw_errors, sensors[0] ? ";" : "", sensors, stopped);
+            snprintf(found, sizeof found, "%llu hits + %llu dropped (job ended) = %llu of %.*f expected",
+                     (unsigned long long)st.hits, (unsigned long long)st.hits_dropped,
+                     (unsigned long long)(st.hits + st.hits_dropped), st.hits_expected < 1 ? 3 : 1, st.hits_expected);
+        else
+            snprintf(found, sizeof found, "%llu hits", (unsigned long long)st.hits);
+        lode_log(LODE_LOG_NOTICE, "summary: %s: %s, %llu hashes, %s, %llu hardware errors%s%s%s", ref->id, rate,
+                 (unsigned long long)st.hashes, found, (unsigned long long)st.hw_errors, sensors[0] ? ";" : "",
+                 sensors, stopped);
         sum += st.hashes;
         *hw_errors += st.hw_errors;
     }

@@ -29,7 +29,7 @@ typedef enum worker_state {
 } worker_state;
 
 typedef struct device_counters {
-    atomic_uint_fast64_t hashes, hits, hw_errors, hits_stale;
+    atomic_uint_fast64_t hashes, hits, hw_errors, hits_dropped;
     size_t first_worker;    /* its workers are workers[first_worker ..] */
     unsigned workers;       /* workers of the device */
     /* The rest under the miner lock. */
@@ -374,7 +374,7 @@ static void confirm_hits(lode_dispatcher *m, size_t device, const lode_work *wor
         qsort(hits->items, hits->count, sizeof *hits->items, lode_hit_compare);
     for (size_t i = 0; i < hits->count; i++) {
         if (m->config.callbacks.wanted && !m->config.callbacks.wanted(m->config.callbacks.user, work)) {
-            atomic_fetch_add(&c->hits_stale, hits->count - i);
+            atomic_fetch_add(&c->hits_dropped, hits->count - i);
             break;
         }
         lode_found f = {.work = work, .device = device, .hit = hits->items[i]};
@@ -992,7 +992,7 @@ void lode_dispatcher_device_stats(lode_dispatcher *m, size_t device, lode_device
     out->hashes = atomic_load(&c->hashes);
     out->hits = atomic_load(&c->hits);
     out->hw_errors = atomic_load(&c->hw_errors);
-    out->hits_stale = atomic_load(&c->hits_stale);
+    out->hits_dropped = atomic_load(&c->hits_dropped);
     out->hits_expected = c->hits_expected;
     out->state = c->state;
     out->restarts = c->restarts;

@@ -68,11 +68,11 @@ typedef struct lode_device_stats {
     /* Nonce scans only (0 for Momentum and trial factoring): the hits the
      * scanned indices should give on average (each scan's count times the
      * chance a hash meets its job's target), and the hits dropped unchecked
-     * because a clean job had replaced theirs (stale): hits + hits_stale
-     * against hits_expected tells whether the hashes counted were all
-     * searched, hits alone what of them a pool would have credited. */
+     * because their job had ended (a clean job replaced it): hits +
+     * hits_dropped against hits_expected tells whether the hashes counted
+     * were all searched, hits alone what of them a pool could credit. */
     double hits_expected;
-    uint64_t hits_stale;
+    uint64_t hits_dropped;
     uint64_t hw_errors;      /* hits the reference rejected */
     unsigned workers_ready;  /* workers that passed their self-test and take work */
     unsigned workers_failed; /* workers refused, given up or abandoned */

@@ -727,9 +727,9 @@ static void source_submit(void *source, const lode_share *share, bool stale)
     lode_gbt *g = source;
     pthread_mutex_lock(&g->lock);
     if (stale || atomic_load(&g->stopping) || g->given_up) {
-        g->stats.stale++;
+        g->stats.dropped++;
     } else if (g->queue_len == SHARE_QUEUE_LEN) {
-        g->stats.stale++;
+        g->stats.unsent++;
         if (!g->queue_full_logged)
             lode_log(LODE_LOG_WARN, "getblocktemplate: %d block candidates wait already; "
                                     "dropping more until they are sent", SHARE_QUEUE_LEN);
@@ -753,7 +753,7 @@ static int block_for_share(lode_gbt *g, const queued_share *q, uint8_t **block, 
                            uint32_t *height, char *workid, size_t workid_len)
 {
     if (g->given_up) {
-        g->stats.stale++; /* the node refused lode's configuration: nothing more is sent */
+        g->stats.unsent++; /* the node refused lode's configuration: nothing more is sent */
         return 1;
     }
     const kept_template *k = NULL;
@@ -763,13 +763,13 @@ static int block_for_share(lode_gbt *g, const queued_share *q, uint8_t **block, 
     if (!k) {
         lode_log(LODE_LOG_WARN, "getblocktemplate: block candidate on job %s, whose template is "
                                 "gone; not submitted", q->job_id);
-        g->stats.stale++;
+        g->stats.dropped++;
         return 1;
     }
     if (g->has_settled && memcmp(g->settled_prevhash, k->tpl.prevhash, 32) == 0) {
         /* Our block on this parent is in, or the node has another: a further
          * one would only compete with it, on a side branch. */
-        g->stats.stale++;
+        g->stats.dropped++;
         return 1;
     }
     uint8_t hash[32];

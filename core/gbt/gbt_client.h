@@ -22,7 +22,7 @@
  *    queued (one try each, up to 5 s), unless the node is known to be
  *    down. Once a block of ours was accepted (or came back inconclusive: the
  *    node has another block there), later candidates on the same parent
- *    are dropped (stale).
+ *    are dropped.
  * Request: getblocktemplate {"rules":["mweb","segwit"], "capabilities":
  * ["longpoll","coinbasetxn","coinbasevalue","workid"]}; if the node rejects
  * the rules with an invalid-parameter error naming "rule", it is asked again
@@ -81,9 +81,13 @@ typedef struct lode_gbt_config {
 } lode_gbt_config;
 
 typedef struct lode_gbt_stats {
-    uint64_t submitted, accepted, rejected, stale;
+    uint64_t submitted, accepted, rejected;
+    uint64_t stale;             /* the node's answer "duplicate" to a first try: it had the block */
+    uint64_t dropped;           /* not sent: the job had ended (lode stopping, its template gone,
+                                   or a block of its parent already in) */
     uint64_t unsent;            /* the node could not be reached (not in rejected); also blocks
-                                   still queued at a stop while the node was down */
+                                   still queued at a stop while the node was down, beyond the
+                                   queue, or after the node refused lode's configuration */
     uint64_t inconclusive;      /* submitblock said "inconclusive": the node stored the block
                                    without validating it fully (not on its best chain then);
                                    neither accepted nor rejected */

@@ -263,7 +263,7 @@ static void source_submit(void *source, const lode_share *share, bool stale)
     pthread_mutex_lock(&s->lock);
     pool_state *p = &s->pools[s->current_pool];
     if (stale || job == NULL || !s->accepting || job->generation != s->generation) {
-        p->stats.stale++;
+        p->stats.dropped++;
     } else if (s->queue_len == SUBMIT_QUEUE_MAX) {
         p->stats.unsent++; /* the pool never sees it: neither accepted nor rejected */
     } else {
@@ -662,17 +662,17 @@ static int send_queued_shares(session *ss)
     memcpy(batch, s->queue, n * sizeof batch[0]);
     memmove(s->queue, s->queue + n, (s->queue_len - n) * sizeof s->queue[0]);
     s->queue_len -= n;
-    size_t stale = 0;
+    size_t dropped = 0;
     for (size_t i = 0; i < n; i++) {
         /* Its connection ended, or a clean job replaced its job while it
-         * waited: the pool would call it stale; it is not sent. */
+         * waited: the pool would call it stale; it is dropped, not sent. */
         if (batch[i].generation == ss->generation && !job_is_live(s, batch[i].job_id))
             batch[i].generation = 0;
         if (batch[i].generation != ss->generation)
-            stale++;
+            dropped++;
     }
     pool_state *p = session_pool(ss);
-    p->stats.stale += stale;
+    p->stats.dropped += dropped;
     uint64_t unsent = p->stats.unsent;
     double difficulty = p->stats.difficulty;
     pthread_mutex_unlock(&s->lock);
@@ -781,7 +781,7 @@ static bool has_pending_submit(const session *ss)
 static void drain_submits(lode_stratum *s, session *ss)
 {
     pthread_mutex_lock(&s->lock);
-    s->accepting = false; /* shares found from now on are stale */
+    s->accepting = false; /* shares found from now on are dropped */
     pthread_mutex_unlock(&s->lock);
     if (ss->job_installed)
         lode_mining_clear_job(s->mining);
@@ -949,8 +949,8 @@ static void end_session(lode_stratum *s, session *ss, size_t pool)
     pthread_mutex_lock(&s->lock);
     s->accepting = false;
     s->pools[pool].stats.connected = false;
-    /* Shares queued for the dead connection are stale. */
-    s->pools[pool].stats.stale += s->queue_len;
+    /* Shares queued for the dead connection: their jobs ended with it. */
+    s->pools[pool].stats.dropped += s->queue_len;
     s->queue_len = 0;
     /* Submits sent that the pool never answered. */
     s->pools[pool].stats.unanswered += ss->submits_in_flight;

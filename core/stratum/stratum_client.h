@@ -69,8 +69,9 @@ typedef struct lode_stratum_config {
 void lode_stratum_config_defaults(lode_stratum_config *config);
 
 typedef struct lode_pool_stats {
-    uint64_t accepted, rejected, stale;
-    uint64_t unsent;        /* shares dropped before sending: they came faster than the pool answers */
+    uint64_t accepted, rejected, stale; /* the pool's answers; stale: code 21, job not found */
+    uint64_t dropped;       /* not sent: the share's job had ended (clean job, lost connection) */
+    uint64_t unsent;        /* not sent: they came faster than the pool answers */
     uint64_t unanswered;    /* submits sent that the pool never answered (connection ended, or
                              * given up after the stall timeout) */
     char last_reject[128];  /* the pool's reason for the last rejected share */

@@ -122,6 +122,7 @@
       const st = el("td"); st.append(el("span", "state s-" + d.state, d.state)); tr.append(st);
       tr.append(el("td", "num", rate(d.hashrate_10s)), el("td", "num", rate(d.hashrate_60s)),
                 el("td", "num", rate(d.hashrate_15m)), el("td", "num", String(d.hits)),
+                el("td", "num", String(d.hits_dropped)),
                 el("td", "num", String(d.hardware_errors)), el("td", "num", text(d.temperature_c, " °C")),
                 el("td", "num", text(d.power_w, " W")), el("td", "num", text(d.fan_percent, " %")),
                 el("td", "num", text(d.sm_clock_mhz, " MHz")));
@@ -143,7 +144,8 @@
       tr.append(el("td", "", String(p.index)), el("td", "", p.url));
       const st = el("td"); st.append(el("span", "state s-" + p.state, p.state)); tr.append(st);
       tr.append(el("td", "num", String(p.accepted)), el("td", "num", String(p.rejected)),
-                el("td", "num", String(p.stale)), el("td", "num", String(p.unanswered)),
+                el("td", "num", String(p.stale)), el("td", "num", String(p.dropped)),
+                el("td", "num", String(p.unanswered)),
                 el("td", "num", p.difficulty === null ? "-" : String(+p.difficulty.toPrecision(4))),
                 el("td", "dim", p.last_reject || ""));
       pools.append(tr);
