@@ -5,12 +5,13 @@ usage: test_mining_gbt.py PATH_TO_LODE [SCENARIO ...]
 
 Scenarios (all by default): bech32 legacy cookie badpass nodedown badaddr
 stopinflight nocookie mainnetaddr wrongalgo wrongalgo_fresh duplicate
-inconclusive escape.
+duplicate_keepalive inconclusive escape.
 Blocks must be accepted by litecoind (lode's summary: rejected 0), pay the
 given address (getblock verbosity 2), and lode must stop with 130 on SIGINT
 promptly without any sanitizer report. Needs litecoind on PATH (fails, not
 skips, without it).
 """
+import collections
 import hashlib
 import http.server
 import json
@@ -230,10 +231,14 @@ class NodeProxy:
     """Forwards JSON-RPC to the node. fault(method, params, code, reply) may
     return a new (code, reply) to send instead, or DROP to close the
     connection without an answer (after the node has acted on the request).
-    before(method, params), if given, runs before the request is forwarded."""
+    before(method, params), if given, runs before the request is forwarded.
+    keepalive: HTTP/1.1 connections kept open between requests, as
+    litecoind's (else HTTP/1.0, one request a connection)."""
 
-    def __init__(self, node_url, fault, before=None):
+    def __init__(self, node_url, fault, before=None, keepalive=False):
         class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1" if keepalive else "HTTP/1.0"
+
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 if before is not None:
@@ -373,7 +378,18 @@ def scenario_duplicate(net):
     """The node keeps each submitted block but its reply is lost: lode tries
     again, the node answers "duplicate", and lode counts the block accepted,
     so its count equals the node's new blocks."""
-    what = "solo, submitblock reply lost"
+    lost_replies(net, "solo, submitblock reply lost", keepalive=False)
+
+
+def scenario_duplicate_keepalive(net):
+    """The same on connections kept alive, as litecoind's: a submitblock on a
+    reused connection that dies before the reply must not be re-sent by
+    libcurl behind lode's back (lode would read "duplicate" to what it
+    takes for a first try and count the node's block stale)."""
+    lost_replies(net, "solo, submitblock reply lost on a kept-alive connection", keepalive=True)
+
+
+def lost_replies(net, what, keepalive):
     lock = threading.Lock()
     seen, dropped = set(), []
 
@@ -386,7 +402,7 @@ def scenario_duplicate(net):
                     return DROP
         return None
 
-    proxy = NodeProxy(net.url, fault)
+    proxy = NodeProxy(net.url, fault, keepalive=keepalive)
     start = net.rpc("getblockcount")
     lode = Lode(LODE, COMMON + ["-o", proxy.url, "-u", net.user, "-p", net.password,
                                 "--coinbase-addr", net.addr_bech32], "solo-duplicate")
@@ -400,7 +416,8 @@ def scenario_duplicate(net):
     finally:
         lode.stop()
         proxy.close()
-    log(f"{what}: node's answers to the dropped replies: {dropped}")
+    log(f"{what}: {len(dropped)} replies dropped; the node's answers: "
+        f"{dict(collections.Counter(map(str, dropped)))}")
     s = lode.solo_summary()
     check(s is not None, f"{what}: no summary line:\n    {lode.tail()}")
     net.wait_sync()
@@ -517,7 +534,8 @@ SCENARIOS = {"bech32": scenario_bech32, "legacy": scenario_legacy, "cookie": sce
              "badaddr": scenario_badaddr, "stopinflight": scenario_stopinflight,
              "nocookie": scenario_nocookie, "mainnetaddr": scenario_mainnetaddr,
              "wrongalgo": scenario_wrongalgo, "wrongalgo_fresh": scenario_wrongalgo_fresh,
-             "duplicate": scenario_duplicate, "inconclusive": scenario_inconclusive,
+             "duplicate": scenario_duplicate, "duplicate_keepalive": scenario_duplicate_keepalive,
+             "inconclusive": scenario_inconclusive,
              "escape": scenario_escape}
 
 

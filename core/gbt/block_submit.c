@@ -88,6 +88,14 @@ static int block_for_share(lode_gbt *g, const queued_share *q, uint8_t **block, 
     return 0;
 }
 
+static bool node_reachable(lode_gbt *g)
+{
+    pthread_mutex_lock(&g->lock);
+    bool connected = g->stats.connected;
+    pthread_mutex_unlock(&g->lock);
+    return connected;
+}
+
 /* getblockheader's confirmations for the block (display hex): >= 1 on the
  * node's best chain, -1 on a side branch; 0 when the node did not say. */
 static int block_confirmations(lode_gbt *g, CURL *curl, const char *hash_hex)
@@ -107,55 +115,49 @@ static int block_confirmations(lode_gbt *g, CURL *curl, const char *hash_hex)
     return out;
 }
 
-static void submit_block(lode_gbt *g, CURL *curl, const queued_share *q)
+/* The submitblock params for q's block (a new reference), or NULL when it
+ * is no block to send (counted and logged by block_for_share) or memory
+ * ran out (logged). */
+static json_t *block_params(lode_gbt *g, const queued_share *q, uint32_t *height, const char *hash_hex)
 {
     uint8_t *block = NULL;
     size_t block_len = 0;
-    uint32_t height = 0;
     char workid[LODE_GBT_WORKID_MAX];
     pthread_mutex_lock(&g->lock);
-    int built = block_for_share(g, q, &block, &block_len, &height, workid, sizeof workid);
+    int built = block_for_share(g, q, &block, &block_len, height, workid, sizeof workid);
     pthread_mutex_unlock(&g->lock);
     if (built != 0)
-        return;
-
-    char hash_hex[65];
-    uint8_t block_hash[32];
-    lode_ref_sha256d(q->header, 80, block_hash);
-    lode_gbt_display_hash(block_hash, hash_hex);
+        return NULL;
     char *hex = malloc(2 * block_len + 1);
-    if (!hex) {
-        free(block);
-        lode_log(LODE_LOG_ERROR, "getblocktemplate: out of memory for block %s", hash_hex);
-        return;
+    json_t *params = NULL;
+    if (hex) {
+        lode_hex_encode(block, block_len, hex);
+        params = json_pack("[s]", hex);
+        free(hex);
     }
-    lode_hex_encode(block, block_len, hex);
     free(block);
-    json_t *params = json_pack("[s]", hex);
-    free(hex);
     if (params && workid[0])
         json_array_append_new(params, json_pack("{s:s}", "workid", workid));
-
-    if (!params) {
+    if (!params)
         lode_log(LODE_LOG_ERROR, "getblocktemplate: out of memory for block %s", hash_hex);
-        return;
-    }
-    pthread_mutex_lock(&g->lock);
-    g->stats.submitted++;
-    /* Before the node has it: a long poll may bring the template on it first. */
-    memcpy(g->sent_hash[g->sent_next], block_hash, 32);
-    g->sent_next = (g->sent_next + 1) % SENT_HASHES;
-    pthread_mutex_unlock(&g->lock);
-    rpc_status status = RPC_TRANSPORT_ERROR;
-    int node_code;
-    char err[256] = "stopped";
-    /* A block is worth a few tries when the node does not answer; a node
-     * that answers with an error has decided. A stop leaves the try under
-     * way (or, for a block still queued, one try) STOP_SUBMIT_GRACE_S: the
-     * block was found, the node should have it. */
+    return params;
+}
+
+/* submitblock, a few tries when the node does not answer; a node that
+ * answers with an error has decided. A stop leaves the try under way (or,
+ * for a block still queued, one try) STOP_SUBMIT_GRACE_S: the block was
+ * found, the node should have it. Returns the result (or NULL with *status
+ * and err); *retried: an earlier try may have reached the node, its reply
+ * lost. */
+static json_t *send_block(lode_gbt *g, CURL *curl, json_t *params, const char *hash_hex, rpc_status *status,
+                          bool *retried, char *err, size_t err_len)
+{
     json_t *result = NULL;
-    bool retried = false; /* an earlier try may have reached the node, its reply lost */
     bool stop_retry = false;
+    int node_code;
+    *status = RPC_TRANSPORT_ERROR;
+    *retried = false;
+    snprintf(err, err_len, "stopped");
     for (int attempt = 0; attempt < SUBMIT_ATTEMPTS; attempt++) {
         if (attempt > 0 && atomic_load(&g->stopping)) {
             /* Stopping: one more try still, so a block the node kept but
@@ -168,65 +170,34 @@ static void submit_block(lode_gbt *g, CURL *curl, const queued_share *q)
             lode_log(LODE_LOG_WARN, "block %s not submitted yet: %s; trying again", hash_hex, err);
             lode_gbt_sleep_or_wake(g, 1.0, NULL);
         }
-        retried = attempt > 0;
-        result = lode_gbt_rpc_call(g, curl, "submitblock", json_incref(params), g->timeout_s,
-                          STOP_SUBMIT_GRACE_S, &status, &node_code, err, sizeof err);
-        if (status == RPC_NODE_ERROR && node_code == RPC_IN_WARMUP)
-            status = RPC_TRANSPORT_ERROR; /* restarting: not a verdict on the block */
-        else if (result || status == RPC_NODE_ERROR)
+        *retried = attempt > 0;
+        result = lode_gbt_rpc_call(g, curl, "submitblock", json_incref(params), g->timeout_s, STOP_SUBMIT_GRACE_S,
+                                   status, &node_code, err, err_len);
+        if (*status == RPC_NODE_ERROR && node_code == RPC_IN_WARMUP)
+            *status = RPC_TRANSPORT_ERROR; /* restarting: not a verdict on the block */
+        else if (result || *status == RPC_NODE_ERROR)
             break;
-        pthread_mutex_lock(&g->lock);
-        bool node_lost = !g->stats.connected; /* the poller knows it is down: do not wait */
-        pthread_mutex_unlock(&g->lock);
-        if (node_lost)
+        if (!node_reachable(g)) /* the poller knows it is down: do not wait */
             break;
     }
-    json_decref(params);
-    if (!result && status != RPC_NODE_ERROR) {
-        pthread_mutex_lock(&g->lock);
-        g->stats.unsent++;
-        bool first = !g->unsent_logged; /* one line per outage, the count in the stats */
-        g->unsent_logged = true;
-        pthread_mutex_unlock(&g->lock);
-        if (first && !atomic_load(&g->stopping))
-            lode_log_event(LODE_LOG_ERROR, "block", LODE_LOG_FIELDS(LODE_LOG_STR("result", "unsent"), LODE_LOG_STR("node", g->url), LODE_LOG_INT("height", height), LODE_LOG_STR("hash", hash_hex), LODE_LOG_STR("reason", err)),
-                           "block not submitted, the node is unreachable: %s (height %" PRIu32
-                                     ", hash %s); more are counted, not logged, until it is back",
-                     err, height, hash_hex);
-        goto refresh;
-    }
-    /* The node's words, made printable (err is already). */
-    char reason[256];
-    lode_gbt_verdict verdict = LODE_GBT_REJECTED;
-    int confirmations = 0;
-    if (result && json_is_null(result)) {
-        verdict = lode_gbt_submit_verdict(NULL, retried);
-        reason[0] = '\0';
-    } else if (result && json_is_string(result)) {
-        verdict = lode_gbt_submit_verdict(json_string_value(result), retried);
-        lode_log_printable(reason, sizeof reason, json_string_value(result));
-        if (verdict == LODE_GBT_KEPT) {
-            /* The node has the block: on its best chain (accepted), or on a
-             * side branch (inconclusive)? Unknown is inconclusive too. */
-            confirmations = block_confirmations(g, curl, hash_hex);
-            verdict = confirmations > 0 ? LODE_GBT_ACCEPTED : LODE_GBT_INCONCLUSIVE;
-        }
-    } else {
-        snprintf(reason, sizeof reason, "%s", result ? "unexpected submitblock result" : err);
-    }
+    return result;
+}
+
+/* Counts and logs the node's verdict on the block (reason: its words,
+ * printable). */
+static void count_verdict(lode_gbt *g, const queued_share *q, lode_gbt_verdict verdict, const char *note,
+                          const char *reason, uint32_t height, const char *hash_hex)
+{
     pthread_mutex_lock(&g->lock);
     switch (verdict) {
-    case LODE_GBT_KEPT: /* resolved to accepted or inconclusive above */
+    case LODE_GBT_KEPT: /* resolved to accepted or inconclusive by the caller */
     case LODE_GBT_ACCEPTED:
         g->stats.accepted++;
         g->has_settled = true;
         memcpy(g->settled_prevhash, q->header + 4, 32);
         pthread_mutex_unlock(&g->lock);
         lode_log_event(LODE_LOG_INFO, "block", LODE_LOG_FIELDS(LODE_LOG_STR("result", "accepted"), LODE_LOG_STR("node", g->url), LODE_LOG_INT("height", height), LODE_LOG_STR("hash", hash_hex), LODE_LOG_STR("reason", NULL)),
-                       "block accepted at height %" PRIu32 " (hash %s)%s", height, hash_hex,
-                 reason[0] ? " (\"duplicate\": the node kept the try whose reply was lost; it is "
-                             "on the node's best chain)"
-                           : "");
+                       "block accepted at height %" PRIu32 " (hash %s)%s", height, hash_hex, note);
         break;
     case LODE_GBT_INCONCLUSIVE:
         g->stats.inconclusive++;
@@ -234,26 +205,23 @@ static void submit_block(lode_gbt *g, CURL *curl, const queued_share *q)
         memcpy(g->settled_prevhash, q->header + 4, 32);
         pthread_mutex_unlock(&g->lock);
         lode_log_event(LODE_LOG_WARN, "block", LODE_LOG_FIELDS(LODE_LOG_STR("result", "inconclusive"), LODE_LOG_STR("node", g->url), LODE_LOG_INT("height", height), LODE_LOG_STR("hash", hash_hex), LODE_LOG_STR("reason", reason)),
-                       "block inconclusive at height %" PRIu32 " (hash %s): the node kept it "
-                                "but it is not on the node's best chain %s (\"%s\"); counted neither "
-                                "accepted nor rejected", height, hash_hex,
-                 confirmations < 0 ? "(a side branch)" : confirmations == 0 ? "now" : "",
-                 reason);
+                       "block inconclusive at height %" PRIu32 " (hash %s): the node kept it but it is not on the "
+                       "node's best chain%s (\"%s\"); counted neither accepted nor rejected",
+                       height, hash_hex, note, reason);
         break;
     case LODE_GBT_KNOWN:
         g->stats.stale++;
         pthread_mutex_unlock(&g->lock);
         lode_log_event(LODE_LOG_WARN, "block", LODE_LOG_FIELDS(LODE_LOG_STR("result", "duplicate"), LODE_LOG_STR("node", g->url), LODE_LOG_INT("height", height), LODE_LOG_STR("hash", hash_hex), LODE_LOG_STR("reason", NULL)),
-                       "block %s at height %" PRIu32 ": the node had it already "
-                                "(\"duplicate\" to a first try); not counted again", hash_hex, height);
+                       "block %s at height %" PRIu32 ": the node had it already (\"duplicate\" to a first try) "
+                       "and not on its best chain; not counted again", hash_hex, height);
         break;
     case LODE_GBT_REJECTED:
         g->stats.rejected++;
         snprintf(g->stats.last_reject, sizeof g->stats.last_reject, "%.127s", reason);
         pthread_mutex_unlock(&g->lock);
         lode_log_event(LODE_LOG_ERROR, "block", LODE_LOG_FIELDS(LODE_LOG_STR("result", "rejected"), LODE_LOG_STR("node", g->url), LODE_LOG_INT("height", height), LODE_LOG_STR("hash", hash_hex), LODE_LOG_STR("reason", reason)),
-                       "block rejected: %s (height %" PRIu32 ", hash %s)", reason, height,
-                 hash_hex);
+                       "block rejected: %s (height %" PRIu32 ", hash %s)", reason, height, hash_hex);
         if (strcmp(reason, "high-hash") == 0) {
             /* block_for_share checked the hash against the target under
              * g->algo, so the node hashes with another algorithm. */
@@ -266,7 +234,81 @@ static void submit_block(lode_gbt *g, CURL *curl, const queued_share *q)
         }
         break;
     }
-refresh:
+}
+
+/* No answer to any try: the node may still have kept the block (the reply
+ * was lost). On its best chain it counts accepted; else unsent. */
+static void count_unanswered(lode_gbt *g, CURL *curl, const queued_share *q, const char *err, uint32_t height,
+                             const char *hash_hex)
+{
+    if (node_reachable(g) && block_confirmations(g, curl, hash_hex) > 0) {
+        count_verdict(g, q, LODE_GBT_ACCEPTED, " (its reply was lost; it is on the node's best chain)", "",
+                      height, hash_hex);
+        return;
+    }
+    pthread_mutex_lock(&g->lock);
+    g->stats.unsent++;
+    bool first = !g->unsent_logged; /* one line per outage, the count in the stats */
+    g->unsent_logged = true;
+    pthread_mutex_unlock(&g->lock);
+    if (first && !atomic_load(&g->stopping))
+        lode_log_event(LODE_LOG_ERROR, "block", LODE_LOG_FIELDS(LODE_LOG_STR("result", "unsent"), LODE_LOG_STR("node", g->url), LODE_LOG_INT("height", height), LODE_LOG_STR("hash", hash_hex), LODE_LOG_STR("reason", err)),
+                       "block not submitted, the node is unreachable: %s (height %" PRIu32
+                       ", hash %s); more are counted, not logged, until it is back",
+                       err, height, hash_hex);
+}
+
+static void submit_block(lode_gbt *g, CURL *curl, const queued_share *q)
+{
+    char hash_hex[65];
+    uint8_t block_hash[32];
+    lode_ref_sha256d(q->header, 80, block_hash);
+    lode_gbt_display_hash(block_hash, hash_hex);
+    uint32_t height = 0;
+    json_t *params = block_params(g, q, &height, hash_hex);
+    if (!params)
+        return;
+    pthread_mutex_lock(&g->lock);
+    g->stats.submitted++;
+    /* Before the node has it: a long poll may bring the template on it first. */
+    memcpy(g->sent_hash[g->sent_next], block_hash, 32);
+    g->sent_next = (g->sent_next + 1) % SENT_HASHES;
+    pthread_mutex_unlock(&g->lock);
+    rpc_status status;
+    bool retried;
+    char err[256];
+    json_t *result = send_block(g, curl, params, hash_hex, &status, &retried, err, sizeof err);
+    json_decref(params);
+    if (!result && status != RPC_NODE_ERROR) {
+        count_unanswered(g, curl, q, err, height, hash_hex);
+    } else {
+        /* The node's words, made printable (err is already). */
+        char reason[256] = "";
+        const char *note = "";
+        lode_gbt_verdict verdict = LODE_GBT_REJECTED;
+        if (result && json_is_null(result)) {
+            verdict = LODE_GBT_ACCEPTED;
+        } else if (result && json_is_string(result)) {
+            verdict = lode_gbt_submit_verdict(json_string_value(result), retried);
+            lode_log_printable(reason, sizeof reason, json_string_value(result));
+        } else {
+            snprintf(reason, sizeof reason, "%s", result ? "unexpected submitblock result" : err);
+        }
+        if (verdict == LODE_GBT_KEPT || verdict == LODE_GBT_KNOWN) {
+            /* The node has the block: on its best chain it counts accepted
+             * (whichever try it kept); else inconclusive (our retry) or
+             * known. Unknown is not on the best chain. */
+            int confirmations = block_confirmations(g, curl, hash_hex);
+            if (confirmations > 0) {
+                verdict = LODE_GBT_ACCEPTED;
+                note = " (\"duplicate\": the node kept a try whose reply was lost; it is on the node's best chain)";
+            } else if (verdict == LODE_GBT_KEPT) {
+                verdict = LODE_GBT_INCONCLUSIVE;
+                note = confirmations < 0 ? " (a side branch)" : " now";
+            }
+        }
+        count_verdict(g, q, verdict, note, reason, height, hash_hex);
+    }
     json_decref(result);
     /* Whatever happened, the node's tip has probably moved: ask at once. */
     pthread_mutex_lock(&g->lock);

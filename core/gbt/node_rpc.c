@@ -134,6 +134,14 @@ json_t *lode_gbt_rpc_call(lode_gbt *g, CURL *curl, const char *method, json_t *p
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)(timeout_s * 1000));
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
                      (long)((timeout_s < 10 ? timeout_s : 10) * 1000));
+    if (strcmp(method, "submitblock") == 0) {
+        /* libcurl re-sends a request on its own when a reused connection
+         * dies before any reply: a block the node kept would come back
+         * "duplicate" to what lode takes for a first try. A connection of
+         * its own makes every try one lode knows about. */
+        curl_easy_setopt(curl, CURLOPT_FRESH_CONNECT, 1L);
+        curl_easy_setopt(curl, CURLOPT_FORBID_REUSE, 1L);
+    }
     CURLcode rc = curl_easy_perform(curl);
     long http_code = 0;
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &http_code);
