@@ -5,7 +5,7 @@ usage: test_mining_gbt.py PATH_TO_LODE [SCENARIO ...]
 
 Scenarios (all by default): bech32 legacy cookie badpass nodedown badaddr
 stopinflight nocookie mainnetaddr wrongalgo wrongalgo_fresh duplicate
-duplicate_keepalive inconclusive escape.
+duplicate_keepalive inconclusive escape envproxy.
 Blocks must be accepted by litecoind (lode's summary: rejected 0), pay the
 given address (getblock verbosity 2), and lode must stop with 130 on SIGINT
 promptly without any sanitizer report. Needs litecoind on PATH (fails, not
@@ -17,6 +17,7 @@ import http.server
 import json
 import os
 import re
+import socket
 import sys
 import threading
 import time
@@ -529,6 +530,75 @@ def scenario_escape(net):
     check(not re.search(r"^fake", err, re.M), f"{what}: the node's text started a new log line")
 
 
+class TrapProxy:
+    """A listening socket in the place of an HTTP proxy: it records the
+    request line of each connection and answers 502."""
+
+    def __init__(self):
+        self.requests = []
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(5)
+                try:
+                    self.requests.append(conn.recv(4096).split(b"\r\n", 1)[0].decode(errors="replace"))
+                    conn.sendall(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                except OSError:
+                    pass
+
+    def close(self):
+        self.sock.close()
+
+
+def scenario_envproxy(net):
+    """http_proxy in the environment: a node on loopback is reached directly
+    (its RPC credentials never go to the proxy); a node by name goes through
+    the proxy, and lode says so, without the proxy's password."""
+    trap = TrapProxy()
+    proxy = f"http://puser:psecret@127.0.0.1:{trap.port}"
+    env = {k: v for k, v in os.environ.items() if k.lower() not in ("no_proxy", "http_proxy", "all_proxy")}
+    env.update(http_proxy=proxy, ALL_PROXY=proxy)
+    try:
+        what = "solo, http_proxy set, the node on loopback"
+        start = net.rpc("getblockcount")
+        lode = Lode(LODE, COMMON + ["-o", net.url, "-u", net.user, "-p", net.password,
+                                    "--coinbase-addr", net.addr_bech32], "solo-envproxy", env=env)
+        try:
+            check(wait_blocks(net, start, 2, 60, lode), f"{what}: no 2 blocks within 60 s (the proxy saw "
+                  f"{trap.requests[:3]})\n    {lode.tail()}")
+            check_stopped(check, lode, what)
+        finally:
+            lode.stop()
+        check(not trap.requests, f"{what}: the node's RPC went to the proxy: {trap.requests[:3]}")
+        what = "solo, http_proxy set, a node by name"
+        lode = Lode(LODE, COMMON + ["-o", "http://node.invalid:9332/", "-u", net.user, "-p", net.password,
+                                    "--coinbase-addr", net.addr_bech32], "solo-envproxy-name", env=env)
+        try:
+            check(lode.wait_for(r"through the proxy http://127\.0\.0\.1:%d from http_proxy" % trap.port, 20),
+                  f"{what}: lode does not say it uses the proxy from http_proxy\n    {lode.tail()}")
+            deadline = time.monotonic() + 20
+            while not trap.requests and time.monotonic() < deadline:
+                time.sleep(0.2)
+            check(any("node.invalid" in r for r in trap.requests),
+                  f"{what}: the proxy saw {trap.requests[:3]}, want a request for node.invalid")
+            check_stopped(check, lode, what)
+        finally:
+            lode.stop()
+        check("psecret" not in lode.stderr(), f"{what}: the proxy's password is in the log")
+    finally:
+        trap.close()
+
+
 SCENARIOS = {"bech32": scenario_bech32, "legacy": scenario_legacy, "cookie": scenario_cookie,
              "badpass": scenario_badpass, "nodedown": scenario_nodedown,
              "badaddr": scenario_badaddr, "stopinflight": scenario_stopinflight,
@@ -536,7 +606,7 @@ SCENARIOS = {"bech32": scenario_bech32, "legacy": scenario_legacy, "cookie": sce
              "wrongalgo": scenario_wrongalgo, "wrongalgo_fresh": scenario_wrongalgo_fresh,
              "duplicate": scenario_duplicate, "duplicate_keepalive": scenario_duplicate_keepalive,
              "inconclusive": scenario_inconclusive,
-             "escape": scenario_escape}
+             "escape": scenario_escape, "envproxy": scenario_envproxy}
 
 
 def main():

@@ -584,6 +584,7 @@ lode_gbt *lode_gbt_create(const lode_gbt_config *config, char *err, size_t err_l
     }
     lode_log(LODE_LOG_INFO, "getblocktemplate: paying to a %s %s address", payout.network,
              payout.kind);
+    lode_gbt_proxy_setup(g);
     return g;
 }
 

@@ -55,6 +55,11 @@
  * (it does on a reused connection that dies before the reply). Text from
  * the node reaches the log through lode_log_printable.
  *
+ * Proxies: a node on loopback is always reached directly (CURLOPT_PROXY
+ * ""), so its RPC credentials never go to a proxy from the environment; for
+ * another node, libcurl's environment rules apply (http_proxy, HTTPS_PROXY,
+ * ALL_PROXY, no_proxy) and lode_gbt_create logs the proxy named.
+ *
  * Jobs: one per template, id "t<number>", share target = the block target,
  * ntime = curtime (not rolled), no version rolling, 8-byte extranonce2 (see
  * core/gbt/block.h for the coinbase). The last 8 templates are kept, so a

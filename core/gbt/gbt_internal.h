@@ -41,6 +41,7 @@ struct lode_gbt {
     unsigned auth_attempts;
     lode_mining *mining;
     bool node_checked;             /* the payout address and the algorithm were checked (poller) */
+    bool node_on_loopback;         /* no proxy from the environment applies to it */
 
     atomic_bool stopping;
     pthread_mutex_t lock;          /* everything below */
@@ -80,6 +81,11 @@ typedef enum rpc_status { RPC_OK, RPC_TRANSPORT_ERROR, RPC_AUTH_ERROR, RPC_NODE_
  * aborts the call after stop_grace_s (0: at once). */
 json_t *lode_gbt_rpc_call(lode_gbt *g, CURL *curl, const char *method, json_t *params, double timeout_s,
                           double stop_grace_s, rpc_status *status, int *node_code, char *err, size_t err_len);
+/* At creation: is the node on loopback (then requests to it never go
+ * through a proxy the environment names)? Else, when the environment names
+ * a proxy for its scheme (http_proxy, HTTPS_PROXY, ALL_PROXY), says so:
+ * libcurl sends the node's RPC there unless no_proxy excludes it. */
+void lode_gbt_proxy_setup(lode_gbt *g);
 /* "user:pass" of the node's cookie file. */
 int lode_gbt_read_cookie(const char *path, char *out, size_t out_len, char *err, size_t err_len);
 

@@ -1,11 +1,13 @@
 /* JSON-RPC over HTTP to the node (libcurl), for the getblocktemplate job
  * source's threads: each brings its own CURL handle. */
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "core/base/log.h"
@@ -134,6 +136,8 @@ json_t *lode_gbt_rpc_call(lode_gbt *g, CURL *curl, const char *method, json_t *p
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)(timeout_s * 1000));
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
                      (long)((timeout_s < 10 ? timeout_s : 10) * 1000));
+    if (g->node_on_loopback)
+        curl_easy_setopt(curl, CURLOPT_PROXY, ""); /* "": no proxy, whatever the environment says */
     if (strcmp(method, "submitblock") == 0) {
         /* libcurl re-sends a request on its own when a reused connection
          * dies before any reply: a block the node kept would come back
@@ -188,4 +192,81 @@ json_t *lode_gbt_rpc_call(lode_gbt *g, CURL *curl, const char *method, json_t *p
 done:
     free(reply.data);
     return result;
+}
+
+/* The host of an http(s):// URL (no user info, no brackets, no port). */
+static void url_host(const char *url, char *out, size_t out_len)
+{
+    const char *h = strstr(url, "://");
+    h = h ? h + 3 : url;
+    size_t authority = strcspn(h, "/?#");
+    const char *at = memchr(h, '@', authority);
+    for (const char *c = h; at && c < h + authority; c++)
+        if (*c == '@')
+            at = c; /* the last one: a password may hold '@' */
+    if (at)
+        h = at + 1;
+    size_t n = *h == '[' ? strcspn(h + 1, "]") : strcspn(h, ":/?#");
+    if (*h == '[')
+        h++;
+    snprintf(out, out_len, "%.*s", (int)n, h);
+}
+
+static bool host_is_loopback(const char *host)
+{
+    struct in_addr v4;
+    struct in6_addr v6;
+    size_t n = strlen(host);
+    if (strcasecmp(host, "localhost") == 0 || (n > 10 && strcasecmp(host + n - 10, ".localhost") == 0))
+        return true;
+    if (inet_pton(AF_INET, host, &v4) == 1)
+        return (ntohl(v4.s_addr) >> 24) == 127;
+    if (inet_pton(AF_INET6, host, &v6) == 1)
+        return IN6_IS_ADDR_LOOPBACK(&v6) ||
+               (IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127);
+    return false;
+}
+
+/* The proxy libcurl takes from the environment for url's scheme, and the
+ * variable's name; NULL if none. */
+static const char *environment_proxy(const char *url, const char **name)
+{
+    bool https = strncmp(url, "https://", 8) == 0;
+    /* libcurl's order; plain http:// reads only the lowercase name (CGI
+     * servers set HTTP_PROXY from a request header). */
+    const char *names[] = {https ? "https_proxy" : "http_proxy", https ? "HTTPS_PROXY" : NULL, "all_proxy",
+                           "ALL_PROXY"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const char *v = names[i] ? getenv(names[i]) : NULL;
+        if (v && *v) {
+            *name = names[i];
+            return v;
+        }
+    }
+    return NULL;
+}
+
+void lode_gbt_proxy_setup(lode_gbt *g)
+{
+    char host[256];
+    url_host(g->url, host, sizeof host);
+    g->node_on_loopback = host_is_loopback(host);
+    const char *name = NULL;
+    const char *proxy = environment_proxy(g->url, &name);
+    if (g->node_on_loopback || !proxy)
+        return;
+    /* Shown without any user:password. */
+    const char *sep = strstr(proxy, "://");
+    const char *rest = sep ? sep + 3 : proxy;
+    size_t authority = strcspn(rest, "/?#");
+    const char *at = NULL;
+    for (const char *c = rest; c < rest + authority; c++)
+        if (*c == '@')
+            at = c;
+    char shown[300];
+    snprintf(shown, sizeof shown, "%.*s%.200s", sep ? (int)(rest - proxy) : 0, proxy, at ? at + 1 : rest);
+    lode_log_printable(shown, sizeof shown, shown);
+    const char *no_proxy = getenv("no_proxy") ? getenv("no_proxy") : getenv("NO_PROXY");
+    lode_log(LODE_LOG_INFO, "getblocktemplate: the node at %s is reached through the proxy %s from %s%s", host,
+             shown, name, no_proxy && *no_proxy ? " (unless no_proxy excludes it)" : "");
 }
