@@ -5,7 +5,7 @@ usage: test_mining_gbt.py PATH_TO_LODE [SCENARIO ...]
 
 Scenarios (all by default): bech32 legacy cookie badpass nodedown badaddr
 stopinflight nocookie mainnetaddr wrongalgo wrongalgo_fresh duplicate
-duplicate_keepalive inconclusive escape envproxy.
+duplicate_keepalive inconclusive escape envproxy oddtemplate.
 Blocks must be accepted by litecoind (lode's summary: rejected 0), pay the
 given address (getblock verbosity 2), and lode must stop with 130 on SIGINT
 promptly without any sanitizer report. Needs litecoind on PATH (fails, not
@@ -530,6 +530,51 @@ def scenario_escape(net):
     check(not re.search(r"^fake", err, re.M), f"{what}: the node's text started a new log line")
 
 
+def scenario_oddtemplate(net):
+    """Templates as a broken node sends them: no default_witness_commitment
+    beside witness transactions, and curtime 2^32-1. lode computes the
+    commitment and pulls the time back, so litecoind accepts the blocks."""
+    what = "solo, templates without a witness commitment and with curtime 2^32-1"
+    seen = {"witness_txs": 0}
+
+    def fault(method, params, code, reply):
+        if method != "getblocktemplate" or code != 200:
+            return None
+        body = json.loads(reply)
+        tpl = body.get("result")
+        if not isinstance(tpl, dict):
+            return None
+        seen["witness_txs"] = max(seen["witness_txs"],
+                                  sum(1 for tx in tpl.get("transactions", []) if tx["txid"] != tx["hash"]))
+        tpl.pop("default_witness_commitment", None)
+        tpl["curtime"] = 2**32 - 1
+        return code, json.dumps(body).encode()
+
+    proxy = NodeProxy(net.url, fault)
+    net.send_txs(4)
+    start = net.rpc("getblockcount")
+    lode = Lode(LODE, COMMON + ["-o", proxy.url, "-u", net.user, "-p", net.password,
+                                "--coinbase-addr", net.addr_bech32], "solo-oddtemplate")
+    try:
+        check(wait_blocks(net, start, 2, 60, lode), f"{what}: no 2 blocks within 60 s\n    {lode.tail()}")
+        check_stopped(check, lode, what)
+    finally:
+        lode.stop()
+        proxy.close()
+    check(seen["witness_txs"] > 0, f"{what}: no template had a witness transaction (the test proves nothing)")
+    check(lode.count(r"curtime 4294967295 is more than 7200 s ahead") == 1,
+          f"{what}: the pulled-back curtime is not said once\n    {lode.tail()}")
+    s = lode.solo_summary()
+    net.wait_sync()
+    added = net.rpc("getblockcount") - start
+    check(s is not None and s[2] == 0 and s[1] == added,
+          f"{what}: summary {s}, {added} new blocks on the node\n    {lode.tail()}")
+    witness_in_chain = sum(1 for h in range(start + 1, start + added + 1)
+                           for tx in net.rpc("getblock", net.rpc("getblockhash", h), 2)["tx"][1:]
+                           if tx["txid"] != tx["hash"])
+    check(witness_in_chain > 0, f"{what}: none of lode's blocks holds a witness transaction")
+
+
 class TrapProxy:
     """A listening socket in the place of an HTTP proxy: it records the
     request line of each connection and answers 502."""
@@ -606,7 +651,8 @@ SCENARIOS = {"bech32": scenario_bech32, "legacy": scenario_legacy, "cookie": sce
              "wrongalgo": scenario_wrongalgo, "wrongalgo_fresh": scenario_wrongalgo_fresh,
              "duplicate": scenario_duplicate, "duplicate_keepalive": scenario_duplicate_keepalive,
              "inconclusive": scenario_inconclusive,
-             "escape": scenario_escape, "envproxy": scenario_envproxy}
+             "escape": scenario_escape, "envproxy": scenario_envproxy,
+             "oddtemplate": scenario_oddtemplate}
 
 
 def main():

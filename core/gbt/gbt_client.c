@@ -105,7 +105,7 @@ void lode_gbt_display_hash(const uint8_t internal[32], char out[65])
 
 /* Makes tpl the current template unless it is the one already mined
  * (same previous block and longpollid). Takes ownership of tpl. */
-static void install_template(lode_gbt *g, lode_gbt_template *tpl, const char *origin)
+static void install_job(lode_gbt *g, lode_gbt_template *tpl, const char *origin)
 {
     pthread_mutex_lock(&g->install_lock);
     pthread_mutex_lock(&g->lock);
@@ -190,6 +190,32 @@ static void install_template(lode_gbt *g, lode_gbt_template *tpl, const char *or
         lode_log(LODE_LOG_ERROR, "getblocktemplate: the mining session refused job %s", copy.id);
     lode_job_free(&copy);
     pthread_mutex_unlock(&g->install_lock);
+}
+
+/* A curtime far ahead of the clock is pulled back (said once per value the
+ * node sends); a template whose mintime is that far ahead is not mined. */
+static bool template_time_ok(lode_gbt *g, lode_gbt_template *tpl)
+{
+    char why[256];
+    uint32_t sent = tpl->curtime;
+    int rc = lode_gbt_template_check_time(tpl, (uint64_t)time(NULL), why, sizeof why);
+    if (rc == 0)
+        return true;
+    pthread_mutex_lock(&g->lock);
+    bool first = g->time_warned != sent;
+    g->time_warned = sent;
+    pthread_mutex_unlock(&g->lock);
+    if (first)
+        lode_log(rc < 0 ? LODE_LOG_ERROR : LODE_LOG_WARN, "getblocktemplate: %s", why);
+    return rc > 0;
+}
+
+static void install_template(lode_gbt *g, lode_gbt_template *tpl, const char *origin)
+{
+    if (template_time_ok(g, tpl))
+        install_job(g, tpl, origin);
+    else
+        lode_gbt_template_free(tpl);
 }
 
 /* A failed request: the first one after success says the node is lost and

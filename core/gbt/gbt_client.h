@@ -61,7 +61,9 @@
  * ALL_PROXY, no_proxy) and lode_gbt_create logs the proxy named.
  *
  * Jobs: one per template, id "t<number>", share target = the block target,
- * ntime = curtime (not rolled), no version rolling, 8-byte extranonce2 (see
+ * ntime = curtime (not rolled; a curtime more than 2 hours ahead of this
+ * machine's clock, as 2^32-1, becomes max(now, mintime) with a warning, and a
+ * template whose mintime is that far ahead is not mined), no version rolling, 8-byte extranonce2 (see
  * core/gbt/block.h for the coinbase). The last 8 templates are kept, so a
  * block found on a job that was just replaced (same previous block) is still
  * submitted; a share the session marks stale is only counted. */

@@ -54,6 +54,7 @@ struct lode_gbt {
     uint8_t current_prevhash[32];
     char current_longpollid[LODE_GBT_LONGPOLLID_MAX];
     uint32_t current_curtime;
+    uint32_t time_warned;          /* the node's curtime last said to be too far ahead */
     queued_share queue[SHARE_QUEUE_LEN];
     size_t queue_head, queue_len;
     lode_gbt_stats stats;
