@@ -5,6 +5,10 @@ if(TARGET lode_stratum)
   target_link_libraries(test_stratum PRIVATE lode_stratum lode_test_util OpenSSL::SSL OpenSSL::Crypto lode_warnings)
   add_test(NAME stratum COMMAND test_stratum)
   set_tests_properties(stratum PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77)
+  # Credentials in pool and proxy URLs: escapes, raw characters, messages.
+  add_executable(test_stratum_url test_stratum_url.c)
+  target_link_libraries(test_stratum_url PRIVATE lode_stratum lode_test_util lode_warnings)
+  add_test(NAME stratum_url COMMAND test_stratum_url)
 
   # libFuzzer target: the line parser and notify -> job (the fuzz preset).
   if(LODE_FUZZ)

@@ -190,23 +190,26 @@ def scenario_json(net):
 
 
 def scenario_creds(net):
-    secret = "s3:cr@t"
+    secret = "s3:cr@t/x"
+    escaped = "s3%3Acr%40t%2Fx"
     for what, args, user in (
             ("credentials in the URL", ["-o", "stratum+tcp://alice.rig:{secret}@127.0.0.1:{port}"], "alice.rig"),
+            ("percent escapes in the URL", ["-o", "stratum+tcp://carol.rig:{escaped}@127.0.0.1:{port}"], "carol.rig"),
             ("-O and a bare host:port", ["-O", "bob.rig:{secret}", "-o", "127.0.0.1:{port}"], "bob.rig")):
         pool = PoolProc(net, difficulty=0.05, extra=["--min-block-interval", "0.3", "--require-pass", secret])
-        lode = Lode(LODE, COMMON + [a.format(secret=secret, port=pool.port) for a in args])
+        lode = Lode(LODE, COMMON + [a.format(secret=secret, escaped=escaped, port=pool.port) for a in args])
         try:
             check(pool.wait_accepted(pool.totals()["accepted"] + 3, 60),
                   f"{what}: no shares accepted (the pool requires the password)\n    {lode.tail()}")
             users = {c["user"] for c in pool.status()["connections"] if c["user"]}
             check(user in users, f"{what}: the pool saw users {users}, want {user}")
             argv = cmdline(lode.proc.pid)
-            check(not any(secret.encode() in a for a in argv), f"{what}: /proc/PID/cmdline shows the password: {argv}")
-            check(any(b"*" * len(secret) in a for a in argv), f"{what}: the password masked with '*': {argv}")
+            check(not any(secret.encode() in a or escaped.encode() in a for a in argv),
+                  f"{what}: /proc/PID/cmdline shows the password: {argv}")
+            check(any(b"*****" in a for a in argv), f"{what}: the password masked with '*': {argv}")
             check(any(user.encode() in a for a in argv), f"{what}: the user still shows: {argv}")
             finish(lode, pool, what)
-            check(secret not in lode.stderr() and "s3:cr" not in lode.stderr(),
+            check(secret not in lode.stderr() and "s3:cr" not in lode.stderr() and "s3%3A" not in lode.stderr(),
                   f"{what}: the password is in the log")
         finally:
             lode.stop()
@@ -328,6 +331,25 @@ def scenario_noproxy(net):
                 check("ppass9" not in lode.stderr(), f"{what}: the proxy password is in the log")
             finally:
                 lode.stop()
+        finally:
+            proxy.stop()
+        # A proxy password holding '/', '@' and ':', escaped as URLs write it
+        # and raw: the same password reaches microsocks, and neither form the log.
+        secret, escaped = "p/ss@w:rd", "p%2Fss%40w%3Ard"
+        proxy = Proxy("socks", auth=("puser", secret))
+        try:
+            for what, given in (("a proxy password with escapes", escaped), ("a raw proxy password", secret)):
+                lode = Lode(LODE, COMMON + ["-x", f"socks5://puser:{given}@127.0.0.1:{proxy.port}", "-o", pool.url,
+                                            "-u", "w"])
+                try:
+                    check(pool.wait_accepted(pool.totals()["accepted"] + 2, 60),
+                          f"{what}: no shares through the proxy ({pool.totals()})\n    {lode.tail()}")
+                    check_stopped(check, lode, what)
+                finally:
+                    lode.stop()
+                err = lode.stderr()
+                check(secret not in err and escaped not in err and "p/ss" not in err and "p%2F" not in err,
+                      f"{what}: the proxy password is in the log:\n    {lode.tail()}")
         finally:
             proxy.stop()
     finally:
