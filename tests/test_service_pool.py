@@ -14,6 +14,7 @@ sockets and logs:
             proxy's log names the connection
   noproxy   a proxy that is not there, and one that refuses (SOCKS5 auth):
             clear errors, retries, a prompt stop
+  unreached --time-limit with the only pool or proxy never reached: exit 1
 
 usage: test_service_pool.py PATH_TO_LODE [SCENARIO ...]
 Needs litecoind, microsocks and tinyproxy on PATH (scripts/install-deps.sh).
@@ -356,8 +357,37 @@ def scenario_noproxy(net):
         pool.stop()
 
 
+def scenario_unreached(net):
+    """--time-limit ends a run whose only pool, or proxy, was never reached:
+    nothing was mined, so exit status 1 with a line that says so; a run on a
+    pool that answered still ends 0."""
+    pool = PoolProc(net, difficulty=0.05)
+    try:
+        dead = free_port()
+        for what, args in (("a pool that is not there", ["-o", f"stratum+tcp://127.0.0.1:{dead}"]),
+                           ("a proxy that is not there", ["-x", f"socks5://127.0.0.1:{dead}", "-o", pool.url]),
+                           ("a pool that answers", ["-o", pool.url])):
+            lode = Lode(LODE, COMMON + args + ["-u", "w", "--time-limit", "4"])
+            try:
+                lode.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                pass
+            alive = lode.alive()
+            rc = lode.stop()
+            check(not alive, f"{what}: still running 60 s into a 4 s --time-limit")
+            want = 0 if what == "a pool that answers" else 1
+            check(rc == want, f"{what}: exit status {rc}, want {want}\n    {lode.tail()}")
+            said = lode.count(r"error.*|nothing was mined")
+            if want:
+                check(lode.count(r"nothing was mined") == 1, f"{what}: no line saying nothing was mined\n    {lode.tail()}")
+            else:
+                check(lode.count(r"nothing was mined") == 0, f"{what}: 'nothing was mined' after shares ({said})")
+    finally:
+        pool.stop()
+
+
 SCENARIOS = {"json": scenario_json, "creds": scenario_creds, "socks": scenario_socks,
-             "http": scenario_http, "noproxy": scenario_noproxy}
+             "http": scenario_http, "noproxy": scenario_noproxy, "unreached": scenario_unreached}
 
 
 def main():
