@@ -9,6 +9,12 @@ if(TARGET lode_stratum)
   add_executable(test_stratum_url test_stratum_url.c)
   target_link_libraries(test_stratum_url PRIVATE lode_stratum lode_test_util lode_warnings)
   add_test(NAME stratum_url COMMAND test_stratum_url)
+  # Hostile pools (a flood of messages, a pool that answers no submit)
+  # against the program: a small log, stall, unanswered and unsent counts.
+  find_package(Python3 REQUIRED COMPONENTS Interpreter)
+  add_test(NAME stratum_flood COMMAND Python3::Interpreter ${CMAKE_CURRENT_SOURCE_DIR}/test_stratum_flood.py
+                                      $<TARGET_FILE:lode>)
+  set_tests_properties(stratum_flood PROPERTIES TIMEOUT 300 PROCESSORS 2)
 
   # libFuzzer target: the line parser and notify -> job (the fuzz preset).
   if(LODE_FUZZ)
