@@ -99,6 +99,56 @@ static int credentials(lode_gbt *g, char *out, size_t out_len, char *err, size_t
  * for a null result) or NULL with err filled; *node_code gets the JSON-RPC
  * error code when the node answered with an error. params is stolen. A stop
  * aborts the call after stop_grace_s (0: at once). */
+/* The result of a completed HTTP exchange (a new reference), or NULL with
+ * *status and err: the node's error, a refusal, or a broken reply. */
+static json_t *read_reply(const reply_buffer *reply, long http_code, const char *method, rpc_status *status,
+                          int *node_code, char *err, size_t err_len)
+{
+    json_t *result = NULL;
+    json_error_t jerr;
+    json_t *root = reply->data ? json_loadb(reply->data, reply->len, 0, &jerr) : NULL;
+    const json_t *error = root ? json_object_get(root, "error") : NULL;
+    if (error && !json_is_null(error)) {
+        const json_t *code = json_object_get(error, "code");
+        const json_t *message = json_object_get(error, "message");
+        *node_code = json_is_integer(code) ? (int)json_integer_value(code) : 0;
+        char text[201];
+        lode_log_printable(text, sizeof text,
+                           json_is_string(message) ? json_string_value(message) : "(no message)");
+        snprintf(err, err_len, "%s: node error %d: %s", method, *node_code, text);
+        *status = RPC_NODE_ERROR;
+    } else if (http_code == 401 || http_code == 403) {
+        snprintf(err, err_len, "%s: HTTP %ld: the node refused the RPC password (-u/-p) or "
+                 "cookie (--cookie)%s", method, http_code,
+                 http_code == 403 ? ", or connections from this address (-rpcallowip)" : "");
+        *status = RPC_AUTH_ERROR;
+    } else if (http_code != 200) {
+        snprintf(err, err_len, "%s: HTTP %ld from the node", method, http_code);
+    } else if (!root || !json_is_object(root) || !json_object_get(root, "result")) {
+        snprintf(err, err_len, "%s: the node's reply is not a JSON-RPC response", method);
+    } else {
+        result = json_incref(json_object_get(root, "result"));
+        *status = RPC_OK;
+    }
+    json_decref(root);
+    return result;
+}
+
+/* Which proxy and which connection a call may use. */
+static void set_connection_rules(lode_gbt *g, CURL *curl, const char *method)
+{
+    if (g->node_on_loopback)
+        curl_easy_setopt(curl, CURLOPT_PROXY, ""); /* "": no proxy, whatever the environment says */
+    if (strcmp(method, "submitblock") == 0) {
+        /* libcurl re-sends a request on its own when a reused connection
+         * dies before any reply: a block the node kept would come back
+         * "duplicate" to what lode takes for a first try. A connection of
+         * its own makes every try one lode knows about. */
+        curl_easy_setopt(curl, CURLOPT_FRESH_CONNECT, 1L);
+        curl_easy_setopt(curl, CURLOPT_FORBID_REUSE, 1L);
+    }
+}
+
 json_t *lode_gbt_rpc_call(lode_gbt *g, CURL *curl, const char *method, json_t *params, double timeout_s,
                           double stop_grace_s, rpc_status *status, int *node_code, char *err, size_t err_len)
 {
@@ -136,16 +186,7 @@ json_t *lode_gbt_rpc_call(lode_gbt *g, CURL *curl, const char *method, json_t *p
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)(timeout_s * 1000));
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
                      (long)((timeout_s < 10 ? timeout_s : 10) * 1000));
-    if (g->node_on_loopback)
-        curl_easy_setopt(curl, CURLOPT_PROXY, ""); /* "": no proxy, whatever the environment says */
-    if (strcmp(method, "submitblock") == 0) {
-        /* libcurl re-sends a request on its own when a reused connection
-         * dies before any reply: a block the node kept would come back
-         * "duplicate" to what lode takes for a first try. A connection of
-         * its own makes every try one lode knows about. */
-        curl_easy_setopt(curl, CURLOPT_FRESH_CONNECT, 1L);
-        curl_easy_setopt(curl, CURLOPT_FORBID_REUSE, 1L);
-    }
+    set_connection_rules(g, curl, method);
     CURLcode rc = curl_easy_perform(curl);
     long http_code = 0;
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &http_code);
@@ -161,35 +202,9 @@ json_t *lode_gbt_rpc_call(lode_gbt *g, CURL *curl, const char *method, json_t *p
             snprintf(err, err_len, "%s: stopped", method);
         else
             snprintf(err, err_len, "%s: %s", method, curl_easy_strerror(rc));
-        goto done;
-    }
-    json_error_t jerr;
-    json_t *root = reply.data ? json_loadb(reply.data, reply.len, 0, &jerr) : NULL;
-    const json_t *error = root ? json_object_get(root, "error") : NULL;
-    if (error && !json_is_null(error)) {
-        const json_t *code = json_object_get(error, "code");
-        const json_t *message = json_object_get(error, "message");
-        *node_code = json_is_integer(code) ? (int)json_integer_value(code) : 0;
-        char text[201];
-        lode_log_printable(text, sizeof text,
-                           json_is_string(message) ? json_string_value(message) : "(no message)");
-        snprintf(err, err_len, "%s: node error %d: %s", method, *node_code, text);
-        *status = RPC_NODE_ERROR;
-    } else if (http_code == 401 || http_code == 403) {
-        snprintf(err, err_len, "%s: HTTP %ld: the node refused the RPC password (-u/-p) or "
-                 "cookie (--cookie)%s", method, http_code,
-                 http_code == 403 ? ", or connections from this address (-rpcallowip)" : "");
-        *status = RPC_AUTH_ERROR;
-    } else if (http_code != 200) {
-        snprintf(err, err_len, "%s: HTTP %ld from the node", method, http_code);
-    } else if (!root || !json_is_object(root) || !json_object_get(root, "result")) {
-        snprintf(err, err_len, "%s: the node's reply is not a JSON-RPC response", method);
     } else {
-        result = json_incref(json_object_get(root, "result"));
-        *status = RPC_OK;
+        result = read_reply(&reply, http_code, method, status, node_code, err, err_len);
     }
-    json_decref(root);
-done:
     free(reply.data);
     return result;
 }
