@@ -157,7 +157,9 @@ def run_lode(args, seconds, name):
             proc.kill()
             rc = proc.wait()
     with open(err_path, errors="replace") as f:
-        return rc, f.read()
+        text = f.read()
+    check("Sanitizer" not in text and "runtime error" not in text, f"{name}: a sanitizer report in stderr")
+    return rc, text
 
 
 def scenario_flood():
