@@ -640,6 +640,63 @@ static void test_submit_verdict(void)
     }
 }
 
+/* A template with witness transactions whose node left out
+ * default_witness_commitment: lode's commitment equals the one litecoind
+ * sent for the same template (the oracle), and the block gets the witness
+ * coinbase. Without witness data none is added. */
+static void test_missing_witness_commitment(void)
+{
+    size_t len;
+    char *text = read_text("regtest_txs_hogex.json", &len);
+    json_t *root = json_loadb(text, len, 0, NULL);
+    free(text);
+    uint8_t node_script[38];
+    hex_to_bytes(json_string_value(json_object_get(root, "default_witness_commitment")), node_script, 38);
+    json_object_del(root, "default_witness_commitment");
+    lode_gbt_template t;
+    char err[256] = "";
+    CHECK(lode_gbt_template_parse(root, &t, err, sizeof err) == 0, "no commitment: %s", err);
+    json_decref(root);
+    size_t witness_txs = 0;
+    for (size_t i = 0; i < t.tx_count; i++)
+        witness_txs += memcmp(t.txs[i].txid, t.txs[i].wtxid, 32) != 0;
+    CHECK(witness_txs > 0, "the template has witness transactions");
+    CHECK(t.has_witness_commitment && t.computed_witness_commitment, "a commitment computed");
+    CHECK_BYTES(t.witness_commitment_script, node_script, 38, "lode's commitment is litecoind's");
+    lode_gbt_template_free(&t);
+
+    const char *minimal = MINIMAL_HEAD MINIMAL_TAIL;
+    CHECK(lode_gbt_template_parse_text(minimal, strlen(minimal), &t, err, sizeof err) == 0, "%s", err);
+    CHECK(!t.has_witness_commitment, "no witness data: no commitment added");
+    lode_gbt_template_free(&t);
+}
+
+/* curtime far in the future (2^32-1 from a broken node) is pulled back to
+ * this machine's clock, never below mintime; a mintime that far is refused. */
+static void test_curtime_clamp(void)
+{
+    const uint64_t now = 1795326270;
+    lode_gbt_template t;
+    char err[256];
+    memset(&t, 0, sizeof t);
+    t.curtime = (uint32_t)now + 30;
+    t.mintime = (uint32_t)now - 600;
+    CHECK(lode_gbt_template_check_time(&t, now, err, sizeof err) == 0 && t.curtime == now + 30, "sane curtime kept");
+    t.curtime = (uint32_t)now + LODE_GBT_MAX_FUTURE_S;
+    CHECK(lode_gbt_template_check_time(&t, now, err, sizeof err) == 0, "2 h ahead is still allowed");
+    t.curtime = UINT32_MAX;
+    CHECK(lode_gbt_template_check_time(&t, now, err, sizeof err) == 1 && t.curtime == now, "2^32-1 -> now");
+    CHECK(strstr(err, "4294967295") != NULL, "the message names the node's curtime: %s", err);
+    t.curtime = UINT32_MAX;
+    t.mintime = (uint32_t)now + 100;
+    CHECK(lode_gbt_template_check_time(&t, now, err, sizeof err) == 1 && t.curtime == now + 100,
+          "never below mintime");
+    t.curtime = UINT32_MAX;
+    t.mintime = (uint32_t)now + LODE_GBT_MAX_FUTURE_S + 1;
+    CHECK(lode_gbt_template_check_time(&t, now, err, sizeof err) == -1 && strstr(err, "mintime"),
+          "a mintime too far ahead is refused: %s", err);
+}
+
 /* Node text goes through lode_log_printable before the log (in place too). */
 static void test_printable(void)
 {
@@ -666,6 +723,8 @@ int main(void)
     test_pow_check_real_headers();
     test_pow_check_easy_target();
     test_submit_verdict();
+    test_missing_witness_commitment();
+    test_curtime_clamp();
     test_printable();
     return test_summary();
 }

@@ -5,17 +5,19 @@ usage: test_mining_gbt.py PATH_TO_LODE [SCENARIO ...]
 
 Scenarios (all by default): bech32 legacy cookie badpass nodedown badaddr
 stopinflight nocookie mainnetaddr wrongalgo wrongalgo_fresh duplicate
-inconclusive escape.
+duplicate_keepalive inconclusive escape envproxy oddtemplate.
 Blocks must be accepted by litecoind (lode's summary: rejected 0), pay the
 given address (getblock verbosity 2), and lode must stop with 130 on SIGINT
 promptly without any sanitizer report. Needs litecoind on PATH (fails, not
 skips, without it).
 """
+import collections
 import hashlib
 import http.server
 import json
 import os
 import re
+import socket
 import sys
 import threading
 import time
@@ -230,10 +232,14 @@ class NodeProxy:
     """Forwards JSON-RPC to the node. fault(method, params, code, reply) may
     return a new (code, reply) to send instead, or DROP to close the
     connection without an answer (after the node has acted on the request).
-    before(method, params), if given, runs before the request is forwarded."""
+    before(method, params), if given, runs before the request is forwarded.
+    keepalive: HTTP/1.1 connections kept open between requests, as
+    litecoind's (else HTTP/1.0, one request a connection)."""
 
-    def __init__(self, node_url, fault, before=None):
+    def __init__(self, node_url, fault, before=None, keepalive=False):
         class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1" if keepalive else "HTTP/1.0"
+
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 if before is not None:
@@ -373,7 +379,18 @@ def scenario_duplicate(net):
     """The node keeps each submitted block but its reply is lost: lode tries
     again, the node answers "duplicate", and lode counts the block accepted,
     so its count equals the node's new blocks."""
-    what = "solo, submitblock reply lost"
+    lost_replies(net, "solo, submitblock reply lost", keepalive=False)
+
+
+def scenario_duplicate_keepalive(net):
+    """The same on connections kept alive, as litecoind's: a submitblock on a
+    reused connection that dies before the reply must not be re-sent by
+    libcurl behind lode's back (lode would read "duplicate" to what it
+    takes for a first try and count the node's block stale)."""
+    lost_replies(net, "solo, submitblock reply lost on a kept-alive connection", keepalive=True)
+
+
+def lost_replies(net, what, keepalive):
     lock = threading.Lock()
     seen, dropped = set(), []
 
@@ -386,7 +403,7 @@ def scenario_duplicate(net):
                     return DROP
         return None
 
-    proxy = NodeProxy(net.url, fault)
+    proxy = NodeProxy(net.url, fault, keepalive=keepalive)
     start = net.rpc("getblockcount")
     lode = Lode(LODE, COMMON + ["-o", proxy.url, "-u", net.user, "-p", net.password,
                                 "--coinbase-addr", net.addr_bech32], "solo-duplicate")
@@ -400,7 +417,8 @@ def scenario_duplicate(net):
     finally:
         lode.stop()
         proxy.close()
-    log(f"{what}: node's answers to the dropped replies: {dropped}")
+    log(f"{what}: {len(dropped)} replies dropped; the node's answers: "
+        f"{dict(collections.Counter(map(str, dropped)))}")
     s = lode.solo_summary()
     check(s is not None, f"{what}: no summary line:\n    {lode.tail()}")
     net.wait_sync()
@@ -512,13 +530,129 @@ def scenario_escape(net):
     check(not re.search(r"^fake", err, re.M), f"{what}: the node's text started a new log line")
 
 
+def scenario_oddtemplate(net):
+    """Templates as a broken node sends them: no default_witness_commitment
+    beside witness transactions, and curtime 2^32-1. lode computes the
+    commitment and pulls the time back, so litecoind accepts the blocks."""
+    what = "solo, templates without a witness commitment and with curtime 2^32-1"
+    seen = {"witness_txs": 0}
+
+    def fault(method, params, code, reply):
+        if method != "getblocktemplate" or code != 200:
+            return None
+        body = json.loads(reply)
+        tpl = body.get("result")
+        if not isinstance(tpl, dict):
+            return None
+        seen["witness_txs"] = max(seen["witness_txs"],
+                                  sum(1 for tx in tpl.get("transactions", []) if tx["txid"] != tx["hash"]))
+        tpl.pop("default_witness_commitment", None)
+        tpl["curtime"] = 2**32 - 1
+        return code, json.dumps(body).encode()
+
+    proxy = NodeProxy(net.url, fault)
+    net.send_txs(4)
+    start = net.rpc("getblockcount")
+    lode = Lode(LODE, COMMON + ["-o", proxy.url, "-u", net.user, "-p", net.password,
+                                "--coinbase-addr", net.addr_bech32], "solo-oddtemplate")
+    try:
+        check(wait_blocks(net, start, 2, 60, lode), f"{what}: no 2 blocks within 60 s\n    {lode.tail()}")
+        check_stopped(check, lode, what)
+    finally:
+        lode.stop()
+        proxy.close()
+    check(seen["witness_txs"] > 0, f"{what}: no template had a witness transaction (the test proves nothing)")
+    check(lode.count(r"curtime 4294967295 is more than 7200 s ahead") == 1,
+          f"{what}: the pulled-back curtime is not said once\n    {lode.tail()}")
+    s = lode.solo_summary()
+    net.wait_sync()
+    added = net.rpc("getblockcount") - start
+    check(s is not None and s[2] == 0 and s[1] == added,
+          f"{what}: summary {s}, {added} new blocks on the node\n    {lode.tail()}")
+    witness_in_chain = sum(1 for h in range(start + 1, start + added + 1)
+                           for tx in net.rpc("getblock", net.rpc("getblockhash", h), 2)["tx"][1:]
+                           if tx["txid"] != tx["hash"])
+    check(witness_in_chain > 0, f"{what}: none of lode's blocks holds a witness transaction")
+
+
+class TrapProxy:
+    """A listening socket in the place of an HTTP proxy: it records the
+    request line of each connection and answers 502."""
+
+    def __init__(self):
+        self.requests = []
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(5)
+                try:
+                    self.requests.append(conn.recv(4096).split(b"\r\n", 1)[0].decode(errors="replace"))
+                    conn.sendall(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                except OSError:
+                    pass
+
+    def close(self):
+        self.sock.close()
+
+
+def scenario_envproxy(net):
+    """http_proxy in the environment: a node on loopback is reached directly
+    (its RPC credentials never go to the proxy); a node by name goes through
+    the proxy, and lode says so, without the proxy's password."""
+    trap = TrapProxy()
+    proxy = f"http://puser:psecret@127.0.0.1:{trap.port}"
+    env = {k: v for k, v in os.environ.items() if k.lower() not in ("no_proxy", "http_proxy", "all_proxy")}
+    env.update(http_proxy=proxy, ALL_PROXY=proxy)
+    try:
+        what = "solo, http_proxy set, the node on loopback"
+        start = net.rpc("getblockcount")
+        lode = Lode(LODE, COMMON + ["-o", net.url, "-u", net.user, "-p", net.password,
+                                    "--coinbase-addr", net.addr_bech32], "solo-envproxy", env=env)
+        try:
+            check(wait_blocks(net, start, 2, 60, lode), f"{what}: no 2 blocks within 60 s (the proxy saw "
+                  f"{trap.requests[:3]})\n    {lode.tail()}")
+            check_stopped(check, lode, what)
+        finally:
+            lode.stop()
+        check(not trap.requests, f"{what}: the node's RPC went to the proxy: {trap.requests[:3]}")
+        what = "solo, http_proxy set, a node by name"
+        lode = Lode(LODE, COMMON + ["-o", "http://node.invalid:9332/", "-u", net.user, "-p", net.password,
+                                    "--coinbase-addr", net.addr_bech32], "solo-envproxy-name", env=env)
+        try:
+            check(lode.wait_for(r"through the proxy http://127\.0\.0\.1:%d from http_proxy" % trap.port, 20),
+                  f"{what}: lode does not say it uses the proxy from http_proxy\n    {lode.tail()}")
+            deadline = time.monotonic() + 20
+            while not trap.requests and time.monotonic() < deadline:
+                time.sleep(0.2)
+            check(any("node.invalid" in r for r in trap.requests),
+                  f"{what}: the proxy saw {trap.requests[:3]}, want a request for node.invalid")
+            check_stopped(check, lode, what)
+        finally:
+            lode.stop()
+        check("psecret" not in lode.stderr(), f"{what}: the proxy's password is in the log")
+    finally:
+        trap.close()
+
+
 SCENARIOS = {"bech32": scenario_bech32, "legacy": scenario_legacy, "cookie": scenario_cookie,
              "badpass": scenario_badpass, "nodedown": scenario_nodedown,
              "badaddr": scenario_badaddr, "stopinflight": scenario_stopinflight,
              "nocookie": scenario_nocookie, "mainnetaddr": scenario_mainnetaddr,
              "wrongalgo": scenario_wrongalgo, "wrongalgo_fresh": scenario_wrongalgo_fresh,
-             "duplicate": scenario_duplicate, "inconclusive": scenario_inconclusive,
-             "escape": scenario_escape}
+             "duplicate": scenario_duplicate, "duplicate_keepalive": scenario_duplicate_keepalive,
+             "inconclusive": scenario_inconclusive,
+             "escape": scenario_escape, "envproxy": scenario_envproxy,
+             "oddtemplate": scenario_oddtemplate}
 
 
 def main():

@@ -14,6 +14,7 @@ sockets and logs:
             proxy's log names the connection
   noproxy   a proxy that is not there, and one that refuses (SOCKS5 auth):
             clear errors, retries, a prompt stop
+  unreached --time-limit with the only pool or proxy never reached: exit 1
 
 usage: test_service_pool.py PATH_TO_LODE [SCENARIO ...]
 Needs litecoind, microsocks and tinyproxy on PATH (scripts/install-deps.sh).
@@ -190,23 +191,26 @@ def scenario_json(net):
 
 
 def scenario_creds(net):
-    secret = "s3:cr@t"
+    secret = "s3:cr@t/x"
+    escaped = "s3%3Acr%40t%2Fx"
     for what, args, user in (
             ("credentials in the URL", ["-o", "stratum+tcp://alice.rig:{secret}@127.0.0.1:{port}"], "alice.rig"),
+            ("percent escapes in the URL", ["-o", "stratum+tcp://carol.rig:{escaped}@127.0.0.1:{port}"], "carol.rig"),
             ("-O and a bare host:port", ["-O", "bob.rig:{secret}", "-o", "127.0.0.1:{port}"], "bob.rig")):
         pool = PoolProc(net, difficulty=0.05, extra=["--min-block-interval", "0.3", "--require-pass", secret])
-        lode = Lode(LODE, COMMON + [a.format(secret=secret, port=pool.port) for a in args])
+        lode = Lode(LODE, COMMON + [a.format(secret=secret, escaped=escaped, port=pool.port) for a in args])
         try:
             check(pool.wait_accepted(pool.totals()["accepted"] + 3, 60),
                   f"{what}: no shares accepted (the pool requires the password)\n    {lode.tail()}")
             users = {c["user"] for c in pool.status()["connections"] if c["user"]}
             check(user in users, f"{what}: the pool saw users {users}, want {user}")
             argv = cmdline(lode.proc.pid)
-            check(not any(secret.encode() in a for a in argv), f"{what}: /proc/PID/cmdline shows the password: {argv}")
-            check(any(b"*" * len(secret) in a for a in argv), f"{what}: the password masked with '*': {argv}")
+            check(not any(secret.encode() in a or escaped.encode() in a for a in argv),
+                  f"{what}: /proc/PID/cmdline shows the password: {argv}")
+            check(any(b"*****" in a for a in argv), f"{what}: the password masked with '*': {argv}")
             check(any(user.encode() in a for a in argv), f"{what}: the user still shows: {argv}")
             finish(lode, pool, what)
-            check(secret not in lode.stderr() and "s3:cr" not in lode.stderr(),
+            check(secret not in lode.stderr() and "s3:cr" not in lode.stderr() and "s3%3A" not in lode.stderr(),
                   f"{what}: the password is in the log")
         finally:
             lode.stop()
@@ -330,12 +334,60 @@ def scenario_noproxy(net):
                 lode.stop()
         finally:
             proxy.stop()
+        # A proxy password holding '/', '@' and ':', escaped as URLs write it
+        # and raw: the same password reaches microsocks, and neither form the log.
+        secret, escaped = "p/ss@w:rd", "p%2Fss%40w%3Ard"
+        proxy = Proxy("socks", auth=("puser", secret))
+        try:
+            for what, given in (("a proxy password with escapes", escaped), ("a raw proxy password", secret)):
+                lode = Lode(LODE, COMMON + ["-x", f"socks5://puser:{given}@127.0.0.1:{proxy.port}", "-o", pool.url,
+                                            "-u", "w"])
+                try:
+                    check(pool.wait_accepted(pool.totals()["accepted"] + 2, 60),
+                          f"{what}: no shares through the proxy ({pool.totals()})\n    {lode.tail()}")
+                    check_stopped(check, lode, what)
+                finally:
+                    lode.stop()
+                err = lode.stderr()
+                check(secret not in err and escaped not in err and "p/ss" not in err and "p%2F" not in err,
+                      f"{what}: the proxy password is in the log:\n    {lode.tail()}")
+        finally:
+            proxy.stop()
+    finally:
+        pool.stop()
+
+
+def scenario_unreached(net):
+    """--time-limit ends a run whose only pool, or proxy, was never reached:
+    nothing was mined, so exit status 1 with a line that says so; a run on a
+    pool that answered still ends 0."""
+    pool = PoolProc(net, difficulty=0.05)
+    try:
+        dead = free_port()
+        for what, args in (("a pool that is not there", ["-o", f"stratum+tcp://127.0.0.1:{dead}"]),
+                           ("a proxy that is not there", ["-x", f"socks5://127.0.0.1:{dead}", "-o", pool.url]),
+                           ("a pool that answers", ["-o", pool.url])):
+            lode = Lode(LODE, COMMON + args + ["-u", "w", "--time-limit", "4"])
+            try:
+                lode.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                pass
+            alive = lode.alive()
+            rc = lode.stop()
+            check(not alive, f"{what}: still running 60 s into a 4 s --time-limit")
+            want = 0 if what == "a pool that answers" else 1
+            check(rc == want, f"{what}: exit status {rc}, want {want}\n    {lode.tail()}")
+            said = lode.count(r"error.*|nothing was mined")
+            if want:
+                check(lode.count(r"nothing was mined") == 1, f"{what}: no line saying nothing was mined\n    {lode.tail()}")
+            else:
+                check(lode.count(r"nothing was mined") == 0, f"{what}: 'nothing was mined' after shares ({said})")
     finally:
         pool.stop()
 
 
 SCENARIOS = {"json": scenario_json, "creds": scenario_creds, "socks": scenario_socks,
-             "http": scenario_http, "noproxy": scenario_noproxy}
+             "http": scenario_http, "noproxy": scenario_noproxy, "unreached": scenario_unreached}
 
 
 def main():

@@ -282,6 +282,13 @@ int cmd_mine(const cli_options *o)
     cli_rate_report_free(&report);
     if (hw_errors && status == 0)
         status = EXIT_RUNTIME;
+    if (status == 0 && ms.jobs == 0) {
+        /* The run ended (--time-limit) without a job: its pool, proxy or
+         * node was never reached, and nothing was mined: not a success. */
+        lode_log(LODE_LOG_ERROR, "no job came from %s in the whole run: nothing was mined (see the errors above)",
+                 source.gbt ? "the node" : o->pool_count > 1 ? "any pool" : "the pool");
+        status = EXIT_RUNTIME;
+    }
 out_mining:
     cli_api_stop(api); /* before what it reads goes */
     lode_mining_free(mining);

@@ -8,7 +8,8 @@
  *               || push of the tag ("/lode/" by default)
  *   outputs   = coinbasevalue to the payout script
  *               || value 0 to default_witness_commitment (when the template has one,
- *                  after recomputing it from the wtxids and finding it equal)
+ *                  after recomputing it from the wtxids and finding it equal; computed
+ *                  when the node sent none beside witness transactions)
  * The job splits the non-witness coinbase around the extranonce: coinb1 ends
  * with the 0x08 push opcode, extranonce1 is empty, extranonce2 is 8 bytes. */
 #ifndef LODE_GBT_BLOCK_H

@@ -21,71 +21,16 @@
 #include "core/base/sha256_ref.h"
 #include "core/gbt/address.h"
 #include "core/gbt/block.h"
+#include "core/gbt/gbt_internal.h"
 #include "core/gbt/node_check.h"
 #include "core/gbt/template.h"
 
-#define KEPT_TEMPLATES 8
-#define SHARE_QUEUE_LEN 64
-#define MAX_REPLY_BYTES (64u << 20)     /* a template with an MWEB block stays far below */
 #define LONGPOLL_TIMEOUT_S 600.0        /* the node answers sooner when anything changes */
 #define MAX_BACKOFF_S 30.0
 #define RPC_INVALID_PARAMETER (-8)
-#define SUBMIT_ATTEMPTS 3
-#define STOP_SUBMIT_GRACE_S 5.0         /* a submission a stop lets run on, at most */
-#define RPC_IN_WARMUP (-28)
 #define JOB_TIME_REFRESH_S 60u          /* a new job when the template's time moved this much */
 #define RPC_METHOD_NOT_FOUND (-32601)
 #define DEFAULT_AUTH_ATTEMPTS 3
-#define SENT_HASHES 4                   /* lode's latest submitted blocks, for the log */
-
-typedef struct kept_template {
-    uint64_t number;        /* 0 = empty slot */
-    lode_gbt_template tpl;
-    lode_job job;
-} kept_template;
-
-typedef struct queued_share {
-    char job_id[LODE_JOB_ID_MAX];
-    uint8_t extranonce2[LODE_EXTRANONCE_MAX];
-    uint8_t header[80];
-} queued_share;
-
-struct lode_gbt {
-    lode_algo algo;
-    char *url, *user, *pass, *cookie_file, *tag, *payout_text;
-    lode_address payout;
-    double poll_s, timeout_s;
-    unsigned auth_attempts;
-    lode_mining *mining;
-    bool node_checked;             /* the payout address and the algorithm were checked (poller) */
-
-    atomic_bool stopping;
-    pthread_mutex_t lock;          /* everything below */
-    pthread_cond_t wake;           /* stop, refresh request, new longpollid, shares */
-    bool refresh_requested;
-    bool segwit_rules_only;        /* the node refused "mweb" (Bitcoin Core) */
-    kept_template kept[KEPT_TEMPLATES];
-    uint64_t template_count;
-    bool has_current;
-    uint8_t current_prevhash[32];
-    char current_longpollid[LODE_GBT_LONGPOLLID_MAX];
-    uint32_t current_curtime;
-    queued_share queue[SHARE_QUEUE_LEN];
-    size_t queue_head, queue_len;
-    lode_gbt_stats stats;
-    bool queue_full_logged;        /* one warning per overflow burst */
-    bool unsent_logged;            /* one error per outage for blocks the node missed */
-    bool given_up;                 /* lode_mining_fail was called: the node refused us */
-    bool has_settled;              /* a block of ours on settled_prevhash was accepted, or
-                                      came back inconclusive (the node has another there) */
-    uint8_t settled_prevhash[32];
-    uint8_t sent_hash[SENT_HASHES][32]; /* hashes of the latest blocks submitted (ring) */
-    size_t sent_next;
-
-    pthread_mutex_t install_lock;  /* one template installation at a time */
-    pthread_t poller, longpoller, submitter;
-    bool started, joined;
-};
 
 /* ---------- small helpers ---------- */
 
@@ -94,7 +39,7 @@ static char *dup_or_null(const char *s)
     return s ? strdup(s) : NULL;
 }
 
-static void sleep_or_wake(lode_gbt *g, double seconds, bool *flag)
+void lode_gbt_sleep_or_wake(lode_gbt *g, double seconds, bool *flag)
 {
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
@@ -111,181 +56,6 @@ static void sleep_or_wake(lode_gbt *g, double seconds, bool *flag)
     if (flag)
         *flag = false;
     pthread_mutex_unlock(&g->lock);
-}
-
-/* ---------- JSON-RPC over HTTP ---------- */
-
-typedef struct reply_buffer {
-    char *data;
-    size_t len;
-    bool too_large;
-} reply_buffer;
-
-static size_t on_body(char *chunk, size_t size, size_t count, void *user)
-{
-    reply_buffer *r = user;
-    size_t n = size * count;
-    if (n > MAX_REPLY_BYTES - r->len) {
-        r->too_large = true;
-        return 0; /* aborts the transfer */
-    }
-    char *grown = realloc(r->data, r->len + n + 1);
-    if (!grown)
-        return 0;
-    memcpy(grown + r->len, chunk, n);
-    r->data = grown;
-    r->len += n;
-    r->data[r->len] = '\0';
-    return n;
-}
-
-/* One transfer's view of a stop: it aborts stop_grace_s after it first
- * sees the stop (0: at once). */
-typedef struct transfer {
-    lode_gbt *g;
-    double stop_grace_s;
-    bool stop_seen;
-    struct timespec stop_at;
-} transfer;
-
-static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
-                       curl_off_t ulnow)
-{
-    (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
-    transfer *t = user;
-    if (!atomic_load(&t->g->stopping))
-        return 0;
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    if (!t->stop_seen) {
-        t->stop_seen = true;
-        t->stop_at = now;
-    }
-    double waited = (double)(now.tv_sec - t->stop_at.tv_sec) + (now.tv_nsec - t->stop_at.tv_nsec) / 1e9;
-    return waited >= t->stop_grace_s ? 1 : 0;
-}
-
-static int read_cookie(const char *path, char *out, size_t out_len, char *err, size_t err_len)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err, err_len, "cannot read the cookie file %s: %s", path, strerror(errno));
-        return -1;
-    }
-    size_t n = fread(out, 1, out_len - 1, f);
-    fclose(f);
-    out[n] = '\0';
-    while (n && (out[n - 1] == '\n' || out[n - 1] == '\r'))
-        out[--n] = '\0';
-    if (!strchr(out, ':')) {
-        snprintf(err, err_len, "the cookie file %s does not hold user:password", path);
-        return -1;
-    }
-    return 0;
-}
-
-/* "user:pass" from the configuration or the cookie file. */
-static int credentials(lode_gbt *g, char *out, size_t out_len, char *err, size_t err_len)
-{
-    if (g->user) {
-        snprintf(out, out_len, "%s:%s", g->user, g->pass ? g->pass : "");
-        return 0;
-    }
-    return read_cookie(g->cookie_file, out, out_len, err, err_len);
-}
-
-/* RPC_AUTH_ERROR: HTTP 401 or 403, the node refused the credentials (or,
- * 403, the address lode connects from). */
-typedef enum rpc_status { RPC_OK, RPC_TRANSPORT_ERROR, RPC_AUTH_ERROR, RPC_NODE_ERROR } rpc_status;
-
-/* Calls method(params) and returns its result (a new reference; JSON null
- * for a null result) or NULL with err filled; *node_code gets the JSON-RPC
- * error code when the node answered with an error. params is stolen. A stop
- * aborts the call after stop_grace_s (0: at once). */
-static json_t *rpc_call(lode_gbt *g, CURL *curl, const char *method, json_t *params,
-                        double timeout_s, double stop_grace_s, rpc_status *status, int *node_code,
-                        char *err, size_t err_len)
-{
-    *status = RPC_TRANSPORT_ERROR;
-    *node_code = 0;
-    json_t *request = json_pack("{s:s, s:s, s:o}", "jsonrpc", "1.0", "method", method, "params",
-                                params ? params : json_array());
-    char *body = request ? json_dumps(request, JSON_COMPACT) : NULL;
-    json_decref(request);
-    if (!body) {
-        snprintf(err, err_len, "out of memory building the %s request", method);
-        return NULL;
-    }
-    char userpwd[512];
-    if (credentials(g, userpwd, sizeof userpwd, err, err_len) != 0) {
-        free(body);
-        return NULL;
-    }
-
-    reply_buffer reply = {0};
-    struct curl_slist *headers = curl_slist_append(NULL, "Content-Type: application/json");
-    curl_easy_reset(curl);
-    curl_easy_setopt(curl, CURLOPT_URL, g->url);
-    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(curl, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
-    curl_easy_setopt(curl, CURLOPT_USERPWD, userpwd);
-    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &reply);
-    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
-    transfer progress = {.g = g, .stop_grace_s = stop_grace_s};
-    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &progress);
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)(timeout_s * 1000));
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
-                     (long)((timeout_s < 10 ? timeout_s : 10) * 1000));
-    CURLcode rc = curl_easy_perform(curl);
-    long http_code = 0;
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &http_code);
-    curl_slist_free_all(headers);
-    memset(userpwd, 0, sizeof userpwd);
-    free(body);
-
-    json_t *result = NULL;
-    if (rc != CURLE_OK) {
-        if (reply.too_large)
-            snprintf(err, err_len, "%s: the reply is larger than %u bytes", method, MAX_REPLY_BYTES);
-        else if (rc == CURLE_ABORTED_BY_CALLBACK)
-            snprintf(err, err_len, "%s: stopped", method);
-        else
-            snprintf(err, err_len, "%s: %s", method, curl_easy_strerror(rc));
-        goto done;
-    }
-    json_error_t jerr;
-    json_t *root = reply.data ? json_loadb(reply.data, reply.len, 0, &jerr) : NULL;
-    const json_t *error = root ? json_object_get(root, "error") : NULL;
-    if (error && !json_is_null(error)) {
-        const json_t *code = json_object_get(error, "code");
-        const json_t *message = json_object_get(error, "message");
-        *node_code = json_is_integer(code) ? (int)json_integer_value(code) : 0;
-        char text[201];
-        lode_log_printable(text, sizeof text,
-                           json_is_string(message) ? json_string_value(message) : "(no message)");
-        snprintf(err, err_len, "%s: node error %d: %s", method, *node_code, text);
-        *status = RPC_NODE_ERROR;
-    } else if (http_code == 401 || http_code == 403) {
-        snprintf(err, err_len, "%s: HTTP %ld: the node refused the RPC password (-u/-p) or "
-                 "cookie (--cookie)%s", method, http_code,
-                 http_code == 403 ? ", or connections from this address (-rpcallowip)" : "");
-        *status = RPC_AUTH_ERROR;
-    } else if (http_code != 200) {
-        snprintf(err, err_len, "%s: HTTP %ld from the node", method, http_code);
-    } else if (!root || !json_is_object(root) || !json_object_get(root, "result")) {
-        snprintf(err, err_len, "%s: the node's reply is not a JSON-RPC response", method);
-    } else {
-        result = json_incref(json_object_get(root, "result"));
-        *status = RPC_OK;
-    }
-    json_decref(root);
-done:
-    free(reply.data);
-    return result;
 }
 
 /* ---------- templates -> jobs ---------- */
@@ -306,7 +76,7 @@ static int fetch_template(lode_gbt *g, CURL *curl, const char *longpollid, doubl
         if (longpollid && *longpollid)
             json_object_set_new(request, "longpollid", json_string(longpollid));
         int node_code;
-        json_t *result = rpc_call(g, curl, "getblocktemplate", json_pack("[o]", request),
+        json_t *result = lode_gbt_rpc_call(g, curl, "getblocktemplate", json_pack("[o]", request),
                                   timeout_s, 0, status, &node_code, err, err_len);
         if (result) {
             int rc = lode_gbt_template_parse(result, tpl, err, err_len);
@@ -328,14 +98,14 @@ static int fetch_template(lode_gbt *g, CURL *curl, const char *longpollid, doubl
     return -1;
 }
 
-static void display_hash(const uint8_t internal[32], char out[65])
+void lode_gbt_display_hash(const uint8_t internal[32], char out[65])
 {
     lode_hex_encode_reversed(internal, 32, out);
 }
 
 /* Makes tpl the current template unless it is the one already mined
  * (same previous block and longpollid). Takes ownership of tpl. */
-static void install_template(lode_gbt *g, lode_gbt_template *tpl, const char *origin)
+static void install_job(lode_gbt *g, lode_gbt_template *tpl, const char *origin)
 {
     pthread_mutex_lock(&g->install_lock);
     pthread_mutex_lock(&g->lock);
@@ -409,7 +179,7 @@ static void install_template(lode_gbt *g, lode_gbt_template *tpl, const char *or
 
     if (params.clean && !on_own_block) {
         char prev[65];
-        display_hash(copy.prevhash, prev);
+        lode_gbt_display_hash(copy.prevhash, prev);
         lode_log(LODE_LOG_INFO, "getblocktemplate: mining height %" PRIu32 " on %s, %zu transactions, "
                                 "reward %" PRIu64 " (%s)", height, prev, tx_count, value, origin);
     } else if (!params.clean) {
@@ -420,6 +190,32 @@ static void install_template(lode_gbt *g, lode_gbt_template *tpl, const char *or
         lode_log(LODE_LOG_ERROR, "getblocktemplate: the mining session refused job %s", copy.id);
     lode_job_free(&copy);
     pthread_mutex_unlock(&g->install_lock);
+}
+
+/* A curtime far ahead of the clock is pulled back (said once per value the
+ * node sends); a template whose mintime is that far ahead is not mined. */
+static bool template_time_ok(lode_gbt *g, lode_gbt_template *tpl)
+{
+    char why[256];
+    uint32_t sent = tpl->curtime;
+    int rc = lode_gbt_template_check_time(tpl, (uint64_t)time(NULL), why, sizeof why);
+    if (rc == 0)
+        return true;
+    pthread_mutex_lock(&g->lock);
+    bool first = g->time_warned != sent;
+    g->time_warned = sent;
+    pthread_mutex_unlock(&g->lock);
+    if (first)
+        lode_log(rc < 0 ? LODE_LOG_ERROR : LODE_LOG_WARN, "getblocktemplate: %s", why);
+    return rc > 0;
+}
+
+static void install_template(lode_gbt *g, lode_gbt_template *tpl, const char *origin)
+{
+    if (template_time_ok(g, tpl))
+        install_job(g, tpl, origin);
+    else
+        lode_gbt_template_free(tpl);
 }
 
 /* A failed request: the first one after success says the node is lost and
@@ -446,7 +242,7 @@ static void note_failure(lode_gbt *g, const char *err, bool quiet)
 
 /* The node refused something retrying cannot fix: mining stops and the
  * program exits with why (lode_mining_fail). */
-static void give_up(lode_gbt *g, const char *why)
+void lode_gbt_give_up(lode_gbt *g, const char *why)
 {
     pthread_mutex_lock(&g->lock);
     bool first = !g->given_up;
@@ -483,7 +279,7 @@ static check_result check_address(lode_gbt *g, CURL *curl, rpc_status *status, c
                                   size_t err_len)
 {
     int node_code;
-    json_t *r = rpc_call(g, curl, "validateaddress", json_pack("[s]", g->payout_text), g->timeout_s,
+    json_t *r = lode_gbt_rpc_call(g, curl, "validateaddress", json_pack("[s]", g->payout_text), g->timeout_s,
                          0, status, &node_code, err, err_len);
     if (!r) {
         if (*status == RPC_NODE_ERROR && node_code == RPC_METHOD_NOT_FOUND) {
@@ -525,9 +321,9 @@ static int get_header(lode_gbt *g, CURL *curl, const uint8_t hash[32], uint8_t h
                       rpc_status *status, char *err, size_t err_len)
 {
     char hex[65];
-    display_hash(hash, hex);
+    lode_gbt_display_hash(hash, hex);
     int node_code;
-    json_t *r = rpc_call(g, curl, "getblockheader", json_pack("[s,b]", hex, 0), g->timeout_s, 0,
+    json_t *r = lode_gbt_rpc_call(g, curl, "getblockheader", json_pack("[s,b]", hex, 0), g->timeout_s, 0,
                          status, &node_code, err, err_len);
     if (!r)
         return -1;
@@ -551,7 +347,7 @@ static check_result check_algo(lode_gbt *g, CURL *curl, rpc_status *status, char
                                size_t err_len)
 {
     int node_code;
-    json_t *r = rpc_call(g, curl, "getbestblockhash", NULL, g->timeout_s, 0, status, &node_code, err,
+    json_t *r = lode_gbt_rpc_call(g, curl, "getbestblockhash", NULL, g->timeout_s, 0, status, &node_code, err,
                          err_len);
     if (!r)
         return CHECK_RETRY;
@@ -583,7 +379,7 @@ static check_result check_algo(lode_gbt *g, CURL *curl, rpc_status *status, char
             return CHECK_OK;
         case LODE_GBT_POW_WRONG: {
             char hex[65];
-            display_hash(hash, hex);
+            lode_gbt_display_hash(hash, hex);
             char where[48] = "its tip";
             if (depth > 0)
                 snprintf(where, sizeof where, "%u block%s below its tip", depth, depth > 1 ? "s" : "");
@@ -649,7 +445,7 @@ static void *poller_main(void *arg)
             g->node_checked = checked == CHECK_OK;
         }
         if (checked == CHECK_REFUSED) {
-            give_up(g, err);
+            lode_gbt_give_up(g, err);
             break;
         }
         if (!curl) {
@@ -669,14 +465,14 @@ static void *poller_main(void *arg)
             if (auth_refusals >= g->auth_attempts) {
                 char why[400];
                 snprintf(why, sizeof why, "%s; giving up after %u tries", err, auth_refusals);
-                give_up(g, why);
+                lode_gbt_give_up(g, why);
                 break;
             }
             note_failure(g, err, auth_refusals > 0); /* said once, when giving up */
             wait = backoff;
             backoff = backoff * 2 > MAX_BACKOFF_S ? MAX_BACKOFF_S : backoff * 2;
         }
-        sleep_or_wake(g, wait, &g->refresh_requested);
+        lode_gbt_sleep_or_wake(g, wait, &g->refresh_requested);
     }
     if (curl)
         curl_easy_cleanup(curl);
@@ -707,302 +503,13 @@ static void *longpoller_main(void *arg)
             /* A node that ignores longpollid answers at once: do not hammer it. */
             double elapsed = lode_clock_s() - t0;
             if (elapsed < 1.0)
-                sleep_or_wake(g, 1.0, NULL);
+                lode_gbt_sleep_or_wake(g, 1.0, NULL);
         } else {
             /* The poller reports a lost node; here just do not spin. */
             if (!atomic_load(&g->stopping))
                 lode_log(LODE_LOG_DEBUG, "getblocktemplate long poll: %s", err);
-            sleep_or_wake(g, g->poll_s, NULL);
+            lode_gbt_sleep_or_wake(g, g->poll_s, NULL);
         }
-    }
-    if (curl)
-        curl_easy_cleanup(curl);
-    return NULL;
-}
-
-/* ---------- shares -> blocks ---------- */
-
-static void source_submit(void *source, const lode_share *share, bool stale)
-{
-    lode_gbt *g = source;
-    pthread_mutex_lock(&g->lock);
-    if (stale || atomic_load(&g->stopping) || g->given_up) {
-        g->stats.dropped++;
-    } else if (g->queue_len == SHARE_QUEUE_LEN) {
-        g->stats.unsent++;
-        if (!g->queue_full_logged)
-            lode_log(LODE_LOG_WARN, "getblocktemplate: %d block candidates wait already; "
-                                    "dropping more until they are sent", SHARE_QUEUE_LEN);
-        g->queue_full_logged = true;
-    } else {
-        queued_share *q = &g->queue[(g->queue_head + g->queue_len) % SHARE_QUEUE_LEN];
-        snprintf(q->job_id, sizeof q->job_id, "%s", share->job->id);
-        memcpy(q->extranonce2, share->extranonce2, sizeof q->extranonce2);
-        memcpy(q->header, share->header, 80);
-        g->queue_len++;
-        pthread_cond_broadcast(&g->wake);
-    }
-    pthread_mutex_unlock(&g->lock);
-}
-
-const lode_job_source_ops lode_gbt_source_ops = {.submit = source_submit};
-
-/* Builds the block for share q, under g->lock. Returns 0 with *block, 1 if
- * the share is not a block (logged), -1 on an error (logged). */
-static int block_for_share(lode_gbt *g, const queued_share *q, uint8_t **block, size_t *block_len,
-                           uint32_t *height, char *workid, size_t workid_len)
-{
-    if (g->given_up) {
-        g->stats.unsent++; /* the node refused lode's configuration: nothing more is sent */
-        return 1;
-    }
-    const kept_template *k = NULL;
-    for (size_t i = 0; i < KEPT_TEMPLATES; i++)
-        if (g->kept[i].number && strcmp(g->kept[i].job.id, q->job_id) == 0)
-            k = &g->kept[i];
-    if (!k) {
-        lode_log(LODE_LOG_WARN, "getblocktemplate: block candidate on job %s, whose template is "
-                                "gone; not submitted", q->job_id);
-        g->stats.dropped++;
-        return 1;
-    }
-    if (g->has_settled && memcmp(g->settled_prevhash, k->tpl.prevhash, 32) == 0) {
-        /* Our block on this parent is in, or the node has another: a further
-         * one would only compete with it, on a side branch. */
-        g->stats.dropped++;
-        return 1;
-    }
-    uint8_t hash[32];
-    lode_algo_get(g->algo)->pow_hash_ref(q->header, hash);
-    if (!lode_hash_meets_target(hash, &k->tpl.target)) {
-        lode_log(LODE_LOG_WARN, "getblocktemplate: a share on job %s misses the block target; "
-                                "not submitted", q->job_id);
-        return 1;
-    }
-    char err[256];
-    if (lode_gbt_build_block(&k->tpl, &k->job, q->header, q->extranonce2, block, block_len, err,
-                             sizeof err) != 0) {
-        lode_log(LODE_LOG_ERROR, "getblocktemplate: cannot build the block: %s", err);
-        return -1;
-    }
-    *height = k->tpl.height;
-    snprintf(workid, workid_len, "%s", k->tpl.workid);
-    return 0;
-}
-
-/* getblockheader's confirmations for the block (display hex): >= 1 on the
- * node's best chain, -1 on a side branch; 0 when the node did not say. */
-static int block_confirmations(lode_gbt *g, CURL *curl, const char *hash_hex)
-{
-    rpc_status status;
-    int node_code, out = 0;
-    char err[256];
-    json_t *r = rpc_call(g, curl, "getblockheader", json_pack("[s,b]", hash_hex, 1), g->timeout_s,
-                         STOP_SUBMIT_GRACE_S, &status, &node_code, err, sizeof err);
-    const json_t *c = r ? json_object_get(r, "confirmations") : NULL;
-    if (json_is_integer(c))
-        out = json_integer_value(c) > 0 ? 1 : json_integer_value(c) < 0 ? -1 : 0;
-    else
-        lode_log(LODE_LOG_DEBUG, "getblocktemplate: confirmations of block %s unknown: %s", hash_hex,
-                 r ? "no \"confirmations\" in the reply" : err);
-    json_decref(r);
-    return out;
-}
-
-static void submit_block(lode_gbt *g, CURL *curl, const queued_share *q)
-{
-    uint8_t *block = NULL;
-    size_t block_len = 0;
-    uint32_t height = 0;
-    char workid[LODE_GBT_WORKID_MAX];
-    pthread_mutex_lock(&g->lock);
-    int built = block_for_share(g, q, &block, &block_len, &height, workid, sizeof workid);
-    pthread_mutex_unlock(&g->lock);
-    if (built != 0)
-        return;
-
-    char hash_hex[65];
-    uint8_t block_hash[32];
-    lode_ref_sha256d(q->header, 80, block_hash);
-    display_hash(block_hash, hash_hex);
-    char *hex = malloc(2 * block_len + 1);
-    if (!hex) {
-        free(block);
-        lode_log(LODE_LOG_ERROR, "getblocktemplate: out of memory for block %s", hash_hex);
-        return;
-    }
-    lode_hex_encode(block, block_len, hex);
-    free(block);
-    json_t *params = json_pack("[s]", hex);
-    free(hex);
-    if (params && workid[0])
-        json_array_append_new(params, json_pack("{s:s}", "workid", workid));
-
-    if (!params) {
-        lode_log(LODE_LOG_ERROR, "getblocktemplate: out of memory for block %s", hash_hex);
-        return;
-    }
-    pthread_mutex_lock(&g->lock);
-    g->stats.submitted++;
-    /* Before the node has it: a long poll may bring the template on it first. */
-    memcpy(g->sent_hash[g->sent_next], block_hash, 32);
-    g->sent_next = (g->sent_next + 1) % SENT_HASHES;
-    pthread_mutex_unlock(&g->lock);
-    rpc_status status = RPC_TRANSPORT_ERROR;
-    int node_code;
-    char err[256] = "stopped";
-    /* A block is worth a few tries when the node does not answer; a node
-     * that answers with an error has decided. A stop leaves the try under
-     * way (or, for a block still queued, one try) STOP_SUBMIT_GRACE_S: the
-     * block was found, the node should have it. */
-    json_t *result = NULL;
-    bool retried = false; /* an earlier try may have reached the node, its reply lost */
-    bool stop_retry = false;
-    for (int attempt = 0; attempt < SUBMIT_ATTEMPTS; attempt++) {
-        if (attempt > 0 && atomic_load(&g->stopping)) {
-            /* Stopping: one more try still, so a block the node kept but
-             * whose reply was lost is counted; then no more. */
-            if (stop_retry)
-                break;
-            stop_retry = true;
-        }
-        if (attempt > 0) {
-            lode_log(LODE_LOG_WARN, "block %s not submitted yet: %s; trying again", hash_hex, err);
-            sleep_or_wake(g, 1.0, NULL);
-        }
-        retried = attempt > 0;
-        result = rpc_call(g, curl, "submitblock", json_incref(params), g->timeout_s,
-                          STOP_SUBMIT_GRACE_S, &status, &node_code, err, sizeof err);
-        if (status == RPC_NODE_ERROR && node_code == RPC_IN_WARMUP)
-            status = RPC_TRANSPORT_ERROR; /* restarting: not a verdict on the block */
-        else if (result || status == RPC_NODE_ERROR)
-            break;
-        pthread_mutex_lock(&g->lock);
-        bool node_lost = !g->stats.connected; /* the poller knows it is down: do not wait */
-        pthread_mutex_unlock(&g->lock);
-        if (node_lost)
-            break;
-    }
-    json_decref(params);
-    if (!result && status != RPC_NODE_ERROR) {
-        pthread_mutex_lock(&g->lock);
-        g->stats.unsent++;
-        bool first = !g->unsent_logged; /* one line per outage, the count in the stats */
-        g->unsent_logged = true;
-        pthread_mutex_unlock(&g->lock);
-        if (first && !atomic_load(&g->stopping))
-            lode_log_event(LODE_LOG_ERROR, "block", LODE_LOG_FIELDS(LODE_LOG_STR("result", "unsent"), LODE_LOG_STR("node", g->url), LODE_LOG_INT("height", height), LODE_LOG_STR("hash", hash_hex), LODE_LOG_STR("reason", err)),
-                           "block not submitted, the node is unreachable: %s (height %" PRIu32
-                                     ", hash %s); more are counted, not logged, until it is back",
-                     err, height, hash_hex);
-        goto refresh;
-    }
-    /* The node's words, made printable (err is already). */
-    char reason[256];
-    lode_gbt_verdict verdict = LODE_GBT_REJECTED;
-    int confirmations = 0;
-    if (result && json_is_null(result)) {
-        verdict = lode_gbt_submit_verdict(NULL, retried);
-        reason[0] = '\0';
-    } else if (result && json_is_string(result)) {
-        verdict = lode_gbt_submit_verdict(json_string_value(result), retried);
-        lode_log_printable(reason, sizeof reason, json_string_value(result));
-        if (verdict == LODE_GBT_KEPT) {
-            /* The node has the block: on its best chain (accepted), or on a
-             * side branch (inconclusive)? Unknown is inconclusive too. */
-            confirmations = block_confirmations(g, curl, hash_hex);
-            verdict = confirmations > 0 ? LODE_GBT_ACCEPTED : LODE_GBT_INCONCLUSIVE;
-        }
-    } else {
-        snprintf(reason, sizeof reason, "%s", result ? "unexpected submitblock result" : err);
-    }
-    pthread_mutex_lock(&g->lock);
-    switch (verdict) {
-    case LODE_GBT_KEPT: /* resolved to accepted or inconclusive above */
-    case LODE_GBT_ACCEPTED:
-        g->stats.accepted++;
-        g->has_settled = true;
-        memcpy(g->settled_prevhash, q->header + 4, 32);
-        pthread_mutex_unlock(&g->lock);
-        lode_log_event(LODE_LOG_INFO, "block", LODE_LOG_FIELDS(LODE_LOG_STR("result", "accepted"), LODE_LOG_STR("node", g->url), LODE_LOG_INT("height", height), LODE_LOG_STR("hash", hash_hex), LODE_LOG_STR("reason", NULL)),
-                       "block accepted at height %" PRIu32 " (hash %s)%s", height, hash_hex,
-                 reason[0] ? " (\"duplicate\": the node kept the try whose reply was lost; it is "
-                             "on the node's best chain)"
-                           : "");
-        break;
-    case LODE_GBT_INCONCLUSIVE:
-        g->stats.inconclusive++;
-        g->has_settled = true;
-        memcpy(g->settled_prevhash, q->header + 4, 32);
-        pthread_mutex_unlock(&g->lock);
-        lode_log_event(LODE_LOG_WARN, "block", LODE_LOG_FIELDS(LODE_LOG_STR("result", "inconclusive"), LODE_LOG_STR("node", g->url), LODE_LOG_INT("height", height), LODE_LOG_STR("hash", hash_hex), LODE_LOG_STR("reason", reason)),
-                       "block inconclusive at height %" PRIu32 " (hash %s): the node kept it "
-                                "but it is not on the node's best chain %s (\"%s\"); counted neither "
-                                "accepted nor rejected", height, hash_hex,
-                 confirmations < 0 ? "(a side branch)" : confirmations == 0 ? "now" : "",
-                 reason);
-        break;
-    case LODE_GBT_KNOWN:
-        g->stats.stale++;
-        pthread_mutex_unlock(&g->lock);
-        lode_log_event(LODE_LOG_WARN, "block", LODE_LOG_FIELDS(LODE_LOG_STR("result", "duplicate"), LODE_LOG_STR("node", g->url), LODE_LOG_INT("height", height), LODE_LOG_STR("hash", hash_hex), LODE_LOG_STR("reason", NULL)),
-                       "block %s at height %" PRIu32 ": the node had it already "
-                                "(\"duplicate\" to a first try); not counted again", hash_hex, height);
-        break;
-    case LODE_GBT_REJECTED:
-        g->stats.rejected++;
-        snprintf(g->stats.last_reject, sizeof g->stats.last_reject, "%.127s", reason);
-        pthread_mutex_unlock(&g->lock);
-        lode_log_event(LODE_LOG_ERROR, "block", LODE_LOG_FIELDS(LODE_LOG_STR("result", "rejected"), LODE_LOG_STR("node", g->url), LODE_LOG_INT("height", height), LODE_LOG_STR("hash", hash_hex), LODE_LOG_STR("reason", reason)),
-                       "block rejected: %s (height %" PRIu32 ", hash %s)", reason, height,
-                 hash_hex);
-        if (strcmp(reason, "high-hash") == 0) {
-            /* block_for_share checked the hash against the target under
-             * g->algo, so the node hashes with another algorithm. */
-            char why[256];
-            const char *algo = lode_algo_get(g->algo)->name;
-            snprintf(why, sizeof why, "-a %s is not this chain's proof of work: the node calls block "
-                     "%.16s... \"high-hash\" though it meets its target under %s; give the "
-                     "chain's algorithm", algo, hash_hex, algo);
-            give_up(g, why);
-        }
-        break;
-    }
-refresh:
-    json_decref(result);
-    /* Whatever happened, the node's tip has probably moved: ask at once. */
-    pthread_mutex_lock(&g->lock);
-    g->refresh_requested = true;
-    pthread_cond_broadcast(&g->wake);
-    pthread_mutex_unlock(&g->lock);
-}
-
-static void *submitter_main(void *arg)
-{
-    lode_gbt *g = arg;
-    CURL *curl = curl_easy_init();
-    for (;;) {
-        pthread_mutex_lock(&g->lock);
-        while (!atomic_load(&g->stopping) && g->queue_len == 0)
-            pthread_cond_wait(&g->wake, &g->lock);
-        /* On a stop the blocks already queued still go out (each once, with
-         * a short timeout), unless the node is known to be down. */
-        if (g->queue_len == 0 || (atomic_load(&g->stopping) && !g->stats.connected)) {
-            g->stats.unsent += (uint64_t)g->queue_len;
-            g->queue_len = 0;
-            pthread_mutex_unlock(&g->lock);
-            break; /* stopping: the wait above only ends empty-handed then */
-        }
-        queued_share q = g->queue[g->queue_head];
-        g->queue_head = (g->queue_head + 1) % SHARE_QUEUE_LEN;
-        g->queue_len--;
-        if (g->queue_len == 0)
-            g->queue_full_logged = false;
-        pthread_mutex_unlock(&g->lock);
-        if (curl)
-            submit_block(g, curl, &q);
-        else
-            lode_log(LODE_LOG_ERROR, "getblocktemplate: libcurl could not start; block lost");
     }
     if (curl)
         curl_easy_cleanup(curl);
@@ -1055,7 +562,7 @@ lode_gbt *lode_gbt_create(const lode_gbt_config *config, char *err, size_t err_l
          * said at once. Later the node may remove and rewrite it when it
          * restarts, so then a missing cookie is retried like a lost node. */
         char cookie[512];
-        int rc = read_cookie(config->cookie_file, cookie, sizeof cookie, err, err_len);
+        int rc = lode_gbt_read_cookie(config->cookie_file, cookie, sizeof cookie, err, err_len);
         memset(cookie, 0, sizeof cookie);
         if (rc != 0) {
             size_t n = strlen(err);
@@ -1103,6 +610,7 @@ lode_gbt *lode_gbt_create(const lode_gbt_config *config, char *err, size_t err_l
     }
     lode_log(LODE_LOG_INFO, "getblocktemplate: paying to a %s %s address", payout.network,
              payout.kind);
+    lode_gbt_proxy_setup(g);
     return g;
 }
 
@@ -1111,7 +619,7 @@ int lode_gbt_start(lode_gbt *g, lode_mining *mining)
     if (g->started)
         return -1;
     g->mining = mining;
-    if (pthread_create(&g->submitter, NULL, submitter_main, g) != 0)
+    if (pthread_create(&g->submitter, NULL, lode_gbt_submitter_main, g) != 0)
         return -1;
     if (pthread_create(&g->longpoller, NULL, longpoller_main, g) != 0) {
         atomic_store(&g->stopping, true);

@@ -44,15 +44,26 @@
  * lode_gbt_create is an error there (the node rewrites it when it restarts,
  * so later a missing cookie is retried like a lost node).
  *
- * Blocks: submitblock's null is accepted; "duplicate" to a retry (the first
- * try's reply was lost) is accepted if getblockheader shows the block on the
- * node's best chain, else inconclusive; "inconclusive" is counted apart
- * (stored, not fully validated: not on the best chain then); "duplicate" to
- * a first try is counted stale (the node had it); the rest is rejected. Text
- * from the node reaches the log through lode_log_printable.
+ * Blocks: every block the node has on its best chain counts accepted.
+ * submitblock's null is accepted; a "duplicate" answer, and tries that all
+ * went unanswered (the reply lost), are accepted if getblockheader shows the
+ * block on the node's best chain; else "duplicate" to a retry is
+ * inconclusive, to a first try stale (the node had it), and no answer
+ * unsent. "inconclusive" is counted apart (stored, not fully validated: not
+ * on the best chain then); the rest is rejected. Each submitblock goes on a
+ * connection of its own, so libcurl never re-sends one behind lode's back
+ * (it does on a reused connection that dies before the reply). Text from
+ * the node reaches the log through lode_log_printable.
+ *
+ * Proxies: a node on loopback is always reached directly (CURLOPT_PROXY
+ * ""), so its RPC credentials never go to a proxy from the environment; for
+ * another node, libcurl's environment rules apply (http_proxy, HTTPS_PROXY,
+ * ALL_PROXY, no_proxy) and lode_gbt_create logs the proxy named.
  *
  * Jobs: one per template, id "t<number>", share target = the block target,
- * ntime = curtime (not rolled), no version rolling, 8-byte extranonce2 (see
+ * ntime = curtime (not rolled; a curtime more than 2 hours ahead of this
+ * machine's clock, as 2^32-1, becomes max(now, mintime) with a warning, and a
+ * template whose mintime is that far ahead is not mined), no version rolling, 8-byte extranonce2 (see
  * core/gbt/block.h for the coinbase). The last 8 templates are kept, so a
  * block found on a job that was just replaced (same previous block) is still
  * submitted; a share the session marks stale is only counted. */

@@ -1,6 +1,7 @@
 /* getblocktemplate result -> lode_gbt_template, with strict checks. */
 #include "core/gbt/template.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include "core/base/hex.h"
 #include "core/base/sha256_ref.h"
 #include "core/base/target.h"
+#include "core/gbt/block.h"
 
 #define MAX_COINBASE_VALUE 9000000000000000ull /* above any chain's supply */
 
@@ -174,6 +176,42 @@ static int parse_transactions(const json_t *result, lode_gbt_template *t, bool h
     return 0;
 }
 
+/* BIP 141 lets a block without witness data leave the commitment out; with
+ * a witness transaction a block needs it. A node that sends such a template
+ * without default_witness_commitment gets the commitment computed here
+ * (from the wtxids), or every block mined on it would be invalid. */
+static int add_witness_commitment(lode_gbt_template *t, char *err, size_t err_len)
+{
+    bool has_witness = false;
+    for (size_t i = 0; i < t->tx_count; i++) /* marker 0x00, flag bit 0x01: witness data */
+        has_witness = has_witness || (t->txs[i].data[4] == 0x00 && (t->txs[i].data[5] & 0x01));
+    if (!has_witness)
+        return 0;
+    static const uint8_t header[6] = {0x6a, 0x24, 0xaa, 0x21, 0xa9, 0xed};
+    memcpy(t->witness_commitment_script, header, 6);
+    if (lode_gbt_witness_commitment(t, t->witness_commitment_script + 6) != 0)
+        return fail(err, err_len, "out of memory for the witness commitment");
+    t->has_witness_commitment = true;
+    t->computed_witness_commitment = true;
+    return 0;
+}
+
+int lode_gbt_template_check_time(lode_gbt_template *t, uint64_t now, char *err, size_t err_len)
+{
+    if (t->curtime <= now + LODE_GBT_MAX_FUTURE_S)
+        return 0;
+    if (t->mintime > now + LODE_GBT_MAX_FUTURE_S)
+        return fail(err, err_len, "the template's mintime %" PRIu32 " is more than %d s ahead of this machine's "
+                    "clock (%" PRIu64 "): the node's chain or a clock is wrong; not mining it",
+                    t->mintime, LODE_GBT_MAX_FUTURE_S, now);
+    uint32_t was = t->curtime;
+    t->curtime = now > t->mintime ? (uint32_t)now : t->mintime;
+    fail(err, err_len, "the template's curtime %" PRIu32 " is more than %d s ahead of this machine's clock; "
+         "blocks get %" PRIu32 " instead (the node would refuse them as time-too-new)", was,
+         LODE_GBT_MAX_FUTURE_S, t->curtime);
+    return 1;
+}
+
 static int parse_fields(const json_t *result, lode_gbt_template *t, char *err, size_t err_len)
 {
     if (!json_is_object(result))
@@ -270,7 +308,9 @@ static int parse_fields(const json_t *result, lode_gbt_template *t, char *err, s
     if (mweb && decode_hex_alloc(mweb, LODE_GBT_MAX_MWEB_BYTES, &t->mweb, &t->mweb_len) != 0)
         return fail(err, err_len, "template \"mweb\" is not hex of 1..%d bytes",
                     LODE_GBT_MAX_MWEB_BYTES);
-    return parse_transactions(result, t, t->mweb != NULL, err, err_len);
+    if (parse_transactions(result, t, t->mweb != NULL, err, err_len) != 0)
+        return -1;
+    return t->has_witness_commitment ? 0 : add_witness_commitment(t, err, err_len);
 }
 
 int lode_gbt_template_parse(const json_t *result, lode_gbt_template *out, char *err,

@@ -40,6 +40,7 @@ typedef struct lode_gbt_template {
     lode_gbt_tx *txs;
     size_t tx_count;
     bool has_witness_commitment;
+    bool computed_witness_commitment;            /* the node sent none: lode's (BIP 141) */
     uint8_t witness_commitment_script[38];       /* 6a24aa21a9ed || commitment */
     char longpollid[LODE_GBT_LONGPOLLID_MAX];    /* "" if none */
     char workid[LODE_GBT_WORKID_MAX];            /* "" if none */
@@ -47,13 +48,25 @@ typedef struct lode_gbt_template {
     size_t mweb_len;
 } lode_gbt_template;
 
+/* How far a block's time may be ahead of the node's clock (the block rules:
+ * 2 hours). */
+#define LODE_GBT_MAX_FUTURE_S 7200
+
 /* Parses a getblocktemplate "result" object. Returns 0, or -1 with a message
- * in err (out is then empty). Free with lode_gbt_template_free. */
+ * in err (out is then empty). Free with lode_gbt_template_free. A template
+ * with a witness transaction but no default_witness_commitment gets the
+ * commitment computed (computed_witness_commitment). */
 int lode_gbt_template_parse(const json_t *result, lode_gbt_template *out, char *err,
                             size_t err_len);
 /* Same from JSON text (the result object itself, not the RPC envelope). */
 int lode_gbt_template_parse_text(const char *text, size_t len, lode_gbt_template *out,
                                  char *err, size_t err_len);
 void lode_gbt_template_free(lode_gbt_template *t);
+/* A curtime more than LODE_GBT_MAX_FUTURE_S ahead of now (this machine's
+ * clock, unix seconds; 2^32-1 from a broken node) would make every block
+ * time-too-new: it becomes max(now, mintime). Returns 0 (unchanged), 1
+ * (changed; err says how), or -1 when mintime itself is that far ahead (err
+ * says why: not to be mined). */
+int lode_gbt_template_check_time(lode_gbt_template *t, uint64_t now, char *err, size_t err_len);
 
 #endif

@@ -13,6 +13,7 @@
 #include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/base/target.h"
+#include "core/stratum/pool_events.h"
 #include "core/stratum/stratum_conn.h"
 #include "core/stratum/stratum_msg.h"
 
@@ -114,6 +115,8 @@ typedef struct session {
     lode_stratum_url redirect;
     double redirect_wait;
     bool chosen;                /* the user chose this pool: no probing for the primary */
+    bool stalled;               /* ended as stalled: counts as a failure for failover */
+    lode_pool_events events;    /* rate limits of what the pool may repeat */
 } session;
 
 static char *dup_or(const char *s, const char *fallback)
@@ -262,7 +265,9 @@ static void source_submit(void *source, const lode_share *share, bool stale)
     const lode_job *job = share->job;
     pthread_mutex_lock(&s->lock);
     pool_state *p = &s->pools[s->current_pool];
-    if (stale || job == NULL || !s->accepting || job->generation != s->generation) {
+    if (atomic_load(&s->stop)) {
+        p->stats.unsent++; /* found while the source stops: never sent */
+    } else if (stale || job == NULL || !s->accepting || job->generation != s->generation) {
         p->stats.dropped++;
     } else if (s->queue_len == SUBMIT_QUEUE_MAX) {
         p->stats.unsent++; /* the pool never sees it: neither accepted nor rejected */
@@ -434,8 +439,8 @@ static void install_held(session *ss, bool clean_extra)
     ss->got_job = true;
     ss->job_installed = true;
     ss->last_progress = lode_clock_s();
-    lode_log(LODE_LOG_DEBUG, "stratum: job %s%s, difficulty %g", n->job_id, clean ? " (clean)" : "",
-             ss->job_state.difficulty);
+    lode_log_limited(&ss->events.job, LODE_LOG_DEBUG, "stratum: job %s%s, difficulty %g", n->job_id,
+                     clean ? " (clean)" : "", ss->job_state.difficulty);
 }
 
 static void count_share(session *ss, const pending_request *req, const lode_stratum_msg *msg)
@@ -479,7 +484,7 @@ static int handle_response(session *ss, const lode_stratum_msg *msg, session_end
 {
     pending_request req;
     if (!msg->id_is_int || !take_pending(ss, msg->int_id, &req)) {
-        lode_log(LODE_LOG_DEBUG, "stratum: reply to an unknown request id, ignored");
+        lode_log_limited(&ss->events.unknown_reply, LODE_LOG_DEBUG, "stratum: reply to an unknown request id, ignored");
         return 0;
     }
     lode_stratum *s = ss->s;
@@ -584,23 +589,10 @@ static int handle_message(session *ss, lode_stratum_msg *msg, session_end *end)
         ss->held_installed = false;
         install_held(ss, false);
         return 0;
-    case LODE_STRATUM_SET_DIFFICULTY: {
+    case LODE_STRATUM_SET_DIFFICULTY:
         ss->next_difficulty = msg->u.difficulty;
-        lode_u256 target;
-        lode_target_from_difficulty(msg->u.difficulty, s->config.algo, &target);
-        bool every_hash = true;
-        for (size_t i = 0; i < 8; i++)
-            every_hash = every_hash && target.w[i] == UINT32_MAX;
-        if (lode_u256_is_zero(&target))
-            lode_log(LODE_LOG_WARN, "stratum: pool difficulty %g is too high for any hash to meet; "
-                     "its jobs are not mined (idle until the pool lowers it)", msg->u.difficulty);
-        else if (every_hash)
-            lode_log(LODE_LOG_WARN, "stratum: pool difficulty %g makes every hash a share: a flood; "
-                     "shares beyond what the pool answers in time are not sent", msg->u.difficulty);
-        else
-            lode_log(LODE_LOG_INFO, "stratum: pool difficulty %g (from the next job)", msg->u.difficulty);
+        lode_pool_events_difficulty(&ss->events, msg->u.difficulty, s->config.algo);
         return 0;
-    }
     case LODE_STRATUM_SET_EXTRANONCE:
         memcpy(ss->next_extranonce1, msg->u.set_extranonce.extranonce1, msg->u.set_extranonce.extranonce1_len);
         ss->next_extranonce1_len = msg->u.set_extranonce.extranonce1_len;
@@ -610,7 +602,8 @@ static int handle_message(session *ss, lode_stratum_msg *msg, session_end *end)
     case LODE_STRATUM_SET_VERSION_MASK:
         if (s->config.algo == LODE_ALGO_SHA256D && s->config.version_rolling) {
             ss->job_state.version_mask = msg->u.version_mask & LODE_STRATUM_VERSION_MASK;
-            lode_log(LODE_LOG_INFO, "stratum: version mask now %08x", ss->job_state.version_mask);
+            lode_log_limited(&ss->events.version_mask, LODE_LOG_INFO, "stratum: version mask now %08x",
+                             ss->job_state.version_mask);
             if (ss->held_installed) /* applies at once: re-install the current job */
                 install_held(ss, true);
         }
@@ -638,14 +631,14 @@ static int handle_message(session *ss, lode_stratum_msg *msg, session_end *end)
         *end = END_REDIRECT;
         return -1;
     case LODE_STRATUM_SHOW_MESSAGE:
-        lode_log(LODE_LOG_INFO, "pool message: %s", msg->u.text);
+        lode_log_limited(&ss->events.message, LODE_LOG_INFO, "pool message: %s", msg->u.text);
         return reply(ss, msg, lode_stratum_build_reply_true(msg->id));
     case LODE_STRATUM_GET_VERSION:
         return reply(ss, msg, lode_stratum_build_reply_string(msg->id, s->agent));
     case LODE_STRATUM_PING:
         return reply(ss, msg, lode_stratum_build_reply_string(msg->id, "pong"));
     case LODE_STRATUM_UNKNOWN_METHOD:
-        lode_log(LODE_LOG_DEBUG, "stratum: unknown method %s", msg->u.method);
+        lode_log_limited(&ss->events.unknown_method, LODE_LOG_DEBUG, "stratum: unknown method %s", msg->u.method);
         return reply(ss, msg, lode_stratum_build_reply_error(msg->id, 20, "unknown method"));
     }
     return 0;
@@ -858,10 +851,12 @@ static session_end run_session(lode_stratum *s, size_t pool, const lode_stratum_
         if (now - ss->last_progress > s->config.stall_timeout_s) {
             lode_log(LODE_LOG_WARN, "stratum: %s: no job or reply for %.0f s, reconnecting", where,
                      now - ss->last_progress);
+            ss->stalled = true;
             end = END_FAILED;
             break;
         }
         if (check_unanswered(ss, where) != 0) {
+            ss->stalled = true;
             end = END_FAILED;
             break;
         }
@@ -917,7 +912,7 @@ static session_end run_session(lode_stratum *s, size_t pool, const lode_stratum_
             pthread_mutex_lock(&s->lock);
             p->stats.bad_lines++;
             pthread_mutex_unlock(&s->lock);
-            lode_log(LODE_LOG_WARN, "stratum: bad line from the pool skipped: %s", err);
+            lode_log_limited(&ss->events.bad_line, LODE_LOG_WARN, "stratum: bad line from the pool skipped: %s", err);
             continue;
         }
         int rc = handle_message(ss, &msg, &end);
@@ -946,11 +941,12 @@ static void end_session(lode_stratum *s, session *ss, size_t pool)
                                        LODE_LOG_INT("unanswered", ss->submits_in_flight)),
                        "stratum: disconnected from %s", where);
     }
+    lode_pool_events_flush(&ss->events);
     pthread_mutex_lock(&s->lock);
     s->accepting = false;
     s->pools[pool].stats.connected = false;
-    /* Shares queued for the dead connection: their jobs ended with it. */
-    s->pools[pool].stats.dropped += s->queue_len;
+    /* Shares still queued never left: unsent (their jobs did not end). */
+    s->pools[pool].stats.unsent += s->queue_len;
     s->queue_len = 0;
     /* Submits sent that the pool never answered. */
     s->pools[pool].stats.unanswered += ss->submits_in_flight;
@@ -1015,6 +1011,7 @@ static void *io_thread(void *arg)
         ss->pool = pool;
         ss->url = redirected ? redirect_url : s->pools[pool].url;
         ss->chosen = chosen;
+        lode_pool_events_init(&ss->events);
         pthread_mutex_lock(&s->lock);
         s->current_pool = pool; /* the pool tried, for lode_stratum_current_pool */
         pthread_mutex_unlock(&s->lock);
@@ -1022,7 +1019,7 @@ static void *io_thread(void *arg)
         end_session(s, ss, pool);
         lode_stratum_url next_redirect = ss->redirect;
         double redirect_wait = ss->redirect_wait;
-        bool got_job = ss->got_job;
+        bool got_job = ss->got_job, stalled = ss->stalled;
         if (ss->accepted_any)
             redirects = 0;
         if (ss->auth_refused) {
@@ -1073,7 +1070,7 @@ static void *io_thread(void *arg)
             failures = attempt = 0;
             break;
         case END_FAILED:
-            if (got_job) { /* it worked for a while: retry the same pool first */
+            if (got_job && !stalled) { /* it worked for a while: retry the same pool first */
                 failures = attempt = 0;
             } else if (redirected) {
                 redirected = false; /* the redirect target failed: back to the list */

@@ -56,7 +56,8 @@ typedef struct lode_stratum_config {
     double retry_base_s;           /* backoff: base * 2^attempt, jittered down by up to half; 0 = 1 */
     double retry_max_s;            /* backoff cap; 0 = 60 */
     double stall_timeout_s;        /* no job and no submit answer this long, or submits sent and
-                                    * none answered this long -> reconnect; 0 = 120 */
+                                    * none answered this long -> reconnect, counted as a failed
+                                    * attempt (failover_after) even if jobs came; 0 = 120 */
     double primary_check_s;        /* on a backup pool, probe pools[0] this often; 0 = 60 */
     double connect_timeout_s;      /* TCP connect (or the proxy's) + TLS handshake; 0 = 15 */
     const char *proxy;             /* socks5://, socks5h:// or http:// (CONNECT) proxy for every pool,
@@ -70,8 +71,9 @@ void lode_stratum_config_defaults(lode_stratum_config *config);
 
 typedef struct lode_pool_stats {
     uint64_t accepted, rejected, stale; /* the pool's answers; stale: code 21, job not found */
-    uint64_t dropped;       /* not sent: the share's job had ended (clean job, lost connection) */
-    uint64_t unsent;        /* not sent: they came faster than the pool answers */
+    uint64_t dropped;       /* not sent: the share's job had ended (a clean job replaced it) */
+    uint64_t unsent;        /* shares never sent: they came faster than the pool answers, or were
+                             * still queued when the connection ended or the source stopped */
     uint64_t unanswered;    /* submits sent that the pool never answered (connection ended, or
                              * given up after the stall timeout) */
     char last_reject[128];  /* the pool's reason for the last rejected share */

@@ -24,6 +24,7 @@
 
 #include "core/base/clock.h"
 #include "core/base/hex.h"
+#include "core/stratum/url_userinfo.h"
 
 struct lode_stratum_conn {
     int fd;
@@ -97,22 +98,12 @@ int lode_stratum_url_parse(const char *url, lode_stratum_url *out, char *err, si
     /* user[:pass]@ : the password runs to the last '@' (a host has none). */
     const char *at = strrchr(rest, '@');
     if (at != NULL) {
-        const char *colon = memchr(rest, ':', (size_t)(at - rest));
-        size_t user_len = colon ? (size_t)(colon - rest) : (size_t)(at - rest);
-        size_t pass_len = colon ? (size_t)(at - colon - 1) : 0;
-        if (user_len == 0)
-            return fail(err, err_len, "pool URL: no user name before '@'");
-        if (user_len >= sizeof out->user || pass_len >= sizeof out->pass)
-            return fail(err, err_len, "pool URL: user name or password longer than %d characters",
-                        LODE_STRATUM_CRED_MAX - 1);
-        if (has_control(rest, (size_t)(at - rest)))
-            return fail(err, err_len, "pool URL: control characters in the user name or password");
-        memcpy(out->user, rest, user_len);
-        out->has_user = true;
-        if (colon != NULL) {
-            memcpy(out->pass, colon + 1, pass_len);
-            out->has_pass = true;
+        if (lode_stratum_userinfo_parse(rest, (size_t)(at - rest), "pool URL", out->user, out->pass,
+                                        LODE_STRATUM_CRED_MAX, &out->has_pass, err, err_len) != 0) {
+            memset(out, 0, sizeof *out); /* no credential left behind */
+            return -1;
         }
+        out->has_user = true;
         rest = at + 1;
     }
     /* Messages quote the host part only: never the credentials. */
@@ -185,8 +176,16 @@ int lode_stratum_proxy_check(const char *proxy, char *err, size_t err_len)
     if (has_control(proxy, strlen(proxy)))
         return fail(err, err_len, "proxy URL holds control characters");
     const char *at = strrchr(host, '@');
-    if (at != NULL)
+    if (at != NULL) {
+        char user[LODE_STRATUM_CRED_MAX], pass[LODE_STRATUM_CRED_MAX];
+        bool has_pass;
+        int rc = lode_stratum_userinfo_parse(host, (size_t)(at - host), "proxy URL", user, pass, sizeof user,
+                                             &has_pass, err, err_len);
+        memset(pass, 0, sizeof pass);
+        if (rc != 0)
+            return -1;
         host = at + 1;
+    }
     if (*host == '\0' || *host == ':' || *host == '/')
         return fail(err, err_len, "proxy '%s' has no host", shown);
     return 0;
@@ -480,7 +479,23 @@ static int connect_proxy(lode_stratum_conn *c, const lode_stratum_url *url, cons
     long timeout_ms = timeout_s > 0 ? (long)(timeout_s * 1000) : 15000;
     CURL *h = c->proxy;
     curl_easy_setopt(h, CURLOPT_URL, target);
-    curl_easy_setopt(h, CURLOPT_PROXY, proxy);
+    /* The credentials go apart, decoded: libcurl's URL parser refuses a raw
+     * '/' or '@' in them, and its messages quote the URL it was given. */
+    char user[LODE_STRATUM_CRED_MAX], pass[LODE_STRATUM_CRED_MAX];
+    bool has_pass = false;
+    const char *scheme_end = strstr(proxy, "://") + 3; /* lode_stratum_proxy_check passed it */
+    const char *at = strrchr(scheme_end, '@');
+    if (at != NULL && lode_stratum_userinfo_parse(scheme_end, (size_t)(at - scheme_end), "proxy URL", user, pass,
+                                                  sizeof user, &has_pass, err, err_len) != 0)
+        return -1;
+    char without_credentials[URL_TEXT_MAX + 1];
+    snprintf(without_credentials, sizeof without_credentials, "%.*s%s", (int)(scheme_end - proxy), proxy,
+             at ? at + 1 : scheme_end);
+    curl_easy_setopt(h, CURLOPT_PROXY, without_credentials);
+    if (at != NULL) {
+        curl_easy_setopt(h, CURLOPT_PROXYUSERNAME, user);
+        curl_easy_setopt(h, CURLOPT_PROXYPASSWORD, has_pass ? pass : "");
+    }
     curl_easy_setopt(h, CURLOPT_NOPROXY, "");         /* no_proxy from the environment does not apply */
     curl_easy_setopt(h, CURLOPT_HTTPPROXYTUNNEL, 1L);  /* an http:// proxy: CONNECT host:port */
     curl_easy_setopt(h, CURLOPT_CONNECT_ONLY, 1L);
@@ -494,6 +509,7 @@ static int connect_proxy(lode_stratum_conn *c, const lode_stratum_url *url, cons
     curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, proxy_progress);
     curl_easy_setopt(h, CURLOPT_XFERINFODATA, (void *)c->cancel);
     CURLcode rc = curl_easy_perform(h);
+    memset(pass, 0, sizeof pass);
     if (rc != CURLE_OK) {
         if (cancelled(c->cancel))
             return fail(err, err_len, "cancelled");

@@ -21,7 +21,8 @@
  *   [IPv6]:PORT in any of them                  stratum+tcp://[::1]:3333
  *   USER:PASS@ or USER@ before the host         credentials (cpuminer's habit);
  *                                               PASS runs to the last '@', so it
- *                                               may hold ':' and '@'
+ *                                               may hold ':' and '@'; percent
+ *                                               escapes decoded (url_userinfo.h)
  * A trailing "/" is allowed. */
 #define LODE_STRATUM_CRED_MAX 256
 typedef struct lode_stratum_url {
@@ -43,7 +44,7 @@ void lode_stratum_url_format(const lode_stratum_url *url, char *out, size_t out_
  * left out. */
 void lode_stratum_proxy_display(const char *proxy, char *out, size_t out_len);
 /* 0 if proxy is a proxy URL lode can use (socks5://, socks5h://, http://,
- * with a host); -1 with a reason. */
+ * with a host, USER:PASS@ read as in pool URLs); -1 with a reason. */
 int lode_stratum_proxy_check(const char *proxy, char *err, size_t err_len);
 
 /* A certificate pin: the SHA-256 of the leaf certificate's DER, 64 hex digits,

@@ -66,7 +66,7 @@ class Lode:
     """One lode process; stderr and stdout go to files that can be waited on."""
     n = 0
 
-    def __init__(self, binary, args, name="lode"):
+    def __init__(self, binary, args, name="lode", env=None):
         Lode.n += 1
         self.name = f"{name}-{Lode.n}"
         self.args = [binary, *args]
@@ -76,7 +76,7 @@ class Lode:
         self.out_f = open(self.out_path, "w")
         log(f"start {self.name}: {' '.join(self.args[1:])}")
         self.proc = subprocess.Popen(self.args, stdout=self.out_f, stderr=self.err_f,
-                                     stdin=subprocess.DEVNULL)
+                                     stdin=subprocess.DEVNULL, env=env)
         self.rc = None
         self.stop_seconds = None
 
