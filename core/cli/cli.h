@@ -3,6 +3,7 @@
 #define LODE_CLI_H
 
 #include <getopt.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -160,6 +161,9 @@ const char *cli_keep(cli_options *o, const char *s);
 bool cli_interrupted(void);
 /* A second Ctrl-C: stop now, even where the first lets a unit of work finish. */
 bool cli_interrupted_twice(void);
+/* Set with cli_interrupted: an abort flag for device calls the command
+ * makes itself (the self-tests of --selftest). */
+const atomic_int *cli_stop_flag(void);
 /* SIGINT, SIGTERM, SIGHUP set cli_interrupted; SIGPIPE is ignored. */
 void cli_install_signal_handlers(void);
 /* Flushes stdout; if anything written there was lost (a closed pipe, a

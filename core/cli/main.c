@@ -13,19 +13,23 @@
 
 #include "core/base/log.h"
 #include "core/base/settings.h"
+#include "core/base/stuck_threads.h"
 #include "core/cli/cli.h"
 #include "core/dispatch/dispatch.h"
 
 static volatile sig_atomic_t interrupted;
+static atomic_int stop_flag; /* lock-free, so a signal handler may set it */
 
 static void on_signal(int sig)
 {
     (void)sig;
     if (interrupted < 2)
         interrupted++;
+    atomic_store(&stop_flag, 1);
 }
 
 bool cli_interrupted(void) { return interrupted != 0; }
+const atomic_int *cli_stop_flag(void) { return &stop_flag; }
 bool cli_interrupted_twice(void) { return interrupted >= 2; }
 
 void cli_install_signal_handlers(void)
@@ -196,6 +200,20 @@ static int setup_service(const cli_options *o)
     return -1;
 }
 
+/* main's status, after the output is flushed. While a thread a stop gave
+ * up on is still in a driver or library call, the process ends here, with
+ * _exit: exit() would run the libraries' destructors under that thread
+ * (a driver's can wait on it for ever). */
+static int finish(int status)
+{
+    status = cli_finish_output(status);
+    if (lode_stuck_threads() > 0) {
+        fflush(NULL);
+        _exit(status);
+    }
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     cli_install_signal_handlers(); /* first: --help | head -1 must not die of SIGPIPE either */
@@ -260,14 +278,14 @@ int main(int argc, char **argv)
     if (status >= 0) {
         cli_options_free(&o);
         lode_log_close();
-        return cli_finish_output(status);
+        return finish(status);
     }
     if (cmd == CLI_CMD_TF || cmd == CLI_CMD_CHECK) {
         status = cmd == CLI_CMD_TF ? cmd_tf(&o, argc - optind, argv + optind)
                                    : cmd_check(&o, argc - optind, argv + optind);
         cli_options_free(&o);
         lode_log_close();
-        return cli_finish_output(status);
+        return finish(status);
     }
     if (command != NULL && strcmp(command, "hash") == 0 && optind == argc - 1)
         o.operand = argv[optind++];
@@ -301,5 +319,5 @@ int main(int argc, char **argv)
     }
     cli_options_free(&o);
     lode_log_close();
-    return cli_finish_output(status);
+    return finish(status);
 }
