@@ -6,6 +6,8 @@ here has work for minutes or more, or a device call that never returns,
 so a run that ends with 130 ended because of the stop; every wait is a
 hang guard only, never a speed limit.
 
+- lode tf on one CPU thread, whose class takes an hour and more: the class
+  in flight is left undone in the checkpoint and runs again next time;
 - a benchmark on a device whose scan never returns, with the watchdog off
   (the fault-injecting test device fault:0, LODE_TEST_FAULT): the stop
   abandons it, names it, prints the summary and exits 130;
@@ -13,7 +15,7 @@ hang guard only, never a speed limit.
   scan takes hours), registered through OCL_ICD_VENDORS, where installed;
 - lode --selftest: stopped after its first result, it exits 130 without
   running the rest.
-(lode tf's stop is in test_tf.py, systemd's in test_systemd.py.)
+(systemd's unread socket is in test_systemd.py.)
 
 usage: test_stop.py PATH_TO_LODE
 """
@@ -68,6 +70,44 @@ def stop_and_wait(proc, sig=signal.SIGTERM):
         proc.kill()
         proc.wait()
         return None
+
+
+def test_interrupt_long_class(tmp):
+    """A stop does not wait for a class that takes a CPU thread an hour and
+    more (2^76..2^77): one SIGTERM, or two SIGINTs at once, and lode stops
+    by itself (rc 130) with class 0 left undone in the checkpoint, to run
+    again next time (before: "finishing class 0", and it ran on until a
+    second signal). The guard only catches a hang: the class would take far
+    longer."""
+    for name, signals in (("term", [signal.SIGTERM]), ("int2", [signal.SIGINT, signal.SIGINT])):
+        d = os.path.join(tmp, name)
+        os.makedirs(d)
+        proc = subprocess.Popen([LODE, "tf", "66362159", "76", "77", "-d", "cpu", "-t", "1", "--checkpoint-dir", d,
+                                 "--results", os.path.join(d, "r.json")], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        first = ""
+        while "trial factoring M66362159" not in first:  # class 0 is being scanned
+            line = proc.stderr.readline()
+            if not line:
+                break
+            first += line
+        for sig in signals:
+            proc.send_signal(sig)
+        try:
+            out, err = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+        err = first + err
+        check(proc.returncode == 130 and "stopped in class 0" in err and "runs again next time" in err,
+              f"{name}: the stop leaves the class: rc {proc.returncode} {err[-500:]!r}")
+        ckp = ""
+        if os.path.exists(os.path.join(d, "M66362159_76_77.ckp")):
+            with open(os.path.join(d, "M66362159_76_77.ckp")) as f:
+                ckp = f.read()
+        check("next_class 0\n" in ckp and "classes_done 0\n" in ckp,
+              f"{name}: class 0 not done in the checkpoint: {ckp!r}")
+        check(not os.path.exists(os.path.join(d, "r.json")), f"{name}: no result for an unfinished assignment")
 
 
 def test_stuck_device():
@@ -156,6 +196,8 @@ def test_selftest():
           f"it says it was interrupted, and ran not every test: {text[-300:]!r}")
 
 
+with tempfile.TemporaryDirectory() as scratch:
+    test_interrupt_long_class(scratch)
 test_stuck_device()
 test_oclgrind_scan()
 test_selftest()

@@ -16,7 +16,8 @@ typedef struct lode_dispatcher lode_dispatcher;
 
 /* How long a stop waits for the work in flight: a device call (scan,
  * self-test) that has not returned this long after the stop is abandoned
- * and its device named, rather than waited for. */
+ * and its device named, rather than waited for; trial factoring keeps a
+ * class only if it completes within it. */
 #define LODE_STOP_GRACE_MS 2000
 
 /* A hit that the reference confirmed. */
