@@ -219,8 +219,8 @@ typedef struct cli_rate_report {
 int cli_rate_report_init(cli_rate_report *r, struct lode_dispatcher *m, const char *unit, double interval);
 /* Logs the rates if interval seconds have passed since the last lines. */
 void cli_rate_report_tick(cli_rate_report *r);
-/* Stops the dispatcher's workers, waits (10 s at most) until the scans they
- * had in flight are counted and their hits re-checked, and logs the
+/* Stops the dispatcher's workers, waits (LODE_STOP_GRACE_MS at most) until
+ * the scans they had in flight are counted and their hits re-checked, and logs the
  * summary: the rate is every hash hashed until the scans came back, not
  * only the whole scans counted before the stop (a GPU's scan of 2^31 nonces
  * is 2.4% of a 12-s benchmark). Returns the total hashrate, and *hw_errors
