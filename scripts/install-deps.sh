@@ -6,13 +6,14 @@ set -euo pipefail
 # libmicrohttpd serves the API, libsystemd speaks to systemd, Chart.js draws the
 # dashboard, and prometheus (with promtool) and chromium test them as users would;
 # microsocks (SOCKS5) and tinyproxy (HTTP CONNECT) are the proxies lode's -x is tested through;
-# clinfo lists the OpenCL platforms that `lode -V` is checked against; systemd brings
-# systemd-analyze, which verifies the example unit file.
+# clinfo lists the OpenCL platforms that `lode -V` is checked against; oclgrind is a slow
+# OpenCL device that a stop must not wait for; systemd brings systemd-analyze, which
+# verifies the example unit file.
 packages=(cmake ninja-build gcc pkg-config libhwloc-dev libjansson-dev libssl-dev python3
           libcurl4-openssl-dev opencl-headers ocl-icd-libopencl1 pocl-opencl-icd
           litecoind openssl clang libclang-rt-14-dev
           libmicrohttpd-dev libsystemd-dev prometheus chromium libjs-chart.js
-          microsocks tinyproxy clinfo systemd)
+          microsocks tinyproxy clinfo oclgrind systemd)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

@@ -494,7 +494,7 @@ int main(int argc, char **argv)
                     /* Every known factor (tests/vectors/mersenne-factors.json);
                      * tests/test_tf.c has the rest. */
                     char why[512];
-                    CHECK(lode_tf_selftest_handle(&h, false, why, sizeof why) == 0, "%s tf: %s",
+                    CHECK(lode_tf_selftest_handle(&h, false, NULL, why, sizeof why) == 0, "%s tf: %s",
                           devices[d].id, why);
                     lode_handle_close(&h);
                     runs++;

@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "core/base/status.h"
+#include "core/base/stuck_threads.h"
 #include "core/base/target.h"
 #include "core/dispatch/dispatch.h"
 #include "core/dispatch/fault_backend.h"
@@ -71,7 +72,8 @@ static bool oracle_hit(const lode_work *w, uint32_t nonce)
     return lode_hash_meets_target(hash, &w->header.target);
 }
 
-static lode_dispatcher *start(const double *max_temp, int max_restarts)
+/* hang_timeout_s < 0: no watchdog. */
+static lode_dispatcher *start_watched(const double *max_temp, int max_restarts, double hang_timeout_s)
 {
     lode_device_ref *refs;
     size_t count;
@@ -87,7 +89,7 @@ static lode_dispatcher *start(const double *max_temp, int max_restarts)
         .chunk_ms = 20,
         .callbacks = {.found = on_found},
         .max_temp_c = max_temp,
-        .hang_timeout_s = 2.0, /* well above a 20 ms scan, even under ThreadSanitizer on a busy machine */
+        .hang_timeout_s = hang_timeout_s,
         .max_restarts = max_restarts,
         .backoff_s = 0.05,
         .monitor_interval_s = 0.05,
@@ -99,6 +101,12 @@ static lode_dispatcher *start(const double *max_temp, int max_restarts)
     if (m != NULL)
         CHECK(lode_dispatcher_wait_ready(m, -1) == 2, "both fault devices pass their self-tests");
     return m;
+}
+
+static lode_dispatcher *start(const double *max_temp, int max_restarts)
+{
+    /* A hang timeout well above a 20 ms scan, even under ThreadSanitizer on a busy machine. */
+    return start_watched(max_temp, max_restarts, 2.0);
 }
 
 static lode_device_stats stats(lode_dispatcher *m, size_t device)
@@ -351,6 +359,45 @@ static void test_hang_abandoned(void)
     finish(m); /* releases the stuck scan, so the worker is joined */
 }
 
+static atomic_int freed;
+
+static void *free_in_thread(void *m)
+{
+    lode_dispatcher_free(m);
+    atomic_store(&freed, 1);
+    return NULL;
+}
+
+static void test_stop_leaves_stuck_scan(void)
+{
+    /* A stop does not wait for a scan that never returns, even with no
+     * watchdog to give up on it: lode_dispatcher_free returns while the
+     * scan is still stuck (it would block until the hang's release), its
+     * worker left behind; once the scan returns after all, the worker
+     * frees the dispatcher. */
+    lode_fault_set(0, &(lode_fault_plan){.kind = LODE_FAULT_HANG, .after = 2});
+    lode_dispatcher *m = start_watched(NULL, 5, -1);
+    if (m == NULL)
+        return;
+    endless_job(m);
+    for (double t0 = now_s(); lode_fault_fired(0) == 0 && now_s() - t0 < GUARD_S;)
+        nap_ms(5);
+    CHECK(lode_fault_fired(0) == 1, "fault:0's scan hangs (%u)", lode_fault_fired(0));
+    atomic_store(&freed, 0);
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, free_in_thread, m) == 0, "a thread to stop the dispatcher");
+    for (double t0 = now_s(); !atomic_load(&freed) && now_s() - t0 < GUARD_S;)
+        nap_ms(5);
+    CHECK(atomic_load(&freed), "the stop returns while fault:0's scan is stuck");
+    CHECK(lode_stuck_threads() == 1, "its worker is left behind (%u)", lode_stuck_threads());
+    lode_fault_release();
+    pthread_join(t, NULL);
+    for (double t0 = now_s(); lode_stuck_threads() > 0 && now_s() - t0 < GUARD_S;)
+        nap_ms(5);
+    CHECK(lode_stuck_threads() == 0, "the worker returns once its scan does (%u)", lode_stuck_threads());
+    lode_fault_set(0, NULL);
+}
+
 static void test_bad_hits(void)
 {
     lode_fault_set(0, &(lode_fault_plan){.kind = LODE_FAULT_BAD_HITS, .after = 2});
@@ -421,6 +468,7 @@ int main(void)
     test_error_quarantine();
     test_hang_restarts();
     test_hang_abandoned();
+    test_stop_leaves_stuck_scan();
     test_bad_hits();
     test_thermal();
     lode_registry_use_backends(NULL, 0);

@@ -11,6 +11,9 @@ script (no lode code involved).
 - a lode whose only device hangs (LODE_TEST_FAULT, the fault-injecting test
   devices) stops feeding the watchdog while the device is stuck, and exits 1
   once it is quarantined, with STOPPING=1;
+- a manager that does not read (its socket's queue full before lode
+  starts, so every send would block): lode mines on, warns once, and a
+  SIGTERM stops it with status 130, with and without WATCHDOG_USEC;
 - built without libsystemd (the portable preset), lode warns that
   NOTIFY_SOCKET is set and sends nothing;
 - the example unit contrib/systemd/lode.service passes `systemd-analyze
@@ -23,6 +26,7 @@ import os
 import re
 import select
 import shutil
+import signal
 import socket
 import threading
 import subprocess
@@ -168,6 +172,74 @@ def test_stuck_device():
           f"no WATCHDOG=1 while the only device is stuck: last ping at {pings[-1:]}, stopping at {stop}")
 
 
+class StderrLines:
+    """Collects a process's stderr lines on a thread of its own."""
+
+    def __init__(self, proc):
+        self.lines = []
+        self.cond = threading.Condition()
+        threading.Thread(target=self.read, args=(proc,), daemon=True).start()
+
+    def read(self, proc):
+        for line in proc.stderr:
+            with self.cond:
+                self.lines.append(line)
+                self.cond.notify_all()
+
+    def wait_for(self, needle, timeout):
+        with self.cond:
+            return self.cond.wait_for(lambda: any(needle in line for line in self.lines), timeout)
+
+    def text(self):
+        with self.cond:
+            return "".join(self.lines)
+
+
+def test_unread_socket():
+    """Before: lode hung in sd_notify, printed no rate line and ignored
+    SIGTERM until killed. 60-s waits are hang guards only."""
+    for watchdog_usec in (None, 100_000):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "notify.sock")
+            manager = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            manager.bind(path)  # and never read
+            filler = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            filler.setblocking(False)
+            queued = 0
+            try:
+                while queued < 100000:
+                    filler.sendto(b"X=1", path)
+                    queued += 1
+            except BlockingIOError:
+                pass
+            check(queued < 100000, f"the manager's queue is full ({queued} datagrams)")
+            env = dict(os.environ, NOTIFY_SOCKET=path)
+            env.pop("WATCHDOG_PID", None)
+            env.pop("WATCHDOG_USEC", None)
+            if watchdog_usec:
+                env["WATCHDOG_USEC"] = str(watchdog_usec)
+            proc = subprocess.Popen([LODE, "--benchmark", "-a", "sha256d", "-d", "cpu", "-t", "1", "--log-interval",
+                                     "1", "--time-limit", "600", "--no-color"], stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True, env=env)
+            err = StderrLines(proc)
+            mining = err.wait_for("total:", 60)
+            warned = err.wait_for("systemd does not read NOTIFY_SOCKET", 60)
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            what = f"NOTIFY_SOCKET unread, WATCHDOG_USEC {watchdog_usec}"
+            check(mining, f"{what}: lode mines on (rate lines): {err.text()[-400:]!r}")
+            check(warned and err.text().count("does not read NOTIFY_SOCKET") == 1,
+                  f"{what}: warned once: {err.text()[-400:]!r}")
+            check(proc.returncode == 130 and "summary" in err.text(),
+                  f"{what}: SIGTERM stops it with the summary: rc {proc.returncode}, {err.text()[-400:]!r}")
+            manager.close()
+            filler.close()
+
+
 def test_without_systemd():
     rc, out, err, messages = run_notified(
         ["--benchmark", "-a", "sha256d", "-d", "cpu", "-t", "1", "--time-limit", "2", "--no-color"], {}, 1_000_000)
@@ -201,6 +273,7 @@ if HAVE_SYSTEMD:
     test_benchmark()
     test_mining_status()
     test_stuck_device()
+    test_unread_socket()
 else:
     test_without_systemd()
 sys.exit(check.report())

@@ -3,6 +3,7 @@
 #define LODE_CLI_H
 
 #include <getopt.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -163,6 +164,9 @@ const char *cli_keep(cli_options *o, const char *s);
 bool cli_interrupted(void);
 /* A second Ctrl-C: stop now, even where the first lets a unit of work finish. */
 bool cli_interrupted_twice(void);
+/* Set with cli_interrupted: an abort flag for device calls the command
+ * makes itself (the self-tests of --selftest). */
+const atomic_int *cli_stop_flag(void);
 /* SIGINT, SIGTERM, SIGHUP set cli_interrupted; SIGPIPE is ignored. */
 void cli_install_signal_handlers(void);
 /* Flushes stdout; if anything written there was lost (a closed pipe, a
@@ -233,8 +237,8 @@ typedef struct cli_rate_report {
 int cli_rate_report_init(cli_rate_report *r, struct lode_dispatcher *m, const char *unit, double interval);
 /* Logs the rates if interval seconds have passed since the last lines. */
 void cli_rate_report_tick(cli_rate_report *r);
-/* Stops the dispatcher's workers, waits (10 s at most) until the scans they
- * had in flight are counted and their hits re-checked, and logs the
+/* Stops the dispatcher's workers, waits (LODE_STOP_GRACE_MS at most) until
+ * the scans they had in flight are counted and their hits re-checked, and logs the
  * summary: the rate is every hash hashed until the scans came back, not
  * only the whole scans counted before the stop (a GPU's scan of 2^31 nonces
  * is 2.4% of a 12-s benchmark). Returns the total hashrate, and *hw_errors

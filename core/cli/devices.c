@@ -123,14 +123,35 @@ static int print_skipped(lode_algo algo, const lode_device_ref *chosen, size_t c
     return skipped;
 }
 
+/* One variant of one device: LODE_OK, or an error with why. A stop ends it
+ * early (its scans poll cli_stop_flag); the caller then ignores it. */
+static int selftest_variant(const cli_options *o, const lode_device_ref *device, lode_algo algo,
+                            const char *variant, char *why, size_t why_len)
+{
+    lode_open_params params = {.algo = algo, .variant = variant};
+    lode_handle h;
+    int rc = lode_handle_open(&h, device, &params);
+    if (rc == LODE_OK)
+        rc = (algo == LODE_ALGO_TF && o->command == CLI_CMD_TF
+                  ? lode_tf_selftest_handle(&h, false, cli_stop_flag(), why, why_len)
+                  : lode_selftest_handle(&h, cli_stop_flag(), why, why_len)) == 0
+                 ? LODE_OK
+                 : LODE_ERR_DEVICE;
+    else
+        snprintf(why, why_len, "cannot open: %s", lode_status_str(rc));
+    lode_handle_close(&h);
+    return rc;
+}
+
 /* Every vector on every variant of every selected device: what a device
  * must pass before it gets work, here for all of its implementations.
  * `lode tf --selftest` (o->command CLI_CMD_TF) runs the whole known-factor
- * set of trial factoring, not the short one a worker runs at start. */
+ * set of trial factoring, not the short one a worker runs at start. A stop
+ * (Ctrl-C) ends the test running and the rest: status 130. */
 int cmd_selftest(const cli_options *o)
 {
     int failures = 0, runs = 0, skipped = 0;
-    for (int a = 0; a < LODE_ALGO_COUNT; a++) {
+    for (int a = 0; a < LODE_ALGO_COUNT && !cli_interrupted(); a++) {
         if (o->algo_given && (lode_algo)a != o->algo)
             continue;
         lode_device_ref *devices;
@@ -147,23 +168,16 @@ int cmd_selftest(const cli_options *o)
         }
         if (o->devices == NULL)
             skipped += print_skipped((lode_algo)a, devices, count);
-        for (size_t d = 0; d < count; d++) {
+        for (size_t d = 0; d < count && !cli_interrupted(); d++) {
             const char *names[MAX_VARIANTS];
             int k = lode_device_variants(&devices[d], (lode_algo)a, names, MAX_VARIANTS);
-            for (int v = 0; v < k; v++) {
+            for (int v = 0; v < k && !cli_interrupted(); v++) {
                 if (o->variant != NULL && (names[v] == NULL || strcmp(names[v], o->variant) != 0))
                     continue;
-                lode_open_params params = {.algo = (lode_algo)a, .variant = names[v]};
-                lode_handle h;
                 char why[512];
-                int rc = lode_handle_open(&h, &devices[d], &params);
-                if (rc == LODE_OK)
-                    rc = (a == LODE_ALGO_TF && o->command == CLI_CMD_TF
-                              ? lode_tf_selftest_handle(&h, false, why, sizeof why)
-                              : lode_selftest_handle(&h, why, sizeof why)) == 0 ? LODE_OK : LODE_ERR_DEVICE;
-                else
-                    snprintf(why, sizeof why, "cannot open: %s", lode_status_str(rc));
-                lode_handle_close(&h);
+                int rc = selftest_variant(o, &devices[d], (lode_algo)a, names[v], why, sizeof why);
+                if (cli_interrupted())
+                    break; /* cut short: its outcome says nothing */
                 printf("%-8s %-8s %-8s %s%s\n", devices[d].id, lode_algo_get((lode_algo)a)->name,
                        names[v] ? names[v] : "default", rc == LODE_OK ? "ok" : "FAILED: ",
                        rc == LODE_OK ? "" : why);
@@ -172,6 +186,11 @@ int cmd_selftest(const cli_options *o)
             }
         }
         free(devices);
+    }
+    if (cli_interrupted()) {
+        printf("%d passed, %d failed, %d skipped, then interrupted\n", runs - failures, failures, skipped);
+        fprintf(stderr, "lode: interrupted\n");
+        return EXIT_INTERRUPTED;
     }
     if (runs == 0)
         return cli_usage_error("nothing to self-test (check --devices, --algo and --variant)");

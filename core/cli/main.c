@@ -13,19 +13,23 @@
 
 #include "core/base/log.h"
 #include "core/base/settings.h"
+#include "core/base/stuck_threads.h"
 #include "core/cli/cli.h"
 #include "core/dispatch/dispatch.h"
 
 static volatile sig_atomic_t interrupted;
+static atomic_int stop_flag; /* lock-free, so a signal handler may set it */
 
 static void on_signal(int sig)
 {
     (void)sig;
     if (interrupted < 2)
         interrupted++;
+    atomic_store(&stop_flag, 1);
 }
 
 bool cli_interrupted(void) { return interrupted != 0; }
+const atomic_int *cli_stop_flag(void) { return &stop_flag; }
 bool cli_interrupted_twice(void) { return interrupted >= 2; }
 
 void cli_install_signal_handlers(void)
@@ -231,6 +235,20 @@ static int setup_service(const cli_options *o, bool runs_on)
     return -1;
 }
 
+/* main's status, after the output is flushed. While a thread a stop gave
+ * up on is still in a driver or library call, the process ends here, with
+ * _exit: exit() would run the libraries' destructors under that thread
+ * (a driver's can wait on it for ever). */
+static int finish(int status)
+{
+    status = cli_finish_output(status);
+    if (lode_stuck_threads() > 0) {
+        fflush(NULL);
+        _exit(status);
+    }
+    return status;
+}
+
 /* --log-format json makes every line of stderr JSON, errors about the
  * options before it included: a silent first pass over a copy of argv (as
  * getopt_long permutes what it reads) finds it. */
@@ -381,5 +399,5 @@ int main(int argc, char **argv)
         status = run_miner_command(command, &o, argc, argv);
     cli_options_free(&o);
     lode_log_close();
-    return cli_finish_output(status);
+    return finish(status);
 }

@@ -11,9 +11,6 @@
 #include "core/dispatch/dispatch.h"
 #include "core/dispatch/registry.h"
 
-/* How long the summary waits for aborted scans to come back: a launch or
- * two on a GPU, one sweep of a CPU's Momentum worker. */
-#define SCANS_COUNTED_WAIT_MS 10000
 
 const char *cli_rate_unit(lode_algo algo)
 {
@@ -82,10 +79,12 @@ double cli_rate_report_stop_and_summarise(cli_rate_report *r, uint64_t *hw_error
 {
     const double stop = lode_clock_s();
     lode_dispatcher_request_stop(r->miner);
-    const bool counted = lode_dispatcher_wait_scans_counted(r->miner, SCANS_COUNTED_WAIT_MS) != 0;
+    /* Aborted scans come back within a launch; one that does not is left
+     * (lode_dispatcher_free names it). */
+    const bool counted = lode_dispatcher_wait_scans_counted(r->miner, LODE_STOP_GRACE_MS) != 0;
     if (!counted)
         lode_log(LODE_LOG_WARN, "a scan in flight did not return within %d s; the summary counts without it",
-                 SCANS_COUNTED_WAIT_MS / 1000);
+                 LODE_STOP_GRACE_MS / 1000);
     /* Every hash counted was hashed by now (a launch in flight at the stop
      * ends after it): the rate is never above what was hashed, at most a
      * launch's time below. Without the stuck scan, the run ends at the stop. */

@@ -585,7 +585,7 @@ static void *run_row_worker(void *arg)
         return NULL;
     }
     char why[256];
-    if (lode_selftest_handle(&h, why, sizeof why) != 0) {
+    if (lode_selftest_handle(&h, NULL, why, sizeof why) != 0) {
         row_error(w, LODE_ERR_DEVICE, "worker %llu: self-test failed: %s", w->worker, why);
         lode_handle_close(&h);
         return NULL;

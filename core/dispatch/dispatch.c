@@ -11,111 +11,10 @@
 #include "core/base/log.h"
 #include "core/base/settings.h"
 #include "core/base/status.h"
+#include "core/base/stuck_threads.h"
 #include "core/base/target.h"
+#include "core/dispatch/dispatch_internal.h"
 #include "core/dispatch/selftest.h"
-
-typedef struct index_span {
-    uint64_t start, count;
-} index_span;
-
-/* What one worker is doing (under the miner lock). */
-typedef enum worker_state {
-    WORKER_STARTING,   /* opening and self-testing its handle */
-    WORKER_READY,      /* takes work */
-    WORKER_RESTARTING, /* closed after a fault; waiting out its backoff, reopening */
-    WORKER_HUNG,       /* its scan overran the watchdog: its range went to the others */
-    WORKER_FAILED,     /* refused at start, or done for (quarantine, stop) */
-    WORKER_ABANDONED,  /* hung for good: its thread is left behind */
-} worker_state;
-
-typedef struct device_counters {
-    atomic_uint_fast64_t hashes, hits, hw_errors, hits_dropped;
-    size_t first_worker;    /* its workers are workers[first_worker ..] */
-    unsigned workers;       /* workers of the device */
-    /* The rest under the miner lock. */
-    lode_device_state state; /* as last logged (log_state_change) */
-    bool paused;            /* by the user */
-    bool thermal;           /* above its temperature limit */
-    bool quarantined;
-    bool no_sensor_warned;  /* a limit but no temperature sensor: said once */
-    double max_temp_c;      /* 0 = no limit */
-    unsigned restarts;      /* every restart so far */
-    unsigned window_restarts; /* restarts since window_start */
-    double window_start;
-    uint32_t recent_hits;   /* outcomes of its last 32 checked hits: bit set = rejected */
-    unsigned checked_hits;  /* how many of those bits mean something (at most 32) */
-    char last_error[160];
-    lode_sensors sensors;
-    double hits_expected;   /* nonce scans: the sum of each scan's count x its target's chance */
-} device_counters;
-
-typedef struct worker {
-    lode_dispatcher *miner;
-    size_t device;
-    unsigned slot;
-    pthread_t thread;
-    atomic_int abort; /* set when the job changes, the device pauses or the miner stops */
-    atomic_uint_fast64_t on_job; /* sequence number of the job installed on the device */
-    /* Under the miner lock. */
-    worker_state state;
-    bool exited, joined;
-    bool busy;             /* in set_work or scan of `range` of job busy_seq */
-    bool scan_out;         /* claimed a range whose hashes are not counted yet (busy, then counting) */
-    lode_range range;
-    uint64_t busy_seq;
-    double busy_since, hang_limit_s; /* hang_limit_s = 0: not watched */
-    double backoff_s;      /* set by the watchdog with a hang: the restart's backoff (-1: none) */
-} worker;
-
-/* Hits of one scan waiting for their CPU re-check. */
-typedef struct verify_item {
-    struct verify_item *next;
-    size_t device;
-    lode_work work;
-    lode_range scanned; /* the part of the range the scan completed */
-    lode_hits hits;
-} verify_item;
-
-/* Re-checks run on a thread of their own so that a GPU worker is back
- * launching while the CPU verifies; past this backlog a worker verifies its
- * hits itself, which bounds the memory held by waiting hits. */
-#define VERIFY_BACKLOG 64
-
-struct lode_dispatcher {
-    lode_dispatcher_config config;
-    lode_device_ref *devices;
-    device_counters *counters;
-    worker *workers;
-    size_t worker_count;
-
-    pthread_mutex_t lock;
-    pthread_cond_t work_ready;    /* workers wait here for something to scan */
-    pthread_cond_t state_changed; /* waiters: self-tests settled, job done */
-    bool stopping;
-    unsigned settled, alive; /* workers past their first self-test; workers neither failed
-                                nor abandoned */
-
-    /* The current job and the part of its index space not yet handed out. */
-    bool has_job;
-    lode_work job;
-    uint64_t begin, next, end;
-    uint64_t unscanned; /* indices of the job not yet reported scanned */
-    index_span *returned; /* spans given back by aborted or failed scans */
-    size_t returned_count, returned_capacity;
-
-    pthread_t verifier;
-    bool verifier_started, verifier_stopping;
-    pthread_cond_t verify_ready;
-    verify_item *verify_head, *verify_tail;
-    size_t verify_pending; /* queued or being checked */
-    unsigned counts_waiters; /* in lode_dispatcher_wait_scans_counted: a scan's return wakes them */
-
-    pthread_t monitor; /* sensors, thermal limits, watchdog */
-    bool monitor_started, monitor_stopping;
-    pthread_cond_t monitor_wake;
-
-    long fail_after; /* LODE_TEST_FAIL_SCANS_AFTER; -1 = off */
-};
 
 /* Defaults of the health settings (lode_dispatcher_config). */
 #define DEFAULT_HYSTERESIS_C 5.0
@@ -133,11 +32,9 @@ struct lode_dispatcher {
  * quarantined: a rare hardware error passes, a device that computes
  * garbage does not. */
 #define BAD_HITS_LIMIT 8
-/* How long lode_dispatcher_free waits for a hung scan before leaving its
- * worker behind. */
-#define STUCK_GRACE_MS 2000
 
-static struct timespec deadline_in(int timeout_ms)
+
+struct timespec dispatch_deadline_in(int timeout_ms)
 {
     struct timespec deadline;
     clock_gettime(CLOCK_MONOTONIC, &deadline);
@@ -148,6 +45,12 @@ static struct timespec deadline_in(int timeout_ms)
         deadline.tv_nsec -= 1000000000L;
     }
     return deadline;
+}
+
+/* The public waits' one sleep (miner lock held): false once the deadline passed. */
+bool dispatch_wait_state_changed(lode_dispatcher *m, const struct timespec *deadline)
+{
+    return pthread_cond_timedwait(&m->state_changed, &m->lock, deadline) != ETIMEDOUT;
 }
 
 /* Keeps a span of the current job for another worker (lock held). */
@@ -272,6 +175,8 @@ static void refresh_state(lode_dispatcher *m, size_t device, const char *why)
 
 static void set_worker(lode_dispatcher *m, worker *w, worker_state s, const char *why)
 {
+    if (w->state == WORKER_ABANDONED)
+        return; /* for good: a call returning late changes nothing */
     if (w->state == WORKER_STARTING && s != WORKER_STARTING)
         m->settled++;
     if (worker_live(w->state) && !worker_live(s))
@@ -471,7 +376,7 @@ static bool open_and_test(worker *w, lode_handle *h, char *why, size_t why_len)
         return true;
     }
     char failure[400];
-    if (lode_selftest_handle(h, failure, sizeof failure) != 0) {
+    if (lode_selftest_handle(h, &m->stop_flag, failure, sizeof failure) != 0) {
         snprintf(why, why_len, "worker %u failed its self-test: %.200s", w->slot, failure);
         lode_handle_close(h);
         return false;
@@ -509,7 +414,7 @@ static bool restart(worker *w, lode_handle *h, const char *fault, bool counted)
             break;
         set_worker(m, w, WORKER_RESTARTING, why);
         lode_log(LODE_LOG_WARN, "%s: %s; reopening in %.3g s", m->devices[w->device].id, why, backoff);
-        struct timespec until = deadline_in((int)(backoff * 1000));
+        struct timespec until = dispatch_deadline_in((int)(backoff * 1000));
         while (!m->stopping && !c->quarantined &&
                pthread_cond_timedwait(&m->work_ready, &m->lock, &until) != ETIMEDOUT)
             ;
@@ -552,6 +457,55 @@ static uint64_t chunk_indices(const lode_work *job, uint64_t hashes)
     return hashes / per_index > 0 ? hashes / per_index : 1;
 }
 
+
+/* A worker's first self-test has settled: it takes work, or it failed. A
+ * stop that cut the test short is no fault of the device. */
+static void first_test_done(worker *w, bool opened, const char *why)
+{
+    lode_dispatcher *m = w->miner;
+    pthread_mutex_lock(&m->lock);
+    if (!opened && m->stopping) {
+        if (w->state == WORKER_STARTING) { /* not given up on at the stop already */
+            m->settled++;
+            m->alive--;
+            w->state = WORKER_FAILED;
+            pthread_cond_broadcast(&m->state_changed);
+        }
+    } else {
+        if (!opened) {
+            lode_log(LODE_LOG_ERROR, "%s: %s; it gets no work", m->devices[w->device].id, why);
+            note_error(&m->counters[w->device], why);
+        }
+        set_worker(m, w, opened ? WORKER_READY : WORKER_FAILED, opened ? "self-test passed" : why);
+    }
+    pthread_mutex_unlock(&m->lock);
+}
+
+/* The end of a worker's thread, its handle closed. One the stop left behind
+ * (dispatch_stop.c) frees the dispatcher if it is the last of them back. */
+static void worker_exit(worker *w, const char *why)
+{
+    lode_dispatcher *m = w->miner;
+    const device_counters *c = &m->counters[w->device];
+    pthread_mutex_lock(&m->lock);
+    /* Stopping is no failure: the device keeps the state it had. */
+    if (!m->stopping && w->state != WORKER_ABANDONED && w->state != WORKER_FAILED)
+        set_worker(m, w, WORKER_FAILED, c->quarantined ? c->last_error : why);
+    w->exited = true;
+    pthread_cond_broadcast(&m->state_changed);
+    const bool was_left = w->left_behind;
+    bool last_out = false;
+    if (was_left) {
+        m->left_behind--;
+        last_out = m->orphaned && m->left_behind == 0;
+    }
+    pthread_mutex_unlock(&m->lock);
+    if (was_left)
+        lode_stuck_thread_returned();
+    if (last_out)
+        dispatch_destroy(m);
+}
+
 static void *worker_main(void *arg)
 {
     worker *w = arg;
@@ -566,13 +520,7 @@ static void *worker_main(void *arg)
     pthread_setname_np(pthread_self(), name);
 
     bool opened = open_and_test(w, &h, why, sizeof why);
-    pthread_mutex_lock(&m->lock);
-    if (!opened) {
-        lode_log(LODE_LOG_ERROR, "%s: %s; it gets no work", ref->id, why);
-        note_error(&m->counters[w->device], why);
-    }
-    set_worker(m, w, opened ? WORKER_READY : WORKER_FAILED, opened ? "self-test passed" : why);
-    pthread_mutex_unlock(&m->lock);
+    first_test_done(w, opened, why);
     if (opened)
         tune(w, &h);
 
@@ -694,13 +642,7 @@ static void *worker_main(void *arg)
     }
     lode_hits_free(&hits);
     lode_handle_close(&h);
-    pthread_mutex_lock(&m->lock);
-    /* Stopping is no failure: the device keeps the state it had. */
-    if (!m->stopping && w->state != WORKER_ABANDONED && w->state != WORKER_FAILED)
-        set_worker(m, w, WORKER_FAILED, c->quarantined ? c->last_error : why);
-    w->exited = true;
-    pthread_cond_broadcast(&m->state_changed);
-    pthread_mutex_unlock(&m->lock);
+    worker_exit(w, why);
     return NULL;
 }
 
@@ -813,7 +755,7 @@ static void *monitor_main(void *arg)
             apply_thermal_limit(m, d);
         }
         watch_scans(m, lode_clock_s());
-        struct timespec until = deadline_in((int)(m->config.monitor_interval_s * 1000));
+        struct timespec until = dispatch_deadline_in((int)(m->config.monitor_interval_s * 1000));
         while (!m->monitor_stopping && pthread_cond_timedwait(&m->monitor_wake, &m->lock, &until) != ETIMEDOUT)
             ;
     }
@@ -904,7 +846,7 @@ lode_dispatcher *lode_dispatcher_start(const lode_dispatcher_config *config, cha
 
 int lode_dispatcher_wait_ready(lode_dispatcher *m, int timeout_ms)
 {
-    struct timespec deadline = deadline_in(timeout_ms > 0 ? timeout_ms : 0);
+    struct timespec deadline = dispatch_deadline_in(timeout_ms > 0 ? timeout_ms : 0);
     int ready = 0;
     pthread_mutex_lock(&m->lock);
     while (m->settled < m->worker_count && ready == 0) {
@@ -939,15 +881,10 @@ uint64_t lode_dispatcher_set_job(lode_dispatcher *m, const lode_work *work, uint
     return seq;
 }
 
-/* The public waits' one sleep (miner lock held): false once the deadline passed. */
-static bool wait_state_changed(lode_dispatcher *m, const struct timespec *deadline)
-{
-    return pthread_cond_timedwait(&m->state_changed, &m->lock, deadline) != ETIMEDOUT;
-}
 
 int lode_dispatcher_wait_job(lode_dispatcher *m, uint64_t seq, int timeout_ms)
 {
-    struct timespec deadline = deadline_in(timeout_ms);
+    struct timespec deadline = dispatch_deadline_in(timeout_ms);
     pthread_mutex_lock(&m->lock);
     int result;
     for (;;) {
@@ -959,7 +896,7 @@ int lode_dispatcher_wait_job(lode_dispatcher *m, uint64_t seq, int timeout_ms)
             result = -1;
             break;
         }
-        if (!wait_state_changed(m, &deadline)) {
+        if (!dispatch_wait_state_changed(m, &deadline)) {
             result = 0;
             break;
         }
@@ -968,12 +905,6 @@ int lode_dispatcher_wait_job(lode_dispatcher *m, uint64_t seq, int timeout_ms)
     return result;
 }
 
-/* A scan out whose hashes will be counted: a hung or abandoned worker's
- * counts nothing when (if ever) it returns, its range went to the others. */
-static bool scan_to_count(const worker *w)
-{
-    return w->scan_out && w->state != WORKER_HUNG && w->state != WORKER_ABANDONED;
-}
 
 void lode_dispatcher_device_stats(lode_dispatcher *m, size_t device, lode_device_stats *out)
 {
@@ -1043,106 +974,4 @@ size_t lode_dispatcher_device_count(const lode_dispatcher *m) { return m->config
 const lode_device_ref *lode_dispatcher_device(const lode_dispatcher *m, size_t device)
 {
     return &m->devices[device];
-}
-
-void lode_dispatcher_request_stop(lode_dispatcher *m)
-{
-    pthread_mutex_lock(&m->lock);
-    m->stopping = true;
-    for (size_t k = 0; k < m->worker_count; k++)
-        atomic_store(&m->workers[k].abort, 1);
-    pthread_cond_broadcast(&m->work_ready);
-    pthread_cond_broadcast(&m->state_changed);
-    pthread_mutex_unlock(&m->lock);
-}
-
-/* Scans out that will count, or hits still to re-check (miner lock held). */
-static bool counts_pending(const lode_dispatcher *m)
-{
-    bool pending = m->verify_pending > 0;
-    for (size_t k = 0; k < m->worker_count; k++)
-        pending |= scan_to_count(&m->workers[k]);
-    return pending;
-}
-
-int lode_dispatcher_wait_scans_counted(lode_dispatcher *m, int timeout_ms)
-{
-    struct timespec deadline = deadline_in(timeout_ms);
-    pthread_mutex_lock(&m->lock);
-    m->counts_waiters++;
-    while (counts_pending(m) && wait_state_changed(m, &deadline))
-        ;
-    m->counts_waiters--;
-    const bool pending = counts_pending(m);
-    pthread_mutex_unlock(&m->lock);
-    return !pending;
-}
-
-void lode_dispatcher_free(lode_dispatcher *m)
-{
-    if (m == NULL)
-        return;
-    lode_dispatcher_request_stop(m);
-    /* Every worker returns within a scan, unless it is stuck in one: the
-     * monitor (still running) tells those apart. */
-    pthread_mutex_lock(&m->lock);
-    for (;;) {
-        bool waiting = false;
-        for (size_t k = 0; k < m->worker_count; k++) {
-            worker_state s = m->workers[k].state;
-            waiting |= !m->workers[k].exited && s != WORKER_HUNG && s != WORKER_ABANDONED;
-        }
-        if (!waiting)
-            break;
-        pthread_cond_wait(&m->state_changed, &m->lock);
-    }
-    /* A hung scan that is about to return gets a moment to do so. */
-    struct timespec grace = deadline_in(STUCK_GRACE_MS);
-    for (;;) {
-        bool stuck = false;
-        for (size_t k = 0; k < m->worker_count; k++)
-            stuck |= !m->workers[k].exited;
-        if (!stuck || pthread_cond_timedwait(&m->state_changed, &m->lock, &grace) == ETIMEDOUT)
-            break;
-    }
-    pthread_mutex_unlock(&m->lock);
-    if (m->monitor_started) {
-        pthread_mutex_lock(&m->lock);
-        m->monitor_stopping = true;
-        pthread_cond_signal(&m->monitor_wake);
-        pthread_mutex_unlock(&m->lock);
-        pthread_join(m->monitor, NULL);
-    }
-    size_t stuck = 0;
-    for (size_t k = 0; k < m->worker_count; k++) {
-        pthread_mutex_lock(&m->lock);
-        bool exited = m->workers[k].exited;
-        pthread_mutex_unlock(&m->lock);
-        if (exited)
-            pthread_join(m->workers[k].thread, NULL);
-        else if (pthread_detach(m->workers[k].thread) == 0)
-            stuck++;
-    }
-    if (m->verifier_started) {
-        pthread_mutex_lock(&m->lock);
-        m->verifier_stopping = true;
-        pthread_cond_signal(&m->verify_ready);
-        pthread_mutex_unlock(&m->lock);
-        pthread_join(m->verifier, NULL);
-    }
-    if (stuck > 0) {
-        /* A stuck worker may still return and touch the dispatcher. */
-        lode_log(LODE_LOG_WARN, "%zu worker(s) stuck in a device call left behind", stuck);
-        return;
-    }
-    pthread_cond_destroy(&m->verify_ready);
-    pthread_cond_destroy(&m->work_ready);
-    pthread_cond_destroy(&m->state_changed);
-    pthread_cond_destroy(&m->monitor_wake);
-    pthread_mutex_destroy(&m->lock);
-    free(m->returned);
-    free(m->workers);
-    free(m->counters);
-    free(m->devices);
-    free(m);
 }

@@ -14,6 +14,12 @@
 
 typedef struct lode_dispatcher lode_dispatcher;
 
+/* How long a stop waits for the work in flight: a device call (scan,
+ * self-test) that has not returned this long after the stop is abandoned
+ * and its device named, rather than waited for; trial factoring keeps a
+ * class only if it completes within it. */
+#define LODE_STOP_GRACE_MS 2000
+
 /* A hit that the reference confirmed. */
 typedef struct lode_found {
     const lode_work *work; /* the job the hit is of (its seq and source_tag); valid during the call */
@@ -130,9 +136,10 @@ void lode_dispatcher_request_stop(lode_dispatcher *m);
  * only once no scan can be claimed (the job withdrawn or spent). Returns 1
  * when none is pending, 0 on timeout (a scan stuck in a device call). */
 int lode_dispatcher_wait_scans_counted(lode_dispatcher *m, int timeout_ms);
-/* Stops, joins and frees. A worker stuck in a device call that never
- * returns is left behind, and with it the dispatcher's memory (it may still
- * touch it): exiting the process ends it. */
+/* Stops, joins and frees. A worker still in a device call
+ * LODE_STOP_GRACE_MS after the stop was asked is abandoned: named in a log
+ * line, left behind (core/base/stuck_threads.h) with the dispatcher's
+ * memory, which the last such worker frees if it ever returns. */
 void lode_dispatcher_free(lode_dispatcher *m);
 
 #endif

@@ -9,20 +9,20 @@
 #include "core/dispatch/tf_selftest.h"
 
 /* Scans [start, start+count) and returns the hits in *hits. */
-static int scan_all(lode_handle *h, uint64_t start, uint64_t count, lode_hits *hits)
+static int scan_all(lode_handle *h, uint64_t start, uint64_t count, lode_hits *hits, const atomic_int *abort)
 {
     static const atomic_int never = 0;
     lode_range range = {.start = start, .count = count};
     uint64_t done = 0;
     lode_hits_clear(hits);
-    int rc = lode_handle_scan(h, &range, hits, &done, &never);
+    int rc = lode_handle_scan(h, &range, hits, &done, abort != NULL ? abort : &never);
     if (rc == LODE_OK && done != count)
         rc = LODE_ERR_DEVICE;
     return rc;
 }
 
 static int check_vector(lode_handle *h, const lode_pow_vector *v, bool window, lode_hits *hits,
-                        char *why, size_t why_len)
+                        const atomic_int *abort, char *why, size_t why_len)
 {
     lode_work work = {.algo = h->algo};
     uint8_t hash_le[32], hash_be[32];
@@ -45,7 +45,7 @@ static int check_vector(lode_handle *h, const lode_pow_vector *v, bool window, l
     }
     int rc = lode_handle_set_work(h, &work);
     if (rc == LODE_OK)
-        rc = scan_all(h, start, count, hits);
+        rc = scan_all(h, start, count, hits, abort);
     if (rc != LODE_OK) {
         snprintf(why, why_len, "vector '%s': %s", v->name, lode_status_str(rc));
         return -1;
@@ -62,7 +62,7 @@ static int check_vector(lode_handle *h, const lode_pow_vector *v, bool window, l
             break;
     rc = lode_handle_set_work(h, &work);
     if (rc == LODE_OK)
-        rc = scan_all(h, nonce, 1, hits);
+        rc = scan_all(h, nonce, 1, hits, abort);
     if (rc != LODE_OK) {
         snprintf(why, why_len, "vector '%s': %s", v->name, lode_status_str(rc));
         return -1;
@@ -80,7 +80,7 @@ static int check_vector(lode_handle *h, const lode_pow_vector *v, bool window, l
  * must report that pair and nothing else (the header's other collisions
  * hash above it), so both the search and the target test are exercised. */
 static int check_collision_vector(lode_handle *h, const lode_pow_vector *v, lode_hits *hits,
-                                  char *why, size_t why_len)
+                                  const atomic_int *abort, char *why, size_t why_len)
 {
     lode_work work = {.algo = h->algo};
     uint8_t header88[88], hash_le[32], hash_be[32];
@@ -102,7 +102,7 @@ static int check_collision_vector(lode_handle *h, const lode_pow_vector *v, lode
     }
     int rc = lode_handle_set_work(h, &work);
     if (rc == LODE_OK)
-        rc = scan_all(h, nonce, 1, hits);
+        rc = scan_all(h, nonce, 1, hits, abort);
     if (rc != LODE_OK) {
         snprintf(why, why_len, "vector '%s': %s", v->name, lode_status_str(rc));
         return -1;
@@ -117,10 +117,10 @@ static int check_collision_vector(lode_handle *h, const lode_pow_vector *v, lode
     return 0;
 }
 
-int lode_selftest_handle(lode_handle *h, char *why, size_t why_len)
+int lode_selftest_handle(lode_handle *h, const atomic_int *abort, char *why, size_t why_len)
 {
     if (lode_algo_get(h->algo)->kind == LODE_WORK_TF)
-        return lode_tf_selftest_handle(h, true, why, why_len); /* mfaktc's short set */
+        return lode_tf_selftest_handle(h, true, abort, why, why_len); /* mfaktc's short set */
     size_t count;
     const lode_pow_vector *vectors = lode_pow_vectors(h->algo, &count);
     if (count == 0) {
@@ -131,11 +131,13 @@ int lode_selftest_handle(lode_handle *h, char *why, size_t why_len)
     int rc = 0;
     if (lode_algo_get(h->algo)->kind == LODE_WORK_COLLISION_SEARCH) {
         /* One full sweep per vector: the first (mainnet genesis) only. */
-        rc = check_collision_vector(h, &vectors[0], &hits, why, why_len);
+        rc = check_collision_vector(h, &vectors[0], &hits, abort, why, why_len);
     } else {
         for (size_t i = 0; i < count && rc == 0; i++)
-            rc = check_vector(h, &vectors[i], i == 0, &hits, why, why_len);
+            rc = check_vector(h, &vectors[i], i == 0, &hits, abort, why, why_len);
     }
     lode_hits_free(&hits);
+    if (rc != 0 && abort != NULL && atomic_load(abort))
+        snprintf(why, why_len, "interrupted");
     return rc;
 }

@@ -11,7 +11,9 @@
  * and must not be one when the target is one below it, and a window of
  * nonces around the first vector must yield that nonce alone. Returns 0, or
  * -1 with one line naming the failing vector in why. Leaves no work
- * installed: set_work must be called before the next scan. */
-int lode_selftest_handle(lode_handle *h, char *why, size_t why_len);
+ * installed: set_work must be called before the next scan. Its scans poll
+ * *abort (NULL: never set; a stop): once it is set the test ends early
+ * with -1 and why "interrupted", which says nothing about the device. */
+int lode_selftest_handle(lode_handle *h, const atomic_int *abort, char *why, size_t why_len);
 
 #endif

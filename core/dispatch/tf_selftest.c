@@ -48,12 +48,16 @@ int lode_tf_selftest_vector(lode_handle *h, const lode_tf_vector *v, uint64_t wi
     return 0;
 }
 
-int lode_tf_selftest_handle(lode_handle *h, bool short_only, char *why, size_t why_len)
+int lode_tf_selftest_handle(lode_handle *h, bool short_only, const atomic_int *abort, char *why, size_t why_len)
 {
     int runs = 0;
     for (size_t i = 0; i < lode_tf_vector_count; i++) {
         if (short_only && !lode_tf_vectors[i].in_short_selftest)
             continue;
+        if (abort != NULL && atomic_load(abort)) { /* each vector is short: between them is soon enough */
+            snprintf(why, why_len, "interrupted");
+            return -1;
+        }
         if (lode_tf_selftest_vector(h, &lode_tf_vectors[i], 2000, why, why_len) != 0)
             return -1;
         runs++;

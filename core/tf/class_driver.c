@@ -300,6 +300,29 @@ static const char *saved_text(bool saved, bool progress_ckp, const char *yes)
     return saved ? yes : progress_ckp ? "progress NOT saved" : "progress not saved (--no-checkpoints)";
 }
 
+/* Waits for class c (job seq): 1 done, -1 never (every device failed), 0
+ * stopped first. A stop lets the class finish only if it does within
+ * LODE_STOP_GRACE_MS (a GPU's class takes well under a second, a CPU's can
+ * take minutes: then it is left and runs again next time); a second stop
+ * leaves it at once. */
+static int wait_class(lode_tf_driver *d, uint64_t seq, unsigned c)
+{
+    int r;
+    double stop_at = -1;
+    while ((r = lode_dispatcher_wait_job(d->miner, seq, 100)) == 0 && !asked(d->stop_now)) {
+        if (!asked(d->stop))
+            continue;
+        if (stop_at < 0) {
+            stop_at = lode_clock_s();
+            lode_log(LODE_LOG_INFO, "stopping: class %u is kept if it finishes within %d s, else it runs again "
+                     "next time", c, LODE_STOP_GRACE_MS / 1000);
+        } else if (lode_clock_s() - stop_at >= LODE_STOP_GRACE_MS / 1000.0) {
+            break;
+        }
+    }
+    return r;
+}
+
 int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a)
 {
     char path[4096];
@@ -360,20 +383,12 @@ int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a)
             lode_work w = {.algo = LODE_ALGO_TF,
                            .factor = {a->p, a->bit_min, a->bit_max, LODE_TF_CLASSES, c, pr.proof_kept, proof_bits}};
             uint64_t seq = lode_dispatcher_set_job(m, &w, nb, ne);
-            int r;
-            bool told = false;
-            while ((r = lode_dispatcher_wait_job(m, seq, 200)) == 0 && !asked(d->stop_now)) {
-                if (asked(d->stop) && !told) { /* the class is finished first */
-                    lode_log(LODE_LOG_INFO, "finishing class %u before stopping (Ctrl-C again: stop now, "
-                             "the class runs again next time)", c);
-                    told = true;
-                }
-            }
+            int r = wait_class(d, seq, c);
             if (r == 0) { /* stopped mid-class: the checkpoint says this class is not done */
                 bool saved = false;
                 if (d->progress_ckp && !(saved = lode_tf_checkpoint_save(path, a, &pr) == 0))
                     lode_log(LODE_LOG_ERROR, "cannot write checkpoint %s: %s", path, strerror(errno));
-                lode_log(LODE_LOG_INFO, "stopped in class %u: %s", c,
+                lode_log(LODE_LOG_INFO, "stopped in class %u: %s; the class runs again next time", c,
                          saved_text(saved, d->progress_ckp, "progress before it saved"));
                 status = LODE_TF_STOPPED;
                 break;

@@ -5,7 +5,8 @@
  *
  * A checkpoint is written every ckp_interval seconds and on a stop request,
  * after a whole class: a SIGKILL loses at most the classes since the last
- * one and a class is never skipped. No result is lost or reported twice: a
+ * one and a class is never skipped. A stop does not wait for a class that
+ * does not finish within LODE_STOP_GRACE_MS: it runs again next time. No result is lost or reported twice: a
  * finished assignment goes through these steps, each durable (fsync) before
  * the next; a kill at any instant leaves either the result unwritten or a
  * record that stops a second report:
@@ -66,8 +67,9 @@ typedef struct lode_tf_driver {
 
     /* The run. */
     lode_dispatcher *miner;       /* started with lode_tf_driver_on_found as its found callback */
-    bool (*stop)(void);      /* finish the running class, save, stop (Ctrl-C); NULL: never */
-    bool (*stop_now)(void);  /* leave the running class undone (a second Ctrl-C); NULL: never */
+    bool (*stop)(void);      /* save and stop (Ctrl-C): the running class is kept if it finishes
+                                within LODE_STOP_GRACE_MS, else it runs again next time; NULL: never */
+    bool (*stop_now)(void);  /* leave the running class undone at once (a second Ctrl-C); NULL: never */
 
     /* Private: confirmed hits of the running class: factors, and the
      * primes of the proof (core/tf/proof.h). */
