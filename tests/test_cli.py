@@ -158,6 +158,31 @@ def test_errors():
               f"{what}: rc {r.returncode}, stderr {r.stderr!r}")
 
 
+def test_empty_device_list():
+    """-d '' (a script's empty variable) is a usage error for every command,
+    never "every device" (#39)."""
+    import tempfile
+    header, target = "00" * 80, "ff" * 32
+    cases = [
+        ["scan", "-a", "sha256d", "--header", header, "--target", target, "--start", "0", "--count", "1", "-d", ""],
+        ["-a", "sha256d", "--benchmark", "--time-limit", "1", "-d", ""],
+        ["--selftest", "-a", "sha256d", "--devices", " "],
+        ["check", "-a", "sha256d", "--jobs", "1", "-d", ""],
+        ["tf", "100003", "60", "61", "-d", ""],
+    ]
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "empty-devices.json")
+        with open(path, "w") as f:
+            json.dump({"algo": "sha256d", "benchmark": True, "time-limit": 1, "devices": ""}, f)
+        cases.append(["-c", path])
+        for args in cases:
+            r = run(*args, timeout=120)
+            lines = r.stderr.strip().splitlines()
+            check(r.returncode == 2 and len(lines) == 1 and lines[0].startswith("lode: error: ")
+                  and "--devices" in lines[0],
+                  f"{args}: an empty device list is a usage error, not rc {r.returncode}: {r.stderr[-300:]!r}")
+
+
 def test_config_files():
     """-c FILE: errors name the file, the line and the key; values go through
     the same checks as the command line; later options override."""
@@ -541,6 +566,7 @@ def part_rest():
         test_momentum(["--devices", dev], False)
         test_momentum_bucket_overflow(dev)
     test_errors()
+    test_empty_device_list()
     test_config_files()
     test_devices_and_selftest()
     test_help_exit_statuses()

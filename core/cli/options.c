@@ -435,6 +435,11 @@ int cli_apply_option(cli_options *o, const char *name, const char *v, char *err,
             return fail(err, err_len, "unknown algorithm '%s' (known: %s)", v, lode_algo_names());
         o->algo_given = true;
     } else if (strcmp(name, "devices") == 0) {
+        /* An empty list is a script's empty variable, not "every device"
+         * (leave -d out for that). */
+        if (v == NULL || v[strspn(v, " \t")] == '\0')
+            return fail(err, err_len, "--devices wants a list of devices (cpu, cuda:0, ...), not ''; "
+                        "leave it out for every device");
         o->devices = v;
     } else if (strcmp(name, "threads") == 0) {
         if (parse_u64(v, 4096, &n) != 0 || n == 0)
