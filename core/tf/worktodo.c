@@ -186,15 +186,42 @@ static bool ends_with_lines(const char *text, size_t len, const char *tail, size
     return n <= len && memcmp(text + len - n, tail, n) == 0 && (n == len || text[len - n - 1] == '\n');
 }
 
-long lode_tf_worktodo_merge_add(const char *worktodo)
+/* worktodo.add beside the worktodo file: 0, or -1 (ENAMETOOLONG). */
+static int add_path_of(const char *worktodo, char *add, size_t len)
 {
-    char add[4096], merging[4200];
     const char *slash = strrchr(worktodo, '/');
     int dir = slash ? (int)(slash - worktodo + 1) : 0;
-    if (snprintf(add, sizeof add, "%.*sworktodo.add", dir, worktodo) >= (int)sizeof add) {
+    if (snprintf(add, len, "%.*sworktodo.add", dir, worktodo) >= (int)len) {
         errno = ENAMETOOLONG;
         return -1;
     }
+    return 0;
+}
+
+int lode_tf_worktodo_check(const char *worktodo, char *why, size_t why_len)
+{
+    struct stat st;
+    char add[4096];
+    if (stat(worktodo, &st) == 0) {
+        if (S_ISREG(st.st_mode))
+            return 0;
+        snprintf(why, why_len, "cannot read %s: %s", worktodo,
+                 S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
+        return -1;
+    }
+    int e = errno;
+    /* A missing worktodo that worktodo.add will create is fine. */
+    if (e == ENOENT && add_path_of(worktodo, add, sizeof add) == 0 && stat(add, &st) == 0)
+        return 0;
+    snprintf(why, why_len, "cannot read %s: %s", worktodo, strerror(e));
+    return -1;
+}
+
+long lode_tf_worktodo_merge_add(const char *worktodo)
+{
+    char add[4096], merging[4200];
+    if (add_path_of(worktodo, add, sizeof add) != 0)
+        return -1;
     snprintf(merging, sizeof merging, "%s.merging", add);
     long total = 0;
     bool took_add = false;
