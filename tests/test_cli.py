@@ -183,6 +183,25 @@ def test_empty_device_list():
                   f"{args}: an empty device list is a usage error, not rc {r.returncode}: {r.stderr[-300:]!r}")
 
 
+def test_scan_hardware_errors():
+    """A device whose hits fail the CPU re-check (the fault backend's extra
+    hits, LODE_TEST_FAULT) makes lode scan exit 1 and say so, after the
+    confirmed hits, which are hashlib's (#39: it printed them and exited 0)."""
+    header = rng.randbytes(80)
+    target = "0000" + "f" * 60
+    count = 60000
+    want = [line for h, line in hashed_range("sha256d", header, 0, count) if h <= int(target, 16)]
+    args = [LODE, "scan", "-a", "sha256d", "--header", header.hex(), "--target", target, "--start", "0",
+            "--count", str(count)]
+    for dev, fault, rc in (("fault:0", "extra:0:20000", 1), ("fault:1", "extra:0:20000", 0)):
+        r = subprocess.run([*args, "-d", dev], capture_output=True, text=True, timeout=120,
+                           env=dict(os.environ, LODE_TEST_FAULT=fault))
+        said = re.search(rf"^lode: error: {dev}: \d+ hits? failed the CPU re-check", r.stderr, re.M)
+        check(r.returncode == rc and r.stdout.splitlines() == want and (said is not None) == (rc == 1),
+              f"scan on {dev} ({fault}): exit {rc} and hashlib's hits, not {r.returncode}:\n"
+              f"{r.stdout[:300]}\n{r.stderr[-500:]}")
+
+
 def test_config_files():
     """-c FILE: errors name the file, the line and the key; values go through
     the same checks as the command line; later options override."""
@@ -567,6 +586,7 @@ def part_rest():
         test_momentum_bucket_overflow(dev)
     test_errors()
     test_empty_device_list()
+    test_scan_hardware_errors()
     test_config_files()
     test_devices_and_selftest()
     test_help_exit_statuses()
