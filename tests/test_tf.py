@@ -747,28 +747,6 @@ def test_worktodo_not_a_file(tmp):
     check("worktodo.add" in r.stderr, f"and it is reported: {r.stderr!r}")
 
 
-def test_worktodo_missing(tmp):
-    """#39: a missing worktodo (or its directory) is a usage error naming the
-    worktodo, and leaves no FILE.lock behind; a missing worktodo with a
-    worktodo.add beside it is created from it."""
-    d = fresh(tmp, "missing")
-    wt = os.path.join(d, "missing.txt")
-    r = run("-w", wt, "-d", "cpu", "-q", cwd=d)
-    check(r.returncode == 2 and f"cannot read {wt}" in r.stderr and ".lock" not in r.stderr,
-          f"-w missing.txt: exit 2 naming it: {r.returncode} {r.stderr!r}")
-    check(os.listdir(d) == [], f"nothing left behind: {os.listdir(d)}")
-    wt = os.path.join(d, "nonexistent", "dir", "w.txt")
-    r = run("-w", wt, "-d", "cpu", "-q", cwd=d)
-    check(r.returncode == 2 and f"cannot read {wt}" in r.stderr and ".lock" not in r.stderr,
-          f"-w in a missing directory: exit 2 naming the worktodo: {r.returncode} {r.stderr!r}")
-    wt = os.path.join(d, "worktodo.txt")
-    with open(os.path.join(d, "worktodo.add"), "w") as f:
-        f.write("Factor=N/A,100003,1,20\n")
-    r = run("-w", wt, "-d", "cpu", "-q", "--results", os.path.join(d, "r.json"), cwd=d)
-    check(r.returncode == 0 and not os.path.exists(os.path.join(d, "worktodo.add")) and os.path.exists(wt),
-          f"a missing worktodo made from worktodo.add: {r.returncode} {r.stderr[-300:]!r}")
-
-
 ETA_RE = re.compile(r"ETA (\d+d [0-1]\dh [0-5]\dm|[1-9]\d?h [0-5]\dm|[1-9]\d?m [0-5]\ds|\d{1,2}s)$")
 
 
@@ -801,7 +779,7 @@ with tempfile.TemporaryDirectory() as tmp:
     for test in (test_selftest, test_errors, test_ranges, test_worktodo, test_worktodo_add, test_report_once,
                  test_double_interrupt, test_kill_resume, test_worktodo_bytes, test_results_unwritable,
                  test_worktodo_rewrite_fails, test_crash_steps, test_kill_window, test_two_instances,
-                 test_json_escaping, test_worktodo_not_a_file, test_worktodo_missing, test_messages, test_proof, test_profile):
+                 test_json_escaping, test_worktodo_not_a_file, test_messages, test_proof, test_profile):
         if ONLY and test.__name__ not in ONLY.split(","):
             continue
         t0 = time.time()

@@ -118,25 +118,26 @@ int lode_tf_worktodo_parse_line(const char *raw, size_t len, lode_tf_assignment 
 
 int lode_tf_worktodo_load(const char *path, lode_tf_assignment **list, size_t *count, int *bad_lines, bool log)
 {
-    size_t len;
-    char *text = lode_tf_read_file(path, &len);
     *list = NULL;
     *count = 0;
     *bad_lines = 0;
-    if (text == NULL)
+    lode_tf_lines *lines = lode_tf_lines_open(path); /* a line at a time: any size, little memory */
+    if (lines == NULL)
         return -1;
     unsigned lineno = 0;
-    size_t pos = 0, n;
+    size_t n;
     const char *line;
-    while (lode_tf_next_line(text, len, &pos, &line, &n)) {
+    int got;
+    while ((got = lode_tf_lines_next(lines, &line, &n)) == 1) {
         lineno++;
         lode_tf_assignment a;
         char why[256];
-        int r = lode_tf_worktodo_parse_line(line, n, &a, why, sizeof why);
+        size_t kept = n < LODE_TF_LINE_KEEP ? n : LODE_TF_LINE_KEEP; /* longer is malformed anyway */
+        int r = lode_tf_worktodo_parse_line(line, kept, &a, why, sizeof why);
         if (r < 0) {
             if (log) {
                 char shown[LODE_TF_ECHO_MAX * 4 + 64];
-                lode_tf_worktodo_escape(line, n, shown, sizeof shown);
+                lode_tf_worktodo_escape(line, n, shown, sizeof shown); /* reads ECHO_MAX bytes at most */
                 lode_log(LODE_LOG_ERROR, "%s:%u: malformed line '%s': %s (line kept, skipped)", path, lineno,
                          shown, why);
             }
@@ -144,18 +145,23 @@ int lode_tf_worktodo_load(const char *path, lode_tf_assignment **list, size_t *c
         } else if (r == 1) {
             lode_tf_assignment *g = realloc(*list, (*count + 1) * sizeof **list);
             if (g == NULL) {
-                free(text);
-                free(*list);
-                *list = NULL;
-                *count = 0;
+                got = -1;
                 errno = ENOMEM;
-                return -1;
+                break;
             }
             *list = g;
             (*list)[(*count)++] = a;
         }
     }
-    free(text);
+    int e = errno;
+    lode_tf_lines_close(lines);
+    if (got < 0) {
+        free(*list);
+        *list = NULL;
+        *count = 0;
+        errno = e;
+        return -1;
+    }
     return 0;
 }
 
