@@ -60,6 +60,7 @@ const cli_option cli_option_table[] = {
      "pools as \"pools\": [{\"url\": ..., \"user\": ..., \"pass\": ...}]"},
     {"devices", 'd', "LIST", CLI_EVERY, false, "devices to use, e.g. cpu, cpu:0, cuda:1 (default: all)"},
     {"threads", 't', "N", CLI_ALL, true, "CPU worker threads per device (default: one per core)"},
+    {"threads", 't', "N", CLI_CHECK, true, "threads of the CPU reference (default: one per core)"},
     {"benchmark", 0, NULL, CLI_MINER, false, "hash a synthetic job and report the hashrate"},
     {"time-limit", 0, "S", CLI_MINER, true, "stop after S seconds"},
     {"variant", 0, "NAME", CLI_MINER, false, "force one implementation (see --list-devices)"},
