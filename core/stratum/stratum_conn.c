@@ -477,7 +477,7 @@ static void init_curl(void)
 }
 
 /* A TCP connection to url's host and port through proxy, made by libcurl
- * (connect-only: curl does the SOCKS5 or HTTP CONNECT handshake, then hands
+ * (connect-only: curl does the SOCKS5, SOCKS4 or HTTP CONNECT handshake, then hands
  * over the socket, on which the stratum or TLS bytes go as without a
  * proxy). socks5:// resolves the pool's name here, socks5h:// at the proxy. */
 static int connect_proxy(lode_stratum_conn *c, const lode_stratum_url *url, const char *proxy,

@@ -62,7 +62,7 @@ void lode_wake_destroy(lode_wake *w);
 typedef struct lode_stratum_conn lode_stratum_conn;
 
 /* Connects (each address getaddrinfo gives, non-blocking, within timeout_s;
- * or through proxy, when not NULL/"": a SOCKS5 or HTTP CONNECT proxy that
+ * or through proxy, when not NULL/"": a SOCKS5, SOCKS4 or HTTP CONNECT proxy that
  * libcurl reaches, within the same time) and, for TLS, completes the handshake and checks the certificate: without
  * a pin, the chain against the system store and the host name; with a pin
  * (cert_pin not NULL/""), exactly that certificate. cancel (may be NULL) is
