@@ -520,6 +520,10 @@ def test_pasted_options():
     check(r.returncode == 0 and sorted(warned) == sorted(ignored) and "sha256d total" in r.stdout,
           f"ccminer's, cpuminer's and xmrig's options accepted, one warning each: rc {r.returncode}, "
           f"warned {warned}:\n{r.stderr[-1500:]}")
+    r = run("-a", "sha256d", *bench, "-P", "--shares-limit", "3", timeout=120)
+    check(r.returncode == 0 and "-P (--protocol-dump): ignored: it dumps a pool's" in r.stderr
+          and "--shares-limit: ignored: it counts the shares a pool accepts" in r.stderr,
+          f"-P and --shares-limit without a pool say they do nothing: {r.stderr[-600:]!r}")
     for algo, name in ((["-a", "sha256"], "sha256d"), (["-a", "scrypt:1024"], "scrypt"), (["--scrypt"], "scrypt")):
         r = run(*algo, *bench, timeout=120)
         check(r.returncode == 0 and f"{name} total" in r.stdout, f"{algo} is {name}: rc {r.returncode} {r.stderr[-300:]!r}")

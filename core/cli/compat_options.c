@@ -65,4 +65,9 @@ void cli_warn_ignored_options(const cli_options *o)
     for (size_t i = 0; i < sizeof ignored / sizeof ignored[0]; i++)
         if (o->compat_ignored & (1u << i))
             lode_log(LODE_LOG_WARN, "%s: ignored: %s", ignored[i].shown, ignored[i].why);
+    /* Those that need a pool, given to a run without one (--benchmark, scan). */
+    if (o->pool_count == 0 && o->shares_limit > 0)
+        lode_log(LODE_LOG_WARN, "--shares-limit: ignored: it counts the shares a pool accepts (mining with -o)");
+    if (o->pool_count == 0 && o->protocol_dump)
+        lode_log(LODE_LOG_WARN, "-P (--protocol-dump): ignored: it dumps a pool's traffic (mining with -o)");
 }
