@@ -170,6 +170,50 @@ def test_nothing_to_do():
               f"lode {' '.join(args)}: rc {r.returncode}, {len(lines)} lines, stderr {r.stderr[:300]!r}")
 
 
+def test_empty_device_list():
+    """-d '' (a script's empty variable) is a usage error for every command,
+    never "every device" (#39)."""
+    import tempfile
+    header, target = "00" * 80, "ff" * 32
+    cases = [
+        ["scan", "-a", "sha256d", "--header", header, "--target", target, "--start", "0", "--count", "1", "-d", ""],
+        ["-a", "sha256d", "--benchmark", "--time-limit", "1", "-d", ""],
+        ["--selftest", "-a", "sha256d", "--devices", " "],
+        ["check", "-a", "sha256d", "--jobs", "1", "-d", ""],
+        ["tf", "100003", "60", "61", "-d", ""],
+    ]
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "empty-devices.json")
+        with open(path, "w") as f:
+            json.dump({"algo": "sha256d", "benchmark": True, "time-limit": 1, "devices": ""}, f)
+        cases.append(["-c", path])
+        for args in cases:
+            r = run(*args, timeout=120)
+            lines = r.stderr.strip().splitlines()
+            check(r.returncode == 2 and len(lines) == 1 and lines[0].startswith("lode: error: ")
+                  and "--devices" in lines[0],
+                  f"{args}: an empty device list is a usage error, not rc {r.returncode}: {r.stderr[-300:]!r}")
+
+
+def test_scan_hardware_errors():
+    """A device whose hits fail the CPU re-check (the fault backend's extra
+    hits, LODE_TEST_FAULT) makes lode scan exit 1 and say so, after the
+    confirmed hits, which are hashlib's (#39: it printed them and exited 0)."""
+    header = rng.randbytes(80)
+    target = "0000" + "f" * 60
+    count = 60000
+    want = [line for h, line in hashed_range("sha256d", header, 0, count) if h <= int(target, 16)]
+    args = [LODE, "scan", "-a", "sha256d", "--header", header.hex(), "--target", target, "--start", "0",
+            "--count", str(count)]
+    for dev, fault, rc in (("fault:0", "extra:0:20000", 1), ("fault:1", "extra:0:20000", 0)):
+        r = subprocess.run([*args, "-d", dev], capture_output=True, text=True, timeout=120,
+                           env=dict(os.environ, LODE_TEST_FAULT=fault))
+        said = re.search(rf"^lode: error: {dev}: \d+ hits? failed the CPU re-check", r.stderr, re.M)
+        check(r.returncode == rc and r.stdout.splitlines() == want and (said is not None) == (rc == 1),
+              f"scan on {dev} ({fault}): exit {rc} and hashlib's hits, not {r.returncode}:\n"
+              f"{r.stdout[:300]}\n{r.stderr[-500:]}")
+
+
 def test_config_files():
     """-c FILE: errors name the file, the line and the key; values go through
     the same checks as the command line; later options override."""
@@ -468,14 +512,157 @@ def test_selftest_skips():
               f"--selftest mentions {dev} (tested or skipped with a reason): {r.stdout!r}")
 
 
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_pasted_options():
+    """Other miners' options (#39: each was exit 2): applied with lode's
+    meaning, or accepted with one warning saying why it is ignored."""
+    import tempfile
+    bench = ["--benchmark", "--time-limit", "1", "-d", "cpu", "-t", "1"]
+    ignored = {"-i": ["-i", "20"], "-N": ["-N", "30"], "-D": ["-D"], "-s": ["-s", "5"],
+               "--no-longpoll": ["--no-longpoll"], "--cpu-affinity": ["--cpu-affinity", "0x3"],
+               "-k": ["-k"], "--api-allow": ["--api-allow", "127.0.0.1"]}
+    r = run("-a", "sha256d", *bench, *[a for args in ignored.values() for a in args], timeout=120)
+    warned = re.findall(r"^\[[^]]+\] (\S+)(?: \(--[a-z-]+\))?: ignored: \S", r.stderr, re.M)
+    check(r.returncode == 0 and sorted(warned) == sorted(ignored) and "sha256d total" in r.stdout,
+          f"ccminer's, cpuminer's and xmrig's options accepted, one warning each: rc {r.returncode}, "
+          f"warned {warned}:\n{r.stderr[-1500:]}")
+    r = run("-a", "sha256d", *bench, "-P", "--shares-limit", "3", timeout=120)
+    check(r.returncode == 0 and "-P (--protocol-dump): ignored: it dumps a pool's" in r.stderr
+          and "--shares-limit: ignored: it counts the shares a pool accepts" in r.stderr,
+          f"-P and --shares-limit without a pool say they do nothing: {r.stderr[-600:]!r}")
+    for algo, name in ((["-a", "sha256"], "sha256d"), (["-a", "scrypt:1024"], "scrypt"), (["--scrypt"], "scrypt")):
+        r = run(*algo, *bench, timeout=120)
+        check(r.returncode == 0 and f"{name} total" in r.stdout, f"{algo} is {name}: rc {r.returncode} {r.stderr[-300:]!r}")
+    r = run("-a", "scrypt:2048", *bench, timeout=60)
+    check(r.returncode == 2 and "N=1024" in r.stderr, f"-a scrypt:2048: a usage error naming N=1024: {r.stderr!r}")
+    # --api-bind PORT and -b HOST:PORT bind where they say; --api-listen is
+    # cgminer's 127.0.0.1:4028 (named whether or not that port is free here).
+    for api, where in ((["--api-bind", str(port := free_port())], f"127.0.0.1:{port}"),
+                       (["-b", f"127.0.0.1:{(port2 := free_port())}"], f"127.0.0.1:{port2}"),
+                       (["--api-listen"], "127.0.0.1:4028")):
+        r = run("-a", "sha256d", *bench, *api, timeout=120)
+        check(r.returncode != 2 and where in r.stderr and (r.returncode == 0) == (f"listening on http://{where}" in r.stderr),
+              f"{api}: the API on {where}: rc {r.returncode} {r.stderr[-500:]!r}")
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "xmrig.json")
+        with open(path, "w") as f:
+            json.dump({"algo": "sha256d", "benchmark": True, "time-limit": 1, "devices": "cpu", "keepalive": True}, f)
+        r = run("-c", path, timeout=120)
+        check(r.returncode == 0 and "-k (--keepalive): ignored" in r.stderr,
+              f"xmrig's keepalive in a config file: rc {r.returncode} {r.stderr[-300:]!r}")
+
+
+def test_protocol_dump_and_shares_limit():
+    """-P logs the stratum lines with the password masked; --shares-limit N
+    stops once the pool accepted N shares (before --time-limit); a pool
+    entry's keepalive (xmrig) is accepted with its warning."""
+    import tempfile
+    secret = "s3cret-" + rng.randbytes(4).hex()
+    screen = b'{"id":null,"method":"client.show_message","params":["\x1b[2J"]}\n'
+    with FakePool(difficulty=0.00002, extra=screen) as pool, tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "pools.json")
+        with open(path, "w") as f:
+            json.dump({"pools": [{"url": pool.url, "user": "me.rig", "pass": secret, "keepalive": True}]}, f)
+        r = run("-a", "sha256d", "-c", path, "-d", "cpu", "-t", "1", "-P", "--shares-limit", "2",
+                "--time-limit", "300", timeout=400)
+        port = pool.url.rsplit(":", 1)[1]
+        sent = re.findall(rf"stratum 127\.0\.0\.1:{port} > (.*)$", r.stderr, re.M)
+        got = re.findall(rf"stratum 127\.0\.0\.1:{port} < (.*)$", r.stderr, re.M)
+        auth = [json.loads(line) for line in sent if "mining.authorize" in line]
+        check(auth and auth[0]["params"] == ["me.rig", "***"] and secret not in r.stderr,
+              f"-P: mining.authorize shown with its password masked: {auth} (secret shown: {secret in r.stderr})")
+        check(any("mining.subscribe" in line for line in sent) and any("mining.notify" in line for line in got)
+              and any("mining.submit" in line for line in sent),
+              f"-P: both directions dumped: sent {sent[:4]}, got {got[:4]}")
+        check(r.returncode == 0 and "--shares-limit 2): stopping" in r.stderr and pool.submits >= 2,
+              f"--shares-limit 2 stops after 2 accepted shares: rc {r.returncode}, {pool.submits} submits:\n"
+              f"{r.stderr[-800:]}")
+        check("-k (--keepalive): ignored" in r.stderr, "a pool entry's keepalive is warned about")
+        check(any('"params":["\\x1b[2J"]}' in line for line in got) and "\x1b[2J" not in r.stderr,
+              f"-P shows a pool's terminal escape as \\x1b: {[g for g in got if 'show_message' in g]}")
+
+
+class Socks4Proxy:
+    """A SOCKS4/4a proxy (RFC-less but simple: VN 4, CD 1, port, IPv4,
+    user id, NUL[, host, NUL]) that relays one connection to where asked."""
+
+    def __init__(self):
+        import socket
+        import threading
+        self.requests = []
+        self.server = socket.socket()
+        self.server.bind(("127.0.0.1", 0))
+        self.server.listen(4)
+        self.port = self.server.getsockname()[1]
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        import socket
+        import threading
+        try:
+            conn, _ = self.server.accept()
+            head = conn.recv(8)
+            rest = b""
+            while rest.count(b"\0") < (2 if head[4:7] == b"\0\0\0" and head[7] else 1):
+                rest += conn.recv(256)
+            host = rest.split(b"\0")[1].decode() if head[4:7] == b"\0\0\0" else socket.inet_ntoa(head[4:8])
+            self.requests.append((head[0], head[1], host, int.from_bytes(head[2:4], "big")))
+            up = socket.create_connection((host, int.from_bytes(head[2:4], "big")))
+            conn.sendall(b"\0\x5a" + head[2:8])
+
+            def pump(a, b):
+                try:
+                    while (data := a.recv(65536)):
+                        b.sendall(data)
+                except OSError:
+                    pass
+                for s in (a, b):
+                    try:
+                        s.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
+            threading.Thread(target=pump, args=(up, conn), daemon=True).start()
+            pump(conn, up)
+        except (OSError, IndexError):
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.server.close()
+
+
+def test_socks4_proxy():
+    """-x socks4:// and socks4a:// reach the pool through the proxy (#39:
+    a usage error); socks4a hands the proxy the pool's name."""
+    for scheme, host in (("socks4", "127.0.0.1"), ("socks4a", "localhost")):
+        with FakePool(difficulty=0.00002) as pool, Socks4Proxy() as proxy:
+            url = pool.url.replace("127.0.0.1", host)
+            r = run("-a", "sha256d", "-o", url, "-u", "me", "-p", "x", "-x", f"{scheme}://127.0.0.1:{proxy.port}",
+                    "-d", "cpu", "-t", "1", "--shares-limit", "1", "--time-limit", "300", timeout=400)
+            port = int(pool.url.rsplit(":", 1)[1])
+            want = (4, 1, "127.0.0.1" if scheme == "socks4" else "localhost", port)
+            check(r.returncode == 0 and proxy.requests == [want] and pool.submits >= 1,
+                  f"{scheme}: mined through the proxy: rc {r.returncode}, requests {proxy.requests} (want {[want]}), "
+                  f"{pool.submits} submits:\n{r.stderr[-600:]}")
+
+
 class FakePool:
     """A stratum pool reduced to what starts a miner: it answers subscribe,
     authorize and whatever else with success, then sends one job."""
 
-    def __init__(self, difficulty=1.0):
+    def __init__(self, difficulty=1.0, extra=b""):
         import socket
         import threading
         self.difficulty = difficulty
+        self.extra = extra  # raw bytes sent after the job
         self.submits = 0
         self.server = socket.socket()
         self.server.bind(("127.0.0.1", 0))
@@ -517,6 +704,8 @@ class FakePool:
                     send({"id": None, "method": "mining.notify", "params": [
                         "j1", rng.randbytes(32).hex(), "01000000010000", "ffffffff", [], "20000000",
                         "1d00ffff", f"{int(time.time()):08x}", True]})
+                    f.write(self.extra)
+                    f.flush()
                     self.notified = True
 
     def __enter__(self):
@@ -554,6 +743,11 @@ def part_rest():
         test_momentum_bucket_overflow(dev)
     test_errors()
     test_nothing_to_do()
+    test_empty_device_list()
+    test_scan_hardware_errors()
+    test_pasted_options()
+    test_protocol_dump_and_shares_limit()
+    test_socks4_proxy()
     test_config_files()
     test_devices_and_selftest()
     test_help_exit_statuses()

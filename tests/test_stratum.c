@@ -1017,7 +1017,10 @@ static void test_create_errors(void)
     CHECK(lode_stratum_proxy_check("socks5h://u:p@proxy:1080", err, sizeof err) == 0, "socks5h proxy with credentials");
     CHECK(lode_stratum_proxy_check("http://proxy:3128", err, sizeof err) == 0, "http proxy");
     CHECK(lode_stratum_proxy_check("https://proxy:3128", err, sizeof err) != 0, "https proxy refused (curl would own the TLS)");
-    CHECK(lode_stratum_proxy_check("socks4://proxy:1080", err, sizeof err) != 0, "socks4 refused");
+    CHECK(lode_stratum_proxy_check("socks4://proxy:1080", err, sizeof err) == 0, "socks4 proxy");
+    CHECK(lode_stratum_proxy_check("socks4a://u@proxy:1080", err, sizeof err) == 0, "socks4a proxy with a user id");
+    CHECK(lode_stratum_proxy_check("socks6://proxy:1080", err, sizeof err) != 0 && strstr(err, "socks4a://") != NULL,
+          "an unknown scheme refused, naming those known");
     CHECK(lode_stratum_proxy_check("socks5://u:secret@", err, sizeof err) != 0 && strstr(err, "no host") != NULL &&
               strstr(err, "secret") == NULL, "proxy without a host");
     lode_stratum_proxy_display("socks5://u:secret@proxy:1080", shown, sizeof shown);

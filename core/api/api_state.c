@@ -57,6 +57,9 @@ int api_parse_bind(const char *bind, struct sockaddr_storage *addr, socklen_t *l
         memcpy(host, bind + 1, (size_t)(close - bind - 1));
         host[close - bind - 1] = '\0';
         port = close + 2;
+    } else if (strspn(bind, "0123456789") == strlen(bind)) { /* PORT alone, as ccminer and cgminer: loopback */
+        snprintf(host, sizeof host, "127.0.0.1");
+        port = bind;
     } else {
         const char *colon = strrchr(bind, ':');
         if (colon == NULL || colon == bind || (size_t)(colon - bind) >= sizeof host ||

@@ -120,11 +120,26 @@ const lode_algo_info *lode_algo_get(lode_algo algo)
     return (unsigned)algo < LODE_ALGO_COUNT ? &algos[algo] : NULL;
 }
 
+/* Other miners' names: cgminer's and ccminer's sha256, cpuminer's scrypt:N
+ * for the N lode's scrypt hashes with (Litecoin's). */
+static const struct {
+    const char *name;
+    lode_algo algo;
+} aliases[] = {
+    {"sha256", LODE_ALGO_SHA256D},
+    {"scrypt:1024", LODE_ALGO_SCRYPT},
+};
+
 int lode_algo_parse(const char *name, lode_algo *out)
 {
     for (int i = 0; i < LODE_ALGO_COUNT; i++)
         if (name != NULL && strcmp(name, algos[i].name) == 0) {
             *out = (lode_algo)i;
+            return 0;
+        }
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+        if (name != NULL && strcmp(name, aliases[i].name) == 0) {
+            *out = aliases[i].algo;
             return 0;
         }
     return -1;

@@ -27,7 +27,7 @@ void cmd_check_usage(FILE *out)
 {
     fprintf(out,
             "usage: lode check [-a ALGO,...] [-d LIST] [--variant NAME] [--jobs N | --duration TIME]\n"
-            "                  [--seed S] [--json]\n"
+            "                  [--seed S] [-t N] [--json]\n"
             "\n"
             "Every selected device and implementation variant computes random work of each\n"
             "algorithm, and the CPU reference computes the same; the answers must be equal,\n"
@@ -52,6 +52,10 @@ typedef struct progress_state {
     pthread_mutex_t lock;
     double last[64]; /* per device thread: when it last said something, by row pointer hash */
     double start;
+    bool json;       /* rows go to stderr as log lines, stdout is the JSON at the end */
+    bool header;     /* the text table's header is out */
+    const lode_check_row **done; /* the rows shown as they finished */
+    size_t done_count, done_cap;
 } progress_state;
 
 static void on_progress(void *user, const lode_check_row *row)
@@ -130,24 +134,77 @@ static double row_rate(const lode_check_row *row)
 
 /* ---- the text report ------------------------------------------------------ */
 
-static void print_text(const lode_check *c, uint64_t seed, const cli_options *o)
+/* "compared": the share of the scanned indices the reference enumerated
+ * too (100% with --jobs; a share with --duration), not a match rate. */
+static void print_header(void)
 {
-    printf("%-10s %-12s %-9s %7s %9s %7s %10s %18s %7s\n", "device", "variant", "algorithm", "jobs", "hits",
-           "exact", "mismatches", "rate", "max C");
-    for (size_t i = 0; i < c->row_count; i++) {
-        const lode_check_row *r = &c->rows[i];
-        char rate[32] = "-", temp[16] = "-", exact[16] = "-";
-        if (r->ran)
-            cli_format_rate(row_rate(r), rate_unit(r->algo), rate, sizeof rate);
-        if (!isnan(r->max_temp_c))
-            snprintf(temp, sizeof temp, "%.0f", r->max_temp_c);
-        if (r->indices > 0)
-            snprintf(exact, sizeof exact, "%.3g%%", 100.0 * (double)r->indices_exact / (double)r->indices);
-        printf("%-10s %-12s %-9s %7llu %9llu %7s %10llu %18s %7s%s%s\n", r->device->id,
-               r->variant[0] ? r->variant : "-", lode_algo_get(r->algo)->name, (unsigned long long)r->jobs,
-               (unsigned long long)r->hits_reported, exact, (unsigned long long)r->mismatches, rate, temp,
-               r->error != LODE_OK ? "  ERROR: " : "", r->error != LODE_OK ? r->error_text : "");
+    printf("%-10s %-12s %-9s %7s %9s %8s %10s %18s %7s\n", "device", "variant", "algorithm", "jobs", "hits",
+           "compared", "mismatches", "rate", "max C");
+    fflush(stdout);
+}
+
+static void print_row(const lode_check_row *r)
+{
+    char rate[32] = "-", temp[16] = "-", compared[16] = "-";
+    if (r->ran)
+        cli_format_rate(row_rate(r), rate_unit(r->algo), rate, sizeof rate);
+    if (!isnan(r->max_temp_c))
+        snprintf(temp, sizeof temp, "%.0f", r->max_temp_c);
+    if (r->indices > 0)
+        snprintf(compared, sizeof compared, "%.3g%%", 100.0 * (double)r->indices_exact / (double)r->indices);
+    printf("%-10s %-12s %-9s %7llu %9llu %8s %10llu %18s %7s%s%s\n", r->device->id,
+           r->variant[0] ? r->variant : "-", lode_algo_get(r->algo)->name, (unsigned long long)r->jobs,
+           (unsigned long long)r->hits_reported, compared, (unsigned long long)r->mismatches, rate, temp,
+           r->error != LODE_OK ? "  ERROR: " : "", r->error != LODE_OK ? r->error_text : "");
+    fflush(stdout);
+}
+
+/* A row has finished (a device's thread): shown now, not after the whole
+ * check (the CPU's rows can take minutes). */
+static void on_row_done(void *user, const lode_check_row *row)
+{
+    progress_state *p = user;
+    pthread_mutex_lock(&p->lock);
+    if (p->done_count == p->done_cap) {
+        size_t cap = p->done_cap ? 2 * p->done_cap : 16;
+        const lode_check_row **grown = realloc(p->done, cap * sizeof *grown);
+        if (grown != NULL) {
+            p->done = grown;
+            p->done_cap = cap;
+        }
     }
+    bool kept = p->done_count < p->done_cap;
+    if (kept) /* else it is shown again at the end: twice rather than never */
+        p->done[p->done_count++] = row;
+    if (p->json)
+        lode_log(LODE_LOG_INFO, "check %s %s%s%s: done, %llu jobs, %llu hits, %llu mismatching", row->device->id,
+                 lode_algo_get(row->algo)->name, row->variant[0] ? " " : "", row->variant,
+                 (unsigned long long)row->jobs, (unsigned long long)row->hits_reported,
+                 (unsigned long long)row->mismatches);
+    else {
+        if (!p->header)
+            print_header();
+        p->header = true;
+        print_row(row);
+    }
+    pthread_mutex_unlock(&p->lock);
+}
+
+static bool shown_already(const progress_state *p, const lode_check_row *row)
+{
+    for (size_t i = 0; i < p->done_count; i++)
+        if (p->done[i] == row)
+            return true;
+    return false;
+}
+
+static void print_text(const lode_check *c, uint64_t seed, const cli_options *o, const progress_state *p)
+{
+    if (!p->header)
+        print_header();
+    for (size_t i = 0; i < c->row_count; i++) /* those a stop left unfinished */
+        if (!shown_already(p, &c->rows[i]))
+            print_row(&c->rows[i]);
     /* Each difference kept, with the command that shows it again. */
     for (size_t i = 0; i < c->row_count; i++) {
         const lode_check_row *r = &c->rows[i];
@@ -317,11 +374,13 @@ int cmd_check(const cli_options *o, int argc, char **argv)
     if (shown.check.jobs == 0 && shown.check.duration <= 0)
         shown.check.jobs = DEFAULT_JOBS;
     uint64_t seed = o->check.seed_given ? o->check.seed : fresh_seed();
-    progress_state progress = {.lock = PTHREAD_MUTEX_INITIALIZER, .start = lode_clock_s()};
+    progress_state progress = {.lock = PTHREAD_MUTEX_INITIALIZER, .start = lode_clock_s(), .json = o->check.json};
     lode_check_config cfg = {.devices = devices, .device_count = device_count, .algos = algos,
                              .algo_count = algo_count, .variant = o->variant, .seed = seed,
                              .jobs = shown.check.jobs, .duration_s = o->check.duration,
-                             .progress = o->check.duration > 0 ? on_progress : NULL, .user = &progress};
+                             .reference_threads = o->threads,
+                             .progress = o->check.duration > 0 ? on_progress : NULL, .row_done = on_row_done,
+                             .user = &progress};
     if (o->check.duration > 0)
         lode_log(LODE_LOG_INFO, "check: seed %llu, %.0f s over %zu device(s)", (unsigned long long)seed,
                  o->check.duration, device_count);
@@ -348,7 +407,7 @@ int cmd_check(const cli_options *o, int argc, char **argv)
         if (print_json(&result, seed, &shown, passed, stopped) != 0)
             status = EXIT_RUNTIME;
     } else {
-        print_text(&result, seed, &shown);
+        print_text(&result, seed, &shown, &progress);
     }
     /* The verdict, on stderr as well as in the report. */
     uint64_t jobs = 0, hits = 0;
@@ -375,6 +434,7 @@ int cmd_check(const cli_options *o, int argc, char **argv)
     else
         lode_log(LODE_LOG_ERROR, "check FAILED (seed %llu): %s", (unsigned long long)seed, bad);
     lode_check_free(&result);
+    free(progress.done);
     free(devices);
     return status;
 }

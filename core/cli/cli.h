@@ -76,6 +76,11 @@ typedef struct cli_options {
     const char *api_allow_hosts[CLI_MAX_ALLOW_HOSTS]; /* --api-allow-host, one name each */
     size_t api_allow_host_count;
 
+    /* Other miners' options (compat_options.c). */
+    bool protocol_dump;        /* -P: log the stratum traffic, credentials masked */
+    uint64_t shares_limit;     /* --shares-limit N: stop after N accepted shares; 0 = none */
+    unsigned compat_ignored;   /* bits of the ignored ones given (one warning each) */
+
     /* Device health (docs/OPERATIONS.md, "Device health"). */
     struct {
         char device[32]; /* a device id ("cuda:0"), a backend ("cuda"), "" = every device */
@@ -149,6 +154,11 @@ void cli_print_options(FILE *out, int command);
  * with the reason in err. The command line and config files both go through
  * here, so they accept exactly the same things. */
 int cli_apply_option(cli_options *o, const char *name, const char *value, char *err, size_t err_len);
+/* Applies another miner's option (compat_options.c): 0 applied, -1 with
+ * the reason in err, 1 not one of them. */
+int cli_apply_compat_option(cli_options *o, const char *name, const char *value, char *err, size_t err_len);
+/* One warning for each ignored option of another miner that was given. */
+void cli_warn_ignored_options(const cli_options *o);
 /* Reads a JSON config file (keys = long option names; "pools": [{"url",
  * "user", "pass", "cert-pin"}]). Returns 0, or -1 with "FILE:LINE: ..." in
  * err naming the bad key. */

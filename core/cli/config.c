@@ -162,8 +162,9 @@ static int apply_pools(config_reader *r, json_t *pools)
                 continue;
             r->cursor = entry_cursor;
             visit_key(r, key);
-            if (strcmp(key, "user") != 0 && strcmp(key, "pass") != 0 && strcmp(key, "cert-pin") != 0)
-                return key_error(r, key, "unknown pool key (pools take url, user, pass, cert-pin)");
+            if (strcmp(key, "user") != 0 && strcmp(key, "pass") != 0 && strcmp(key, "cert-pin") != 0 &&
+                strcmp(key, "keepalive") != 0) /* xmrig's, ignored with a warning */
+                return key_error(r, key, "unknown pool key (pools take url, user, pass, cert-pin, keepalive)");
             if (apply_value(r, key, cli_find_option(r->o->command, key), value) != 0)
                 return -1;
         }

@@ -322,6 +322,11 @@ static int parse_options(int cmd, int argc, char **argv, cli_options *o)
     /* Options are copied where they are kept: mask the secrets in place. */
     for (size_t i = 0; i < secret_count; i++)
         mask_secret(&secrets[i]);
+    if (status < 0) {
+        if (o->log_json)
+            lode_log_set_format(LODE_LOG_FORMAT_JSON);
+        cli_warn_ignored_options(o);
+    }
     return status;
 }
 

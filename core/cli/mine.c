@@ -14,6 +14,7 @@
 #include "core/gbt/gbt_client.h"
 #include "core/mining/mining.h"
 #include "core/stratum/stratum_client.h"
+#include "core/stratum/stratum_conn.h"
 
 #define DEFAULT_LOG_INTERVAL 30.0
 
@@ -56,6 +57,8 @@ static int create_source(const cli_options *o, mine_source *s, char *err, size_t
             snprintf(err, err_len, "solo mining needs --coinbase-addr ADDRESS");
             return -1;
         }
+        if (o->protocol_dump)
+            lode_log(LODE_LOG_WARN, "-P (--protocol-dump): ignored for a node: it dumps stratum traffic");
         if (c.cookie_file == NULL && (c.user == NULL || c.pass == NULL)) {
             snprintf(err, err_len, "solo mining needs -u USER -p PASS or --cookie FILE for the node");
             return -1;
@@ -96,6 +99,7 @@ static int create_source(const cli_options *o, mine_source *s, char *err, size_t
         c.primary_check_s = o->failover_return;
     if (o->stall_timeout > 0)
         c.stall_timeout_s = o->stall_timeout;
+    lode_stratum_set_protocol_dump(o->protocol_dump);
     s->stratum = lode_stratum_create(&c, err, err_len);
     return s->stratum ? 0 : -1;
 }
@@ -135,27 +139,47 @@ static void summarise_source(mine_source *s, const cli_options *o)
     }
 }
 
-/* What the systemd STATUS line adds: the shares the pools or the node took. */
-static void status_extra(void *user, char *out, size_t len)
+/* The shares every pool accepted and rejected (the blocks, solo). */
+static void answered_totals(mine_source *s, uint64_t *accepted, uint64_t *rejected)
 {
-    mine_source *s = user;
-    uint64_t accepted = 0, rejected = 0;
+    *accepted = *rejected = 0;
     if (s->gbt != NULL) {
         lode_gbt_stats st;
         lode_gbt_stats_get(s->gbt, &st);
-        accepted = st.accepted;
-        rejected = st.rejected;
-        snprintf(out, len, "blocks accepted %llu, rejected %llu", (unsigned long long)accepted,
-                 (unsigned long long)rejected);
+        *accepted = st.accepted;
+        *rejected = st.rejected;
         return;
     }
     for (size_t i = 0; i < lode_stratum_pool_count(s->stratum); i++) {
         lode_pool_stats st;
         lode_stratum_pool_stats(s->stratum, i, &st);
-        accepted += st.accepted;
-        rejected += st.rejected;
+        *accepted += st.accepted;
+        *rejected += st.rejected;
     }
-    snprintf(out, len, "accepted %llu, rejected %llu", (unsigned long long)accepted, (unsigned long long)rejected);
+}
+
+/* What the systemd STATUS line adds: the shares the pools or the node took. */
+static void status_extra(void *user, char *out, size_t len)
+{
+    mine_source *s = user;
+    uint64_t accepted, rejected;
+    answered_totals(s, &accepted, &rejected);
+    snprintf(out, len, "%saccepted %llu, rejected %llu", s->gbt != NULL ? "blocks " : "",
+             (unsigned long long)accepted, (unsigned long long)rejected);
+}
+
+/* --shares-limit N (ccminer's): the pools (or the node) accepted N. */
+static bool shares_limit_reached(const cli_options *o, mine_source *s)
+{
+    uint64_t accepted, rejected;
+    if (o->shares_limit == 0)
+        return false;
+    answered_totals(s, &accepted, &rejected);
+    if (accepted < o->shares_limit)
+        return false;
+    lode_log(LODE_LOG_NOTICE, "%llu %s accepted (--shares-limit %llu): stopping", (unsigned long long)accepted,
+             s->gbt != NULL ? "blocks" : "shares", (unsigned long long)o->shares_limit);
+    return true;
 }
 
 int cmd_mine(const cli_options *o)
@@ -248,7 +272,7 @@ int cmd_mine(const cli_options *o)
         while (!cli_interrupted()) {
             struct timespec nap = {0, 100 * 1000 * 1000};
             nanosleep(&nap, NULL);
-            if (o->time_limit > 0 && lode_clock_s() - start >= o->time_limit)
+            if ((o->time_limit > 0 && lode_clock_s() - start >= o->time_limit) || shares_limit_reached(o, &source))
                 break;
             cli_rate_report_tick(&report);
             if (lode_mining_failure(mining, why, sizeof why)) {

@@ -33,7 +33,8 @@ const cli_option cli_option_table[] = {
     {"userpass", 'O', "USER:PASS", CLI_MINER, false, "-u and -p in one (cpuminer's -O)"},
     {"proxy", 'x', "URL", CLI_MINER, false,
      "reach the pools through a proxy: socks5://HOST:PORT,\n"
-     "socks5h://HOST:PORT (the proxy resolves pool names) or\n"
+     "socks5h://HOST:PORT (the proxy resolves pool names),\n"
+     "socks4://HOST:PORT, socks4a:// (the proxy resolves) or\n"
      "http://HOST:PORT (HTTP CONNECT); USER:PASS@ allowed"},
     {"cert-pin", 0, "HEX", CLI_MINER, false,
      "accept exactly the TLS certificate with this SHA-256\n"
@@ -59,6 +60,7 @@ const cli_option cli_option_table[] = {
      "pools as \"pools\": [{\"url\": ..., \"user\": ..., \"pass\": ...}]"},
     {"devices", 'd', "LIST", CLI_EVERY, false, "devices to use, e.g. cpu, cpu:0, cuda:1 (default: all)"},
     {"threads", 't', "N", CLI_ALL, true, "CPU worker threads per device (default: one per core)"},
+    {"threads", 't', "N", CLI_CHECK, true, "threads of the CPU reference (default: one per core)"},
     {"benchmark", 0, NULL, CLI_MINER, false, "hash a synthetic job and report the hashrate"},
     {"time-limit", 0, "S", CLI_MINER, true, "stop after S seconds"},
     {"variant", 0, "NAME", CLI_MINER, false, "force one implementation (see --list-devices)"},
@@ -102,10 +104,11 @@ const cli_option cli_option_table[] = {
     {"hang-timeout", 0, "S", CLI_ALL, true,
      "a scan running S seconds and 10 times its expected\n"
      "length is hung: the device is reopened (60; 0: no watchdog)"},
-    {"api-bind", 0, "HOST:PORT", CLI_ALL, false,
+    {"api-bind", 'b', "HOST:PORT", CLI_ALL, false,
      "serve the HTTP API, /metrics and the dashboard here\n"
-     "(e.g. 127.0.0.1:4028; port 0 = any free port; beyond\n"
-     "loopback only with a token)"},
+     "(e.g. 127.0.0.1:4028; a PORT alone binds 127.0.0.1;\n"
+     "port 0 = any free port; beyond loopback only with a token)"},
+    {"api-listen", 0, NULL, CLI_ALL, false, "cgminer's: the API on 127.0.0.1:4028 (unless --api-bind)"},
     {"api-token", 0, "TOKEN", CLI_ALL, false,
      "the API's token: needed for control (pause, resume,\n"
      "next pool) and for every request beyond loopback;\n"
@@ -131,6 +134,19 @@ const cli_option cli_option_table[] = {
     {"cpu-priority", 0, "N", CLI_ALL, true,
      "0 idle (nice 19, SCHED_IDLE), 1 low (nice 10, SCHED_BATCH),\n"
      "2 normal, 3-5 higher (nice -5, -10, -15: needs root)"},
+    {"protocol-dump", 'P', NULL, CLI_MINER, false, "log every stratum line sent and received (passwords masked)"},
+    {"shares-limit", 0, "N", CLI_MINER, true, "stop (exit 0) once the pools have accepted N shares"},
+    {"scrypt", 0, NULL, CLI_MINER, false, "cgminer's name of -a scrypt"},
+    /* Other miners' options lode ignores, each with a warning saying why
+     * (compat_options.c); not in --help, listed in docs/OPERATIONS.md. */
+    {"intensity", 'i', "N", CLI_MINER, true, NULL},
+    {"statsavg", 'N', "N", CLI_MINER, true, NULL},
+    {"debug", 'D', NULL, CLI_MINER, false, NULL},
+    {"scantime", 's', "S", CLI_MINER, true, NULL},
+    {"no-longpoll", 0, NULL, CLI_MINER, false, NULL},
+    {"cpu-affinity", 0, "MASK", CLI_ALL, false, NULL},
+    {"keepalive", 'k', NULL, CLI_MINER, false, NULL},
+    {"api-allow", 0, "IP", CLI_ALL, false, NULL},
     {"header", 0, "HEX", CLI_MINER, false, NULL}, /* scan and hash: in the usage lines */
     {"target", 0, "HEX", CLI_MINER, false, NULL},
     {"versions", 0, "V,V,...", CLI_MINER, false, NULL},
@@ -451,13 +467,23 @@ int cli_apply_option(cli_options *o, const char *name, const char *v, char *err,
     const cli_option *named = cli_find_option(o->command, name);
     if (named != NULL && named->same_as != NULL)
         name = named->same_as;
+    int compat = cli_apply_compat_option(o, name, v, err, err_len);
+    if (compat <= 0)
+        return compat;
     if (strcmp(name, "algo") == 0 && o->command == CLI_CMD_CHECK) {
         return parse_algo_list(o, v, err, err_len);
     } else if (strcmp(name, "algo") == 0) {
+        if (lode_algo_parse(v, &o->algo) != 0 && strncmp(v, "scrypt:", 7) == 0)
+            return fail(err, err_len, "-a %s: lode's scrypt is N=1024 (scrypt or scrypt:1024), not N=%s", v, v + 7);
         if (lode_algo_parse(v, &o->algo) != 0)
             return fail(err, err_len, "unknown algorithm '%s' (known: %s)", v, lode_algo_names());
         o->algo_given = true;
     } else if (strcmp(name, "devices") == 0) {
+        /* An empty list is a script's empty variable, not "every device"
+         * (leave -d out for that). */
+        if (v == NULL || v[strspn(v, " \t")] == '\0')
+            return fail(err, err_len, "--devices wants a list of devices (cpu, cuda:0, ...), not ''; "
+                        "leave it out for every device");
         o->devices = v;
     } else if (strcmp(name, "threads") == 0) {
         if (parse_u64(v, 4096, &n) != 0 || n == 0)

@@ -17,6 +17,7 @@ typedef struct scan_results {
     lode_found *items;
     size_t count, capacity;
     bool out_of_memory;
+    uint64_t hw_errors; /* hits the CPU re-check rejected, over every device */
 } scan_results;
 
 static void collect(void *user, const lode_found *found)
@@ -83,9 +84,27 @@ static void print_collisions(const cli_options *o, const lode_work *work, const 
     }
 }
 
+/* Says, per device, how many of its hits failed the CPU re-check; returns
+ * the total. */
+static uint64_t count_hardware_errors(lode_dispatcher *m)
+{
+    uint64_t total = 0;
+    for (size_t d = 0; d < lode_dispatcher_device_count(m); d++) {
+        lode_device_stats stats;
+        lode_dispatcher_device_stats(m, d, &stats);
+        if (stats.hw_errors > 0)
+            fprintf(stderr, "lode: error: %s: %llu hit%s failed the CPU re-check (a hardware error)\n",
+                    lode_dispatcher_device(m, d)->id, (unsigned long long)stats.hw_errors,
+                    stats.hw_errors == 1 ? "" : "s");
+        total += stats.hw_errors;
+    }
+    return total;
+}
+
 /* Runs [start, start+count) of work on the selected devices through the
- * dispatcher (every hit re-checked) and sorts the hits into *results.
- * Returns 0 or an exit status. */
+ * dispatcher (every hit re-checked), sorts the confirmed hits into *results
+ * and counts those the re-check rejected in results->hw_errors (said on
+ * stderr). Returns 0 or an exit status. */
 static int scan_range(const cli_options *o, const lode_work *work, uint64_t start, uint64_t count,
                       scan_results *results)
 {
@@ -132,6 +151,8 @@ static int scan_range(const cli_options *o, const lode_work *work, uint64_t star
             status = EXIT_RUNTIME;
         }
     }
+    if (status == 0)
+        results->hw_errors = count_hardware_errors(m);
     lode_dispatcher_free(m);
     if (status == 0 && results->out_of_memory) {
         cli_error("out of memory collecting hits");
@@ -176,7 +197,7 @@ static int scan_tf(const cli_options *o)
         printf("%llu %llu %s\n", (unsigned long long)n, (unsigned long long)k, q);
     }
     free(results.items);
-    return status;
+    return status == 0 && results.hw_errors > 0 ? EXIT_RUNTIME : status;
 }
 
 /* --versions: 1..LODE_VERSIONS_MAX distinct nVersion values, comma-separated,
@@ -254,7 +275,9 @@ int cmd_scan(const cli_options *o)
         }
     }
     free(results.items);
-    return status;
+    /* The confirmed hits are printed; a device that reported others is a
+     * hardware error all the same. */
+    return status == 0 && results.hw_errors > 0 ? EXIT_RUNTIME : status;
 }
 
 int cmd_hash(const cli_options *o)

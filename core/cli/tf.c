@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/api/api.h"
@@ -92,10 +91,9 @@ int cmd_tf(const cli_options *opts, int argc, char **argv)
     } else {
         if (worktodo == NULL)
             worktodo = "worktodo.txt";
-        struct stat st;
-        if (stat(worktodo, &st) == 0 && !S_ISREG(st.st_mode))
-            return cli_usage_error("cannot read %s: %s", worktodo,
-                                   S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
+        char why[512];
+        if (lode_tf_worktodo_check(worktodo, why, sizeof why) != 0)
+            return cli_usage_error("%s", why);
         if ((lock_fd = lode_tf_worktodo_lock(worktodo)) < 0)
             return EXIT_RUNTIME;
         if (lode_tf_worktodo_merge_add(worktodo) < 0)

@@ -707,6 +707,8 @@ static void *device_thread(void *arg)
         double left = d->cfg->duration_s - (lode_clock_s() - start);
         double deadline = lode_clock_s() + left / (double)(d->row_count - i);
         run_row(d, &d->rows[i], deadline);
+        if (d->cfg->row_done)
+            d->cfg->row_done(d->cfg->user, &d->rows[i]);
     }
     return NULL;
 }

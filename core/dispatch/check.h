@@ -88,6 +88,8 @@ typedef struct lode_check_config {
     unsigned reference_threads; /* 0: one per online CPU */
     /* Called (from a device's thread) after each job; may be NULL. */
     void (*progress)(void *user, const lode_check_row *row);
+    /* Called (from a device's thread) as each row finishes; may be NULL. */
+    void (*row_done)(void *user, const lode_check_row *row);
     void *user;
 } lode_check_config;
 

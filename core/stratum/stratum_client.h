@@ -60,7 +60,7 @@ typedef struct lode_stratum_config {
                                     * attempt (failover_after) even if jobs came; 0 = 120 */
     double primary_check_s;        /* on a backup pool, probe pools[0] this often; 0 = 60 */
     double connect_timeout_s;      /* TCP connect (or the proxy's) + TLS handshake; 0 = 15 */
-    const char *proxy;             /* socks5://, socks5h:// or http:// (CONNECT) proxy for every pool,
+    const char *proxy;             /* socks5[h]://, socks4[a]:// or http:// (CONNECT) proxy for every pool,
                                     * "user:pass@" allowed; NULL = connect directly */
 } lode_stratum_config;
 

@@ -24,6 +24,7 @@
 
 #include "core/base/clock.h"
 #include "core/base/hex.h"
+#include "core/base/log.h"
 #include "core/stratum/url_userinfo.h"
 
 struct lode_stratum_conn {
@@ -37,7 +38,24 @@ struct lode_stratum_conn {
     size_t buf_len;
     size_t consumed; /* bytes of the last returned line, dropped at the next read */
     unsigned overlong;
+    char peer[LODE_STRATUM_HOST_MAX + 16]; /* host:port, for -P */
 };
+
+static atomic_bool protocol_dump;
+
+void lode_stratum_set_protocol_dump(bool on) { atomic_store(&protocol_dump, on); }
+
+/* -P: one line of the traffic ("<": from the pool, ">": to it), masked. */
+static void dump_line(const lode_stratum_conn *c, const char *direction, const char *line, size_t len)
+{
+    if (!atomic_load_explicit(&protocol_dump, memory_order_relaxed))
+        return;
+    while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+        len--;
+    char *shown = lode_stratum_masked_line(line, len);
+    lode_log(LODE_LOG_INFO, "stratum %s %s %s", c->peer, direction, shown ? shown : "(out of memory)");
+    free(shown);
+}
 
 static int fail(char *err, size_t err_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(char *err, size_t err_len, const char *fmt, ...)
@@ -145,7 +163,7 @@ void lode_stratum_url_format(const lode_stratum_url *url, char *out, size_t out_
              url->host, v6 ? "]" : "", url->port);
 }
 
-static const char *const proxy_schemes[] = {"socks5://", "socks5h://", "http://"};
+static const char *const proxy_schemes[] = {"socks5://", "socks5h://", "socks4://", "socks4a://", "http://"};
 
 void lode_stratum_proxy_display(const char *proxy, char *out, size_t out_len)
 {
@@ -172,7 +190,8 @@ int lode_stratum_proxy_check(const char *proxy, char *err, size_t err_len)
         if (strncmp(proxy, proxy_schemes[i], strlen(proxy_schemes[i])) == 0)
             host = proxy + strlen(proxy_schemes[i]);
     if (host == NULL)
-        return fail(err, err_len, "proxy '%s' must start with socks5://, socks5h:// or http://", shown);
+        return fail(err, err_len, "proxy '%s' must start with socks5://, socks5h://, socks4://, socks4a:// or http://",
+                    shown);
     if (has_control(proxy, strlen(proxy)))
         return fail(err, err_len, "proxy URL holds control characters");
     const char *at = strrchr(host, '@');
@@ -457,7 +476,7 @@ static void init_curl(void)
 }
 
 /* A TCP connection to url's host and port through proxy, made by libcurl
- * (connect-only: curl does the SOCKS5 or HTTP CONNECT handshake, then hands
+ * (connect-only: curl does the SOCKS5, SOCKS4 or HTTP CONNECT handshake, then hands
  * over the socket, on which the stratum or TLS bytes go as without a
  * proxy). socks5:// resolves the pool's name here, socks5h:// at the proxy. */
 static int connect_proxy(lode_stratum_conn *c, const lode_stratum_url *url, const char *proxy,
@@ -533,6 +552,7 @@ lode_stratum_conn *lode_stratum_conn_open(const lode_stratum_url *url, const cha
         return NULL;
     }
     c->cancel = cancel;
+    snprintf(c->peer, sizeof c->peer, "%s:%s", url->host, url->port);
     double deadline = lode_clock_s() + timeout_s;
     if (proxy != NULL && proxy[0] != '\0')
         c->fd = connect_proxy(c, url, proxy, timeout_s, err, err_len);
@@ -605,6 +625,7 @@ lode_conn_status lode_stratum_conn_read_line(lode_stratum_conn *c, const lode_wa
             c->buf[n] = '\0';
             *line = c->buf;
             *len = n;
+            dump_line(c, "<", c->buf, n);
             return LODE_CONN_LINE;
         }
         scanned = c->buf_len;
@@ -672,6 +693,7 @@ int lode_stratum_conn_write(lode_stratum_conn *c, const char *data, size_t len, 
         if (w <= 0)
             return fail(err, err_len, "write %s", w == 0 ? "timed out" : "cancelled");
     }
+    dump_line(c, ">", data, len);
     return 0;
 }
 

@@ -43,8 +43,9 @@ void lode_stratum_url_format(const lode_stratum_url *url, char *out, size_t out_
 /* A proxy URL as it may be logged: "socks5://host:port", any "user:pass@"
  * left out. */
 void lode_stratum_proxy_display(const char *proxy, char *out, size_t out_len);
-/* 0 if proxy is a proxy URL lode can use (socks5://, socks5h://, http://,
- * with a host, USER:PASS@ read as in pool URLs); -1 with a reason. */
+/* 0 if proxy is a proxy URL lode can use (socks5://, socks5h://,
+ * socks4://, socks4a://, http://, with a host, USER:PASS@ read as in pool
+ * URLs); -1 with a reason. */
 int lode_stratum_proxy_check(const char *proxy, char *err, size_t err_len);
 
 /* A certificate pin: the SHA-256 of the leaf certificate's DER, 64 hex digits,
@@ -63,7 +64,7 @@ void lode_wake_destroy(lode_wake *w);
 typedef struct lode_stratum_conn lode_stratum_conn;
 
 /* Connects (each address getaddrinfo gives, non-blocking, within timeout_s;
- * or through proxy, when not NULL/"": a SOCKS5 or HTTP CONNECT proxy that
+ * or through proxy, when not NULL/"": a SOCKS5, SOCKS4 or HTTP CONNECT proxy that
  * libcurl reaches, within the same time) and, for TLS, completes the handshake and checks the certificate: without
  * a pin, the chain against the system store and the host name; with a pin
  * (cert_pin not NULL/""), exactly that certificate. cancel (may be NULL) is
@@ -92,5 +93,8 @@ int lode_stratum_conn_write(lode_stratum_conn *c, const char *data, size_t len, 
 /* Over-long lines this connection refused (0 or 1: the first ends it). */
 unsigned lode_stratum_conn_overlong_lines(const lode_stratum_conn *c);
 void lode_stratum_conn_close(lode_stratum_conn *c);
+/* -P (--protocol-dump): log every line read and written, as
+ * lode_stratum_masked_line shows it (any thread; off by default). */
+void lode_stratum_set_protocol_dump(bool on);
 
 #endif

@@ -492,3 +492,36 @@ int lode_stratum_notify_to_job(const lode_stratum_notify *notify,
     }
     return 0;
 }
+
+char *lode_stratum_masked_line(const char *line, size_t len)
+{
+    json_t *msg = json_loadb(line, len, 0, NULL);
+    json_t *method = json_object_get(msg, "method");
+    json_t *params = json_object_get(msg, "params");
+    char *masked = NULL;
+    if (json_is_string(method) && strcmp(json_string_value(method), "mining.authorize") == 0 &&
+        json_is_array(params) && json_array_size(params) >= 2) {
+        json_array_set_new(params, 1, json_string("***"));
+        masked = json_dumps(msg, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        if (masked == NULL) { /* never the password unmasked */
+            json_decref(msg);
+            return strdup("(a mining.authorize request)");
+        }
+        line = masked;
+        len = strlen(masked);
+    }
+    json_decref(msg);
+    char *out = malloc(4 * len + 1);
+    size_t o = 0;
+    for (size_t i = 0; out != NULL && i < len; i++) {
+        unsigned char c = (unsigned char)line[i];
+        if (c >= 0x20 && c < 0x7f && c != '\\')
+            out[o++] = (char)c;
+        else
+            o += (size_t)snprintf(out + o, 5, "\\x%02x", c);
+    }
+    if (out != NULL)
+        out[o] = '\0';
+    free(masked);
+    return out;
+}

@@ -109,6 +109,11 @@ char *lode_stratum_build_configure(int64_t id, uint32_t mask, unsigned min_bit_c
 char *lode_stratum_build_subscribe(int64_t id, const char *agent, const char *session_id);
 char *lode_stratum_build_extranonce_subscribe(int64_t id);
 char *lode_stratum_build_authorize(int64_t id, const char *user, const char *pass);
+/* A protocol line as -P (--protocol-dump) shows it, malloc'd (NULL: no
+ * memory): mining.authorize's password replaced by "***", every byte that
+ * is not printable ASCII (and the backslash) as \xNN. The one place that
+ * decides what of the traffic may be logged. */
+char *lode_stratum_masked_line(const char *line, size_t len);
 char *lode_stratum_build_suggest_difficulty(int64_t id, double difficulty);
 /* ntime and nonce are written as the big-endian hex of the integers,
  * extranonce2 as its raw bytes; with_version_bits adds the 6th parameter. */

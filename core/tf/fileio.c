@@ -126,6 +126,88 @@ char *lode_tf_read_file(const char *path, size_t *len)
     return buf;
 }
 
+struct lode_tf_lines {
+    int fd;
+    bool eof, stopped;
+    size_t limit; /* lode_tf_lines_stop_after; 0 = none */
+    size_t start, end; /* unread bytes: buf[start..end) */
+    char buf[1 << 16];
+    char line[LODE_TF_LINE_KEEP + 2]; /* + a CR that may yet be the line's last byte, + NUL */
+};
+
+lode_tf_lines *lode_tf_lines_open(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC /* a FIFO must not block */);
+    if (fd < 0)
+        return NULL;
+    struct stat st;
+    int e = fstat(fd, &st) != 0 ? errno : !S_ISREG(st.st_mode) ? (S_ISDIR(st.st_mode) ? EISDIR : EINVAL) : 0;
+    lode_tf_lines *r = e == 0 ? calloc(1, sizeof *r) : NULL;
+    if (r == NULL) {
+        close(fd);
+        errno = e ? e : ENOMEM;
+        return NULL;
+    }
+    r->fd = fd;
+    return r;
+}
+
+int lode_tf_lines_next(lode_tf_lines *r, const char **line, size_t *full)
+{
+    size_t n = 0;     /* the line's bytes so far */
+    bool any = false; /* a byte or a newline seen: there is a line */
+    char last = 0;    /* its last byte */
+    if (r->stopped)
+        return 0;
+    for (;;) {
+        if (r->start == r->end && !r->eof) {
+            ssize_t got = read(r->fd, r->buf, sizeof r->buf);
+            if (got < 0 && errno == EINTR)
+                continue;
+            if (got < 0)
+                return -1;
+            r->start = 0;
+            r->end = (size_t)got;
+            r->eof = got == 0;
+        }
+        if (r->start == r->end)
+            break; /* the end of the file ends the last line */
+        const char *s = r->buf + r->start;
+        const char *nl = memchr(s, '\n', r->end - r->start);
+        size_t k = nl ? (size_t)(nl - s) : r->end - r->start;
+        if (n < LODE_TF_LINE_KEEP + 1)
+            memcpy(r->line + n, s, k < LODE_TF_LINE_KEEP + 1 - n ? k : LODE_TF_LINE_KEEP + 1 - n);
+        n += k;
+        last = k > 0 ? s[k - 1] : last;
+        any = true;
+        r->start += k + (nl != NULL);
+        if (nl != NULL)
+            break;
+        if (r->limit > 0 && n > r->limit) {
+            r->stopped = true;
+            break;
+        }
+    }
+    if (!any)
+        return 0;
+    if (n > 0 && last == '\r') /* a final CR is not part of the line */
+        n--;
+    *full = n;
+    r->line[n < LODE_TF_LINE_KEEP ? n : LODE_TF_LINE_KEEP] = '\0';
+    *line = r->line;
+    return 1;
+}
+
+void lode_tf_lines_stop_after(lode_tf_lines *r, size_t limit) { r->limit = limit; }
+
+void lode_tf_lines_close(lode_tf_lines *r)
+{
+    if (r == NULL)
+        return;
+    close(r->fd);
+    free(r);
+}
+
 int lode_tf_append_record(const char *path, const char *text, size_t len)
 {
     /* Read and write: the last byte is read (a write-only descriptor

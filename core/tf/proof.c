@@ -193,8 +193,8 @@ int lode_tf_proof_enumerate(uint32_t p, unsigned a, unsigned b, unsigned t, lode
 
 typedef struct verifier {
     FILE *out;
-    const char *text;
-    size_t len, pos;
+    lode_tf_lines *lines; /* read a line at a time: a huge file costs no memory */
+    bool read_error;
     unsigned line_no;
     char line[160]; /* the current line, NUL-terminated; longer lines are malformed */
     bool cut;       /* the current line was longer than line[] or held a NUL */
@@ -213,12 +213,18 @@ static void say(verifier *v, const char *fmt, ...)
     fputc('\n', v->out);
 }
 
-/* The next line into v->line; false at the end of the file. */
+/* The next line into v->line; false at the end of the file (or a read
+ * error: v->read_error). */
 static bool next(verifier *v)
 {
     const char *s;
     size_t n;
-    if (!lode_tf_next_line(v->text, v->len, &v->pos, &s, &n))
+    int got = lode_tf_lines_next(v->lines, &s, &n);
+    if (got < 0) {
+        v->read_error = true;
+        say(v, "FAIL: read error after line %u: %s", v->line_no, strerror(errno));
+    }
+    if (got != 1)
         return false;
     v->line_no++;
     v->cut = n >= sizeof v->line || memchr(s, '\0', n) != NULL;
@@ -281,19 +287,26 @@ static const char *value_of(verifier *v, const char *key)
     return v->line + k + 1;
 }
 
-/* The header line "key N" (one decimal number). */
-static bool header_u32(verifier *v, const char *key, uint32_t *out)
+/* The line read last as the header line "key N" (one decimal number). */
+static bool header_u32_here(verifier *v, const char *key, uint32_t *out)
 {
-    if (!next(v)) {
-        say(v, "FAIL: the file ends before its \"%s\" line", key);
-        return false;
-    }
     const char *s = value_of(v, key);
     if (s == NULL || !parse_u32(s, out)) {
         say(v, "FAIL: line %u: want \"%s N\", not \"%s\"", v->line_no, key, shown(v));
         return false;
     }
     return true;
+}
+
+/* The next line as the header line "key N". */
+static bool header_u32(verifier *v, const char *key, uint32_t *out)
+{
+    if (!next(v)) {
+        if (!v->read_error)
+            say(v, "FAIL: the file ends before its \"%s\" line", key);
+        return false;
+    }
+    return header_u32_here(v, key, out);
 }
 
 /* The "expected E" value and its printed decimals. */
@@ -326,15 +339,12 @@ int lode_tf_proof_verify(const char *path, FILE *out)
 {
     verifier v = {.out = out};
     say(&v, "proof file %s", path);
-    size_t len;
-    char *text = lode_tf_read_file(path, &len);
-    if (text == NULL) {
+    if ((v.lines = lode_tf_lines_open(path)) == NULL) {
         say(&v, "FAIL: cannot read %s: %s", path, strerror(errno));
         say(&v, "proof does NOT hold");
         return 1;
     }
-    v.text = text;
-    v.len = len;
+    lode_tf_lines_stop_after(v.lines, sizeof v.line); /* a longer line fails: read no further */
     int rc = 1;
     uint32_t format = 0, p = 0, a = 0, b = 0, t = 0, count = 0;
     lode_u128 prev = 0;
@@ -342,11 +352,12 @@ int lode_tf_proof_verify(const char *path, FILE *out)
     char why[160];
 
     /* The header. */
-    if (len == 0) {
-        say(&v, "FAIL: the file is empty");
+    if (!next(&v)) {
+        if (!v.read_error)
+            say(&v, "FAIL: the file is empty");
         goto done;
     }
-    if (!header_u32(&v, "lode-tf-proof", &format))
+    if (!header_u32_here(&v, "lode-tf-proof", &format))
         goto done;
     if (format != LODE_TF_PROOF_FORMAT) {
         say(&v, "FAIL: line 1: format %u, this lode reads format %d", format, LODE_TF_PROOF_FORMAT);
@@ -459,6 +470,8 @@ int lode_tf_proof_verify(const char *path, FILE *out)
         say(&v, "FAIL: line %u: text after the \"end\" line: \"%s\"", v.line_no, shown(&v));
         goto done;
     }
+    if (v.read_error)
+        goto done;
     say(&v, "list: %zu q, each decimal, ascending without repeats, in [2^%u, 2^%u), 2kp + 1 with k >= 1, "
         "+-1 mod 8, passing C(p, q, %u), prime: ok", listed, a, b, t);
     if (listed != count) {
@@ -485,6 +498,6 @@ int lode_tf_proof_verify(const char *path, FILE *out)
     rc = 0;
 done:
     say(&v, rc == 0 ? "proof holds" : "proof does NOT hold");
-    free(text);
+    lode_tf_lines_close(v.lines);
     return rc;
 }

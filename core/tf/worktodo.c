@@ -118,25 +118,26 @@ int lode_tf_worktodo_parse_line(const char *raw, size_t len, lode_tf_assignment 
 
 int lode_tf_worktodo_load(const char *path, lode_tf_assignment **list, size_t *count, int *bad_lines, bool log)
 {
-    size_t len;
-    char *text = lode_tf_read_file(path, &len);
     *list = NULL;
     *count = 0;
     *bad_lines = 0;
-    if (text == NULL)
+    lode_tf_lines *lines = lode_tf_lines_open(path); /* a line at a time: any size, little memory */
+    if (lines == NULL)
         return -1;
     unsigned lineno = 0;
-    size_t pos = 0, n;
+    size_t n;
     const char *line;
-    while (lode_tf_next_line(text, len, &pos, &line, &n)) {
+    int got;
+    while ((got = lode_tf_lines_next(lines, &line, &n)) == 1) {
         lineno++;
         lode_tf_assignment a;
         char why[256];
-        int r = lode_tf_worktodo_parse_line(line, n, &a, why, sizeof why);
+        size_t kept = n < LODE_TF_LINE_KEEP ? n : LODE_TF_LINE_KEEP; /* longer is malformed anyway */
+        int r = lode_tf_worktodo_parse_line(line, kept, &a, why, sizeof why);
         if (r < 0) {
             if (log) {
                 char shown[LODE_TF_ECHO_MAX * 4 + 64];
-                lode_tf_worktodo_escape(line, n, shown, sizeof shown);
+                lode_tf_worktodo_escape(line, n, shown, sizeof shown); /* reads ECHO_MAX bytes at most */
                 lode_log(LODE_LOG_ERROR, "%s:%u: malformed line '%s': %s (line kept, skipped)", path, lineno,
                          shown, why);
             }
@@ -144,18 +145,23 @@ int lode_tf_worktodo_load(const char *path, lode_tf_assignment **list, size_t *c
         } else if (r == 1) {
             lode_tf_assignment *g = realloc(*list, (*count + 1) * sizeof **list);
             if (g == NULL) {
-                free(text);
-                free(*list);
-                *list = NULL;
-                *count = 0;
+                got = -1;
                 errno = ENOMEM;
-                return -1;
+                break;
             }
             *list = g;
             (*list)[(*count)++] = a;
         }
     }
-    free(text);
+    int e = errno;
+    lode_tf_lines_close(lines);
+    if (got < 0) {
+        free(*list);
+        *list = NULL;
+        *count = 0;
+        errno = e;
+        return -1;
+    }
     return 0;
 }
 
@@ -186,15 +192,42 @@ static bool ends_with_lines(const char *text, size_t len, const char *tail, size
     return n <= len && memcmp(text + len - n, tail, n) == 0 && (n == len || text[len - n - 1] == '\n');
 }
 
-long lode_tf_worktodo_merge_add(const char *worktodo)
+/* worktodo.add beside the worktodo file: 0, or -1 (ENAMETOOLONG). */
+static int add_path_of(const char *worktodo, char *add, size_t len)
 {
-    char add[4096], merging[4200];
     const char *slash = strrchr(worktodo, '/');
     int dir = slash ? (int)(slash - worktodo + 1) : 0;
-    if (snprintf(add, sizeof add, "%.*sworktodo.add", dir, worktodo) >= (int)sizeof add) {
+    if (snprintf(add, len, "%.*sworktodo.add", dir, worktodo) >= (int)len) {
         errno = ENAMETOOLONG;
         return -1;
     }
+    return 0;
+}
+
+int lode_tf_worktodo_check(const char *worktodo, char *why, size_t why_len)
+{
+    struct stat st;
+    char add[4096];
+    if (stat(worktodo, &st) == 0) {
+        if (S_ISREG(st.st_mode))
+            return 0;
+        snprintf(why, why_len, "cannot read %s: %s", worktodo,
+                 S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
+        return -1;
+    }
+    int e = errno;
+    /* A missing worktodo that worktodo.add will create is fine. */
+    if (e == ENOENT && add_path_of(worktodo, add, sizeof add) == 0 && stat(add, &st) == 0)
+        return 0;
+    snprintf(why, why_len, "cannot read %s: %s", worktodo, strerror(e));
+    return -1;
+}
+
+long lode_tf_worktodo_merge_add(const char *worktodo)
+{
+    char add[4096], merging[4200];
+    if (add_path_of(worktodo, add, sizeof add) != 0)
+        return -1;
     snprintf(merging, sizeof merging, "%s.merging", add);
     long total = 0;
     bool took_add = false;

@@ -54,6 +54,13 @@ int lode_tf_worktodo_remove(const char *path, const lode_tf_assignment *a);
  * regular file is left alone). */
 long lode_tf_worktodo_merge_add(const char *worktodo);
 
+/* Whether a run can start on the worktodo file: 0 when it is a regular
+ * file, or missing with a worktodo.add beside it (the merge creates it);
+ * -1 with "cannot read FILE: why" otherwise (a missing file or directory,
+ * a directory, a FIFO). Called before lode_tf_worktodo_lock, so that an
+ * unusable worktodo leaves no FILE.lock behind. */
+int lode_tf_worktodo_check(const char *worktodo, char *why, size_t why_len);
+
 /* Locks the worktodo file for this process (flock on FILE.lock, which
  * holds the pid; the lock dies with the process, the file stays). Returns
  * the descriptor to keep open, or -1 (logged: "in use by another lode tf"
