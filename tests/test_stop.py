@@ -13,6 +13,8 @@ hang guard only, never a speed limit.
   abandons it, names it, prints the summary and exits 130;
 - lode scan -d opencl:0 on Oclgrind (Debian's OpenCL simulator, where a
   scan takes hours), registered through OCL_ICD_VENDORS, where installed;
+- lode check on such a stuck device: the stop leaves it behind, named,
+  and the report and status 130 follow;
 - lode --selftest: stopped after its first result, it exits 130 without
   running the rest.
 (systemd's unread socket is in test_systemd.py.)
@@ -26,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import Checks  # noqa: E402
@@ -132,6 +135,27 @@ def test_stuck_device():
     check("summary" in text, f"the summary is printed: {text[-400:]!r}")
 
 
+def test_stuck_check():
+    """lode check runs its devices on threads of its own: before, the stop
+    joined them, and so waited for a scan that never returns (the fault
+    device's hang, here for ever)."""
+    env = dict(os.environ, LODE_TEST_FAULT="hang:0:0", NO_COLOR="1")
+    proc = subprocess.Popen([LODE, "check", "-d", "fault:0", "-a", "sha256d", "--jobs", "100"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    err = StderrLines(proc)
+    started = err.wait_for("check: seed")
+    # The fault device's open and self-test take milliseconds; a stop
+    # before its scan hangs would not test the hang (it checks the flag).
+    time.sleep(3)
+    rc = stop_and_wait(proc)
+    out = proc.stdout.read()
+    text = err.text()
+    check(started and rc == 130, f"a stop of lode check with fault:0 stuck exits 130: rc {rc}, {text[-600:]!r}")
+    check("fault:0: still in a device call" in text and "abandoned" in text and "check interrupted" in text,
+          f"the stuck device is named and abandoned: {text[-600:]!r}")
+    check("fault:0" in out and "compared" in out, f"the report is printed: {out[-400:]!r}")
+
+
 def oclgrind_vendors(tmp):
     """A vendors folder that registers Oclgrind alone, or None if it is not installed."""
     if not os.path.exists(OCLGRIND_ICD):
@@ -207,6 +231,7 @@ def test_selftest():
 with tempfile.TemporaryDirectory() as scratch:
     test_interrupt_long_class(scratch)
 test_stuck_device()
+test_stuck_check()
 test_oclgrind_scan()
 test_selftest()
 sys.exit(check.report())

@@ -433,6 +433,8 @@ int cmd_check(const cli_options *o, int argc, char **argv)
                  (unsigned long long)seed);
     else
         lode_log(LODE_LOG_ERROR, "check FAILED (seed %llu): %s", (unsigned long long)seed, bad);
+    if (result.abandoned > 0) /* its threads still use the devices and the progress */
+        return status;
     lode_check_free(&result);
     free(progress.done);
     free(devices);

@@ -13,10 +13,11 @@
 #include "core/base/status.h"
 #include "core/base/tf_ref.h"
 #include "core/base/tf_vectors.h"
+#include "core/dispatch/check_internal.h"
 #include "core/dispatch/selftest.h"
+#include "core/dispatch/stop_join.h"
 
 #define STOPPED 1 /* device_scan: the stop flag ended the scan (not an error) */
-#define MAX_VARIANTS 16
 /* Duration mode: a device scan of about this long, and the reference's
  * share of the wall time at most about a sixth of that. */
 #define TARGET_SCAN_S 0.5
@@ -394,7 +395,6 @@ static int device_scan(lode_handle *h, uint64_t start, uint64_t count, lode_hits
 
 /* ---- comparing ----------------------------------------------------------- */
 
-typedef struct device_run device_run;
 
 typedef struct comparison {
     lode_check_row *row;
@@ -506,16 +506,6 @@ static void compare(comparison *c, const lode_hits *dev, const lode_hits *ref)
 
 /* ---- a device's rows ------------------------------------------------------ */
 
-struct device_run {
-    const lode_check_config *cfg;
-    const atomic_int *stop;
-    lode_check_row *rows; /* this device's, consecutive */
-    size_t row_count;
-    unsigned reference_threads;
-    double t0;
-    pthread_t thread;
-    bool started;
-};
 
 static void note_sensors(lode_check_row *row)
 {
@@ -698,7 +688,7 @@ static void run_row(device_run *d, lode_check_row *row, double deadline)
     row->seconds = lode_clock_s() - row_t0;
 }
 
-static void *device_thread(void *arg)
+void *lode_check_device_thread(void *arg)
 {
     device_run *d = arg;
     double start = lode_clock_s();
@@ -710,102 +700,8 @@ static void *device_thread(void *arg)
         if (d->cfg->row_done)
             d->cfg->row_done(d->cfg->user, &d->rows[i]);
     }
+    atomic_store(&d->finished, true);
+    lode_stop_join_finished(d->join);
     return NULL;
 }
 
-/* ---- the whole check ----------------------------------------------------- */
-
-static unsigned online_cpus(void)
-{
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (unsigned)n : 1;
-}
-
-int lode_check_run(const lode_check_config *cfg, const atomic_int *stop, lode_check *out, char *err,
-                   size_t err_len)
-{
-    static const atomic_int never = 0;
-    memset(out, 0, sizeof *out);
-    if (stop == NULL)
-        stop = &never;
-    /* The rows: device, then algorithm, then variant. */
-    size_t cap = 0;
-    for (size_t d = 0; d < cfg->device_count; d++)
-        cap += cfg->algo_count * MAX_VARIANTS;
-    out->rows = calloc(cap ? cap : 1, sizeof *out->rows);
-    device_run *runs = calloc(cfg->device_count ? cfg->device_count : 1, sizeof *runs);
-    if (out->rows == NULL || runs == NULL) {
-        free(runs);
-        lode_check_free(out);
-        snprintf(err, err_len, "out of memory");
-        return -1;
-    }
-    for (size_t d = 0; d < cfg->device_count; d++) {
-        const lode_device_ref *dev = &cfg->devices[d];
-        runs[d].rows = out->rows + out->row_count;
-        for (size_t a = 0; a < cfg->algo_count; a++) {
-            lode_algo algo = cfg->algos[a];
-            if (!(dev->info.algo_mask & (1u << algo)))
-                continue;
-            const char *names[MAX_VARIANTS];
-            int n = lode_device_variants(dev, algo, names, MAX_VARIANTS);
-            for (int v = 0; v < n; v++) {
-                const char *name = names[v] ? names[v] : "";
-                if (cfg->variant != NULL && strcmp(cfg->variant, name) != 0)
-                    continue;
-                lode_check_row *row = &out->rows[out->row_count++];
-                row->device = dev;
-                row->algo = algo;
-                row->max_temp_c = NAN;
-                snprintf(row->variant, sizeof row->variant, "%s", name);
-            }
-        }
-        runs[d].row_count = (size_t)(out->rows + out->row_count - runs[d].rows);
-    }
-    if (out->row_count == 0) {
-        free(runs);
-        lode_check_free(out);
-        snprintf(err, err_len, "no selected device runs %s%s%s", cfg->algo_count == 1 ? "that algorithm" : "those algorithms",
-                 cfg->variant ? " with variant " : "", cfg->variant ? cfg->variant : "");
-        return -1;
-    }
-    size_t busy = 0;
-    for (size_t d = 0; d < cfg->device_count; d++)
-        busy += runs[d].row_count > 0;
-    unsigned threads = cfg->reference_threads ? cfg->reference_threads : online_cpus();
-    double t0 = lode_clock_s();
-    for (size_t d = 0; d < cfg->device_count; d++) {
-        device_run *run = &runs[d];
-        *run = (device_run){.cfg = cfg, .stop = stop, .rows = run->rows, .row_count = run->row_count, .t0 = t0,
-                            .reference_threads = threads / busy ? threads / (unsigned)busy : 1};
-        if (run->row_count == 0)
-            continue;
-        run->started = pthread_create(&run->thread, NULL, device_thread, run) == 0;
-        if (!run->started) /* no thread: this device's rows on this one, after the others */
-            continue;
-    }
-    for (size_t d = 0; d < cfg->device_count; d++) {
-        if (runs[d].started)
-            pthread_join(runs[d].thread, NULL);
-        else if (runs[d].row_count > 0)
-            device_thread(&runs[d]);
-    }
-    out->seconds = lode_clock_s() - t0;
-    free(runs);
-    return 0;
-}
-
-void lode_check_free(lode_check *c)
-{
-    free(c->rows);
-    c->rows = NULL;
-    c->row_count = 0;
-}
-
-bool lode_check_passed(const lode_check *c)
-{
-    for (size_t i = 0; i < c->row_count; i++)
-        if (!c->rows[i].ran || c->rows[i].error != LODE_OK || c->rows[i].differences != 0)
-            return false;
-    return c->row_count > 0;
-}

@@ -97,6 +97,7 @@ typedef struct lode_check {
     lode_check_row *rows;     /* device by device, then algorithm, then variant */
     size_t row_count;
     double seconds;
+    unsigned abandoned;       /* device threads a stop left behind (stuck in a device call) */
 } lode_check;
 
 /* Runs the check; *stop (may be NULL) ends it early (Ctrl-C). Returns 0 and
