@@ -75,13 +75,21 @@ void cli_rate_report_tick(cli_rate_report *r)
     r->last_time = t;
 }
 
+/* How long the summary waits for the re-check of hits already back. */
+#define SUMMARY_VERIFY_WAIT_MS 30000
+
 double cli_rate_report_stop_and_summarise(cli_rate_report *r, uint64_t *hw_errors)
 {
     const double stop = lode_clock_s();
     lode_dispatcher_request_stop(r->miner);
     /* Aborted scans come back within a launch; one that does not is left
      * (lode_dispatcher_free names it). */
-    const bool counted = lode_dispatcher_wait_scans_counted(r->miner, LODE_STOP_GRACE_MS) != 0;
+    bool counted = lode_dispatcher_wait_scans_counted(r->miner, LODE_STOP_GRACE_MS) != 0;
+    /* The hits of the scans that came back may still wait for their CPU
+     * re-check (a loaded CPU, a low target): that queue always drains, and
+     * the summary's hits must be all of them. */
+    if (!counted && lode_dispatcher_wait_verified(r->miner, SUMMARY_VERIFY_WAIT_MS))
+        counted = lode_dispatcher_wait_scans_counted(r->miner, 0) != 0;
     if (!counted)
         lode_log(LODE_LOG_WARN, "a scan in flight did not return within %d s; the summary counts without it",
                  LODE_STOP_GRACE_MS / 1000);

@@ -136,6 +136,10 @@ void lode_dispatcher_request_stop(lode_dispatcher *m);
  * only once no scan can be claimed (the job withdrawn or spent). Returns 1
  * when none is pending, 0 on timeout (a scan stuck in a device call). */
 int lode_dispatcher_wait_scans_counted(lode_dispatcher *m, int timeout_ms);
+/* Waits up to timeout_ms until no hit waits for its re-check in the
+ * verifier's queue. Re-checks run on the CPU and always end, so a summary
+ * may wait for them longer than for a device. Returns 1 when none waits. */
+int lode_dispatcher_wait_verified(lode_dispatcher *m, int timeout_ms);
 /* Stops, joins and frees. A worker still in a device call
  * LODE_STOP_GRACE_MS after the stop was asked is abandoned: named in a log
  * line, left behind (core/base/stuck_threads.h) with the dispatcher's

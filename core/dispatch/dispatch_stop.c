@@ -60,6 +60,19 @@ int lode_dispatcher_wait_scans_counted(lode_dispatcher *m, int timeout_ms)
     return !pending;
 }
 
+int lode_dispatcher_wait_verified(lode_dispatcher *m, int timeout_ms)
+{
+    struct timespec deadline = dispatch_deadline_in(timeout_ms);
+    pthread_mutex_lock(&m->lock);
+    m->counts_waiters++;
+    while (m->verify_pending > 0 && dispatch_wait_state_changed(m, &deadline))
+        ;
+    m->counts_waiters--;
+    const bool pending = m->verify_pending > 0;
+    pthread_mutex_unlock(&m->lock);
+    return !pending;
+}
+
 /* Gives up on the workers still out LODE_STOP_GRACE_MS after the stop
  * (lock held), each named in a line: they are left behind. Returns how many. */
 static unsigned leave_stuck_workers(lode_dispatcher *m)
