@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-static int hex_digit(char c)
+int lode_hex_digit(char c)
 {
     if (c >= '0' && c <= '9')
         return c - '0';
@@ -18,7 +18,7 @@ int lode_hex_decode(const char *hex, uint8_t *out, size_t len)
     if (hex == NULL || strlen(hex) != 2 * len)
         return -1;
     for (size_t i = 0; i < len; i++) {
-        int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
+        int hi = lode_hex_digit(hex[2 * i]), lo = lode_hex_digit(hex[2 * i + 1]);
         if (hi < 0 || lo < 0)
             return -1;
         out[i] = (uint8_t)(hi << 4 | lo);

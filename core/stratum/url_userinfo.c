@@ -3,16 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int hex_digit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
+#include "core/base/hex.h"
 
 /* Decodes in[0..len) into out (cap bytes). Returns 0, or -1 with err. */
 static int decode_part(const char *in, size_t len, const char *what, const char *part, char *out, size_t cap,
@@ -22,8 +13,8 @@ static int decode_part(const char *in, size_t len, const char *what, const char 
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)in[i];
         if (c == '%') {
-            int hi = i + 2 < len ? hex_digit(in[i + 1]) : -1;
-            int lo = hi >= 0 ? hex_digit(in[i + 2]) : -1;
+            int hi = i + 2 < len ? lode_hex_digit(in[i + 1]) : -1;
+            int lo = hi >= 0 ? lode_hex_digit(in[i + 2]) : -1;
             if (lo < 0) {
                 snprintf(err, err_len, "%s: a '%%' in the %s must start a %%XX escape (a '%%' itself is "
                          "written %%25)", what, part);
