@@ -60,14 +60,16 @@ static int child_status(pid_t pid)
  * foreground, and its status is the parent's. */
 static int parent_wait(pid_t pid, int err_fd, int run_fd)
 {
-    struct pollfd fds[2] = {{.fd = err_fd, .events = POLLIN}, {.fd = run_fd, .events = POLLIN}};
+    struct pollfd fds[3] = {{.fd = err_fd, .events = POLLIN}, {.fd = run_fd, .events = POLLIN},
+                            {.fd = cli_stop_fd(), .events = POLLIN}};
     bool passed_on = false;
     while (fds[0].fd >= 0 || fds[1].fd >= 0) {
         if (cli_interrupted() && !passed_on) {
             kill(pid, SIGINT);
             passed_on = true;
+            fds[2].fd = -1; /* told once */
         }
-        if (poll(fds, 2, -1) < 0) {
+        if (poll(fds, 3, fds[2].fd < 0 ? 1000 : -1) < 0) {
             if (errno == EINTR)
                 continue;
             break;
@@ -142,6 +144,7 @@ int cli_background_start(void)
         close(run_pipe[0]);
         return status;
     }
+    cli_signals_after_fork();
     close(err_pipe[0]);
     close(run_pipe[0]);
     if (child_detach(err_pipe[1]) != 0)

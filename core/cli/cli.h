@@ -177,8 +177,14 @@ bool cli_interrupted_twice(void);
 /* Set with cli_interrupted: an abort flag for device calls the command
  * makes itself (the self-tests of --selftest). */
 const atomic_int *cli_stop_flag(void);
-/* SIGINT, SIGTERM, SIGHUP set cli_interrupted; SIGPIPE is ignored. */
+/* SIGINT, SIGTERM, SIGHUP set cli_interrupted, taken by a thread of their
+ * own (core/cli/signals.c) that the first look at them starts; SIGPIPE is
+ * ignored. First thing in main, before any thread starts. */
 void cli_install_signal_handlers(void);
+/* In the child of a fork, which has no signal thread: it starts its own. */
+void cli_signals_after_fork(void);
+/* Readable once a stop request came (for poll loops). */
+int cli_stop_fd(void);
 /* Flushes stdout; if anything written there was lost (a closed pipe, a
  * full disk) says so on stderr and turns a 0 status into EXIT_RUNTIME. */
 int cli_finish_output(int status);

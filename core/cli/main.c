@@ -2,7 +2,6 @@
  * runs one command. */
 #include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,38 +15,6 @@
 #include "core/base/stuck_threads.h"
 #include "core/cli/cli.h"
 #include "core/dispatch/dispatch.h"
-
-static volatile sig_atomic_t interrupted;
-static atomic_int stop_flag; /* lock-free, so a signal handler may set it */
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    if (interrupted < 2)
-        interrupted++;
-    atomic_store(&stop_flag, 1);
-}
-
-bool cli_interrupted(void) { return interrupted != 0; }
-const atomic_int *cli_stop_flag(void) { return &stop_flag; }
-bool cli_interrupted_twice(void) { return interrupted >= 2; }
-
-void cli_install_signal_handlers(void)
-{
-    struct sigaction sa = {.sa_handler = on_signal};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    /* A closed terminal or ssh session stops lode like Ctrl-C: summary,
-     * queued shares sent, exit status 130. */
-    sigaction(SIGHUP, &sa, NULL);
-    /* A reader that went away (`lode ... | head -1`) must not kill lode
-     * mid-run: writes fail with EPIPE instead, the logs are dropped, and a
-     * result that cannot be written is an error (cli_finish_output). */
-    struct sigaction ignore = {.sa_handler = SIG_IGN};
-    sigemptyset(&ignore.sa_mask);
-    sigaction(SIGPIPE, &ignore, NULL);
-}
 
 int cli_finish_output(int status)
 {
