@@ -21,18 +21,9 @@
 #define DEFAULT_HANG_TIMEOUT_S 60.0
 #define DEFAULT_MAX_RESTARTS 5
 #define DEFAULT_BACKOFF_S 1.0
-#define MAX_BACKOFF_S 60.0
-#define RESTART_WINDOW_S 3600.0
 /* A scan is hung past HANG_FACTOR times its expected length (and the hang
- * timeout); a hung scan that has not returned after HANG_FACTOR_ABANDON
- * times its limit is given up. */
+ * timeout). */
 #define HANG_FACTOR 10.0
-#define ABANDON_FACTOR 3.0
-/* A device with this many rejected hits among its last 32 checked ones is
- * quarantined: a rare hardware error passes, a device that computes
- * garbage does not. */
-#define BAD_HITS_LIMIT 8
-
 
 struct timespec dispatch_deadline_in(int timeout_ms)
 {
@@ -54,7 +45,7 @@ bool dispatch_wait_state_changed(lode_dispatcher *m, const struct timespec *dead
 }
 
 /* Keeps a span of the current job for another worker (lock held). */
-static void give_back(lode_dispatcher *m, uint64_t start, uint64_t count)
+void dispatch_give_back(lode_dispatcher *m, uint64_t start, uint64_t count)
 {
     if (count == 0)
         return;
@@ -114,249 +105,6 @@ static bool claim(lode_dispatcher *m, uint64_t chunk, bool first, lode_range *ou
     return true;
 }
 
-/* ---- the device state machine (everything here with the lock held) ---- */
-
-static bool worker_live(worker_state s) { return s != WORKER_FAILED && s != WORKER_ABANDONED; }
-
-/* A device's state follows from its flags and its workers' states. */
-static lode_device_state derive_state(const lode_dispatcher *m, size_t device)
-{
-    const device_counters *c = &m->counters[device];
-    unsigned ready = 0, starting = 0, restarting = 0;
-    for (unsigned i = 0; i < c->workers; i++) {
-        worker_state s = m->workers[c->first_worker + i].state;
-        ready += s == WORKER_READY;
-        starting += s == WORKER_STARTING;
-        restarting += s == WORKER_RESTARTING || s == WORKER_HUNG;
-    }
-    if (c->quarantined)
-        return LODE_DEVICE_QUARANTINED;
-    if (ready + starting + restarting == 0)
-        return LODE_DEVICE_FAILED;
-    if (c->paused)
-        return LODE_DEVICE_PAUSED;
-    if (c->thermal)
-        return LODE_DEVICE_PAUSED_THERMAL;
-    if (ready > 0)
-        return LODE_DEVICE_MINING;
-    return restarting > 0 ? LODE_DEVICE_RESTARTING : LODE_DEVICE_STARTING;
-}
-
-/* The one place a device's state change is told: once per change, with
- * its reason ("cuda:0: mining -> paused-thermal: 86 C, above its limit of
- * 85 C"); with --log-format json the event "device" with the fields device,
- * state, from and reason. */
-static void log_state_change(const lode_dispatcher *m, size_t device, lode_device_state from,
-                             lode_device_state to, const char *why)
-{
-    bool bad = to == LODE_DEVICE_RESTARTING || to == LODE_DEVICE_PAUSED_THERMAL || to == LODE_DEVICE_FAILED ||
-               to == LODE_DEVICE_QUARANTINED;
-    lode_log_event(bad ? LODE_LOG_WARN : LODE_LOG_INFO, "device",
-                   LODE_LOG_FIELDS(LODE_LOG_STR("device", m->devices[device].id),
-                                   LODE_LOG_STR("state", lode_device_state_name(to)),
-                                   LODE_LOG_STR("from", lode_device_state_name(from)),
-                                   LODE_LOG_STR("reason", why && *why ? why : NULL)),
-                   "%s: %s -> %s%s%s", m->devices[device].id, lode_device_state_name(from),
-                   lode_device_state_name(to), why && *why ? ": " : "", why ? why : "");
-}
-
-/* Recomputes a device's state after one of its inputs changed; why says
- * what changed. */
-static void refresh_state(lode_dispatcher *m, size_t device, const char *why)
-{
-    device_counters *c = &m->counters[device];
-    lode_device_state now = derive_state(m, device);
-    if (now != c->state) {
-        log_state_change(m, device, c->state, now, why);
-        c->state = now;
-    }
-    pthread_cond_broadcast(&m->state_changed);
-}
-
-static void set_worker(lode_dispatcher *m, worker *w, worker_state s, const char *why)
-{
-    if (w->state == WORKER_ABANDONED)
-        return; /* for good: a call returning late changes nothing */
-    if (w->state == WORKER_STARTING && s != WORKER_STARTING)
-        m->settled++;
-    if (worker_live(w->state) && !worker_live(s))
-        m->alive--;
-    w->state = s;
-    refresh_state(m, w->device, why);
-}
-
-/* Keeps the last fault (cut to fit) for the stats. */
-static void note_error(device_counters *c, const char *why)
-{
-    size_t n = strnlen(why, sizeof c->last_error - 1);
-    memcpy(c->last_error, why, n);
-    c->last_error[n] = '\0';
-}
-
-/* Aborts the scans of a device's workers (their unscanned indices go back
- * to the others) and wakes waiting workers to look at its flags again. */
-static void abort_device(lode_dispatcher *m, size_t device)
-{
-    const device_counters *c = &m->counters[device];
-    for (unsigned i = 0; i < c->workers; i++)
-        atomic_store(&m->workers[c->first_worker + i].abort, 1);
-    pthread_cond_broadcast(&m->work_ready);
-}
-
-/* Gives a device up: its workers close their handles and end, the others
- * go on. */
-static void quarantine(lode_dispatcher *m, size_t device, const char *why)
-{
-    device_counters *c = &m->counters[device];
-    if (c->quarantined)
-        return;
-    c->quarantined = true;
-    note_error(c, why);
-    abort_device(m, device);
-    refresh_state(m, device, why);
-}
-
-/* Counts a restart of the device (a worker's fault) and returns the
- * backoff before its reopen, or -1 once the device is quarantined: more
- * than max_restarts within the hour. */
-static double count_restart(lode_dispatcher *m, size_t device, const char *why)
-{
-    device_counters *c = &m->counters[device];
-    double now = lode_clock_s();
-    note_error(c, why);
-    c->restarts++;
-    if (c->window_restarts == 0 || now - c->window_start > RESTART_WINDOW_S) {
-        c->window_start = now;
-        c->window_restarts = 0;
-    }
-    c->window_restarts++;
-    int limit = m->config.max_restarts;
-    if (limit < 0 || c->window_restarts > (unsigned)limit) {
-        char msg[sizeof c->last_error + 64];
-        snprintf(msg, sizeof msg, "%u restart(s) within the hour, the limit is %d (last: %s)",
-                 c->window_restarts, limit < 0 ? 0 : limit, why);
-        quarantine(m, device, msg);
-        return -1;
-    }
-    double backoff = m->config.backoff_s;
-    for (unsigned i = 1; i < c->window_restarts && backoff < MAX_BACKOFF_S; i++)
-        backoff *= 2;
-    return backoff < MAX_BACKOFF_S ? backoff : MAX_BACKOFF_S;
-}
-
-/* A device takes work unless paused (by the user or its temperature) or
- * quarantined. */
-static bool takes_work(const device_counters *c) { return !c->paused && !c->thermal && !c->quarantined; }
-
-/* Keeps the outcome of a device's checked hits; one whose recent hits
- * keep failing the re-check is quarantined. */
-static void note_hit_outcomes(lode_dispatcher *m, size_t device, uint32_t bad_bits, unsigned n)
-{
-    device_counters *c = &m->counters[device];
-    pthread_mutex_lock(&m->lock);
-    c->recent_hits = n >= 32 ? bad_bits : (c->recent_hits << n) | bad_bits;
-    c->checked_hits = c->checked_hits + n > 32 ? 32 : c->checked_hits + n;
-    unsigned bad = (unsigned)__builtin_popcount(c->recent_hits);
-    if (bad >= BAD_HITS_LIMIT && !c->quarantined) {
-        char why[96];
-        snprintf(why, sizeof why, "%u of its last %u hits failed the CPU re-check", bad, c->checked_hits);
-        quarantine(m, device, why);
-    }
-    pthread_mutex_unlock(&m->lock);
-}
-
-/* Re-checks each hit with the reference before anyone sees it. A hit
- * outside the scanned part, reported twice, or rejected by the reference is
- * a hardware error of the device. */
-static void confirm_hits(lode_dispatcher *m, size_t device, const lode_work *work,
-                         const lode_range *scanned, lode_hits *hits)
-{
-    const lode_algo_info *algo = lode_algo_get(work->algo);
-    device_counters *c = &m->counters[device];
-    uint32_t bad_bits = 0; /* outcomes of the last 32 hits checked here */
-    unsigned checked = 0;
-    if (hits->count > 1)
-        qsort(hits->items, hits->count, sizeof *hits->items, lode_hit_compare);
-    for (size_t i = 0; i < hits->count; i++) {
-        if (m->config.callbacks.wanted && !m->config.callbacks.wanted(m->config.callbacks.user, work)) {
-            atomic_fetch_add(&c->hits_dropped, hits->count - i);
-            break;
-        }
-        lode_found f = {.work = work, .device = device, .hit = hits->items[i]};
-        bool in_range = f.hit.index >= scanned->start && f.hit.index - scanned->start < scanned->count;
-        bool repeated = i > 0 && lode_hit_compare(&hits->items[i - 1], &hits->items[i]) == 0;
-        bool bad = !in_range || repeated || !algo->check_hit(work, &f.hit, f.hash);
-        bad_bits = bad_bits << 1 | bad;
-        checked++;
-        if (bad) {
-            atomic_fetch_add(&c->hw_errors, 1);
-            lode_log(LODE_LOG_WARN, "%s: hardware error: index %llu fails the CPU re-check",
-                     m->devices[device].id, (unsigned long long)f.hit.index);
-            continue;
-        }
-        atomic_fetch_add(&c->hits, 1);
-        if (m->config.callbacks.found)
-            m->config.callbacks.found(m->config.callbacks.user, &f);
-    }
-    if (checked > 0)
-        note_hit_outcomes(m, device, bad_bits, checked);
-}
-
-/* Hands a scan's hits to the verifier thread (taking them over from *hits).
- * Returns false if the backlog is full: the caller then checks them. */
-static bool verify_later(lode_dispatcher *m, size_t device, const lode_work *work,
-                         const lode_range *scanned, lode_hits *hits)
-{
-    verify_item *item = malloc(sizeof *item);
-    if (item == NULL)
-        return false;
-    pthread_mutex_lock(&m->lock);
-    if (!m->verifier_started || m->verify_pending >= VERIFY_BACKLOG) {
-        pthread_mutex_unlock(&m->lock);
-        free(item);
-        return false;
-    }
-    *item = (verify_item){.device = device, .work = *work, .scanned = *scanned, .hits = *hits};
-    *hits = (lode_hits){0};
-    if (m->verify_tail)
-        m->verify_tail->next = item;
-    else
-        m->verify_head = item;
-    m->verify_tail = item;
-    m->verify_pending++;
-    pthread_cond_signal(&m->verify_ready);
-    pthread_mutex_unlock(&m->lock);
-    return true;
-}
-
-/* Checks queued hits until told to stop and the queue is empty: no hit a
- * device found is dropped on the way out. */
-static void *verifier_main(void *arg)
-{
-    lode_dispatcher *m = arg;
-    pthread_setname_np(pthread_self(), "lode-verify");
-    pthread_mutex_lock(&m->lock);
-    for (;;) {
-        while (m->verify_head == NULL && !m->verifier_stopping)
-            pthread_cond_wait(&m->verify_ready, &m->lock);
-        verify_item *item = m->verify_head;
-        if (item == NULL)
-            break;
-        m->verify_head = item->next;
-        if (m->verify_head == NULL)
-            m->verify_tail = NULL;
-        pthread_mutex_unlock(&m->lock);
-        confirm_hits(m, item->device, &item->work, &item->scanned, &item->hits);
-        lode_hits_free(&item->hits);
-        free(item);
-        pthread_mutex_lock(&m->lock);
-        m->verify_pending--;
-        pthread_cond_broadcast(&m->state_changed);
-    }
-    pthread_mutex_unlock(&m->lock);
-    return NULL;
-}
-
 /* Opens a worker's handle and self-tests it; false with the reason in why. */
 static bool open_and_test(worker *w, lode_handle *h, char *why, size_t why_len)
 {
@@ -408,11 +156,11 @@ static bool restart(worker *w, lode_handle *h, const char *fault, bool counted)
     lode_handle_close(h);
     pthread_mutex_lock(&m->lock);
     for (;;) {
-        double backoff = counted ? w->backoff_s : count_restart(m, w->device, why);
+        double backoff = counted ? w->backoff_s : dispatch_count_restart(m, w->device, why);
         counted = false;
         if (backoff < 0 || m->stopping || c->quarantined)
             break;
-        set_worker(m, w, WORKER_RESTARTING, why);
+        dispatch_set_worker(m, w, WORKER_RESTARTING, why);
         lode_log(LODE_LOG_WARN, "%s: %s; reopening in %.3g s", m->devices[w->device].id, why, backoff);
         struct timespec until = dispatch_deadline_in((int)(backoff * 1000));
         while (!m->stopping && !c->quarantined &&
@@ -426,7 +174,7 @@ static bool restart(worker *w, lode_handle *h, const char *fault, bool counted)
             tune(w, h);
         pthread_mutex_lock(&m->lock);
         if (ok) {
-            set_worker(m, w, WORKER_READY, "reopened, self-test passed");
+            dispatch_set_worker(m, w, WORKER_READY, "reopened, self-test passed");
             pthread_mutex_unlock(&m->lock);
             return true;
         }
@@ -457,7 +205,6 @@ static uint64_t chunk_indices(const lode_work *job, uint64_t hashes)
     return hashes / per_index > 0 ? hashes / per_index : 1;
 }
 
-
 /* A worker's first self-test has settled: it takes work, or it failed. A
  * stop that cut the test short is no fault of the device. */
 static void first_test_done(worker *w, bool opened, const char *why)
@@ -474,9 +221,9 @@ static void first_test_done(worker *w, bool opened, const char *why)
     } else {
         if (!opened) {
             lode_log(LODE_LOG_ERROR, "%s: %s; it gets no work", m->devices[w->device].id, why);
-            note_error(&m->counters[w->device], why);
+            dispatch_note_error(&m->counters[w->device], why);
         }
-        set_worker(m, w, opened ? WORKER_READY : WORKER_FAILED, opened ? "self-test passed" : why);
+        dispatch_set_worker(m, w, opened ? WORKER_READY : WORKER_FAILED, opened ? "self-test passed" : why);
     }
     pthread_mutex_unlock(&m->lock);
 }
@@ -490,7 +237,7 @@ static void worker_exit(worker *w, const char *why)
     pthread_mutex_lock(&m->lock);
     /* Stopping is no failure: the device keeps the state it had. */
     if (!m->stopping && w->state != WORKER_ABANDONED && w->state != WORKER_FAILED)
-        set_worker(m, w, WORKER_FAILED, c->quarantined ? c->last_error : why);
+        dispatch_set_worker(m, w, WORKER_FAILED, c->quarantined ? c->last_error : why);
     w->exited = true;
     pthread_cond_broadcast(&m->state_changed);
     const bool was_left = w->left_behind;
@@ -543,7 +290,7 @@ static void *worker_main(void *arg)
         lode_range r;
         pthread_mutex_lock(&m->lock);
         while (!m->stopping && !c->quarantined &&
-               (!takes_work(c) || !claim(m, chunk_indices(&m->job, chunk), m->job.seq != claimed_seq, &r)))
+               (!dispatch_takes_work(c) || !claim(m, chunk_indices(&m->job, chunk), m->job.seq != claimed_seq, &r)))
             pthread_cond_wait(&m->work_ready, &m->lock);
         if (m->stopping || c->quarantined) {
             pthread_mutex_unlock(&m->lock);
@@ -600,8 +347,8 @@ static void *worker_main(void *arg)
         pthread_mutex_unlock(&m->lock);
         if (!taken) {
             lode_range scanned = {.start = r.start, .count = done};
-            if (hits.count > 0 && !verify_later(m, w->device, &work, &scanned, &hits))
-                confirm_hits(m, w->device, &work, &scanned, &hits);
+            if (hits.count > 0 && !dispatch_verify_later(m, w->device, &work, &scanned, &hits))
+                dispatch_confirm_hits(m, w->device, &work, &scanned, &hits);
             atomic_fetch_add(&c->hashes, lode_work_hashes(&work, done));
         }
 
@@ -614,7 +361,7 @@ static void *worker_main(void *arg)
             pthread_cond_broadcast(&m->state_changed);
         if (!taken && m->job.seq == work.seq) {
             m->unscanned -= done;
-            give_back(m, r.start + done, r.count - done);
+            dispatch_give_back(m, r.start + done, r.count - done);
             exhausted = m->unscanned == 0 && done > 0;
             if (exhausted)
                 pthread_cond_broadcast(&m->state_changed);
@@ -668,100 +415,6 @@ static long fault_injection(void)
         return -1;
     lode_log(LODE_LOG_WARN, "fault injection: every worker fails at scan %ld", (long)n + 1);
     return (long)n;
-}
-
-
-/* ---- the monitor: sensors, thermal limits, the watchdog ---- */
-
-/* Pauses a device above its limit and resumes it below the limit minus
- * the hysteresis (lock held). A device with a limit but no temperature
- * sensor is never paused; that is said once. */
-static void apply_thermal_limit(lode_dispatcher *m, size_t device)
-{
-    device_counters *c = &m->counters[device];
-    if (c->max_temp_c <= 0)
-        return;
-    if (!(c->sensors.present & LODE_SENSOR_TEMP)) {
-        if (!c->no_sensor_warned)
-            lode_log(LODE_LOG_WARN, "%s: no temperature sensor: its limit of %g C cannot apply",
-                     m->devices[device].id, c->max_temp_c);
-        c->no_sensor_warned = true;
-        return;
-    }
-    double t = c->sensors.temp_c, resume = c->max_temp_c - m->config.temp_hysteresis_c;
-    char why[96];
-    if (!c->thermal && t > c->max_temp_c) {
-        snprintf(why, sizeof why, "%.0f C, above its limit of %g C", t, c->max_temp_c);
-        c->thermal = true;
-        note_error(c, why);
-        abort_device(m, device);
-        refresh_state(m, device, why);
-    } else if (c->thermal && t < resume) {
-        snprintf(why, sizeof why, "%.0f C, below %g C (its limit less %g C)", t, resume,
-                 m->config.temp_hysteresis_c);
-        c->thermal = false;
-        pthread_cond_broadcast(&m->work_ready);
-        refresh_state(m, device, why);
-    }
-}
-
-/* Finds scans that overran their limit (lock held). A hung scan cannot be
- * interrupted from here (its handle belongs to its worker's thread), so
- * its range goes back to the other workers at once, its abort flag is
- * raised, and whatever it reports later is dropped; once it returns, its
- * worker reopens the device. One that never returns is abandoned and its
- * device quarantined. */
-static void watch_scans(lode_dispatcher *m, double now)
-{
-    for (size_t k = 0; k < m->worker_count; k++) {
-        worker *w = &m->workers[k];
-        if (!w->busy || w->hang_limit_s <= 0)
-            continue;
-        double ran = now - w->busy_since;
-        char why[160];
-        if (w->state == WORKER_READY && ran > w->hang_limit_s) {
-            snprintf(why, sizeof why, "worker %u: a scan of %llu indices has run %.1f s, its limit is %.1f s",
-                     w->slot, (unsigned long long)w->range.count, ran, w->hang_limit_s);
-            lode_log(LODE_LOG_WARN, "%s: watchdog: %s; its range goes to the others", m->devices[w->device].id,
-                     why);
-            atomic_store(&w->abort, 1);
-            if (m->job.seq == w->busy_seq)
-                give_back(m, w->range.start, w->range.count);
-            set_worker(m, w, WORKER_HUNG, why);
-            w->backoff_s = count_restart(m, w->device, why);
-        } else if (w->state == WORKER_HUNG && ran > ABANDON_FACTOR * w->hang_limit_s) {
-            snprintf(why, sizeof why, "worker %u: stuck in a scan for %.0f s, abandoned", w->slot, ran);
-            quarantine(m, w->device, why);
-            set_worker(m, w, WORKER_ABANDONED, why);
-        }
-    }
-}
-
-static void *monitor_main(void *arg)
-{
-    lode_dispatcher *m = arg;
-    pthread_setname_np(pthread_self(), "lode-monitor");
-    size_t nd = m->config.device_count;
-    lode_sensors *readings = calloc(nd, sizeof *readings);
-    pthread_mutex_lock(&m->lock);
-    while (!m->monitor_stopping) {
-        pthread_mutex_unlock(&m->lock);
-        /* Sensors are read without the lock: NVML may take milliseconds. */
-        for (size_t d = 0; readings != NULL && d < nd; d++)
-            lode_device_read_sensors(&m->devices[d], &readings[d]);
-        pthread_mutex_lock(&m->lock);
-        for (size_t d = 0; readings != NULL && d < nd; d++) {
-            m->counters[d].sensors = readings[d];
-            apply_thermal_limit(m, d);
-        }
-        watch_scans(m, lode_clock_s());
-        struct timespec until = dispatch_deadline_in((int)(m->config.monitor_interval_s * 1000));
-        while (!m->monitor_stopping && pthread_cond_timedwait(&m->monitor_wake, &m->lock, &until) != ETIMEDOUT)
-            ;
-    }
-    pthread_mutex_unlock(&m->lock);
-    free(readings);
-    return NULL;
 }
 
 lode_dispatcher *lode_dispatcher_start(const lode_dispatcher_config *config, char *err, size_t err_len)
@@ -824,9 +477,9 @@ lode_dispatcher *lode_dispatcher_start(const lode_dispatcher_config *config, cha
     }
     pthread_cond_init(&m->verify_ready, NULL);
     /* Without the verifier thread, workers check their own hits. */
-    m->verifier_started = pthread_create(&m->verifier, NULL, verifier_main, m) == 0;
+    m->verifier_started = pthread_create(&m->verifier, NULL, dispatch_verifier_main, m) == 0;
     /* Without the monitor, no thermal limit and no watchdog: said, not fatal. */
-    m->monitor_started = pthread_create(&m->monitor, NULL, monitor_main, m) == 0;
+    m->monitor_started = pthread_create(&m->monitor, NULL, dispatch_monitor_main, m) == 0;
     if (!m->monitor_started)
         lode_log(LODE_LOG_WARN, "cannot start the device monitor: no thermal limit, no watchdog");
     pthread_mutex_lock(&m->lock);
@@ -856,7 +509,7 @@ int lode_dispatcher_wait_ready(lode_dispatcher *m, int timeout_ms)
             ready = -1;
     }
     for (size_t k = 0; ready >= 0 && k < m->worker_count; k++) /* passed and still working */
-        ready += worker_live(m->workers[k].state) && m->workers[k].state != WORKER_STARTING;
+        ready += dispatch_worker_live(m->workers[k].state) && m->workers[k].state != WORKER_STARTING;
     pthread_mutex_unlock(&m->lock);
     return ready;
 }
@@ -881,7 +534,6 @@ uint64_t lode_dispatcher_set_job(lode_dispatcher *m, const lode_work *work, uint
     return seq;
 }
 
-
 int lode_dispatcher_wait_job(lode_dispatcher *m, uint64_t seq, int timeout_ms)
 {
     struct timespec deadline = dispatch_deadline_in(timeout_ms);
@@ -905,7 +557,6 @@ int lode_dispatcher_wait_job(lode_dispatcher *m, uint64_t seq, int timeout_ms)
     return result;
 }
 
-
 void lode_dispatcher_device_stats(lode_dispatcher *m, size_t device, lode_device_stats *out)
 {
     device_counters *c = &m->counters[device];
@@ -914,7 +565,7 @@ void lode_dispatcher_device_stats(lode_dispatcher *m, size_t device, lode_device
     for (unsigned i = 0; i < c->workers; i++) {
         const worker *w = &m->workers[c->first_worker + i];
         out->workers_ready += w->state == WORKER_READY;
-        out->workers_failed += !worker_live(w->state);
+        out->workers_failed += !dispatch_worker_live(w->state);
         out->scans_out += scan_to_count(w);
     }
     /* Read after scans_out: a scan's hashes are added before its worker
@@ -952,10 +603,10 @@ int lode_dispatcher_set_paused(lode_dispatcher *m, size_t device, bool paused)
     if (c->paused != paused) {
         c->paused = paused;
         if (paused) /* its scans stop now; their unscanned indices go back to the others */
-            abort_device(m, device);
+            dispatch_abort_device(m, device);
         else
             pthread_cond_broadcast(&m->work_ready);
-        refresh_state(m, device, paused ? "paused by the user" : "resumed by the user");
+        dispatch_refresh_state(m, device, paused ? "paused by the user" : "resumed by the user");
     }
     pthread_mutex_unlock(&m->lock);
     return 0;

@@ -121,6 +121,38 @@ struct lode_dispatcher {
     long fail_after; /* LODE_TEST_FAIL_SCANS_AFTER; -1 = off */
 };
 
+/* A hung scan that has not returned after ABANDON_FACTOR times its limit
+ * is given up. */
+#define ABANDON_FACTOR 3.0
+
+/* The device state machine (dispatch_state.c; the lock held). */
+bool dispatch_worker_live(worker_state s);
+/* Recomputes a device's state after one of its inputs changed (why). */
+void dispatch_refresh_state(lode_dispatcher *m, size_t device, const char *why);
+void dispatch_set_worker(lode_dispatcher *m, worker *w, worker_state s, const char *why);
+/* Keeps the last fault (cut to fit) for the stats. */
+void dispatch_note_error(device_counters *c, const char *why);
+/* Aborts the scans of a device's workers; their indices go to the others. */
+void dispatch_abort_device(lode_dispatcher *m, size_t device);
+/* Gives a device up: its workers close their handles and end. */
+void dispatch_quarantine(lode_dispatcher *m, size_t device, const char *why);
+/* Counts a restart; the backoff before the reopen, or -1 once quarantined. */
+double dispatch_count_restart(lode_dispatcher *m, size_t device, const char *why);
+/* Not paused (by the user or its temperature) nor quarantined. */
+bool dispatch_takes_work(const device_counters *c);
+/* The monitor thread: sensors, thermal limits, the scan watchdog. */
+void *dispatch_monitor_main(void *arg);
+/* Returns a range of the current job to the unscanned pool (lock held). */
+void dispatch_give_back(lode_dispatcher *m, uint64_t start, uint64_t count);
+
+/* The CPU re-check of hits (dispatch_hits.c). */
+void dispatch_confirm_hits(lode_dispatcher *m, size_t device, const lode_work *work, const lode_range *scanned,
+                           lode_hits *hits);
+/* Queues a scan's hits for the verifier thread; false if its backlog is full. */
+bool dispatch_verify_later(lode_dispatcher *m, size_t device, const lode_work *work, const lode_range *scanned,
+                           lode_hits *hits);
+void *dispatch_verifier_main(void *arg);
+
 /* The monotonic deadline timeout_ms from now. */
 struct timespec dispatch_deadline_in(int timeout_ms);
 /* The public waits' one sleep (miner lock held): false once the deadline passed. */
