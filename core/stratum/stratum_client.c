@@ -14,111 +14,9 @@
 #include "core/base/log.h"
 #include "core/base/target.h"
 #include "core/stratum/pool_events.h"
+#include "core/stratum/stratum_client_internal.h"
 #include "core/stratum/stratum_conn.h"
 #include "core/stratum/stratum_msg.h"
-
-#define SUBMIT_QUEUE_MAX 256     /* shares waiting for the I/O thread */
-/* Submits sent and not yet answered. More wait in the queue (and beyond it
- * are not sent): replies are never dropped unread, so lode's counts agree
- * with the pool's however fast shares come. 256 submit lines fit the socket
- * buffers, so a write never waits on a pool that waits on lode to read. */
-#define SUBMITS_IN_FLIGHT_MAX 256
-#define PENDING_MAX (SUBMITS_IN_FLIGHT_MAX + 16) /* requests awaiting a reply */
-#define FLOOD_WARN_S 30.0
-/* Job ids whose shares may still be sent: those since the last clean job
- * (the session keeps 8 jobs; older shares are stale anyway). */
-#define LIVE_JOBS_MAX 16        /* at most one "shares not sent" warning this often */
-#define WRITE_TIMEOUT_S 10.0
-#define PROBE_TIMEOUT_S 5.0
-#define DRAIN_TIMEOUT_S 5.0      /* leaving a working pool: wait this long for submit answers */
-
-typedef struct queued_share {
-    char job_id[LODE_JOB_ID_MAX];
-    uint8_t extranonce2[LODE_EXTRANONCE_MAX];
-    size_t extranonce2_len;
-    uint32_t ntime, nonce, version, version_mask;
-    uint64_t generation;
-    double pool_difficulty;
-} queued_share;
-
-typedef struct pool_state {
-    char *url_text, *user, *pass, *cert_pin;
-    lode_stratum_url url;
-    lode_pool_stats stats;   /* under the source's lock */
-    char session_id[LODE_JOB_ID_MAX]; /* I/O thread: the subscription to resume */
-    unsigned auth_refusals;  /* I/O thread: mining.authorize refused this many times running */
-} pool_state;
-
-struct lode_stratum {
-    lode_stratum_config config;
-    char *agent;
-    pool_state *pools;
-    size_t pool_count;
-    lode_wake wake;
-    atomic_bool stop;
-    atomic_bool next_pool;  /* lode_stratum_next_pool asked to move on */
-    pthread_t thread;
-    bool running;
-    lode_mining *mining;
-
-    pthread_mutex_t lock;   /* guards everything below, and pool stats */
-    uint64_t generation;    /* the current connection's number */
-    bool accepting;         /* a job of this generation is installed */
-    size_t current_pool;
-    queued_share queue[SUBMIT_QUEUE_MAX];
-    size_t queue_len;
-    /* A share waits in the queue and in flight; by the time it is sent its
-     * job may have been replaced by a clean job: then it is stale. */
-    char live_jobs[LIVE_JOBS_MAX][LODE_JOB_ID_MAX];
-    size_t live_jobs_len;
-};
-
-typedef enum request_kind { REQ_CONFIGURE, REQ_SUBSCRIBE, REQ_EXTRANONCE, REQ_AUTHORIZE, REQ_SUGGEST, REQ_SUBMIT } request_kind;
-
-typedef struct pending_request {
-    int64_t id;
-    request_kind kind;
-    double sent_at;
-    double pool_difficulty; /* submits: for the log */
-    char job_id[LODE_JOB_ID_MAX]; /* submits: for the log */
-} pending_request;
-
-typedef enum session_end { END_GOOD, END_FAILED, END_REDIRECT, END_PRIMARY_BACK, END_NEXT_POOL, END_STOP } session_end;
-
-/* One connection's state; only the I/O thread touches it. */
-typedef struct session {
-    lode_stratum *s;
-    size_t pool;
-    lode_stratum_url url;
-    lode_stratum_conn *conn;
-    uint64_t generation;
-    int64_t next_id;
-    pending_request pending[PENDING_MAX];
-    size_t pending_len;
-    size_t submits_in_flight;
-    double last_submit_answer;  /* session start until the first answer */
-    bool resuming, subscribed, authorized, got_job, job_installed;
-    bool auth_refused;          /* the pool refused mining.authorize */
-    bool accepted_any;          /* a share was accepted on this connection */
-    uint64_t unsent_warned;     /* the pool's unsent count at the last flood warning */
-    double flood_warned_at;
-    lode_stratum_session job_state;
-    double next_difficulty;
-    bool extranonce_changed;
-    uint8_t next_extranonce1[LODE_EXTRANONCE_MAX];
-    size_t next_extranonce1_len, next_extranonce2_size;
-    lode_stratum_msg held;      /* the last notify (kept to install after authorize or re-install) */
-    bool have_held, held_installed;
-    uint8_t last_prevhash[32];
-    bool have_prevhash;
-    double last_progress, last_probe;
-    lode_stratum_url redirect;
-    double redirect_wait;
-    bool chosen;                /* the user chose this pool: no probing for the primary */
-    bool stalled;               /* ended as stalled: counts as a failure for failover */
-    lode_pool_events events;    /* rate limits of what the pool may repeat */
-} session;
-
 static char *dup_or(const char *s, const char *fallback)
 {
     const char *src = s != NULL ? s : fallback;
@@ -293,441 +191,6 @@ const lode_job_source_ops lode_stratum_source_ops = {.submit = source_submit};
 
 /* ---- the I/O thread ---- */
 
-static bool stopping(const lode_stratum *s)
-{
-    return atomic_load(&s->stop);
-}
-
-static pool_state *session_pool(session *ss)
-{
-    return &ss->s->pools[ss->pool];
-}
-
-static int send_line(session *ss, char *line)
-{
-    if (line == NULL) {
-        lode_log(LODE_LOG_ERROR, "stratum: out of memory building a request");
-        return -1;
-    }
-    char err[256];
-    int rc = lode_stratum_conn_write(ss->conn, line, strlen(line), WRITE_TIMEOUT_S, err, sizeof err);
-    free(line);
-    if (rc != 0 && !stopping(ss->s))
-        lode_log(LODE_LOG_WARN, "stratum: %s: %s", session_pool(ss)->url_text, err);
-    return rc;
-}
-
-/* Sends a request and remembers its id. */
-static int send_request(session *ss, request_kind kind, char *line, int64_t id, double diff, const char *job_id)
-{
-    /* Submits stop at SUBMITS_IN_FLIGHT_MAX, so only a pool that ignores
-     * lode's other requests fills this: forget the oldest of those. */
-    for (size_t i = 0; ss->pending_len == PENDING_MAX && i < ss->pending_len; i++) {
-        if (ss->pending[i].kind != REQ_SUBMIT) {
-            memmove(ss->pending + i, ss->pending + i + 1, (ss->pending_len - i - 1) * sizeof ss->pending[0]);
-            ss->pending_len--;
-        }
-    }
-    if (ss->pending_len == PENDING_MAX) {
-        free(line);
-        lode_log(LODE_LOG_WARN, "stratum: too many requests unanswered");
-        return -1;
-    }
-    pending_request *req = &ss->pending[ss->pending_len++];
-    *req = (pending_request){.id = id, .kind = kind, .sent_at = lode_clock_s(), .pool_difficulty = diff};
-    snprintf(req->job_id, sizeof req->job_id, "%s", job_id ? job_id : "");
-    if (kind == REQ_SUBMIT)
-        ss->submits_in_flight++;
-    return send_line(ss, line);
-}
-
-static int send_subscribe(session *ss, const char *session_id)
-{
-    int64_t id = ss->next_id++;
-    ss->resuming = session_id != NULL && session_id[0] != '\0';
-    return send_request(ss, REQ_SUBSCRIBE, lode_stratum_build_subscribe(id, ss->s->agent, session_id), id, 0, NULL);
-}
-
-static bool take_pending(session *ss, int64_t id, pending_request *out)
-{
-    for (size_t i = 0; i < ss->pending_len; i++) {
-        if (ss->pending[i].id == id) {
-            *out = ss->pending[i];
-            memmove(ss->pending + i, ss->pending + i + 1, (ss->pending_len - i - 1) * sizeof ss->pending[0]);
-            ss->pending_len--;
-            if (out->kind == REQ_SUBMIT)
-                ss->submits_in_flight--;
-            return true;
-        }
-    }
-    return false;
-}
-
-static bool job_is_live(const lode_stratum *s, const char *job_id)
-{
-    for (size_t i = 0; i < s->live_jobs_len; i++)
-        if (strcmp(s->live_jobs[i], job_id) == 0)
-            return true;
-    return false;
-}
-
-/* job: the job being installed (clean: it ends the others), or NULL for a
- * clean job that cannot be mined (no job is live). */
-static void set_accepting(session *ss, bool accepting, const lode_job *job)
-{
-    lode_stratum *s = ss->s;
-    pthread_mutex_lock(&s->lock);
-    s->accepting = accepting && s->generation == ss->generation;
-    if (accepting)
-        session_pool(ss)->stats.difficulty = ss->job_state.difficulty;
-    if (job == NULL || job->clean)
-        s->live_jobs_len = 0;
-    if (job != NULL) {
-        if (s->live_jobs_len == LIVE_JOBS_MAX) {
-            memmove(s->live_jobs, s->live_jobs + 1, (LIVE_JOBS_MAX - 1) * sizeof s->live_jobs[0]);
-            s->live_jobs_len--;
-        }
-        memcpy(s->live_jobs[s->live_jobs_len++], job->id, LODE_JOB_ID_MAX);
-    }
-    pthread_mutex_unlock(&s->lock);
-}
-
-/* Installs the held notify as a job. clean_extra forces clean. */
-static void install_held(session *ss, bool clean_extra)
-{
-    if (!ss->have_held || !ss->authorized || !ss->subscribed)
-        return;
-    const lode_stratum_notify *n = &ss->held.u.notify;
-    bool clean = clean_extra || n->clean_jobs || !ss->have_prevhash ||
-                 memcmp(ss->last_prevhash, n->prevhash, 32) != 0;
-    if (ss->extranonce_changed) { /* set_extranonce takes effect now */
-        memcpy(ss->job_state.extranonce1, ss->next_extranonce1, ss->next_extranonce1_len);
-        ss->job_state.extranonce1_len = ss->next_extranonce1_len;
-        ss->job_state.extranonce2_size = ss->next_extranonce2_size;
-        ss->extranonce_changed = false;
-        clean = true; /* shares on the old extranonce would be invalid */
-    }
-    ss->job_state.difficulty = ss->next_difficulty;
-    lode_job job;
-    char err[200];
-    if (lode_stratum_notify_to_job(n, &ss->job_state, clean, &job, err, sizeof err) != 0) {
-        clean = clean || n->clean_jobs;
-        lode_log(LODE_LOG_WARN, "stratum: job %s not mined: %s%s", n->job_id, err,
-                 clean ? " (a clean job: the jobs it replaces stop too; idle until a usable job)" : "");
-        if (clean) {
-            /* The pool has dropped the older jobs: their shares would be stale. */
-            ss->held_installed = false;
-            set_accepting(ss, false, NULL);
-            lode_mining_drop_jobs(ss->s->mining);
-        }
-        return;
-    }
-    memcpy(ss->last_prevhash, n->prevhash, 32);
-    ss->have_prevhash = true;
-    ss->held_installed = true;
-    /* Accept this generation's shares before the devices can find any: a
-     * share found the moment the job lands must not be counted stale.
-     * Shares of older connections are still refused by their generation. */
-    set_accepting(ss, true, &job);
-    /* Never call the mining session with our lock held (it calls submit under its own). */
-    int rc = lode_mining_set_job(ss->s->mining, &job);
-    lode_job_free(&job);
-    if (rc != 0) { /* the session stopped the older jobs if this one was clean */
-        lode_log(LODE_LOG_WARN, "stratum: the mining session refused job %s", n->job_id);
-        return;
-    }
-    ss->got_job = true;
-    ss->job_installed = true;
-    ss->last_progress = lode_clock_s();
-    lode_log_limited(&ss->events.job, LODE_LOG_DEBUG, "stratum: job %s%s, difficulty %g", n->job_id,
-                     clean ? " (clean)" : "", ss->job_state.difficulty);
-}
-
-static void count_share(session *ss, const pending_request *req, const lode_stratum_msg *msg)
-{
-    lode_stratum *s = ss->s;
-    pool_state *p = session_pool(ss);
-    bool accepted = !msg->u.response.is_error && json_is_true(msg->u.response.result);
-    bool stale = msg->u.response.is_error && msg->u.response.error_code == 21;
-    const char *reason = msg->u.response.is_error ? msg->u.response.error_message : "rejected by the pool";
-    pthread_mutex_lock(&s->lock);
-    ss->last_submit_answer = lode_clock_s();
-    if (accepted) {
-        p->stats.accepted++;
-        ss->accepted_any = true;
-    } else if (stale)
-        p->stats.stale++;
-    else {
-        p->stats.rejected++;
-        snprintf(p->stats.last_reject, sizeof p->stats.last_reject, "%.127s", reason);
-    }
-    uint64_t a = p->stats.accepted, r = p->stats.rejected;
-    pthread_mutex_unlock(&s->lock);
-    /* reason is the pool's text, already made printable by the parser. */
-    const char *result = accepted ? "accepted" : stale ? "stale" : "rejected";
-    const lode_log_field *fields =
-        LODE_LOG_FIELDS(LODE_LOG_STR("result", result), LODE_LOG_STR("pool", p->url_text),
-                        LODE_LOG_STR("job", req->job_id), LODE_LOG_NUM("difficulty", req->pool_difficulty),
-                        LODE_LOG_STR("reason", accepted ? NULL : reason));
-    if (accepted)
-        lode_log_event(LODE_LOG_INFO, "share", fields, "accepted: %llu/%llu (%.2f%%) diff %g yes!",
-                       (unsigned long long)a, (unsigned long long)(a + r), 100.0 * (double)a / (double)(a + r),
-                       req->pool_difficulty);
-    else if (stale)
-        lode_log_event(LODE_LOG_INFO, "share", fields, "stale: %s", reason);
-    else
-        lode_log_event(LODE_LOG_WARN, "share", fields, "rejected: %s", reason);
-}
-
-/* Returns -1 to end the session (with *end set). */
-static int handle_response(session *ss, const lode_stratum_msg *msg, session_end *end)
-{
-    pending_request req;
-    if (!msg->id_is_int || !take_pending(ss, msg->int_id, &req)) {
-        lode_log_limited(&ss->events.unknown_reply, LODE_LOG_DEBUG, "stratum: reply to an unknown request id, ignored");
-        return 0;
-    }
-    lode_stratum *s = ss->s;
-    pool_state *p = session_pool(ss);
-    bool ok = !msg->u.response.is_error;
-    char err[256];
-    switch (req.kind) {
-    case REQ_CONFIGURE: {
-        uint32_t mask = 0;
-        if (ok && lode_stratum_parse_configure_result(msg->u.response.result, &mask, err, sizeof err) != 0)
-            lode_log(LODE_LOG_WARN, "stratum: %s", err);
-        ss->job_state.version_mask = mask & LODE_STRATUM_VERSION_MASK;
-        lode_log(LODE_LOG_INFO, "stratum: version rolling %s (mask %08x)",
-                 ss->job_state.version_mask ? "on" : "refused", ss->job_state.version_mask);
-        return 0;
-    }
-    case REQ_SUBSCRIBE:
-        if (!ok || lode_stratum_parse_subscribe_result(msg->u.response.result, p->session_id,
-                                                       ss->job_state.extranonce1,
-                                                       &ss->job_state.extranonce1_len,
-                                                       &ss->job_state.extranonce2_size, err, sizeof err) != 0) {
-            if (ss->resuming) { /* the pool forgot the session: start a fresh one */
-                lode_log(LODE_LOG_INFO, "stratum: session not resumed, subscribing afresh");
-                p->session_id[0] = '\0';
-                return send_subscribe(ss, NULL) == 0 ? 0 : (*end = END_FAILED, -1);
-            }
-            lode_log(LODE_LOG_ERROR, "stratum: %s: subscribe failed: %s", p->url_text,
-                     ok ? err : msg->u.response.error_message);
-            *end = END_FAILED;
-            return -1;
-        }
-        ss->subscribed = true;
-        ss->extranonce_changed = false;
-        if (s->config.extranonce_subscribe) {
-            int64_t id = ss->next_id++;
-            if (send_request(ss, REQ_EXTRANONCE, lode_stratum_build_extranonce_subscribe(id), id, 0, NULL) != 0)
-                return *end = END_FAILED, -1;
-        }
-        int64_t auth_id = ss->next_id++;
-        if (send_request(ss, REQ_AUTHORIZE, lode_stratum_build_authorize(auth_id, p->user, p->pass), auth_id, 0, NULL) != 0)
-            return *end = END_FAILED, -1;
-        if (s->config.suggest_difficulty > 0) {
-            int64_t id = ss->next_id++;
-            if (send_request(ss, REQ_SUGGEST, lode_stratum_build_suggest_difficulty(id, s->config.suggest_difficulty), id, 0, NULL) != 0)
-                return *end = END_FAILED, -1;
-        }
-        return 0;
-    case REQ_AUTHORIZE:
-        if (!ok || !json_is_true(msg->u.response.result)) {
-            /* The user's mistake, not the pool's: said clearly once per pool
-             * (until it authorizes again), quietly on the retries. */
-            if (p->auth_refusals == 0)
-                lode_log(LODE_LOG_ERROR, "stratum: %s refused worker '%s'%s%s; check the user name and password (-u/-p)",
-                         p->url_text, p->user, ok ? "" : ": ", ok ? "" : msg->u.response.error_message);
-            else
-                lode_log(LODE_LOG_INFO, "stratum: %s refused worker '%s' again", p->url_text, p->user);
-            ss->auth_refused = true;
-            *end = END_FAILED;
-            return -1;
-        }
-        p->auth_refusals = 0;
-        ss->authorized = true;
-        pthread_mutex_lock(&s->lock);
-        p->stats.connected = true;
-        pthread_mutex_unlock(&s->lock);
-        lode_log(LODE_LOG_INFO, "stratum: authorized as '%s' on %s", p->user, p->url_text);
-        install_held(ss, false);
-        return 0;
-    case REQ_SUBMIT:
-        ss->last_progress = lode_clock_s();
-        count_share(ss, &req, msg);
-        return 0;
-    case REQ_EXTRANONCE:
-    case REQ_SUGGEST:
-        return 0; /* optional extensions: the answer does not matter */
-    }
-    return 0;
-}
-
-static int reply(session *ss, const lode_stratum_msg *msg, char *line)
-{
-    if (msg->id == NULL || json_is_null(msg->id)) { /* a notification: nothing to answer */
-        free(line);
-        return 0;
-    }
-    return send_line(ss, line);
-}
-
-/* Returns -1 to end the session (with *end set). */
-static int handle_message(session *ss, lode_stratum_msg *msg, session_end *end)
-{
-    lode_stratum *s = ss->s;
-    switch (msg->kind) {
-    case LODE_STRATUM_RESPONSE:
-        return handle_response(ss, msg, end);
-    case LODE_STRATUM_NOTIFY:
-        if (ss->have_held)
-            lode_stratum_msg_free(&ss->held);
-        ss->held = *msg;             /* take ownership */
-        memset(msg, 0, sizeof *msg); /* the caller's free is now a no-op */
-        ss->have_held = true;
-        ss->held_installed = false;
-        install_held(ss, false);
-        return 0;
-    case LODE_STRATUM_SET_DIFFICULTY:
-        ss->next_difficulty = msg->u.difficulty;
-        lode_pool_events_difficulty(&ss->events, msg->u.difficulty, s->config.algo);
-        return 0;
-    case LODE_STRATUM_SET_EXTRANONCE:
-        memcpy(ss->next_extranonce1, msg->u.set_extranonce.extranonce1, msg->u.set_extranonce.extranonce1_len);
-        ss->next_extranonce1_len = msg->u.set_extranonce.extranonce1_len;
-        ss->next_extranonce2_size = msg->u.set_extranonce.extranonce2_size;
-        ss->extranonce_changed = true;
-        return 0;
-    case LODE_STRATUM_SET_VERSION_MASK:
-        if (s->config.algo == LODE_ALGO_SHA256D && s->config.version_rolling) {
-            ss->job_state.version_mask = msg->u.version_mask & LODE_STRATUM_VERSION_MASK;
-            lode_log_limited(&ss->events.version_mask, LODE_LOG_INFO, "stratum: version mask now %08x",
-                             ss->job_state.version_mask);
-            if (ss->held_installed) /* applies at once: re-install the current job */
-                install_held(ss, true);
-        }
-        return 0;
-    case LODE_STRATUM_RECONNECT:
-        if (!s->config.follow_redirect) {
-            lode_log(LODE_LOG_INFO, "stratum: the pool asked to reconnect elsewhere; ignored (redirects off)");
-            return 0;
-        }
-        if (msg->u.reconnect.host[0] != '\0' && !s->config.allow_redirect_host &&
-            strcasecmp(msg->u.reconnect.host, session_pool(ss)->url.host) != 0) {
-            lode_log(LODE_LOG_WARN, "stratum: the pool asked to reconnect to another host (%s); ignored: "
-                     "lode follows redirects to %s only (--allow-redirect-host allows others)",
-                     msg->u.reconnect.host, session_pool(ss)->url.host);
-            return 0;
-        }
-        ss->redirect = ss->url;
-        if (msg->u.reconnect.host[0] != '\0')
-            snprintf(ss->redirect.host, sizeof ss->redirect.host, "%s", msg->u.reconnect.host);
-        if (msg->u.reconnect.port != 0)
-            snprintf(ss->redirect.port, sizeof ss->redirect.port, "%u", msg->u.reconnect.port);
-        ss->redirect_wait = msg->u.reconnect.wait_s;
-        lode_log(LODE_LOG_INFO, "stratum: the pool redirects to %s:%s in %g s", ss->redirect.host,
-                 ss->redirect.port, ss->redirect_wait);
-        *end = END_REDIRECT;
-        return -1;
-    case LODE_STRATUM_SHOW_MESSAGE:
-        lode_log_limited(&ss->events.message, LODE_LOG_INFO, "pool message: %s", msg->u.text);
-        return reply(ss, msg, lode_stratum_build_reply_true(msg->id));
-    case LODE_STRATUM_GET_VERSION:
-        return reply(ss, msg, lode_stratum_build_reply_string(msg->id, s->agent));
-    case LODE_STRATUM_PING:
-        return reply(ss, msg, lode_stratum_build_reply_string(msg->id, "pong"));
-    case LODE_STRATUM_UNKNOWN_METHOD:
-        lode_log_limited(&ss->events.unknown_method, LODE_LOG_DEBUG, "stratum: unknown method %s", msg->u.method);
-        return reply(ss, msg, lode_stratum_build_reply_error(msg->id, 20, "unknown method"));
-    }
-    return 0;
-}
-
-static int send_queued_shares(session *ss)
-{
-    lode_stratum *s = ss->s;
-    queued_share batch[SUBMIT_QUEUE_MAX];
-    pthread_mutex_lock(&s->lock);
-    /* Send what the in-flight limit allows; the rest waits its turn. */
-    size_t room = SUBMITS_IN_FLIGHT_MAX - ss->submits_in_flight;
-    size_t n = s->queue_len < room ? s->queue_len : room;
-    memcpy(batch, s->queue, n * sizeof batch[0]);
-    memmove(s->queue, s->queue + n, (s->queue_len - n) * sizeof s->queue[0]);
-    s->queue_len -= n;
-    size_t dropped = 0;
-    for (size_t i = 0; i < n; i++) {
-        /* Its connection ended, or a clean job replaced its job while it
-         * waited: the pool would call it stale; it is dropped, not sent. */
-        if (batch[i].generation == ss->generation && !job_is_live(s, batch[i].job_id))
-            batch[i].generation = 0;
-        if (batch[i].generation != ss->generation)
-            dropped++;
-    }
-    pool_state *p = session_pool(ss);
-    p->stats.dropped += dropped;
-    uint64_t unsent = p->stats.unsent;
-    double difficulty = p->stats.difficulty;
-    pthread_mutex_unlock(&s->lock);
-    double now = lode_clock_s();
-    if (unsent > ss->unsent_warned && (ss->flood_warned_at == 0 || now - ss->flood_warned_at > FLOOD_WARN_S)) {
-        lode_log(LODE_LOG_WARN, "stratum: %llu share(s) not sent: they come faster than %s answers "
-                 "(pool difficulty %g is too low for this hash rate)",
-                 (unsigned long long)(unsent - ss->unsent_warned), p->url_text, difficulty);
-        ss->unsent_warned = unsent;
-        ss->flood_warned_at = now;
-    }
-    for (size_t i = 0; i < n; i++) {
-        queued_share *q = &batch[i];
-        if (q->generation != ss->generation)
-            continue;
-        int64_t id = ss->next_id++;
-        char *line = lode_stratum_build_submit(id, p->user, q->job_id, q->extranonce2,
-                                               q->extranonce2_len, q->ntime, q->nonce, q->version_mask != 0,
-                                               q->version & q->version_mask);
-        if (send_request(ss, REQ_SUBMIT, line, id, q->pool_difficulty, q->job_id) != 0) {
-            /* This one and the rest of the batch never reached the pool. */
-            pthread_mutex_lock(&s->lock);
-            for (size_t k = i; k < n; k++)
-                p->stats.unsent += batch[k].generation == ss->generation;
-            pthread_mutex_unlock(&s->lock);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-/* Submits the pool has not answered for the stall timeout. If it answered
- * none of them in that time it is stalled (returns -1); if it answers
- * others, these are given up on and counted unanswered. */
-static int check_unanswered(session *ss, const char *where)
-{
-    double now = lode_clock_s(), limit = ss->s->config.stall_timeout_s;
-    size_t old = 0;
-    for (size_t i = 0; i < ss->pending_len; i++)
-        old += ss->pending[i].kind == REQ_SUBMIT && now - ss->pending[i].sent_at > limit;
-    if (old == 0)
-        return 0;
-    if (now - ss->last_submit_answer > limit) {
-        lode_log(LODE_LOG_WARN, "stratum: %s: %zu share submit(s) unanswered for %.0f s, reconnecting", where,
-                 ss->submits_in_flight, now - ss->last_submit_answer);
-        return -1;
-    }
-    size_t kept = 0;
-    for (size_t i = 0; i < ss->pending_len; i++) {
-        if (ss->pending[i].kind == REQ_SUBMIT && now - ss->pending[i].sent_at > limit)
-            continue;
-        ss->pending[kept++] = ss->pending[i];
-    }
-    ss->pending_len = kept;
-    ss->submits_in_flight -= old;
-    pthread_mutex_lock(&ss->s->lock);
-    session_pool(ss)->stats.unanswered += old;
-    pthread_mutex_unlock(&ss->s->lock);
-    lode_log(LODE_LOG_WARN, "stratum: %s: %zu share submit(s) unanswered for %.0f s; counted unanswered", where,
-             old, limit);
-    return 0;
-}
 
 /* Is pools[0] answering? A connection and a successful subscribe reply. */
 static bool probe_primary(lode_stratum *s)
@@ -741,7 +204,7 @@ static bool probe_primary(lode_stratum *s)
     char *line = lode_stratum_build_subscribe(1, s->agent, NULL);
     if (line != NULL && lode_stratum_conn_write(c, line, strlen(line), PROBE_TIMEOUT_S, err, sizeof err) == 0) {
         double deadline = lode_clock_s() + PROBE_TIMEOUT_S;
-        while (!ok && !stopping(s) && lode_clock_s() < deadline) {
+        while (!ok && !stratum_stopping(s) && lode_clock_s() < deadline) {
             const char *text;
             size_t len;
             lode_conn_status st = lode_stratum_conn_read_line(c, NULL, deadline - lode_clock_s(), &text, &len, err, sizeof err);
@@ -780,7 +243,7 @@ static void drain_submits(lode_stratum *s, session *ss)
         lode_mining_clear_job(s->mining);
     double deadline = lode_clock_s() + DRAIN_TIMEOUT_S;
     char err[256];
-    while (!stopping(s) && has_pending_submit(ss) && lode_clock_s() < deadline) {
+    while (!stratum_stopping(s) && has_pending_submit(ss) && lode_clock_s() < deadline) {
         const char *line;
         size_t len;
         lode_conn_status st =
@@ -796,7 +259,7 @@ static void drain_submits(lode_stratum *s, session *ss)
             continue;
         if (msg.kind == LODE_STRATUM_RESPONSE) {
             session_end ignored = END_GOOD;
-            handle_message(ss, &msg, &ignored);
+            stratum_handle_message(ss, &msg, &ignored);
         }
         lode_stratum_msg_free(&msg);
     }
@@ -810,9 +273,9 @@ static session_end run_session(lode_stratum *s, size_t pool, const lode_stratum_
     lode_stratum_url_format(url, where, sizeof where);
     ss->conn = lode_stratum_conn_open(url, p->cert_pin, s->config.proxy, s->config.connect_timeout_s, &s->stop, err, sizeof err);
     if (ss->conn == NULL) {
-        if (!stopping(s))
+        if (!stratum_stopping(s))
             lode_log(LODE_LOG_WARN, "stratum: %s", err);
-        return stopping(s) ? END_STOP : END_FAILED;
+        return stratum_stopping(s) ? END_STOP : END_FAILED;
     }
     lode_log_event(LODE_LOG_INFO, "pool_connect", LODE_LOG_FIELDS(LODE_LOG_STR("pool", where), LODE_LOG_INT("index", pool)),
                    "stratum: connected to %s", where);
@@ -833,17 +296,17 @@ static session_end run_session(lode_stratum *s, size_t pool, const lode_stratum_
     session_end end = END_GOOD;
     if (s->config.algo == LODE_ALGO_SHA256D && s->config.version_rolling) {
         int64_t id = ss->next_id++;
-        if (send_request(ss, REQ_CONFIGURE, lode_stratum_build_configure(id, LODE_STRATUM_VERSION_MASK, 2), id, 0, NULL) != 0)
+        if (stratum_send_request(ss, REQ_CONFIGURE, lode_stratum_build_configure(id, LODE_STRATUM_VERSION_MASK, 2), id, 0, NULL) != 0)
             return END_FAILED;
     }
     /* Resume only on the pool that issued the session. */
     bool own_url = strcmp(url->host, p->url.host) == 0 && strcmp(url->port, p->url.port) == 0;
-    if (send_subscribe(ss, own_url ? p->session_id : NULL) != 0)
+    if (stratum_send_subscribe(ss, own_url ? p->session_id : NULL) != 0)
         return END_FAILED;
 
     bool read_more = false;
-    while (!stopping(s)) {
-        if (send_queued_shares(ss) != 0) {
+    while (!stratum_stopping(s)) {
+        if (stratum_send_queued_shares(ss) != 0) {
             end = ss->got_job ? END_GOOD : END_FAILED;
             break;
         }
@@ -855,7 +318,7 @@ static session_end run_session(lode_stratum *s, size_t pool, const lode_stratum_
             end = END_FAILED;
             break;
         }
-        if (check_unanswered(ss, where) != 0) {
+        if (stratum_check_unanswered(ss, where) != 0) {
             ss->stalled = true;
             end = END_FAILED;
             break;
@@ -900,7 +363,7 @@ static session_end run_session(lode_stratum *s, size_t pool, const lode_stratum_
                 p->stats.bad_lines++;
                 pthread_mutex_unlock(&s->lock);
             }
-            if (!stopping(s))
+            if (!stratum_stopping(s))
                 lode_log(LODE_LOG_WARN, "stratum: %s: %s", where, err);
             end = ss->got_job ? END_GOOD : END_FAILED;
             break;
@@ -915,7 +378,7 @@ static session_end run_session(lode_stratum *s, size_t pool, const lode_stratum_
             lode_log_limited(&ss->events.bad_line, LODE_LOG_WARN, "stratum: bad line from the pool skipped: %s", err);
             continue;
         }
-        int rc = handle_message(ss, &msg, &end);
+        int rc = stratum_handle_message(ss, &msg, &end);
         lode_stratum_msg_free(&msg);
         if (rc != 0) {
             if (end == END_GOOD && !ss->got_job)
@@ -928,7 +391,7 @@ static session_end run_session(lode_stratum *s, size_t pool, const lode_stratum_
      * come, and a share it accepts counts accepted, not unanswered. */
     if (end == END_NEXT_POOL || end == END_PRIMARY_BACK || end == END_REDIRECT)
         drain_submits(s, ss);
-    return stopping(s) ? END_STOP : end;
+    return stratum_stopping(s) ? END_STOP : end;
 }
 
 static void end_session(lode_stratum *s, session *ss, size_t pool)
@@ -963,7 +426,7 @@ static void end_session(lode_stratum *s, session *ss, size_t pool)
 static void pause_for(lode_stratum *s, double seconds)
 {
     double deadline = lode_clock_s() + seconds;
-    while (!stopping(s) && !atomic_load(&s->next_pool)) {
+    while (!stratum_stopping(s) && !atomic_load(&s->next_pool)) {
         double left = deadline - lode_clock_s();
         if (left <= 0)
             return;
@@ -1000,7 +463,7 @@ static void *io_thread(void *arg)
     bool redirected = false, chosen = false;
     unsigned redirects = 0; /* redirects in a row with no share accepted in between */
     lode_stratum_url redirect_url;
-    while (!stopping(s)) {
+    while (!stratum_stopping(s)) {
         session *ss = calloc(1, sizeof *ss);
         if (ss == NULL) {
             lode_log(LODE_LOG_ERROR, "stratum: out of memory");
@@ -1085,7 +548,7 @@ static void *io_thread(void *arg)
             }
             break;
         }
-        if (stopping(s))
+        if (stratum_stopping(s))
             break;
         if (atomic_exchange(&s->next_pool, false)) { /* asked while this pool was down */
             pool = (pool + 1) % s->pool_count;
