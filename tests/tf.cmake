@@ -18,3 +18,9 @@ set_tests_properties(tf_proof PROPERTIES TIMEOUT 300)
 add_test(NAME tf_proof_cli COMMAND Python3::Interpreter "${CMAKE_CURRENT_SOURCE_DIR}/test_tf_proof.py"
          $<TARGET_FILE:lode> $<TARGET_FILE:test_tf_proof>)
 set_tests_properties(tf_proof_cli PROPERTIES TIMEOUT 300)
+# The PrimeNet v5 stand-in server (tests/primenet_standin.py, the oracle of
+# lode's PrimeNet client) against the protocol: mfaktc's checksum vectors,
+# hand-built requests of every transaction, each kind of malformed request
+# refused and recorded, injected errors, hostile replies, down and up.
+add_test(NAME primenet_standin COMMAND Python3::Interpreter "${CMAKE_CURRENT_SOURCE_DIR}/test_primenet_standin.py")
+set_tests_properties(primenet_standin PROPERTIES TIMEOUT 60)
