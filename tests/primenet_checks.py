@@ -13,6 +13,8 @@ import re
 import zlib
 from urllib.parse import parse_qsl
 
+from tf_oracle import is_prime  # Miller-Rabin, deterministic for exponents
+
 PX = "GIMPS"
 VERSION = "0.95"  # Prime95's PRIMENET_TRANSACTION_API_VERSION
 UNTRUSTED_SS = "19191919"  # the fixed salt and hash of every untrusted client
@@ -148,31 +150,6 @@ SCHEMAS = {
     "ps": ({"q": one_of("1")}, {}),
 }
 PO_OPTIONS = ("w", "nw", "DaysOfWork", "DayMemory", "NightMemory")
-
-
-def is_prime(n):
-    """Deterministic Miller-Rabin for n < 3.3e24 (bases 2..41)."""
-    if n < 2:
-        return False
-    bases = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)
-    if n in bases:
-        return True
-    if any(n % b == 0 for b in bases):
-        return False
-    d, s = n - 1, 0
-    while d % 2 == 0:
-        d, s = d // 2, s + 1
-    for b in bases:
-        x = pow(b, d, n)
-        if x in (1, n - 1):
-            continue
-        for _ in range(s - 1):
-            x = x * x % n
-            if x == n - 1:
-                break
-        else:
-            return False
-    return True
 
 
 # ---- the query ----
