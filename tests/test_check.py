@@ -111,7 +111,9 @@ def clean_run():
     sums = {a: {r["hits_reported"] for k, r in rows.items() if k[2] == a} for a in algos}
     check(all(len(s) == 1 for s in sums.values()),
           f"the same jobs on every device and variant give the same hit counts: {sums}")
-    text = run(["check", "-a", "sha256d", "-d", "cpu", "--jobs", "1", "--seed", "11"])
+    # --no-color as users pass it to every lode command (before: "unknown
+    # option" for lode check, which prints no colours anyway).
+    text = run(["check", "-a", "sha256d", "-d", "cpu", "--jobs", "1", "--seed", "11", "--no-color"])
     check(text.returncode == 0 and re.search(r"^cpu:0\s+\S+\s+sha256d\s+1\s", text.stdout, re.M)
           and "check passed" in text.stderr, f"the text table and verdict:\n{text.stdout}\n{text.stderr[-500:]}")
 

@@ -120,7 +120,7 @@ const cli_option cli_option_table[] = {
      "comma-separated, repeatable); others than the bound\n"
      "address and localhost get 403"},
     {"quiet", 'q', NULL, CLI_EVERY, false, "only warnings, errors, the API address and the summary"},
-    {"no-color", 0, NULL, CLI_MINER, false, "no colours in log lines"},
+    {"no-color", 0, NULL, CLI_EVERY, false, "no colours in log lines (lode tf and lode check print none)"},
     {"log-file", 0, "FILE", CLI_ALL, false,
      "also append the log to FILE (moved away by logrotate:\n"
      "opened anew at the next line)"},
