@@ -17,6 +17,7 @@
 #include "core/primenet/protocol.h"
 #include "core/primenet/state.h"
 #include "core/tf/fileio.h"
+#include "core/tf/results.h"
 #include "core/tf/worktodo.h"
 #include "tests/test_util.h"
 
@@ -310,6 +311,18 @@ static void test_worktodo_concurrent(void)
     CHECK(failed == 0 && rc == NULL && file_is(wt, text), "every append kept, every removal done");
 }
 
+/* The os and architecture names of PrimeNet's result JSON (PRIMENET.md,
+ * section 8: Linux/Windows/macOS, x86_64/x86_32/ARM64). */
+static void test_result_names(void)
+{
+    const char *arch[][2] = {{"x86_64", "x86_64"}, {"amd64", "x86_64"}, {"aarch64", "ARM64"}, {"arm64", "ARM64"},
+                             {"i686", "x86_32"}, {"i386", "x86_32"}, {"riscv64", "riscv64"}};
+    for (size_t i = 0; i < sizeof arch / sizeof arch[0]; i++)
+        CHECK(strcmp(lode_tf_result_arch(arch[i][0]), arch[i][1]) == 0, "%s -> %s", arch[i][0], arch[i][1]);
+    CHECK(strcmp(lode_tf_result_os("Darwin"), "macOS") == 0 && strcmp(lode_tf_result_os("Linux"), "Linux") == 0,
+          "Darwin is macOS");
+}
+
 int main(void)
 {
     snprintf(root, sizeof root, "/tmp/lode-primenet-XXXXXX");
@@ -326,6 +339,7 @@ int main(void)
     test_sent();
     test_worktodo_edits();
     test_worktodo_concurrent();
+    test_result_names();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", root);
     if (system(cmd) != 0)
