@@ -126,9 +126,9 @@ int pn_transact(lode_primenet_client *c, const char *t, const pn_param *params, 
         if (pn_stopping(c))
             return PN_TX_STOPPED;
         if (rc != 0 || reply->code == LODE_PN_SERVER_BUSY) {
-            double wait = (double)(1 << attempt);
-            if (wait > c->cfg.retry_s)
-                wait = c->cfg.retry_s;
+            /* 1, 2, 4 s with the default retry interval of 60 s (tests
+             * shorten both). */
+            double wait = c->cfg.retry_s / 60.0 * (double)(1 << attempt);
             if (rc == 0)
                 snprintf(err, sizeof err, "the server is busy (error 3)");
             pn_note_error(c, "t=%s: %s%s", t, err, attempt < PN_QUICK_RETRIES ? "; trying again" : "");

@@ -66,7 +66,8 @@ typedef struct lode_primenet_config {
     void *progress_user;
     bool (*stop)(void);               /* a stop request (Ctrl-C); NULL: none */
     /* Pacing (0: the defaults, 60, 3600 and 180 s). */
-    double retry_s;                   /* the first wait after a failed pass; doubles up to an hour */
+    double retry_s;                   /* the first wait after a failed pass; doubles up to an hour;
+                                         the quick retries wait 1/60, 2/60, 4/60 of it */
     double checkin_s;                 /* between progress reports */
     double timeout_s;                 /* one call's limit */
 } lode_primenet_config;
