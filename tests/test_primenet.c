@@ -5,15 +5,21 @@
  * ==END==, huge, NUL bytes, CR in values, missing fields, random bytes),
  * the URL rule, the state file and results_sent.txt, and the worktodo edits
  * the client makes beside the class driver (core/tf/worktodo.h). */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "core/base/clock.h"
 #include "core/primenet/http.h"
+#include "core/primenet/primenet.h"
 #include "core/primenet/protocol.h"
 #include "core/primenet/state.h"
 #include "core/tf/fileio.h"
@@ -323,6 +329,84 @@ static void test_result_names(void)
           "Darwin is macOS");
 }
 
+static lode_primenet_config client_config(const char *url)
+{
+    return (lode_primenet_config){.url = url, .user = "ANONYMOUS", .computer = "box", .work_pref = 12,
+                                  .days_of_work = 1, .program_version = "0.1.0", .cpu_model = "test device",
+                                  .worktodo = at("c-worktodo.txt"), .results = at("c-results.json.txt"),
+                                  .state_file = at("c-primenet.json"), .sent_file = at("c-sent.txt"),
+                                  .retry_s = 6, .timeout_s = 60};
+}
+
+static void sleep_s(double s)
+{
+    struct timespec ts = {.tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+/* A server that refuses connections: the status says so (state, the
+ * error, the results queued, the next contact); a stop ends the client at
+ * once. */
+static void test_client_status(void)
+{
+    put_file(at("c-results.json.txt"),
+             "{\"exponent\": 100003, \"worktype\": \"TF\", \"status\": \"NF\", \"bitlo\": 1, \"bithi\": 30, "
+             "\"rangecomplete\": true}\nnot json\n{\"exponent\": 100019, \"worktype\": \"TF\", \"status\": "
+             "\"NF\", \"bitlo\": 1, \"bithi\": 30, \"rangecomplete\": true}\n{\"exponent\": 100043");
+    lode_primenet_config cfg = client_config("http://127.0.0.1:1/v5server/");
+    char err[512] = "";
+    lode_primenet_client *c = lode_primenet_start(&cfg, err, sizeof err);
+    CHECK(c != NULL, "started: %s", err);
+    if (c == NULL)
+        return;
+    lode_primenet_status st;
+    double t0 = lode_clock_s();
+    do {
+        sleep_s(0.05);
+        lode_primenet_client_status(c, &st);
+    } while (strcmp(st.state, "waiting to retry") != 0 && lode_clock_s() - t0 < 10);
+    CHECK(strcmp(st.state, "waiting to retry") == 0 && strstr(st.last_error, "t=uc") != NULL,
+          "state '%s', error '%s'", st.state, st.last_error);
+    CHECK(st.results_queued == 2 && st.results_sent == 0 && st.assignments_fetched == 0,
+          "two whole TF lines queued: %llu", (unsigned long long)st.results_queued);
+    CHECK(st.next_contact_s > 3 && st.next_contact_s <= 6, "next contact in %.1f s", st.next_contact_s);
+    CHECK(!lode_primenet_refused(c), "not refused");
+    t0 = lode_clock_s();
+    lode_primenet_stop(c);
+    CHECK(lode_clock_s() - t0 < 1, "stopped in %.2f s", lode_clock_s() - t0);
+}
+
+/* A server that takes the connection and never answers: a stop aborts
+ * the call within a second, not after its 60 s. */
+static void test_client_stop_in_call(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 4) != 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
+        perror("listen");
+        exit(1);
+    }
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/v5server/", ntohs(a.sin_port));
+    unlink(at("c-primenet.json"));
+    lode_primenet_config cfg = client_config(url);
+    char err[512] = "";
+    lode_primenet_client *c = lode_primenet_start(&cfg, err, sizeof err);
+    CHECK(c != NULL, "started: %s", err);
+    if (c == NULL)
+        return;
+    sleep_s(0.5);
+    lode_primenet_status st;
+    lode_primenet_client_status(c, &st);
+    CHECK(strcmp(st.state, "registering") == 0, "in the uc call: '%s'", st.state);
+    double t0 = lode_clock_s();
+    lode_primenet_stop(c);
+    CHECK(lode_clock_s() - t0 < 1.5, "a stop in a call took %.2f s", lode_clock_s() - t0);
+    close(fd);
+}
+
 int main(void)
 {
     snprintf(root, sizeof root, "/tmp/lode-primenet-XXXXXX");
@@ -340,6 +424,8 @@ int main(void)
     test_worktodo_edits();
     test_worktodo_concurrent();
     test_result_names();
+    test_client_status();
+    test_client_stop_in_call();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", root);
     if (system(cmd) != 0)

@@ -439,7 +439,8 @@ def test_no_more_work_and_unreserve():
 
 def test_usage():
     """http:// beyond loopback, options that need --primenet, an assignment on
-    the command line: exit 2 with a reason."""
+    the command line, a bad proxy: exit 2 with a reason; the options as
+    config-file keys; a broken state file stops lode before any request."""
     s = StandIn()
     d = fresh("usage")
     for extra, word in ((["--primenet-url", "http://v5.mersenne.org/v5server/"], "loopback"),):
@@ -451,6 +452,18 @@ def test_usage():
                       (["--primenet", "-x", "ftp://proxy:21"], "proxy")):
         r = subprocess.run([LODE, "tf", *bad, "-d", "cpu"], cwd=d, capture_output=True, text=True, timeout=30)
         check(r.returncode == 2 and word in r.stderr, f"usage {bad}: {r.returncode} {r.stderr[-300:]}")
+    cfg = os.path.join(d, "lode.json")
+    with open(cfg, "w") as f:
+        json.dump({"primenet": True, "primenet-url": s.url, "work-pref": 2, "days-of-work": 2.6,
+                   "no-more-work": True, "user": "cfg-user"}, f)
+    r = subprocess.run([LODE, "tf", "-c", cfg, "-d", "cpu"], cwd=d, capture_output=True, text=True, timeout=60,
+                       env=ENV)
+    po = [q["params"] for q in s.requests if q["t"] == "po"]
+    check(r.returncode == 0 and po and po[0].get("w") == "2" and po[0].get("DaysOfWork") == "3"
+          and s.computers and list(s.computers.values())[0].get("u") == "cfg-user",
+          f"config keys: {r.returncode} {po} {r.stderr[-300:]}")
+    os.unlink(os.path.join(d, "primenet.json"))
+    s.requests.clear()
     with open(os.path.join(d, "primenet.json"), "w") as f:
         f.write("{broken")
     rc, log = run(s, d, "--no-more-work")

@@ -198,9 +198,10 @@ static double doubled(double wait, double first)
 
 static int run_pass(lode_primenet_client *c, bool last)
 {
+    pn_send_results(c, false); /* the count, for the status, whatever happens next */
     int rc = pn_ensure_registered(c);
     if (rc == PN_TX_OK)
-        rc = pn_send_results(c);
+        rc = pn_send_results(c, true);
     if (rc != PN_TX_OK || last)
         return rc;
     if ((rc = pn_register_keyless(c)) != PN_TX_OK)

@@ -77,9 +77,10 @@ int pn_register(lode_primenet_client *c);
 int pn_ensure_registered(lode_primenet_client *c);
 int pn_save_state(lode_primenet_client *c);
 
-/* send.c: ar for each line of the results file not in results_sent.txt.
- * PN_TX_OK when every line went (or none was waiting). */
-int pn_send_results(lode_primenet_client *c);
+/* send.c: counts the lines of the results file not in results_sent.txt
+ * (the status's results_queued) and, with send, an ar for each. PN_TX_OK
+ * when every line went (or none was waiting). */
+int pn_send_results(lode_primenet_client *c, bool send);
 
 /* work.c */
 int pn_register_keyless(lode_primenet_client *c);           /* ra */

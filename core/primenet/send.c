@@ -139,8 +139,9 @@ static int send_one(lode_primenet_client *c, const char *line, size_t n, const r
     return PN_TX_FAILED;
 }
 
-/* The lines not sent yet: counted into the status, then sent in order. */
-int pn_send_results(lode_primenet_client *c)
+/* The lines not sent yet: counted into the status, then (send) sent in
+ * order. */
+int pn_send_results(lode_primenet_client *c, bool send)
 {
     size_t len;
     char *text = lode_tf_read_file(c->cfg.results, &len);
@@ -157,7 +158,7 @@ int pn_send_results(lode_primenet_client *c)
         return PN_TX_FAILED;
     }
     uint64_t queued = 0, malformed = 0;
-    for (int round = 0; round < 2; round++) { /* count, then send */
+    for (int round = 0; round < (send ? 2 : 1); round++) { /* count, then send */
         size_t pos = 0, n;
         const char *line;
         int rc = PN_TX_OK;
