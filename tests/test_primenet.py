@@ -365,8 +365,9 @@ def test_refused():
 
 def test_hostile():
     """Broken replies to ar (each in turn, then a good one) and to ga: a
-    clear error each, the retries, nothing lost, no crash; a slow reply
-    times out; a CR in the detail is shown as a second line."""
+    clear error each, the retries, nothing lost, no crash; an assignment
+    lode cannot run is given back; a slow reply times out; a CR in the
+    detail is shown as a second line."""
     modes = ("garbage", "no_end", "huge", "http500", "truncated", "no_error_field", "binary")
     words = ("not name=value", "no ==END==", "longer than", "HTTP status 500", "", "no pnErrorResult", "NUL")
 
@@ -381,6 +382,18 @@ def test_hostile():
     check(types(s).count("ar") == len(modes) + 1, f"hostile: one ar a reply: {types(s)}")
     check_sent_once(d, "hostile")
     check_clean(s, "hostile")
+    s = StandIn()
+    d = fresh("bad-assignment")
+    bad = s.add_assignment(100001, 1, 31)  # 100001 = 11 x 9091: no Mersenne exponent
+    good = s.add_assignment(*SMALL[0])
+    lode = Running(s, d)
+    wait_for(lambda: s.credited(*SMALL[0]) == 1 and len(lines(os.path.join(d, "results_sent.txt"))) == 1)
+    rc, log = lode.stop()
+    aus = [r["params"]["k"] for r in s.requests if r["t"] == "au"]
+    check(rc == 130 and aus == [bad] and s.assignments[good]["done"] and "cannot run" in log
+          and not any(bad in x for x in lines(os.path.join(d, "worktodo.txt"))),
+          f"an assignment lode cannot run is given back: {rc} {aus} {log[-600:]}")
+    check_clean(s, "bad assignment")
     s, d, rc, log, keys = error_run("slow", lambda s: s.hostile_next("ar", "slow"))
     check(rc == 0 and s.credited(*SMALL[0]) == 1 and "timed out" in log.lower(), f"slow: {rc} {log[-600:]}")
     s, d, rc, log, keys = error_run("cr", lambda s: s.hostile_next("ar", "cr_in_value"))
