@@ -18,10 +18,3 @@ set_tests_properties(tf_proof PROPERTIES TIMEOUT 300)
 add_test(NAME tf_proof_cli COMMAND Python3::Interpreter "${CMAKE_CURRENT_SOURCE_DIR}/test_tf_proof.py"
          $<TARGET_FILE:lode> $<TARGET_FILE:test_tf_proof>)
 set_tests_properties(tf_proof_cli PROPERTIES TIMEOUT 300)
-# The PrimeNet client's pieces (core/primenet): the query builder, the
-# reply parser against hostile replies, the URL rule, its files, and the
-# worktodo edits it makes beside the class driver.
-lode_test_program(test_primenet)
-target_link_libraries(test_primenet PRIVATE lode_primenet)
-add_test(NAME primenet_unit COMMAND test_primenet)
-set_tests_properties(primenet_unit PROPERTIES TIMEOUT 60)
