@@ -95,6 +95,14 @@ static void give_back(lode_primenet_client *c, const char *key)
         lode_log(LODE_LOG_INFO, "PrimeNet: assignment %s given back", key);
 }
 
+/* 1 to 10 decimal digits, nothing else (no line break a hostile reply
+ * could smuggle into the worktodo). */
+static bool is_number(const char *s)
+{
+    size_t n = s != NULL ? strlen(s) : 0;
+    return n > 0 && n <= 10 && strspn(s, "0123456789") == n;
+}
+
 /* A ga reply's assignment as a worktodo line, or -1 with why. */
 static int assignment_line(const lode_pn_reply *r, char *line, size_t len, char *why, size_t why_len)
 {
@@ -104,11 +112,11 @@ static int assignment_line(const lode_pn_reply *r, char *line, size_t len, char 
         snprintf(why, why_len, "not trial-factoring work (w=%.8s)", w != NULL ? w : "none");
         return -1;
     }
-    if (!pn_is_key(k) || n == NULL || sf == NULL || ef == NULL) {
+    if (!pn_is_key(k) || !is_number(n) || !is_number(sf) || !is_number(ef)) {
         snprintf(why, why_len, "k, n, sf or ef missing or malformed");
         return -1;
     }
-    snprintf(line, len, "Factor=%s,%.12s,%.4s,%.4s", k, n, sf, ef);
+    snprintf(line, len, "Factor=%s,%s,%s,%s", k, n, sf, ef);
     lode_tf_assignment a;
     return lode_tf_worktodo_parse_line(line, strlen(line), &a, why, why_len) == 1 ? 0 : -1;
 }
