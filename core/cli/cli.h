@@ -104,6 +104,12 @@ typedef struct cli_options {
         double progress_interval; /* 10 s */
         bool no_checkpoints;
         const char *verify;     /* --verify PROOF_FILE: check a proof file, no device */
+        /* The PrimeNet client (core/cli/tf_primenet.c). */
+        bool primenet, no_more_work, unreserve_all;
+        unsigned work_pref;     /* 12 */
+        double days_of_work;    /* 1 */
+        const char *primenet_url; /* NULL: PrimeNet's own */
+        uint32_t unreserve;     /* --unreserve EXPONENT; 0: none */
     } tf;
 
     /* lode check (docs/OPERATIONS.md, "Checking a machine"). */

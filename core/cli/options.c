@@ -90,8 +90,28 @@ const cli_option cli_option_table[] = {
      "no progress saves (a finished assignment's short-lived\n"
      "record against a second report is still written)"},
     {"progress-interval", 0, "S", CLI_TF, true, "seconds between progress lines (10)"},
-    {"user", 0, "NAME", CLI_TF, false, "put into the JSON results (UTF-8)"},
-    {"computer", 0, "NAME", CLI_TF, false, "put into the JSON results (UTF-8)"},
+    {"user", 0, "NAME", CLI_TF, false,
+     "put into the JSON results (UTF-8); with --primenet the\n"
+     "PrimeNet user ID, at most 20 characters (ANONYMOUS)"},
+    {"computer", 0, "NAME", CLI_TF, false,
+     "put into the JSON results (UTF-8); with --primenet the\n"
+     "computer's name, at most 20 characters (the host name)"},
+    {"primenet", 0, NULL, CLI_TF, false,
+     "fetch the assignments from PrimeNet, report progress and\n"
+     "send each result (its v5 API; docs/OPERATIONS.md)"},
+    {"work-pref", 0, "N", CLI_TF, true, "PrimeNet work: 2 trial factoring, 12 on a GPU (12)"},
+    {"days-of-work", 0, "D", CLI_TF, true, "keep D days of work queued at the measured rate (1)"},
+    {"primenet-url", 0, "URL", CLI_TF, false,
+     "the PrimeNet server (https://v5.mersenne.org/v5server/);\n"
+     "plain http:// only to a loopback address"},
+    {"no-more-work", 0, NULL, CLI_TF, false, "finish the queued work, fetch nothing more, then exit"},
+    {"unreserve", 0, "EXPONENT", CLI_TF, true,
+     "give this exponent's assignments back to PrimeNet,\n"
+     "remove their lines, exit"},
+    {"unreserve-all", 0, NULL, CLI_TF, false, "give every PrimeNet assignment back, remove them, exit"},
+    {"proxy", 'x', "URL", CLI_TF, false,
+     "reach PrimeNet through a proxy, as -x for pools:\n"
+     "socks5[h]://, socks4[a]:// or http://HOST:PORT"},
     {"class-log", 0, "FILE", CLI_TF, false, "append each class as it completes (for tests)"},
     {"max-temp", 0, "C", CLI_ALL, true,
      "pause a device above C degrees Celsius until it is 5 C\n"
@@ -169,6 +189,8 @@ void cli_options_init(cli_options *o, int command)
     o->tf.ckp_dir = ".";
     o->tf.ckp_interval = 60;
     o->tf.progress_interval = 10;
+    o->tf.work_pref = 12;
+    o->tf.days_of_work = 1;
     o->cpu_priority = -1;
 }
 
@@ -416,6 +438,38 @@ static bool is_utf8(const char *text)
     return s != NULL;
 }
 
+/* lode tf's PrimeNet options: 0 applied, -1 with the reason in err, 1 not
+ * one of them. */
+static int apply_primenet_option(cli_options *o, const char *name, const char *v, char *err, size_t err_len,
+                                 uint64_t *n)
+{
+    err[0] = '\0';
+    if (strcmp(name, "primenet") == 0) {
+        o->tf.primenet = true;
+    } else if (strcmp(name, "work-pref") == 0) {
+        if (parse_u64(v, 99, n) != 0 || (*n != 2 && *n != 12))
+            return fail(err, err_len, "--work-pref wants 2 (trial factoring) or 12 (trial factoring on a GPU), "
+                        "not '%s'", v);
+        o->tf.work_pref = (unsigned)*n;
+    } else if (strcmp(name, "days-of-work") == 0) {
+        if (parse_positive(v, &o->tf.days_of_work) != 0 || o->tf.days_of_work > 180)
+            return fail(err, err_len, "--days-of-work wants days above 0, at most 180, not '%s'", v);
+    } else if (strcmp(name, "primenet-url") == 0) {
+        o->tf.primenet_url = v;
+    } else if (strcmp(name, "no-more-work") == 0) {
+        o->tf.no_more_work = true;
+    } else if (strcmp(name, "unreserve") == 0) {
+        if (parse_u64(v, UINT32_MAX, n) != 0 || *n == 0)
+            return fail(err, err_len, "--unreserve wants an exponent, not '%s'", v);
+        o->tf.unreserve = (uint32_t)*n;
+    } else if (strcmp(name, "unreserve-all") == 0) {
+        o->tf.unreserve_all = true;
+    } else {
+        return 1;
+    }
+    return 0;
+}
+
 /* -u/-p/--cert-pin belong to the last -o, or to every pool before any -o. */
 static cli_pool *credentials_target(cli_options *o)
 {
@@ -584,6 +638,8 @@ int cli_apply_option(cli_options *o, const char *name, const char *v, char *err,
             return fail(err, err_len, "--progress-interval wants seconds, not '%s'", v);
     } else if (strcmp(name, "class-log") == 0) {
         o->tf.class_log = v;
+    } else if (o->command == CLI_CMD_TF && apply_primenet_option(o, name, v, err, err_len, &n) <= 0) {
+        return err[0] != '\0' ? -1 : 0;
     } else if (strcmp(name, "user") == 0) {
         credentials_target(o)->user = v;
     } else if (strcmp(name, "pass") == 0) {

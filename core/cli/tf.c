@@ -25,6 +25,7 @@
 #include "core/base/status.h"
 #include "core/base/tf_ref.h"
 #include "core/cli/cli.h"
+#include "core/cli/tf_primenet.h"
 #include "core/dispatch/dispatch.h"
 #include "core/tf/class_driver.h"
 #include "core/tf/proof.h"
@@ -67,7 +68,7 @@ int cmd_tf(const cli_options *opts, int argc, char **argv)
         return cmd_selftest(&st);
     }
     const char *worktodo = opts->tf.worktodo;
-    if (cli_api_check(opts) != 0)
+    if (cli_api_check(opts) != 0 || cli_tf_primenet_check(opts, argc) != 0)
         return EXIT_USAGE;
 
     /* The assignments: from the command line, or the worktodo file. */
@@ -92,6 +93,9 @@ int cmd_tf(const cli_options *opts, int argc, char **argv)
         if (worktodo == NULL)
             worktodo = "worktodo.txt";
         char why[512];
+        int early = cli_tf_primenet_prepare(opts, worktodo); /* --unreserve ends here */
+        if (early >= 0)
+            return early;
         if (lode_tf_worktodo_check(worktodo, why, sizeof why) != 0)
             return cli_usage_error("%s", why);
         if ((lock_fd = lode_tf_worktodo_lock(worktodo)) < 0)
@@ -103,7 +107,7 @@ int cmd_tf(const cli_options *opts, int argc, char **argv)
             return cli_usage_error("cannot read %s: %s", worktodo, strerror(errno));
         }
         lode_tf_checkpoint_remove_stale(opts->tf.ckp_dir, list, count);
-        if (count == 0) {
+        if (count == 0 && !opts->tf.primenet) {
             free(list);
             close(lock_fd);
             if (bad_lines)
@@ -150,7 +154,7 @@ int cmd_tf(const cli_options *opts, int argc, char **argv)
     driver.progress_ckp = !opts->tf.no_checkpoints;
     driver.info = (lode_tf_report_info){.version = LODE_VERSION, .kernel = kernel, .details = details,
                                         .user = opts->tf.user, .computer = opts->tf.computer};
-    driver.stop = cli_interrupted;
+    driver.stop = opts->tf.primenet ? cli_tf_primenet_stop_asked : cli_interrupted;
     driver.stop_now = cli_interrupted_twice;
     lode_dispatcher_config cfg = {.algo = LODE_ALGO_TF, .devices = devices, .device_count = ndev,
                              .threads = opts->threads, .chunk_ms = 100,
@@ -182,13 +186,18 @@ int cmd_tf(const cli_options *opts, int argc, char **argv)
         lode_log(LODE_LOG_ERROR, ready < 0 ? "interrupted" : "no device passed its self-test");
         status = ready < 0 ? EXIT_INTERRUPTED : EXIT_RUNTIME;
     }
+    cli_tf_primenet *primenet = NULL;
+    if (status == 0 && opts->tf.primenet && (primenet = cli_tf_primenet_start(opts, &driver, details)) == NULL)
+        status = EXIT_RUNTIME;
     if (status == 0) {
         cli_background_running();
         cli_notify *notify = cli_notify_ready(m, "tf", "candidates/s", NULL, NULL);
-        int r = lode_tf_driver_run_list(&driver, &list, &count);
+        int r = primenet != NULL ? cli_tf_primenet_run(primenet, &driver, &list, &count)
+                                 : lode_tf_driver_run_list(&driver, &list, &count);
         cli_notify_stop(notify);
         status = r == LODE_TF_DONE ? 0 : r == LODE_TF_STOPPED ? EXIT_INTERRUPTED : EXIT_RUNTIME;
     }
+    status = cli_tf_primenet_end(primenet, status);
     cli_api_stop(api);
     lode_dispatcher_free(m);
     lode_tf_driver_destroy(&driver);

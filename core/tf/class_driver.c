@@ -263,6 +263,8 @@ int lode_tf_driver_finish(const lode_tf_driver *d, const lode_tf_assignment *a, 
     else
         (void)lode_tf_fsync_dir_of(path);
     lode_tf_crash_point("checkpoint-removed");
+    if (d->on_result != NULL)
+        d->on_result(d->on_result_user, a);
     return LODE_TF_DONE;
 }
 
@@ -498,20 +500,19 @@ int lode_tf_driver_run_list(lode_tf_driver *d, lode_tf_assignment **list, size_t
         if (status != LODE_TF_DONE || d->worktodo == NULL)
             continue;
         /* New work dropped into worktodo.add meanwhile: merge it, and go on
-         * with whatever the file now holds (the finished line is gone). */
+         * with whatever the file now holds (the finished line is gone; the
+         * user or the PrimeNet client may have added or removed lines). */
         long merged = lode_tf_worktodo_merge_add(d->worktodo);
         if (merged < 0)
             lode_log(LODE_LOG_ERROR, "cannot merge worktodo.add into %s: %s", d->worktodo, strerror(errno));
-        if (merged > 0) {
-            lode_tf_assignment *fresh;
-            size_t n;
-            int bad;
-            if (lode_tf_worktodo_load(d->worktodo, &fresh, &n, &bad, false) == 0) {
-                free(*list);
-                *list = fresh;
-                *count = n;
-                i = (size_t)-1; /* from the top of the file again */
-            }
+        lode_tf_assignment *fresh;
+        size_t n;
+        int bad;
+        if (lode_tf_worktodo_load(d->worktodo, &fresh, &n, &bad, false) == 0) {
+            free(*list);
+            *list = fresh;
+            *count = n;
+            i = (size_t)-1; /* from the top of the file again */
         }
     }
     return status;

@@ -70,6 +70,11 @@ typedef struct lode_tf_driver {
     bool (*stop)(void);      /* save and stop (Ctrl-C): the running class is kept if it finishes
                                 within LODE_STOP_GRACE_MS, else it runs again next time; NULL: never */
     bool (*stop_now)(void);  /* leave the running class undone at once (a second Ctrl-C); NULL: never */
+    /* Called once a finished assignment's result is in the results file and
+     * its line has left the worktodo (the PrimeNet client sends it at once);
+     * NULL: none. */
+    void (*on_result)(void *user, const lode_tf_assignment *a);
+    void *on_result_user;
 
     /* Private: confirmed hits of the running class: factors, and the
      * primes of the proof (core/tf/proof.h). */
@@ -96,8 +101,9 @@ void lode_tf_driver_on_found(void *driver, const lode_found *found);
 int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a);
 
 /* Runs *list in order. With a worktodo file, worktodo.add is merged after
- * each finished assignment, and when it brought new lines the list is read
- * again from the file (the finished line is gone) and run from its top.
+ * each finished assignment and the list is read again from the file (the
+ * finished line is gone; lines added or removed meanwhile count) and run
+ * from its top.
  * Returns as lode_tf_driver_run, at the first assignment that is not done,
  * or LODE_TF_STOPPED when a stop was asked between assignments. */
 int lode_tf_driver_run_list(lode_tf_driver *d, lode_tf_assignment **list, size_t *count);

@@ -23,6 +23,22 @@ static bool is_hex32(const char *s)
     return true;
 }
 
+const char *lode_tf_result_os(const char *sysname)
+{
+    return strcmp(sysname, "Darwin") == 0 ? "macOS" : sysname;
+}
+
+const char *lode_tf_result_arch(const char *machine)
+{
+    if (strcmp(machine, "amd64") == 0 || strcmp(machine, "x86_64") == 0)
+        return "x86_64";
+    if (strcmp(machine, "aarch64") == 0 || strcmp(machine, "arm64") == 0)
+        return "ARM64";
+    if (strlen(machine) == 4 && machine[0] == 'i' && strcmp(machine + 2, "86") == 0)
+        return "x86_32";
+    return machine;
+}
+
 char *lode_tf_result_json(const lode_tf_assignment *a, const uint64_t *k, int factors,
                           const lode_tf_report_info *info)
 {
@@ -30,8 +46,8 @@ char *lode_tf_result_json(const lode_tf_assignment *a, const uint64_t *k, int fa
     const char *os = info->os, *arch = info->arch, *ts = info->timestamp;
     if (os == NULL || arch == NULL) {
         bool got = uname(&un) == 0;
-        os = os ? os : got ? un.sysname : "Linux";
-        arch = arch ? arch : got ? un.machine : "unknown";
+        os = os ? os : got ? lode_tf_result_os(un.sysname) : "Linux";
+        arch = arch ? arch : got ? lode_tf_result_arch(un.machine) : "unknown";
     }
     char now_text[32];
     if (ts == NULL) {

@@ -32,10 +32,16 @@ typedef struct lode_tf_report_info {
     const char *version;         /* lode's version */
     const char *kernel, *details; /* printable ASCII (the checksum is over bytes) */
     const char *user, *computer; /* JSON only; NULL: left out; UTF-8 */
-    const char *os, *arch;       /* NULL: uname's */
+    const char *os, *arch;       /* NULL: uname's (lode_tf_result_os, lode_tf_result_arch) */
     const char *timestamp;       /* "YYYY-MM-DD HH:MM:SS" UTC; NULL: now */
     const lode_tf_proof_summary *proof; /* NULL: the result carries none */
 } lode_tf_report_info;
+
+/* uname's names as PrimeNet's result JSON spells them (mfaktc's): os
+ * Linux, Windows, macOS ("Darwin"); architecture x86_64 ("amd64"), x86_32
+ * ("i386".."i686"), ARM64 ("aarch64", "arm64"); others as they are. */
+const char *lode_tf_result_os(const char *sysname);
+const char *lode_tf_result_arch(const char *machine);
 
 /* The PrimeNet JSON line of a finished assignment (with its newline),
  * factors given as k (q = 2kp + 1) in the order to list them. The "aid"

@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,11 @@
 #include "core/base/log.h"
 #include "core/base/tf_ref.h"
 #include "core/tf/fileio.h"
+
+/* One rewrite of the worktodo file at a time within the process: the class
+ * driver removes finished lines while the PrimeNet client adds and edits
+ * others (FILE.lock keeps other processes off). */
+static pthread_mutex_t rewrite_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void lode_tf_worktodo_escape(const char *s, size_t n, char *out, size_t out_len)
 {
@@ -165,24 +171,106 @@ int lode_tf_worktodo_load(const char *path, lode_tf_assignment **list, size_t *c
     return 0;
 }
 
-int lode_tf_worktodo_remove(const char *path, const lode_tf_assignment *a)
+/* Is line[0..n) a's keyless line with a key put in after "Factor=" (what
+ * registering it with PrimeNet makes of it)? */
+static bool is_keyed_copy(const char *line, size_t n, const lode_tf_assignment *a)
+{
+    const char *eq = memchr(a->line, '=', a->line_len);
+    if (a->aid[0] != '\0' || eq == NULL || n != a->line_len + 33)
+        return false;
+    size_t head = (size_t)(eq - a->line) + 1;
+    if (memcmp(line, a->line, head) != 0 || line[head + 32] != ',' ||
+        memcmp(line + head + 33, a->line + head, a->line_len - head) != 0)
+        return false;
+    for (size_t i = head; i < head + 32; i++)
+        if (!isxdigit((unsigned char)line[i]))
+            return false;
+    return true;
+}
+
+/* Replaces the first line equal to a's (else its keyed copy, when
+ * keyed_too) with with[0..with_len) and a newline, or removes it (with
+ * NULL). Under rewrite_lock. */
+static int replace_line(const char *path, const lode_tf_assignment *a, bool keyed_too, const char *with,
+                        size_t with_len)
 {
     size_t len;
     char *text = lode_tf_read_file(path, &len);
     if (text == NULL)
         return errno == ENOENT ? 0 : -1;
-    size_t pos = 0, at = 0, n;
-    const char *line;
+    size_t at = 0, end = 0;
     bool found = false;
-    while (!found && (at = pos, lode_tf_next_line(text, len, &pos, &line, &n)))
-        found = n == a->line_len && memcmp(line, a->line, n) == 0;
+    for (int round = 0; round < (keyed_too ? 2 : 1) && !found; round++) {
+        size_t pos = 0, n;
+        const char *line;
+        while (!found && (at = pos, lode_tf_next_line(text, len, &pos, &line, &n)))
+            found = round == 0 ? n == a->line_len && memcmp(line, a->line, n) == 0 : is_keyed_copy(line, n, a);
+        end = pos;
+    }
     int rc = 0;
     if (found) {
-        /* text[at..pos) is the line with its newline: the rest moves up. */
-        memmove(text + at, text + pos, len - pos);
-        rc = lode_tf_write_atomic(path, text, len - (pos - at));
+        /* text[at..end) is the line with its newline. */
+        size_t rest = len - end, put = with != NULL ? with_len + 1 : 0;
+        char *out = malloc(at + put + rest + 1);
+        if (out == NULL) {
+            free(text);
+            errno = ENOMEM;
+            return -1;
+        }
+        memcpy(out, text, at);
+        if (with != NULL) {
+            memcpy(out + at, with, with_len);
+            out[at + with_len] = '\n';
+        }
+        memcpy(out + at + put, text + end, rest);
+        rc = lode_tf_write_atomic(path, out, at + put + rest);
+        free(out);
     }
     free(text);
+    return rc;
+}
+
+int lode_tf_worktodo_remove(const char *path, const lode_tf_assignment *a)
+{
+    pthread_mutex_lock(&rewrite_lock);
+    int rc = replace_line(path, a, true, NULL, 0);
+    pthread_mutex_unlock(&rewrite_lock);
+    return rc;
+}
+
+int lode_tf_worktodo_replace(const char *path, const lode_tf_assignment *a, const char *line)
+{
+    pthread_mutex_lock(&rewrite_lock);
+    int rc = replace_line(path, a, false, line, line != NULL ? strlen(line) : 0);
+    pthread_mutex_unlock(&rewrite_lock);
+    return rc;
+}
+
+int lode_tf_worktodo_append(const char *path, const char *lines, size_t n)
+{
+    pthread_mutex_lock(&rewrite_lock);
+    size_t len = 0;
+    char *text = lode_tf_read_file(path, &len);
+    int rc = -1;
+    if (text != NULL || errno == ENOENT) {
+        char *both = malloc(len + n + 2);
+        if (both != NULL) {
+            size_t o = len;
+            memcpy(both, text != NULL ? text : "", len);
+            if (o > 0 && both[o - 1] != '\n')
+                both[o++] = '\n';
+            memcpy(both + o, lines, n);
+            o += n;
+            if (n > 0 && lines[n - 1] != '\n')
+                both[o++] = '\n';
+            rc = lode_tf_write_atomic(path, both, o);
+            free(both);
+        } else {
+            errno = ENOMEM;
+        }
+    }
+    free(text);
+    pthread_mutex_unlock(&rewrite_lock);
     return rc;
 }
 
@@ -223,7 +311,7 @@ int lode_tf_worktodo_check(const char *worktodo, char *why, size_t why_len)
     return -1;
 }
 
-long lode_tf_worktodo_merge_add(const char *worktodo)
+static long merge_add(const char *worktodo)
 {
     char add[4096], merging[4200];
     if (add_path_of(worktodo, add, sizeof add) != 0)
@@ -291,6 +379,14 @@ long lode_tf_worktodo_merge_add(const char *worktodo)
         lode_log(LODE_LOG_INFO, "%s: merged into %s", add, worktodo);
     }
     return total;
+}
+
+long lode_tf_worktodo_merge_add(const char *worktodo)
+{
+    pthread_mutex_lock(&rewrite_lock);
+    long rc = merge_add(worktodo);
+    pthread_mutex_unlock(&rewrite_lock);
+    return rc;
 }
 
 int lode_tf_worktodo_lock(const char *worktodo)

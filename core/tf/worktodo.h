@@ -40,9 +40,23 @@ int lode_tf_worktodo_load(const char *path, lode_tf_assignment **list, size_t *c
 
 /* Removes the first line equal to the assignment's from the file (re-read
  * now: the user may have edited it) through lode_tf_write_atomic; every
- * other byte stays as it is. 0 also when the line or the file is gone; -1
- * with errno set (the file is unchanged). */
+ * other byte stays as it is. A keyless line that PrimeNet registered while
+ * it ran ("Factor=KEY," + the rest of the line as it was read) is removed
+ * as well. 0 also when the line or the file is gone; -1 with errno set
+ * (the file is unchanged). */
 int lode_tf_worktodo_remove(const char *path, const lode_tf_assignment *a);
+
+/* Replaces the first line equal to the assignment's with line (no
+ * newline), or removes it when line is NULL; otherwise as
+ * lode_tf_worktodo_remove. */
+int lode_tf_worktodo_replace(const char *path, const lode_tf_assignment *a, const char *line);
+
+/* Appends whole lines (text[0..len), a newline added where the last lacks
+ * one) to the file through lode_tf_write_atomic (created when missing; a
+ * last line without a newline gets one first). 0, or -1 with errno set
+ * (the file is unchanged). Every rewrite of this header's functions
+ * (remove, replace, append, merge) is one at a time within the process. */
+int lode_tf_worktodo_append(const char *path, const char *text, size_t len);
 
 /* Appends worktodo.add (beside the worktodo file) to it: the .add file is
  * first renamed to worktodo.add.merging; the worktodo file is rewritten
