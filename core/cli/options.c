@@ -58,7 +58,9 @@ const cli_option cli_option_table[] = {
     {"config", 'c', "FILE", CLI_EVERY, false,
      "JSON options, keyed by long name: {\"threads\": 2, ...};\n"
      "pools as \"pools\": [{\"url\": ..., \"user\": ..., \"pass\": ...}]"},
-    {"devices", 'd', "LIST", CLI_EVERY, false, "devices to use, e.g. cpu, cpu:0, cuda:1 (default: all)"},
+    {"devices", 'd', "LIST", CLI_EVERY, false,
+     "devices to use, e.g. cpu, cpu:0, cuda:1 (default: all;\n"
+     "lode tf: the GPUs, or the CPU where there is none)"},
     {"threads", 't', "N", CLI_ALL, true, "CPU worker threads per device (default: one per core)"},
     {"threads", 't', "N", CLI_CHECK, true, "threads of the CPU reference (default: one per core)"},
     {"benchmark", 0, NULL, CLI_MINER, false, "hash a synthetic job and report the hashrate"},

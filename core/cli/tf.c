@@ -104,13 +104,23 @@ static int load_assignments(const cli_options *opts, int argc, char **argv, lode
     return 0;
 }
 
-/* The devices: -d's, or every device. 0, or -1 (the error printed). */
+/* The devices: -d's, or by default the GPUs, or the CPU when there is no
+ * GPU. 0, or -1 (the error printed). */
 static int select_devices(const cli_options *opts, lode_device_ref **devices, size_t *ndev)
 {
     char err[512];
-    if (lode_registry_select(opts->devices, LODE_ALGO_TF, devices, ndev, err, sizeof err) != 0) {
+    bool host_left_out;
+    if (lode_registry_select_gpus(opts->devices, LODE_ALGO_TF, devices, ndev, &host_left_out, err,
+                                  sizeof err) != 0) {
         cli_usage_error("%s", err);
         return -1;
+    }
+    if (host_left_out) {
+        char ids[256] = "";
+        for (size_t i = 0, at = 0; i < *ndev && at < sizeof ids - 40; i++)
+            at += (size_t)snprintf(ids + at, sizeof ids - at, "%s%s", i ? "," : "", (*devices)[i].id);
+        lode_log(LODE_LOG_INFO, "trial factoring on the GPUs only (%s): a CPU thread adds little beside a GPU; "
+                 "-d cpu,%s adds the CPU", ids, ids);
     }
     return 0;
 }
