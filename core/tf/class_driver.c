@@ -375,20 +375,21 @@ int lode_tf_driver_run_list(lode_tf_driver *d, lode_tf_assignment **list, size_t
         if (status != LODE_TF_DONE || d->worktodo == NULL)
             continue;
         /* New work dropped into worktodo.add meanwhile: merge it, and go on
-         * with whatever the file now holds (the finished line is gone). */
-        long merged = lode_tf_worktodo_merge_add(d->worktodo);
-        if (merged < 0)
+         * with whatever the file now holds (the finished line is gone; lines
+         * added to the file itself meanwhile are read too). */
+        if (lode_tf_worktodo_merge_add(d->worktodo) < 0)
             lode_log(LODE_LOG_ERROR, "cannot merge worktodo.add into %s: %s", d->worktodo, strerror(errno));
-        if (merged > 0) {
-            lode_tf_assignment *fresh;
-            size_t n;
-            int bad;
-            if (lode_tf_worktodo_load(d->worktodo, &fresh, &n, &bad, false) == 0) {
-                free(*list);
-                *list = fresh;
-                *count = n;
-                i = (size_t)-1; /* from the top of the file again */
-            }
+        lode_tf_assignment *fresh;
+        size_t n;
+        int bad;
+        if (lode_tf_worktodo_load(d->worktodo, &fresh, &n, &bad, false) == 0) {
+            free(*list);
+            *list = fresh;
+            *count = n;
+            i = (size_t)-1; /* from the top of the file again */
+        } else {
+            lode_log(LODE_LOG_ERROR, "cannot read %s again: %s; going on with the assignments read before",
+                     d->worktodo, strerror(errno));
         }
     }
     return status;

@@ -96,8 +96,9 @@ void lode_tf_driver_on_found(void *driver, const lode_found *found);
 int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a);
 
 /* Runs *list in order. With a worktodo file, worktodo.add is merged after
- * each finished assignment, and when it brought new lines the list is read
- * again from the file (the finished line is gone) and run from its top.
+ * each finished assignment and the list is read again from the file (the
+ * finished line is gone; lines added meanwhile, by worktodo.add or
+ * written to the file, are there) and run from its top.
  * Returns as lode_tf_driver_run, at the first assignment that is not done,
  * or LODE_TF_STOPPED when a stop was asked between assignments. */
 int lode_tf_driver_run_list(lode_tf_driver *d, lode_tf_assignment **list, size_t *count);
