@@ -2,8 +2,14 @@
 """The habits of mfaktc users in `lode tf` (issue 40), on the CPU backend,
 against Python's pow(2, p, q) == 1 (tests/tf_oracle.py):
 
-- lines written to worktodo.txt during a run are read after the
+- a factor logged (JSON event tf_factor) and saved in the checkpoint as
+  its class ends (a SIGKILL right after: the next run reports it once);
+- worktodo.add merged while an assignment runs (--worktodo-add-delay 0),
+  and lines written to worktodo.txt during a run read after the
   assignment;
+- a class that takes a CPU thread half an hour: progress lines while it
+  runs, and a SIGTERM that stops the run before the class ends with the
+  classes done kept;
 - without -d: the GPUs only on a machine with one, else the CPU (never an
   OpenCL CPU device such as PoCL's).
 Every wait is a hang guard, never a speed limit.
@@ -14,17 +20,32 @@ import glob
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import Checks  # noqa: E402
+import tf_oracle  # noqa: E402
 
 LODE = os.path.abspath(sys.argv[1])
 GUARD_S = 120
+CLASSES = 4620
 check = Checks()
+
+
+def oracle_factors(p, lo, hi):
+    return [q for q in tf_oracle.candidates(p, lo, hi) if pow(2, p, q) == 1]
+
+
+def needed_classes(p):
+    """Classes k mod 4620 whose q can be a factor: q = +-1 mod 8, no factor 3, 5, 7, 11."""
+    return [c for c in range(CLASSES)
+            if (2 * c * p + 1) % 8 in (1, 7) and all((2 * c * p + 1) % m for m in (3, 5, 7, 11))]
 
 
 def results_of(path):
@@ -52,6 +73,101 @@ def wait_until(pred, timeout=GUARD_S):
     return pred()
 
 
+def test_factor_at_class(tmp):
+    """The factor is logged with its class and saved in the checkpoint as
+    the class ends (killed right after: LODE_TF_CRASH_AT=factor-saved), long
+    before the range is done; the next run reports it once."""
+    p, lo, hi = 100003, 1, 30
+    want = oracle_factors(p, lo, hi)
+    k = (want[0] - 1) // (2 * p)
+    d = fresh(tmp, "factor-class")
+    res = os.path.join(d, "results.json.txt")
+    args = [LODE, "tf", str(p), str(lo), str(hi), "-d", "cpu", "-t", "1", "--checkpoint-dir", d, "--results", res,
+            "--checkpoint-interval", "100000"]
+    r = subprocess.run(args + ["--log-format", "json"], capture_output=True, text=True, timeout=GUARD_S, cwd=d,
+                       env=dict(os.environ, LODE_TF_CRASH_AT="factor-saved"))
+    events = []
+    for line in r.stderr.splitlines():
+        try:
+            events.append(json.loads(line))
+        except ValueError:
+            pass
+    found = [e for e in events if e.get("event") == "tf_factor"]
+    check(r.returncode == -signal.SIGKILL and len(found) == 1, f"killed after the factor event: {r.returncode} {found}")
+    if found:
+        e = found[0]
+        check(e.get("exponent") == p and e.get("bit_min") == lo and e.get("bit_max") == hi
+              and e.get("class") == k % CLASSES and e.get("factor") == str(want[0]), f"the event: {e}")
+    ckp = os.path.join(d, f"M{p}_{lo}_{hi}.ckp")
+    text = open(ckp).read() if os.path.exists(ckp) else ""
+    check(f"\nfactors 1 {k}\n" in text and f"\nnext_class {k % CLASSES + 1}\n" in text,
+          f"the checkpoint holds the factor, saved as its class ended: {text[:200]!r}")
+    check(not os.path.exists(res), "no result yet")
+    r = subprocess.run(args + ["-q"], capture_output=True, text=True, timeout=GUARD_S, cwd=d)
+    got = results_of(res)
+    check(r.returncode == 0 and len(got) == 1 and got[0].get("factors") == [str(q) for q in want],
+          f"the next run reports it once: {got}")
+    check(r.stdout.count(f"M{p} has a factor: {want[0]}") == 1, f"printed once at the end: {r.stdout!r}")
+
+
+class Lines:
+    """A process's stderr lines, read on a thread of their own."""
+
+    def __init__(self, proc):
+        self.lines, self.cond = [], threading.Condition()
+        threading.Thread(target=self.read, args=(proc,), daemon=True).start()
+
+    def read(self, proc):
+        for line in proc.stderr:
+            with self.cond:
+                self.lines.append(line)
+                self.cond.notify_all()
+
+    def wait(self, pred, timeout=GUARD_S):
+        with self.cond:
+            return self.cond.wait_for(lambda: pred(self.lines), timeout)
+
+    def text(self):
+        with self.cond:
+            return "".join(self.lines)
+
+
+def stop(proc):
+    proc.send_signal(signal.SIGTERM)
+    try:
+        return proc.wait(timeout=GUARD_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.wait()
+
+
+# A class of M66362159 from 2^73 to 2^74 takes a CPU thread half an hour.
+LONG = (66362159, 73, 74)
+
+
+def test_add_mid_assignment(tmp):
+    """worktodo.add dropped while a long assignment runs is merged within a
+    tick with --worktodo-add-delay 0 (before: only after the assignment)."""
+    d = fresh(tmp, "add-mid")
+    wt, add = os.path.join(d, "worktodo.txt"), os.path.join(d, "worktodo.add")
+    first = "Factor=N/A,%d,%d,%d" % LONG
+    with open(wt, "w") as f:
+        f.write(first + "\n")
+    proc = subprocess.Popen([LODE, "tf", "-w", wt, "-d", "cpu", "-t", "1", "--worktodo-add-delay", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=d)
+    err = Lines(proc)
+    started = err.wait(lambda ls: any("trial factoring M66362159" in x for x in ls))
+    with open(add + ".tmp", "w") as f:
+        f.write("Factor=N/A,100003,1,30\n")
+    os.rename(add + ".tmp", add)
+    merged = wait_until(lambda: not os.path.exists(add))
+    lines = factor_lines(wt)
+    rc = stop(proc)
+    check(started and merged and lines == [first, "Factor=N/A,100003,1,30"],
+          f"merged while the first assignment runs: {lines} {err.text()[-400:]!r}")
+    check(rc == 130 and not os.path.exists(os.path.join(d, "results.json.txt")), f"stopped: {rc}")
+
+
 def test_reload_after_assignment(tmp):
     """A line written into worktodo.txt itself while an assignment runs is
     read when the assignment is done (the list is read again after each)."""
@@ -69,6 +185,49 @@ def test_reload_after_assignment(tmp):
     check(running and proc.returncode == 0 and got == [(100003, 1, 44), (100043, 1, 30)],
           f"the added line ran after the first: {got} {err[-300:]!r}")
     check(factor_lines(wt) == [], f"both lines done: {factor_lines(wt)}")
+
+def write_checkpoint(path, p, lo, hi, next_class, done):
+    text = (f"lode-tf-checkpoint 1\nexponent {p}\nbits {lo} {hi}\nnext_class {next_class}\n"
+            f"classes_done {done}\nclass_log 0\nfactors 0\n")
+    with open(path, "w") as f:
+        f.write(text + "crc32 %08X\n" % zlib.crc32(text.encode()))
+
+
+PROGRESS_RE = re.compile(r"M66362159 73-74 class +(\d+): +([\d.]+)%.*ETA (.+)$")
+
+
+def test_long_class(tmp):
+    """Resumed at class 481 of 960 (a checkpoint written here), one CPU
+    thread: progress lines come while the class runs, the percent counts
+    the 480 classes done and the ETA the part of this class done (before:
+    nothing for half an hour); a SIGTERM stops the run before the class
+    ends, keeping the 480 classes in the checkpoint."""
+    p, lo, hi = LONG
+    d = fresh(tmp, "long-class")
+    needed = needed_classes(p)
+    ckp = os.path.join(d, f"M{p}_{lo}_{hi}.ckp")
+    write_checkpoint(ckp, p, lo, hi, needed[480], 480)
+    before = open(ckp).read()
+    proc = subprocess.Popen([LODE, "tf", str(p), str(lo), str(hi), "-d", "cpu", "-t", "1", "--checkpoint-dir", d,
+                             "--results", os.path.join(d, "r.json"), "--progress-interval", "0.3"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=d)
+    err = Lines(proc)
+    seen = err.wait(lambda ls: sum(bool(PROGRESS_RE.search(x.strip())) for x in ls) >= 3)
+    rc = stop(proc)
+    text = err.text()
+    lines = [m.groups() for m in (PROGRESS_RE.search(x.strip()) for x in text.splitlines()) if m]
+    check(seen and lines, f"progress lines while the class runs: {text[-600:]!r}")
+    check(all(int(c) == needed[480] and 50.0 <= float(pct) < 50.2 for c, pct, eta in lines),
+          f"class {needed[480]}, from 50.0%: {lines[:4]}")
+    # Without the class's part done no ETA can be known ("0s"); by the
+    # third line (a second in) some of it is.
+    check(lines and lines[-1][2] != "0s", f"an ETA from the part of the class done: {lines[-3:]}")
+    check(rc == 130 and f"stopped in class {needed[480]}" in text, f"the stop leaves the class: {rc} {text[-400:]!r}")
+    after = open(ckp).read() if os.path.exists(ckp) else ""
+    check(f"next_class {needed[480]}\n" in after and "classes_done 480\n" in after,
+          f"the 480 classes kept: {after[:160]!r} (was {before[:120]!r})")
+    check(not os.path.exists(os.path.join(d, "r.json")), "no result for an unfinished assignment")
+
 
 def has_gpu():
     """A GPU as the kernel shows one (no lode code): an NVIDIA or AMD
@@ -97,7 +256,8 @@ def test_gpu_default(tmp):
 
 ONLY = os.environ.get("LODE_TEST_ONLY")
 with tempfile.TemporaryDirectory() as scratch:
-    for test in (test_reload_after_assignment, test_gpu_default):
+    for test in (test_factor_at_class, test_add_mid_assignment, test_reload_after_assignment, test_long_class,
+                 test_gpu_default):
         if ONLY and test.__name__ not in ONLY.split(","):
             continue
         t0 = time.time()

@@ -103,6 +103,7 @@ typedef struct cli_options {
         double ckp_interval;    /* 60 s; 0 = every class */
         double progress_interval; /* 10 s */
         bool no_checkpoints;
+        double add_delay;       /* --worktodo-add-delay: 600 s; 0 = every class */
         const char *verify;     /* --verify PROOF_FILE: check a proof file, no device */
     } tf;
 

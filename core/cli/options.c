@@ -81,9 +81,9 @@ const cli_option cli_option_table[] = {
      "needs no device: exit 0 when the proof holds, 1 when not"},
     {"worktodo", 'w', "FILE", CLI_TF, false,
      "assignments: Factor=[AID,]exponent,bit_min,bit_max;\n"
-     "worktodo.add beside it is merged in at start and\n"
-     "after each finished assignment; FILE.lock keeps a\n"
-     "second lode tf off the same file"},
+     "worktodo.add beside it is merged in at start, after\n"
+     "each finished assignment and every --worktodo-add-delay;\n"
+     "FILE.lock keeps a second lode tf off the same file"},
     {"results", 0, "FILE", CLI_TF, false, "PrimeNet JSON results (results.json.txt)"},
     {"legacy-results", 0, "FILE", CLI_TF, false, "also append the legacy lines here (e.g. results.txt)"},
     {"checkpoint-dir", 0, "DIR", CLI_TF, false, "where M<p>_<a>_<b>.ckp live (.)"},
@@ -92,6 +92,9 @@ const cli_option cli_option_table[] = {
      "no progress saves (a finished assignment's short-lived\n"
      "record against a second report is still written)"},
     {"progress-interval", 0, "S", CLI_TF, true, "seconds between progress lines (10)"},
+    {"worktodo-add-delay", 0, "S", CLI_TF, true,
+     "merge worktodo.add this often while an assignment runs\n"
+     "(600; 0 = after every class)"},
     {"user", 0, "NAME", CLI_TF, false, "put into the JSON results (UTF-8)"},
     {"computer", 0, "NAME", CLI_TF, false, "put into the JSON results (UTF-8)"},
     {"class-log", 0, "FILE", CLI_TF, false, "append each class as it completes (for tests)"},
@@ -171,6 +174,7 @@ void cli_options_init(cli_options *o, int command)
     o->tf.ckp_dir = ".";
     o->tf.ckp_interval = 60;
     o->tf.progress_interval = 10;
+    o->tf.add_delay = 600;
     o->cpu_priority = -1;
 }
 
@@ -489,6 +493,9 @@ static int apply_tf_option(cli_options *o, const char *name, const char *v, char
             return fail(err, err_len, "--progress-interval wants seconds, not '%s'", v);
     } else if (strcmp(name, "class-log") == 0) {
         o->tf.class_log = v;
+    } else if (strcmp(name, "worktodo-add-delay") == 0) {
+        if (parse_seconds(v, &o->tf.add_delay) != 0)
+            return fail(err, err_len, "--worktodo-add-delay wants seconds, not '%s'", v);
     } else {
         return 1;
     }

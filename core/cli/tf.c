@@ -158,6 +158,7 @@ static void setup_driver(lode_tf_driver *driver, const cli_options *opts, const 
     driver->ckp_interval = opts->tf.ckp_interval;
     driver->progress_interval = opts->tf.progress_interval;
     driver->progress_ckp = !opts->tf.no_checkpoints;
+    driver->add_delay = opts->tf.add_delay;
     driver->info = (lode_tf_report_info){.version = LODE_VERSION, .kernel = kernel, .details = details,
                                          .user = opts->tf.user, .computer = opts->tf.computer};
     driver->stop = cli_interrupted;

@@ -21,7 +21,7 @@
 void lode_tf_driver_init(lode_tf_driver *d)
 {
     *d = (lode_tf_driver){.results = "results.json.txt", .ckp_dir = ".", .ckp_interval = 60,
-                          .progress_interval = 10, .progress_ckp = true, .out = stdout};
+                          .progress_interval = 10, .progress_ckp = true, .out = stdout, .add_delay = 600};
     pthread_mutex_init(&d->lock, NULL);
 }
 
@@ -120,23 +120,54 @@ typedef struct class_run {
     unsigned proof_bits;
     FILE *class_log;
     double ghz_days;
-    double t0, last_ckp, last_line;
+    double t0, last_ckp, last_line, last_add;
     unsigned done_at_start; /* classes done when this run started */
     uint64_t cand0;         /* candidates counted when it started */
+    uint64_t class_cand0, class_size; /* the running class's: counted at its start, its indices */
 } class_run;
+
+static void progress_line(class_run *s, unsigned c, double t, double frac);
+
+/* worktodo.add merged when add_delay has passed (new work for later
+ * assignments; mfaktc looks every WorkFileAddDelay while it runs). */
+static void merge_add_due(class_run *s, double t)
+{
+    if (s->d->worktodo == NULL || t - s->last_add < s->d->add_delay)
+        return;
+    s->last_add = t;
+    if (lode_tf_worktodo_merge_add(s->d->worktodo) < 0)
+        lode_log(LODE_LOG_ERROR, "cannot merge worktodo.add into %s: %s", s->d->worktodo, strerror(errno));
+}
+
+/* While class c runs: a progress line when one is due (a CPU's class can
+ * take minutes), with the class's fraction from the candidates counted,
+ * and worktodo.add. */
+static void class_tick(class_run *s, unsigned c)
+{
+    double t = lode_clock_s();
+    /* last_line is 0 before the first class ends: count from the start. */
+    if (t - (s->last_line > s->t0 ? s->last_line : s->t0) >= s->d->progress_interval) {
+        double frac = s->class_size ? (double)(candidates(s->d->miner) - s->class_cand0) / (double)s->class_size : 0;
+        progress_line(s, c, t, frac < 0 ? 0 : frac > 0.999 ? 0.999 : frac);
+    }
+    merge_add_due(s, t);
+}
 
 /* Waits for class c (job seq): 1 done, -1 never (every device failed), 0
  * stopped first. A stop lets the class finish only if it does within
  * LODE_STOP_GRACE_MS (a GPU's class takes well under a second, a CPU's can
  * take minutes: then it is left and runs again next time); a second stop
  * leaves it at once. */
-static int wait_class(lode_tf_driver *d, uint64_t seq, unsigned c)
+static int wait_class(class_run *s, uint64_t seq, unsigned c)
 {
+    lode_tf_driver *d = s->d;
     int r;
     double stop_at = -1;
     while ((r = lode_dispatcher_wait_job(d->miner, seq, 100)) == 0 && !asked(d->stop_now)) {
-        if (!asked(d->stop))
+        if (!asked(d->stop)) {
+            class_tick(s, c);
             continue;
+        }
         if (stop_at < 0) {
             stop_at = lode_clock_s();
             lode_log(LODE_LOG_INFO, "stopping: class %u is kept if it finishes within %d s, else it runs again "
@@ -218,8 +249,10 @@ static int run_class(class_run *s, unsigned c)
         return LODE_TF_DONE;
     lode_work w = {.algo = LODE_ALGO_TF,
                    .factor = {a->p, a->bit_min, a->bit_max, LODE_TF_CLASSES, c, s->pr.proof_kept, s->proof_bits}};
+    s->class_cand0 = candidates(s->d->miner);
+    s->class_size = ne - nb;
     uint64_t seq = lode_dispatcher_set_job(s->d->miner, &w, nb, ne);
-    int r = wait_class(s->d, seq, c);
+    int r = wait_class(s, seq, c);
     if (r == 0) { /* stopped mid-class: the checkpoint says this class is not done */
         bool saved = false;
         if (s->d->progress_ckp && !(saved = lode_tf_checkpoint_save(s->path, a, &s->pr) == 0))
@@ -236,21 +269,23 @@ static int run_class(class_run *s, unsigned c)
     return LODE_TF_DONE;
 }
 
-/* The progress line after class c. */
-static void progress_line(class_run *s, unsigned c, double t)
+/* The progress line in class c: after it (class_frac 0), or while it runs
+ * (class_frac: the part of it done). */
+static void progress_line(class_run *s, unsigned c, double t, double class_frac)
 {
     const lode_tf_assignment *a = s->a;
     const lode_tf_progress *pr = &s->pr;
     lode_dispatcher *m = s->d->miner;
     uint64_t cand = candidates(m);
     double el = t - s->t0 > 1e-6 ? t - s->t0 : 1e-6;
-    double frac = (double)(pr->classes_done - s->done_at_start) / LODE_TF_NEEDED_CLASSES;
-    double left = (double)(LODE_TF_NEEDED_CLASSES - pr->classes_done);
-    double eta = pr->classes_done > s->done_at_start ? el / (pr->classes_done - s->done_at_start) * left : 0;
+    double done = pr->classes_done + class_frac, ran = done - s->done_at_start;
+    double frac = ran / LODE_TF_NEEDED_CLASSES;
+    double left = LODE_TF_NEEDED_CLASSES - done;
+    double eta = ran > 0 ? el / ran * left : 0;
     char eta_text[48];
     lode_tf_format_eta(eta, eta_text, sizeof eta_text);
     lode_log(LODE_LOG_INFO, "M%u %u-%u class %4u: %5.1f%%, %.3g candidates/s, %.2f GHz-days/day, ETA %s",
-             a->p, a->bit_min, a->bit_max, c, 100.0 * pr->classes_done / LODE_TF_NEEDED_CLASSES,
+             a->p, a->bit_min, a->bit_max, c, 100.0 * done / LODE_TF_NEEDED_CLASSES,
              (double)(cand - s->cand0) / el, s->ghz_days * frac / (el / 86400.0), eta_text);
     /* A line of its own: the progress line keeps the form tools parse. */
     char sensors[256];
@@ -260,10 +295,26 @@ static void progress_line(class_run *s, unsigned c, double t)
     s->last_line = t;
 }
 
-/* After class c: the class log, the status, a checkpoint when one is due,
- * the progress line. LODE_TF_STOPPED when a stop was asked, else
- * LODE_TF_DONE. */
-static int class_done(class_run *s, unsigned c)
+/* The factors class c found (those from index first on): printed, and
+ * each an event with its class (mfaktc prints a factor as its class ends). */
+static void announce_factors(const class_run *s, unsigned c, int first)
+{
+    const lode_tf_assignment *a = s->a;
+    for (int i = first; i < s->pr.factors; i++) {
+        char q[48];
+        lode_tf_u128_str(lode_tf_q(a->p, s->pr.k[i]), q);
+        lode_log_event(LODE_LOG_INFO, "tf_factor",
+                       LODE_LOG_FIELDS(LODE_LOG_INT("exponent", a->p), LODE_LOG_INT("bit_min", a->bit_min),
+                                       LODE_LOG_INT("bit_max", a->bit_max), LODE_LOG_INT("class", c),
+                                       LODE_LOG_STR("factor", q)),
+                       "M%u has a factor: %s (2^%u..2^%u, class %u)", a->p, q, a->bit_min, a->bit_max, c);
+    }
+}
+
+/* After class c: its factors (from index first on), the class log, the
+ * status, a checkpoint when one is due or a factor came, the progress
+ * line. LODE_TF_STOPPED when a stop was asked, else LODE_TF_DONE. */
+static int class_done(class_run *s, unsigned c, int first)
 {
     lode_tf_driver *d = s->d;
     lode_tf_progress *pr = &s->pr;
@@ -282,14 +333,20 @@ static int class_done(class_run *s, unsigned c)
     d->status.ghz_days_per_day = s->ghz_days * ran / LODE_TF_NEEDED_CLASSES / (el / 86400.0);
     d->status.eta_s = el / ran * (double)(LODE_TF_NEEDED_CLASSES - pr->classes_done);
     pthread_mutex_unlock(&d->lock);
+    const bool found = pr->factors > first;
+    if (found)
+        announce_factors(s, c, first);
     bool stop = asked(d->stop), saved = false;
-    if (d->progress_ckp && (stop || t - s->last_ckp >= d->ckp_interval)) {
+    if (d->progress_ckp && (stop || found || t - s->last_ckp >= d->ckp_interval)) {
         if (!(saved = lode_tf_checkpoint_save(s->path, s->a, pr) == 0))
             lode_log(LODE_LOG_ERROR, "cannot write checkpoint %s: %s", s->path, strerror(errno));
         s->last_ckp = t;
+        if (saved && found)
+            lode_tf_crash_point("factor-saved");
     }
     if (t - s->last_line >= d->progress_interval || pr->classes_done == LODE_TF_NEEDED_CLASSES)
-        progress_line(s, c, t);
+        progress_line(s, c, t, 0);
+    merge_add_due(s, t);
     if (stop && pr->classes_done < LODE_TF_NEEDED_CLASSES) { /* else: report it first */
         lode_log(LODE_LOG_INFO, "interrupted after class %u: %s", c,
                  saved_text(saved, d->progress_ckp, "progress saved"));
@@ -312,7 +369,7 @@ static void start_run(class_run *s)
     s->ghz_days = lode_tf_ghz_days(a->p, a->bit_min, a->bit_max);
     lode_log(LODE_LOG_INFO, "trial factoring M%u from 2^%u to 2^%u (%.4f GHz-days)", a->p, a->bit_min,
              a->bit_max, s->ghz_days);
-    s->t0 = s->last_ckp = lode_clock_s();
+    s->t0 = s->last_ckp = s->last_add = lode_clock_s();
     s->last_line = 0;
     s->done_at_start = s->pr.classes_done;
     s->cand0 = candidates(d->miner);
@@ -327,6 +384,7 @@ static void start_run(class_run *s)
     d->status.ghz_days_per_day = d->status.eta_s = -1;
     pthread_mutex_unlock(&d->lock);
 }
+
 
 int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a)
 {
@@ -345,9 +403,10 @@ int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a)
             s->pr.next_class = c + 1;
             continue;
         }
+        const int first = s->pr.factors;
         status = run_class(s, c);
         if (status == LODE_TF_DONE)
-            status = class_done(s, c);
+            status = class_done(s, c, first);
     }
     if (s->class_log != NULL)
         fclose(s->class_log);

@@ -1,7 +1,10 @@
 /* The class driver of trial factoring: runs an assignment's classes in
  * ascending order, one dispatcher job per class (all workers of all devices
  * share it), with checkpoints between classes, then writes the result
- * through the ordered finishing steps.
+ * through the ordered finishing steps (finish.c).
+ *
+ * A factor is logged (event "tf_factor") as its class ends and saved in
+ * the checkpoint at once.
  *
  * A checkpoint is written every ckp_interval seconds and on a stop request,
  * after a whole class: a SIGKILL loses at most the classes since the last
@@ -24,7 +27,8 @@
  * A result that cannot be written fails the run with the checkpoint and the
  * worktodo line kept; the next run writes it. The crash hook
  * (lode_tf_crash_point) names the steps pending-saved, legacy-appended,
- * result-appended, reported-saved, worktodo-rewritten, checkpoint-removed. */
+ * result-appended, reported-saved, worktodo-rewritten, checkpoint-removed,
+ * and factor-saved (the checkpoint saved as a factor's class ends). */
 #ifndef LODE_TF_CLASS_DRIVER_H
 #define LODE_TF_CLASS_DRIVER_H
 
@@ -62,6 +66,8 @@ typedef struct lode_tf_driver {
     double ckp_interval;     /* seconds between checkpoints (0: every class) */
     double progress_interval; /* seconds between progress lines */
     bool progress_ckp;       /* false: no progress saves (the finish record is still written) */
+    double add_delay;        /* seconds between merges of worktodo.add while a range runs (600,
+                                mfaktc's WorkFileAddDelay; 0: after every class) */
     lode_tf_report_info info;
     FILE *out;               /* the legacy lines as printed (stdout); NULL: not printed */
 
@@ -83,7 +89,7 @@ typedef struct lode_tf_driver {
 } lode_tf_driver;
 
 /* Defaults: results.json.txt, checkpoints in ".", every 60 s, progress
- * lines every 10 s, printed to stdout. */
+ * lines every 10 s, printed to stdout, worktodo.add merged every 600 s. */
 void lode_tf_driver_init(lode_tf_driver *d);
 void lode_tf_driver_destroy(lode_tf_driver *d);
 
