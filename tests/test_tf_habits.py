@@ -1,7 +1,13 @@
 #!/usr/bin/env python3
 """The habits of mfaktc users in `lode tf` (issue 40), on the CPU backend,
-against Python's pow(2, p, q) == 1 (tests/tf_oracle.py):
+against Python's pow(2, p, q) == 1 (tests/tf_oracle.py) and zlib.crc32 for
+the result checksum (PRIMENET.md section 8):
 
+- --stop-after-factor 0|1|2 with and without --stages on a range whose
+  first bit level holds a factor: where the run stops, the results (one per
+  bit level with stages; bithi the top of what ran, rangecomplete false for
+  a partial range, its checksum over "0"), the worktodo line removed;
+- a SIGKILL at each finishing step of a stage: each stage reported once;
 - a factor logged (JSON event tf_factor) and saved in the checkpoint as
   its class ends (a SIGKILL right after: the next run reports it once);
 - worktodo.add merged while an assignment runs (--worktodo-add-delay 0),
@@ -55,10 +61,13 @@ def results_of(path):
         return [json.loads(line) for line in f.read().splitlines() if line]
 
 
-def fresh(tmp, name):
-    d = os.path.join(tmp, name)
-    os.makedirs(d)
-    return d
+def checksum_ok(r):
+    """The result's checksum against zlib.crc32 of PRIMENET.md's string."""
+    s = ";".join([str(r["exponent"]), "TF", ",".join(r.get("factors", [])), "", str(r["bitlo"]),
+                  str(r["bithi"]), "1" if r["rangecomplete"] else "0", "", "", r["program"]["name"],
+                  r["program"]["version"], r["program"]["kernel"], r["program"]["details"], r["os"]["os"],
+                  r["os"]["architecture"], r["timestamp"]])
+    return r["checksum"] == {"version": 1, "checksum": "%08X" % zlib.crc32(s.encode())}
 
 
 def factor_lines(path):
@@ -66,11 +75,94 @@ def factor_lines(path):
         return [line for line in f.read().splitlines() if line.startswith("Factor=")]
 
 
-def wait_until(pred, timeout=GUARD_S):
-    t0 = time.monotonic()
-    while not pred() and time.monotonic() - t0 < timeout:
-        time.sleep(0.02)
-    return pred()
+def fresh(tmp, name):
+    d = os.path.join(tmp, name)
+    os.makedirs(d)
+    return d
+
+
+def run_worktodo(d, lines, *args, env=None):
+    wt = os.path.join(d, "worktodo.txt")
+    with open(wt, "w") as f:
+        f.write("".join(line + "\n" for line in lines))
+    r = subprocess.run([LODE, "tf", "-w", wt, "-d", "cpu", "-t", "1", "--class-log", os.path.join(d, "classes"),
+                        *args], capture_output=True, text=True, timeout=GUARD_S, cwd=d,
+                       env=dict(os.environ, **(env or {})))
+    return r, wt
+
+
+# M100003: one factor in 2^22..2^26, 6400193 (2^22.6), in class 32.
+P, LO, HI = 100003, 22, 26
+
+
+def test_stop_after_factor(tmp):
+    """mfaktc 0.24's StopAfterFactor, with and without Stages."""
+    want = {(a, a + 1): oracle_factors(P, a, a + 1) for a in range(LO, HI)}
+    whole = oracle_factors(P, LO, HI)
+    check(whole == [6400193] and want[(22, 23)] == whole, f"the oracle's factors: {whole}")
+    k = (whole[0] - 1) // (2 * P)
+    upto = [c for c in needed_classes(P) if c <= k % CLASSES]  # the classes up to the factor's
+    cases = [  # (options, the ranges reported, partial, the classes the first range ran)
+        (["--stages"], [(22, 23)], False, needed_classes(P)),
+        (["--stages", "--stop-after-factor", "1"], [(22, 23)], False, needed_classes(P)),
+        (["--stages", "--stop-after-factor", "0"], [(a, a + 1) for a in range(LO, HI)], False, None),
+        (["--stages", "--stop-after-factor", "2"], [(22, 23)], True, upto),
+        (["--stop-after-factor", "2"], [(22, 26)], True, upto),
+        ([], [(22, 26)], False, needed_classes(P)),
+        (["--stop-after-factor", "0"], [(22, 26)], False, needed_classes(P)),
+    ]
+    for n, (opts, ranges, partial, classes) in enumerate(cases):
+        d = fresh(tmp, f"saf{n}")
+        r, wt = run_worktodo(d, [f"Factor=N/A,{P},{LO},{HI}"], *opts)
+        tag = " ".join(opts) or "defaults"
+        got = results_of(os.path.join(d, "results.json.txt"))
+        check(r.returncode == 0, f"{tag}: exit {r.returncode} {r.stderr[-400:]!r}")
+        check([(x["bitlo"], x["bithi"]) for x in got] == ranges, f"{tag}: results {[(x['bitlo'], x['bithi']) for x in got]}, want {ranges}")
+        for x in got:
+            fs = want.get((x["bitlo"], x["bithi"]), whole)
+            check(x.get("factors", []) == [str(q) for q in fs] and x["status"] == ("F" if fs else "NF"),
+                  f"{tag}: {x['bitlo']}-{x['bithi']} factors {x.get('factors')} want {fs}")
+            check(x["rangecomplete"] is (not partial) and checksum_ok(x), f"{tag}: rangecomplete and checksum: {x}")
+            check(("lode_proof" in x) is (not partial), f"{tag}: a proof with a whole range only: {x.keys()}")
+        check(factor_lines(wt) == [], f"{tag}: the line removed: {factor_lines(wt)}")
+        if classes is not None:
+            with open(os.path.join(d, "classes")) as f:
+                ran = [int(c) for c in f.read().split()]
+            check(ran == classes, f"{tag}: {len(ran)} classes ran, want {len(classes)}")
+        summary = [line for line in r.stdout.splitlines() if line.startswith("found ")]
+        check(all(line.endswith("(partially tested)") == partial for line in summary) and summary,
+              f"{tag}: stdout summary {summary}")
+        check(("is discouraged" in r.stderr) == ("2" in opts),
+              f"{tag}: the warning about --stop-after-factor 2: {r.stderr[:300]!r}")
+        check(not glob.glob(os.path.join(d, "*.ckp")), f"{tag}: no checkpoint left: {os.listdir(d)}")
+    d = fresh(tmp, "saf-bad")
+    r, _ = run_worktodo(d, [f"Factor=N/A,{P},{LO},{HI}"], "--stop-after-factor", "3")
+    check(r.returncode == 2 and "--stop-after-factor" in r.stderr, f"--stop-after-factor 3: {r.returncode}")
+
+
+FINISH_STEPS = ("pending-saved", "proof-written", "result-appended", "reported-saved", "worktodo-rewritten",
+                "checkpoint-removed")
+
+
+def test_stages_killed(tmp):
+    """A SIGKILL at each finishing step of the first stage: over the killed
+    run and the next, each stage is reported exactly once, and the line
+    goes after the last; a kill after the line was rewritten leaves it
+    raised past the first stage."""
+    line = f"Factor=N/A,{P},{LO},{HI}"
+    for step in FINISH_STEPS:
+        d = fresh(tmp, f"stagekill-{step}")
+        r, wt = run_worktodo(d, [line], "--stages", "--stop-after-factor", "0", env={"LODE_TF_CRASH_AT": step})
+        check(r.returncode == -signal.SIGKILL, f"{step}: killed: {r.returncode} {r.stderr[-300:]!r}")
+        if step in ("worktodo-rewritten", "checkpoint-removed"):
+            check(factor_lines(wt) == [f"Factor=N/A,{P},23,{HI}"], f"{step}: the line raised: {factor_lines(wt)}")
+        r = subprocess.run([LODE, "tf", "-w", wt, "-d", "cpu", "-t", "1", "--stages", "--stop-after-factor", "0"],
+                           capture_output=True, text=True, timeout=GUARD_S, cwd=d)
+        got = [(x["bitlo"], x["bithi"]) for x in results_of(os.path.join(d, "results.json.txt"))]
+        check(r.returncode == 0 and got == [(a, a + 1) for a in range(LO, HI)],
+              f"{step}: each stage once: {got} (exit {r.returncode} {r.stderr[-300:]!r})")
+        check(factor_lines(wt) == [] and not glob.glob(os.path.join(d, "*.ckp")),
+              f"{step}: line and checkpoints gone: {os.listdir(d)}")
 
 
 def test_factor_at_class(tmp):
@@ -141,6 +233,13 @@ def stop(proc):
         return proc.wait()
 
 
+def wait_until(pred, timeout=GUARD_S):
+    t0 = time.monotonic()
+    while not pred() and time.monotonic() - t0 < timeout:
+        time.sleep(0.02)
+    return pred()
+
+
 # A class of M66362159 from 2^73 to 2^74 takes a CPU thread half an hour.
 LONG = (66362159, 73, 74)
 
@@ -185,6 +284,7 @@ def test_reload_after_assignment(tmp):
     check(running and proc.returncode == 0 and got == [(100003, 1, 44), (100043, 1, 30)],
           f"the added line ran after the first: {got} {err[-300:]!r}")
     check(factor_lines(wt) == [], f"both lines done: {factor_lines(wt)}")
+
 
 def write_checkpoint(path, p, lo, hi, next_class, done):
     text = (f"lode-tf-checkpoint 1\nexponent {p}\nbits {lo} {hi}\nnext_class {next_class}\n"
@@ -256,8 +356,8 @@ def test_gpu_default(tmp):
 
 ONLY = os.environ.get("LODE_TEST_ONLY")
 with tempfile.TemporaryDirectory() as scratch:
-    for test in (test_factor_at_class, test_add_mid_assignment, test_reload_after_assignment, test_long_class,
-                 test_gpu_default):
+    for test in (test_stop_after_factor, test_stages_killed, test_factor_at_class, test_add_mid_assignment,
+                 test_reload_after_assignment, test_long_class, test_gpu_default):
         if ONLY and test.__name__ not in ONLY.split(","):
             continue
         t0 = time.time()

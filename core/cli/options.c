@@ -92,6 +92,13 @@ const cli_option cli_option_table[] = {
      "no progress saves (a finished assignment's short-lived\n"
      "record against a second report is still written)"},
     {"progress-interval", 0, "S", CLI_TF, true, "seconds between progress lines (10)"},
+    {"stages", 0, NULL, CLI_TF, false,
+     "run an assignment of several bit levels one bit level at\n"
+     "a time, a result each (mfaktc's Stages=1; default: whole)"},
+    {"stop-after-factor", 0, "N", CLI_TF, true,
+     "after a factor: 0 go on, 1 stop at the end of the bit\n"
+     "level (of the range without --stages), 2 at the end of\n"
+     "the class (a partial range, credited less) (1)"},
     {"worktodo-add-delay", 0, "S", CLI_TF, true,
      "merge worktodo.add this often while an assignment runs\n"
      "(600; 0 = after every class)"},
@@ -174,6 +181,7 @@ void cli_options_init(cli_options *o, int command)
     o->tf.ckp_dir = ".";
     o->tf.ckp_interval = 60;
     o->tf.progress_interval = 10;
+    o->tf.stop_after_factor = 1;
     o->tf.add_delay = 600;
     o->cpu_priority = -1;
 }
@@ -469,6 +477,7 @@ static int apply_url(cli_options *o, const char *v, char *err, size_t err_len)
 /* lode tf's own options: 0 applied, -1 refused (err), 1 not one of them. */
 static int apply_tf_option(cli_options *o, const char *name, const char *v, char *err, size_t err_len)
 {
+    uint64_t n;
     if (o->command == CLI_CMD_TF && (strcmp(name, "user") == 0 || strcmp(name, "computer") == 0)) {
         if (v == NULL || !is_utf8(v))
             return fail(err, err_len, "--%s wants UTF-8 text", name);
@@ -493,6 +502,12 @@ static int apply_tf_option(cli_options *o, const char *name, const char *v, char
             return fail(err, err_len, "--progress-interval wants seconds, not '%s'", v);
     } else if (strcmp(name, "class-log") == 0) {
         o->tf.class_log = v;
+    } else if (strcmp(name, "stages") == 0) {
+        o->tf.stages = true;
+    } else if (strcmp(name, "stop-after-factor") == 0) {
+        if (parse_u64(v, 2, &n) != 0)
+            return fail(err, err_len, "--stop-after-factor wants 0, 1 or 2, not '%s'", v);
+        o->tf.stop_after_factor = (unsigned)n;
     } else if (strcmp(name, "worktodo-add-delay") == 0) {
         if (parse_seconds(v, &o->tf.add_delay) != 0)
             return fail(err, err_len, "--worktodo-add-delay wants seconds, not '%s'", v);

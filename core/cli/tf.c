@@ -158,11 +158,17 @@ static void setup_driver(lode_tf_driver *driver, const cli_options *opts, const 
     driver->ckp_interval = opts->tf.ckp_interval;
     driver->progress_interval = opts->tf.progress_interval;
     driver->progress_ckp = !opts->tf.no_checkpoints;
+    driver->stages = opts->tf.stages;
+    driver->stop_after_factor = (int)opts->tf.stop_after_factor;
     driver->add_delay = opts->tf.add_delay;
     driver->info = (lode_tf_report_info){.version = LODE_VERSION, .kernel = kernel, .details = details,
                                          .user = opts->tf.user, .computer = opts->tf.computer};
     driver->stop = cli_interrupted;
     driver->stop_now = cli_interrupted_twice;
+    if (opts->tf.stop_after_factor == 2)
+        lode_log(LODE_LOG_WARN, "--stop-after-factor 2 is discouraged: it stops at the end of the class with the "
+                 "factor, and the bit level left partial is credited less by PrimeNet; 1 (the default) finishes "
+                 "the bit level");
 }
 
 /* The dispatcher, the API and the run: the exit status. */

@@ -21,7 +21,8 @@
 void lode_tf_driver_init(lode_tf_driver *d)
 {
     *d = (lode_tf_driver){.results = "results.json.txt", .ckp_dir = ".", .ckp_interval = 60,
-                          .progress_interval = 10, .progress_ckp = true, .out = stdout, .add_delay = 600};
+                          .progress_interval = 10, .progress_ckp = true, .out = stdout,
+                          .stop_after_factor = 1, .add_delay = 600};
     pthread_mutex_init(&d->lock, NULL);
 }
 
@@ -385,8 +386,20 @@ static void start_run(class_run *s)
     pthread_mutex_unlock(&d->lock);
 }
 
+/* --stop-after-factor 2 with a factor found: the result covers the classes
+ * done so far (the rest are not run). */
+static bool stop_for_factor(class_run *s)
+{
+    if (s->d->stop_after_factor != 2 || s->pr.factors == 0)
+        return false;
+    s->pr.partial = true;
+    lode_log(LODE_LOG_INFO, "M%u 2^%u..2^%u: stopping after the factor (--stop-after-factor 2): %u of %u "
+             "classes ran, the range is reported as partial", s->a->p, s->a->bit_min, s->a->bit_max,
+             s->pr.classes_done, LODE_TF_NEEDED_CLASSES);
+    return true;
+}
 
-int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a)
+int lode_tf_driver_run_range(lode_tf_driver *d, const lode_tf_assignment *a, int *factors)
 {
     class_run *s = calloc(1, sizeof *s); /* the progress holds the proof list: not on the stack */
     if (s == NULL) {
@@ -398,11 +411,15 @@ int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a)
     load_progress(s);
     start_run(s);
     int status = LODE_TF_DONE;
-    for (unsigned c = s->pr.next_class; c < LODE_TF_CLASSES && status == LODE_TF_DONE; c++) {
+    /* A finished state (a result pending or reported) only finishes. */
+    unsigned from = s->pr.state == LODE_TF_CKP_RUNNING ? s->pr.next_class : LODE_TF_CLASSES;
+    for (unsigned c = from; c < LODE_TF_CLASSES && status == LODE_TF_DONE; c++) {
         if (!lode_tf_class_needed(a->p, c)) {
             s->pr.next_class = c + 1;
             continue;
         }
+        if (stop_for_factor(s))
+            break;
         const int first = s->pr.factors;
         status = run_class(s, c);
         if (status == LODE_TF_DONE)
@@ -415,41 +432,13 @@ int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a)
     pthread_mutex_unlock(&d->lock);
     if (status == LODE_TF_DONE)
         status = lode_tf_driver_finish(d, a, &s->pr);
+    if (factors != NULL)
+        *factors = s->pr.factors;
     if (status == LODE_TF_DONE) {
         pthread_mutex_lock(&d->lock);
         d->status.assignments_done++;
         pthread_mutex_unlock(&d->lock);
     }
     free(s);
-    return status;
-}
-
-int lode_tf_driver_run_list(lode_tf_driver *d, lode_tf_assignment **list, size_t *count)
-{
-    int status = LODE_TF_DONE;
-    for (size_t i = 0; status == LODE_TF_DONE && i < *count; i++) {
-        status = lode_tf_driver_run(d, &(*list)[i]);
-        if (status == LODE_TF_DONE && asked(d->stop))
-            status = LODE_TF_STOPPED;
-        if (status != LODE_TF_DONE || d->worktodo == NULL)
-            continue;
-        /* New work dropped into worktodo.add meanwhile: merge it, and go on
-         * with whatever the file now holds (the finished line is gone; lines
-         * added to the file itself meanwhile are read too). */
-        if (lode_tf_worktodo_merge_add(d->worktodo) < 0)
-            lode_log(LODE_LOG_ERROR, "cannot merge worktodo.add into %s: %s", d->worktodo, strerror(errno));
-        lode_tf_assignment *fresh;
-        size_t n;
-        int bad;
-        if (lode_tf_worktodo_load(d->worktodo, &fresh, &n, &bad, false) == 0) {
-            free(*list);
-            *list = fresh;
-            *count = n;
-            i = (size_t)-1; /* from the top of the file again */
-        } else {
-            lode_log(LODE_LOG_ERROR, "cannot read %s again: %s; going on with the assignments read before",
-                     d->worktodo, strerror(errno));
-        }
-    }
     return status;
 }

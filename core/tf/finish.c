@@ -109,7 +109,9 @@ static void announce_result(const lode_tf_driver *d, const lode_tf_assignment *a
 {
     if (d->out != NULL) {
         char legacy[8192];
-        lode_tf_legacy_lines(a, pr->k, pr->factors, &d->info, false, legacy, sizeof legacy);
+        lode_tf_report_info info = d->info;
+        info.partial = pr->partial;
+        lode_tf_legacy_lines(a, pr->k, pr->factors, &info, false, legacy, sizeof legacy);
         fputs(legacy, d->out);
         fflush(d->out);
     }
@@ -152,6 +154,7 @@ static int append_results(const lode_tf_driver *d, const lode_tf_assignment *a, 
     lode_tf_proof_summary proof;
     char proof_path[4200];
     lode_tf_report_info info = d->info;
+    info.partial = pr->partial;
     if (pr->proof_kept) {
         if (write_proof(d, a, pr, &proof, proof_path, sizeof proof_path) != 0)
             return -1;
@@ -187,13 +190,31 @@ static int append_results(const lode_tf_driver *d, const lode_tf_assignment *a, 
     return 0;
 }
 
-/* Steps 4 and 5: the worktodo line, then the checkpoint. */
-static int clean_up(const lode_tf_driver *d, const lode_tf_assignment *a, const char *path)
+int lode_tf_driver_next_line(const lode_tf_driver *d, const lode_tf_assignment *a, int factors, char *out,
+                             size_t len)
+{
+    lode_tf_assignment whole;
+    char why[256];
+    if (lode_tf_worktodo_parse_line(a->line, a->line_len, &whole, why, sizeof why) != 1 || whole.p != a->p ||
+        whole.bit_min != a->bit_min || whole.bit_max <= a->bit_max)
+        return -1; /* the line is this range: done */
+    if (factors > 0 && d->stop_after_factor != 0)
+        return -1; /* the exponent has a factor: the rest is not wanted */
+    return lode_tf_worktodo_raised(&whole, a->bit_max, out, len);
+}
+
+/* Steps 4 and 5: the worktodo line (removed, or raised past a stage), then
+ * the checkpoint. */
+static int clean_up(const lode_tf_driver *d, const lode_tf_assignment *a, const lode_tf_progress *pr,
+                    const char *path)
 {
     if (d->worktodo != NULL) {
-        if (lode_tf_worktodo_remove(d->worktodo, a) != 0) {
-            lode_log(LODE_LOG_ERROR, "cannot remove the finished line from %s: %s; %s records that it is "
-                     "reported and the next run removes it", d->worktodo, strerror(errno), path);
+        char next[LODE_TF_LINE_MAX + 2];
+        int n = lode_tf_driver_next_line(d, a, pr->factors, next, sizeof next);
+        if ((n < 0 ? lode_tf_worktodo_remove(d->worktodo, a)
+                   : lode_tf_worktodo_replace(d->worktodo, a, next, (size_t)n)) != 0) {
+            lode_log(LODE_LOG_ERROR, "cannot %s the finished line of %s: %s; %s records that it is reported and "
+                     "the next run does it", n < 0 ? "remove" : "raise", d->worktodo, strerror(errno), path);
             return LODE_TF_FAILED;
         }
         lode_tf_crash_point("worktodo-rewritten");
@@ -215,19 +236,24 @@ int lode_tf_driver_finish(const lode_tf_driver *d, const lode_tf_assignment *a, 
     if (pr->state == LODE_TF_CKP_REPORTED) {
         lode_log(LODE_LOG_INFO, "M%u 2^%u..2^%u: the result is already in %s", a->p, a->bit_min, a->bit_max,
                  d->results);
-        return clean_up(d, a, path);
+        return clean_up(d, a, pr, path);
     }
     bool resumed = pr->state == LODE_TF_CKP_PENDING;
-    if (!pr->proof_kept)
+    if (pr->partial && pr->proof_kept) {
+        /* A proof covers a whole range: the verifier counts on all of it. */
+        lode_log(LODE_LOG_INFO, "M%u 2^%u..2^%u: a partial range carries no proof", a->p, a->bit_min, a->bit_max);
+        pr->proof_kept = false;
+    } else if (!pr->proof_kept && !pr->partial) {
         lode_log(LODE_LOG_WARN, "M%u 2^%u..2^%u: this result carries no proof (%s)", a->p, a->bit_min,
                  a->bit_max, lode_setting_flag(LODE_SETTING_TF_NO_PROOF)
                                  ? "LODE_TF_NO_PROOF is set"
                                  : "its run resumed from a checkpoint without one, or its list overflowed");
+    }
     if ((!resumed && save_pending(d, a, pr, path) != 0) || append_results(d, a, pr, path, resumed) != 0)
         return LODE_TF_FAILED;
     pr->state = LODE_TF_CKP_REPORTED;
     if (lode_tf_checkpoint_save(path, a, pr) != 0) /* the pending record still guards it */
         lode_log(LODE_LOG_WARN, "cannot write checkpoint %s: %s", path, strerror(errno));
     lode_tf_crash_point("reported-saved");
-    return clean_up(d, a, path);
+    return clean_up(d, a, pr, path);
 }

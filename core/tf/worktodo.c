@@ -165,7 +165,9 @@ int lode_tf_worktodo_load(const char *path, lode_tf_assignment **list, size_t *c
     return 0;
 }
 
-int lode_tf_worktodo_remove(const char *path, const lode_tf_assignment *a)
+/* Rewrites the first line equal to a's: removed with its newline
+ * (repl NULL), or its text replaced by repl[0..repl_len). */
+static int rewrite_line(const char *path, const lode_tf_assignment *a, const char *repl, size_t repl_len)
 {
     size_t len;
     char *text = lode_tf_read_file(path, &len);
@@ -177,13 +179,58 @@ int lode_tf_worktodo_remove(const char *path, const lode_tf_assignment *a)
     while (!found && (at = pos, lode_tf_next_line(text, len, &pos, &line, &n)))
         found = n == a->line_len && memcmp(line, a->line, n) == 0;
     int rc = 0;
-    if (found) {
+    if (found && repl == NULL) {
         /* text[at..pos) is the line with its newline: the rest moves up. */
         memmove(text + at, text + pos, len - pos);
         rc = lode_tf_write_atomic(path, text, len - (pos - at));
+    } else if (found) {
+        /* text[at..at+n) is the line's text: the CR and newline stay. */
+        char *out = malloc(len - n + repl_len + 1);
+        if (out == NULL) {
+            free(text);
+            errno = ENOMEM;
+            return -1;
+        }
+        memcpy(out, text, at);
+        memcpy(out + at, repl, repl_len);
+        memcpy(out + at + repl_len, text + at + n, len - at - n);
+        rc = lode_tf_write_atomic(path, out, len - n + repl_len);
+        free(out);
     }
     free(text);
     return rc;
+}
+
+int lode_tf_worktodo_remove(const char *path, const lode_tf_assignment *a)
+{
+    return rewrite_line(path, a, NULL, 0);
+}
+
+int lode_tf_worktodo_replace(const char *path, const lode_tf_assignment *a, const char *line, size_t len)
+{
+    return rewrite_line(path, a, line, len);
+}
+
+int lode_tf_worktodo_raised(const lode_tf_assignment *a, unsigned bit_min, char *out, size_t out_len)
+{
+    /* bit_min is the number after the second comma from the end (the line
+     * parsed: Factor=[AID,]exponent,bit_min,bit_max, no comma after it). */
+    size_t commas = 0, at = a->line_len;
+    while (at > 0 && commas < 2)
+        commas += a->line[--at] == ',';
+    if (commas < 2)
+        return -1;
+    size_t start = at + 1, end = start;
+    while (end < a->line_len && (a->line[end] == ' ' || a->line[end] == '\t'))
+        end++;
+    start = end;
+    while (end < a->line_len && isdigit((unsigned char)a->line[end]))
+        end++;
+    int n = snprintf(out, out_len, "%.*s%u%.*s", (int)start, a->line, bit_min, (int)(a->line_len - end),
+                     a->line + end);
+    if (n < 0 || n > LODE_TF_LINE_MAX || (size_t)n >= out_len) /* a digit more than fits: the plain form */
+        n = snprintf(out, out_len, "Factor=%s%s%u,%u,%u", a->aid, a->aid[0] ? "," : "", a->p, bit_min, a->bit_max);
+    return n < 0 || (size_t)n >= out_len ? -1 : n;
 }
 
 /* Does text[0..len) end with tail[0..n) at a line start? */

@@ -44,6 +44,17 @@ int lode_tf_worktodo_load(const char *path, lode_tf_assignment **list, size_t *c
  * with errno set (the file is unchanged). */
 int lode_tf_worktodo_remove(const char *path, const lode_tf_assignment *a);
 
+/* The same, with the line replaced by line[0..len) (no newline; the
+ * original's CR and newline stay): the next stage of a line run in
+ * stages. */
+int lode_tf_worktodo_replace(const char *path, const lode_tf_assignment *a, const char *line, size_t len);
+
+/* a's worktodo line with its bit_min raised to bit_min (the rest of the
+ * line as it was; Factor=[AID,]p,bit_min,bit_max when that would be longer
+ * than LODE_TF_LINE_MAX), into out. Its length, or -1 when out is too
+ * small. */
+int lode_tf_worktodo_raised(const lode_tf_assignment *a, unsigned bit_min, char *out, size_t out_len);
+
 /* Appends worktodo.add (beside the worktodo file) to it: the .add file is
  * first renamed to worktodo.add.merging; the worktodo file is rewritten
  * with it at its end, then the .merging file is removed. A kill before the
