@@ -259,10 +259,13 @@ def test_add_mid_assignment(tmp):
     with open(add + ".tmp", "w") as f:
         f.write("Factor=N/A,100003,1,30\n")
     os.rename(add + ".tmp", add)
-    merged = wait_until(lambda: not os.path.exists(add))
+    want = [first, "Factor=N/A,100003,1,30"]
+    # The merge renames worktodo.add away, rewrites worktodo.txt, then
+    # removes the renamed file.
+    merged = wait_until(lambda: factor_lines(wt) == want and not glob.glob(add + "*"))
     lines = factor_lines(wt)
     rc = stop(proc)
-    check(started and merged and lines == [first, "Factor=N/A,100003,1,30"],
+    check(started and merged and lines == want,
           f"merged while the first assignment runs: {lines} {err.text()[-400:]!r}")
     check(rc == 130 and not os.path.exists(os.path.join(d, "results.json.txt")), f"stopped: {rc}")
 
