@@ -11,7 +11,7 @@ the result checksum (PRIMENET.md section 8):
 - a factor logged (JSON event tf_factor) and saved in the checkpoint as
   its class ends (a SIGKILL right after: the next run reports it once);
 - worktodo.add merged while an assignment runs (--worktodo-add-delay 0),
-  and lines written to worktodo.txt during a run read after the
+  one that cannot be merged said once, and lines written to worktodo.txt during a run read after the
   assignment;
 - a class that takes a CPU thread half an hour: progress lines while it
   runs, and a SIGTERM that stops the run before the class ends with the
@@ -270,6 +270,19 @@ def test_add_mid_assignment(tmp):
     check(rc == 130 and not os.path.exists(os.path.join(d, "results.json.txt")), f"stopped: {rc}")
 
 
+def test_add_not_a_file(tmp):
+    """A worktodo.add that cannot be merged (a directory) with
+    --worktodo-add-delay 0: said once for the run (and at start and after
+    the assignment), not after each of its 960 classes; left alone."""
+    d = fresh(tmp, "add-dir")
+    os.mkdir(os.path.join(d, "worktodo.add"))
+    r, wt = run_worktodo(d, ["Factor=N/A,100003,1,36"], "--worktodo-add-delay", "0")
+    said = r.stderr.count("cannot merge worktodo.add")
+    check(r.returncode == 0 and 1 <= said <= 3 and os.path.isdir(os.path.join(d, "worktodo.add")),
+          f"said {said} times, exit {r.returncode}: {r.stderr[-300:]!r}")
+    check(factor_lines(wt) == [], f"the assignment ran: {factor_lines(wt)}")
+
+
 def test_reload_after_assignment(tmp):
     """A line written into worktodo.txt itself while an assignment runs is
     read when the assignment is done (the list is read again after each)."""
@@ -360,7 +373,7 @@ def test_gpu_default(tmp):
 ONLY = os.environ.get("LODE_TEST_ONLY")
 with tempfile.TemporaryDirectory() as scratch:
     for test in (test_stop_after_factor, test_stages_killed, test_factor_at_class, test_add_mid_assignment,
-                 test_reload_after_assignment, test_long_class, test_gpu_default):
+                 test_add_not_a_file, test_reload_after_assignment, test_long_class, test_gpu_default):
         if ONLY and test.__name__ not in ONLY.split(","):
             continue
         t0 = time.time()

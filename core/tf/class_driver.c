@@ -125,6 +125,7 @@ typedef struct class_run {
     unsigned done_at_start; /* classes done when this run started */
     uint64_t cand0;         /* candidates counted when it started */
     uint64_t class_cand0, class_size; /* the running class's: counted at its start, its indices */
+    bool add_failed;        /* the last merge of worktodo.add failed (logged once) */
 } class_run;
 
 static void progress_line(class_run *s, unsigned c, double t, double frac);
@@ -136,8 +137,10 @@ static void merge_add_due(class_run *s, double t)
     if (s->d->worktodo == NULL || t - s->last_add < s->d->add_delay)
         return;
     s->last_add = t;
-    if (lode_tf_worktodo_merge_add(s->d->worktodo) < 0)
+    bool failed = lode_tf_worktodo_merge_add(s->d->worktodo) < 0;
+    if (failed && !s->add_failed) /* once, not every class or tick */
         lode_log(LODE_LOG_ERROR, "cannot merge worktodo.add into %s: %s", s->d->worktodo, strerror(errno));
+    s->add_failed = failed;
 }
 
 /* While class c runs: a progress line when one is due (a CPU's class can
