@@ -259,7 +259,7 @@ static void test_worktodo_edits(void)
           file_is(wt, "// keep\r\nFactor=100003,1,30\nFactor=100019,1,30\nFactor=100043,1,30\n"),
           "a last line without a newline gets one; the rest stays");
     lode_tf_assignment b = parsed("Factor=100019,1,30");
-    CHECK(lode_tf_worktodo_replace(wt, &b, "Factor=0123456789ABCDEF0123456789ABCDEF,100019,1,30") == 0 &&
+    CHECK(lode_tf_worktodo_replace(wt, &b, "Factor=0123456789ABCDEF0123456789ABCDEF,100019,1,30", 51) == 0 &&
           file_is(wt, "// keep\r\nFactor=100003,1,30\nFactor=0123456789ABCDEF0123456789ABCDEF,100019,1,30\n"
                       "Factor=100043,1,30\n"), "a line replaced in place");
     /* The driver still removes the line it ran, now with its key. */
@@ -271,9 +271,9 @@ static void test_worktodo_edits(void)
           file_is(wt, "Factor=N/A,100003,1,30\nFactor=0123456789ABCDEF0123456789ABCDEZ,100003,1,30\n"),
           "only a 32-hex key makes a keyed copy");
     lode_tf_assignment na = parsed("Factor=N/A,100003,1,30");
-    CHECK(lode_tf_worktodo_replace(wt, &na, NULL) == 0 &&
+    CHECK(lode_tf_worktodo_replace(wt, &na, NULL, 0) == 0 &&
           file_is(wt, "Factor=0123456789ABCDEF0123456789ABCDEZ,100003,1,30\n"), "replace with NULL removes");
-    CHECK(lode_tf_worktodo_replace(wt, &na, NULL) == 0 &&
+    CHECK(lode_tf_worktodo_replace(wt, &na, NULL, 0) == 0 &&
           file_is(wt, "Factor=0123456789ABCDEF0123456789ABCDEZ,100003,1,30\n"), "a line already gone: no change");
 }
 

@@ -8,9 +8,13 @@
  *   "opencl"; no other backend has the setting);
  * - a backend whose every device is an alias is unavailable, and says why;
  * - a device list that names only early backends does not enumerate the
- *   later ones (their drivers are never loaded: start-up CPU time). */
+ *   later ones (their drivers are never loaded: start-up CPU time);
+ * - trial factoring's default (lode_registry_select_gpus): the GPUs only
+ *   when there are any, the host CPU (the real cpu backend) otherwise; an
+ *   OpenCL CPU device (PoCL's) is no GPU. */
 #include <stdlib.h>
 
+#include "backend-cpu/cpu_backend.h"
 #include "core/base/status.h"
 #include "core/dispatch/registry.h"
 #include "tests/test_util.h"
@@ -89,6 +93,79 @@ static const lode_backend_ops beta = FAKE_OPS("beta", beta);
 static const lode_backend_ops opencl_ops = FAKE_OPS("opencl", opencl);
 
 static const lode_backend_ops *const fakes[] = {&alpha, &beta, &opencl_ops};
+
+/* For trial factoring: "gpu", two GPUs that run tf; "hostcl", a CPU
+ * device of an OpenCL driver (on the host's cores, as PoCL's); "shagpu", a
+ * GPU that runs sha256d only. */
+static int tf_info(lode_device_info *out, const char *name, const char *bus_id, bool host)
+{
+    set_info(out, name, bus_id);
+    out->algo_mask |= 1u << LODE_ALGO_TF;
+    out->on_host_cpu = host;
+    return 0;
+}
+static int gpu_count(void) { return 2; }
+static int gpu_info(int i, lode_device_info *out) { return tf_info(out, "tf gpu", i ? "0000:02:00.0" : "0000:01:00.0", false); }
+static int hostcl_count(void) { return 1; }
+static int hostcl_info(int i, lode_device_info *out) { (void)i; return tf_info(out, "pthread cpu", "", true); }
+static int shagpu_count(void) { return 1; }
+static int shagpu_info(int i, lode_device_info *out) { (void)i; return set_info(out, "sha gpu", "0000:03:00.0"); }
+static const lode_backend_ops gpu_ops = FAKE_OPS("gpu", gpu);
+static const lode_backend_ops hostcl_ops = FAKE_OPS("hostcl", hostcl);
+static const lode_backend_ops shagpu_ops = FAKE_OPS("shagpu", shagpu);
+
+/* The ids lode_registry_select_gpus picks for spec, "a,b|left" with "|left"
+ * when it left host-CPU devices out. */
+static void gpus_selected(const char *spec, char *out, size_t len)
+{
+    lode_device_ref *devices;
+    size_t count, used = 0;
+    bool left = false;
+    char err[256] = "";
+    out[0] = '\0';
+    if (lode_registry_select_gpus(spec, LODE_ALGO_TF, &devices, &count, &left, err, sizeof err) != 0) {
+        snprintf(out, len, "error: %s", err);
+        return;
+    }
+    for (size_t i = 0; i < count && used < len; i++)
+        used += (size_t)snprintf(out + used, len - used, "%s%s", i ? "," : "", devices[i].id);
+    if (left && used < len)
+        snprintf(out + used, len - used, "|left");
+    free(devices);
+}
+
+static void test_tf_default_gpus(void)
+{
+    char got[256], cpus[128], want[256];
+    const lode_backend_ops *const cpu_only[] = {&lode_backend_cpu};
+    lode_registry_use_backends(cpu_only, 1);
+    gpus_selected("cpu", cpus, sizeof cpus); /* cpu:0, or one a NUMA node */
+    gpus_selected(NULL, got, sizeof got);
+    CHECK(strcmp(got, cpus) == 0 && strncmp(cpus, "cpu:0", 5) == 0, "the CPU alone: %s (%s)", got, cpus);
+    const lode_backend_ops *const with_gpus[] = {&gpu_ops, &hostcl_ops, &lode_backend_cpu};
+    lode_registry_use_backends(with_gpus, 3);
+    gpus_selected(NULL, got, sizeof got);
+    CHECK(strcmp(got, "gpu:0,gpu:1|left") == 0, "GPUs here: the GPUs only: %s", got);
+    gpus_selected("cpu,gpu:1", got, sizeof got);
+    snprintf(want, sizeof want, "gpu:1,%s", cpus);
+    CHECK(strcmp(got, want) == 0, "-d names the CPU: it is used: %s", got);
+    gpus_selected("hostcl", got, sizeof got);
+    CHECK(strcmp(got, "hostcl:0") == 0, "-d names the OpenCL CPU device: %s", got);
+    /* The other commands' default is unchanged: the CPU backend too. */
+    lode_device_ref *devices;
+    size_t count;
+    char err[256];
+    CHECK(lode_registry_select(NULL, LODE_ALGO_TF, &devices, &count, err, sizeof err) == 0 && count > 2 &&
+              strcmp(devices[2].id, "cpu:0") == 0,
+          "lode_registry_select: %zu devices", count);
+    free(devices);
+
+    const lode_backend_ops *const no_gpu[] = {&shagpu_ops, &hostcl_ops, &lode_backend_cpu};
+    lode_registry_use_backends(no_gpu, 3);
+    gpus_selected(NULL, got, sizeof got);
+    CHECK(strcmp(got, cpus) == 0, "no GPU that runs tf (an OpenCL CPU device is none): the CPU: %s", got);
+    lode_registry_use_backends(fakes, sizeof fakes / sizeof fakes[0]);
+}
 
 /* The ids listed, "alpha:0=0 ..." (id=backend index). */
 static void listing(char *out, size_t len)
@@ -241,6 +318,7 @@ int main(void)
     test_later_backends_not_listed();
     test_show_all();
     test_order_decides();
+    test_tf_default_gpus();
     lode_registry_use_backends(NULL, 0);
     return test_summary();
 }

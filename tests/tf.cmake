@@ -5,6 +5,12 @@ lode_test_program(test_tf_files)
 target_link_libraries(test_tf_files PRIVATE lode_tf)
 add_test(NAME tf_files COMMAND test_tf_files)
 set_tests_properties(tf_files PROPERTIES TIMEOUT 120)
+# Stages and partial ranges (issue 40): a worktodo line raised past a
+# stage, the partial result's checkpoint and lines, a stage's finish.
+lode_test_program(test_tf_stages)
+target_link_libraries(test_tf_stages PRIVATE lode_tf)
+add_test(NAME tf_stages COMMAND test_tf_stages)
+set_tests_properties(tf_stages PROPERTIES TIMEOUT 120)
 # Verifiable trial factoring (docs/TF-PROOF.md): the condition, the
 # primality test, the proof library and its verifier against values
 # computed in Python; test_tf_proof.py builds proof files entirely in Python

@@ -103,6 +103,9 @@ typedef struct cli_options {
         double ckp_interval;    /* 60 s; 0 = every class */
         double progress_interval; /* 10 s */
         bool no_checkpoints;
+        bool stages;            /* --stages: one bit level at a time */
+        unsigned stop_after_factor; /* 0, 1 (the default), 2 */
+        double add_delay;       /* --worktodo-add-delay: 600 s; 0 = every class */
         const char *verify;     /* --verify PROOF_FILE: check a proof file, no device */
         /* The PrimeNet client (core/cli/tf_primenet.c). */
         bool primenet, no_more_work, unreserve_all;

@@ -58,7 +58,9 @@ const cli_option cli_option_table[] = {
     {"config", 'c', "FILE", CLI_EVERY, false,
      "JSON options, keyed by long name: {\"threads\": 2, ...};\n"
      "pools as \"pools\": [{\"url\": ..., \"user\": ..., \"pass\": ...}]"},
-    {"devices", 'd', "LIST", CLI_EVERY, false, "devices to use, e.g. cpu, cpu:0, cuda:1 (default: all)"},
+    {"devices", 'd', "LIST", CLI_EVERY, false,
+     "devices to use, e.g. cpu, cpu:0, cuda:1 (default: all;\n"
+     "lode tf: the GPUs, or the CPU where there is none)"},
     {"threads", 't', "N", CLI_ALL, true, "CPU worker threads per device (default: one per core)"},
     {"threads", 't', "N", CLI_CHECK, true, "threads of the CPU reference (default: one per core)"},
     {"benchmark", 0, NULL, CLI_MINER, false, "hash a synthetic job and report the hashrate"},
@@ -79,9 +81,9 @@ const cli_option cli_option_table[] = {
      "needs no device: exit 0 when the proof holds, 1 when not"},
     {"worktodo", 'w', "FILE", CLI_TF, false,
      "assignments: Factor=[AID,]exponent,bit_min,bit_max;\n"
-     "worktodo.add beside it is merged in at start and\n"
-     "after each finished assignment; FILE.lock keeps a\n"
-     "second lode tf off the same file"},
+     "worktodo.add beside it is merged in at start, after\n"
+     "each finished assignment and every --worktodo-add-delay;\n"
+     "FILE.lock keeps a second lode tf off the same file"},
     {"results", 0, "FILE", CLI_TF, false, "PrimeNet JSON results (results.json.txt)"},
     {"legacy-results", 0, "FILE", CLI_TF, false, "also append the legacy lines here (e.g. results.txt)"},
     {"checkpoint-dir", 0, "DIR", CLI_TF, false, "where M<p>_<a>_<b>.ckp live (.)"},
@@ -90,6 +92,16 @@ const cli_option cli_option_table[] = {
      "no progress saves (a finished assignment's short-lived\n"
      "record against a second report is still written)"},
     {"progress-interval", 0, "S", CLI_TF, true, "seconds between progress lines (10)"},
+    {"stages", 0, NULL, CLI_TF, false,
+     "run an assignment of several bit levels one bit level at\n"
+     "a time, a result each (mfaktc's Stages=1; default: whole)"},
+    {"stop-after-factor", 0, "N", CLI_TF, true,
+     "after a factor: 0 go on, 1 stop at the end of the bit\n"
+     "level (of the range without --stages), 2 at the end of\n"
+     "the class (a partial range, credited less) (1)"},
+    {"worktodo-add-delay", 0, "S", CLI_TF, true,
+     "merge worktodo.add this often while an assignment runs\n"
+     "(600; 0 = after every class)"},
     {"user", 0, "NAME", CLI_TF, false,
      "put into the JSON results (UTF-8); with --primenet the\n"
      "PrimeNet user ID, at most 20 characters (ANONYMOUS)"},
@@ -98,7 +110,7 @@ const cli_option cli_option_table[] = {
      "computer's name, at most 20 characters (the host name)"},
     {"primenet", 0, NULL, CLI_TF, false,
      "fetch the assignments from PrimeNet, report progress and\n"
-     "send each result (its v5 API; docs/OPERATIONS.md)"},
+     "send each result (its v5 API; docs/GIMPS.md)"},
     {"work-pref", 0, "N", CLI_TF, true, "PrimeNet work: 2 trial factoring, 12 on a GPU (12)"},
     {"days-of-work", 0, "D", CLI_TF, true, "keep D days of work queued at the measured rate (1)"},
     {"primenet-url", 0, "URL", CLI_TF, false,
@@ -189,6 +201,8 @@ void cli_options_init(cli_options *o, int command)
     o->tf.ckp_dir = ".";
     o->tf.ckp_interval = 60;
     o->tf.progress_interval = 10;
+    o->tf.stop_after_factor = 1;
+    o->tf.add_delay = 600;
     o->tf.work_pref = 12;
     o->tf.days_of_work = 1;
     o->cpu_priority = -1;
@@ -438,38 +452,6 @@ static bool is_utf8(const char *text)
     return s != NULL;
 }
 
-/* lode tf's PrimeNet options: 0 applied, -1 with the reason in err, 1 not
- * one of them. */
-static int apply_primenet_option(cli_options *o, const char *name, const char *v, char *err, size_t err_len,
-                                 uint64_t *n)
-{
-    err[0] = '\0';
-    if (strcmp(name, "primenet") == 0) {
-        o->tf.primenet = true;
-    } else if (strcmp(name, "work-pref") == 0) {
-        if (parse_u64(v, 99, n) != 0 || (*n != 2 && *n != 12))
-            return fail(err, err_len, "--work-pref wants 2 (trial factoring) or 12 (trial factoring on a GPU), "
-                        "not '%s'", v);
-        o->tf.work_pref = (unsigned)*n;
-    } else if (strcmp(name, "days-of-work") == 0) {
-        if (parse_positive(v, &o->tf.days_of_work) != 0 || o->tf.days_of_work > 180)
-            return fail(err, err_len, "--days-of-work wants days above 0, at most 180, not '%s'", v);
-    } else if (strcmp(name, "primenet-url") == 0) {
-        o->tf.primenet_url = v;
-    } else if (strcmp(name, "no-more-work") == 0) {
-        o->tf.no_more_work = true;
-    } else if (strcmp(name, "unreserve") == 0) {
-        if (parse_u64(v, UINT32_MAX, n) != 0 || *n == 0)
-            return fail(err, err_len, "--unreserve wants an exponent, not '%s'", v);
-        o->tf.unreserve = (uint32_t)*n;
-    } else if (strcmp(name, "unreserve-all") == 0) {
-        o->tf.unreserve_all = true;
-    } else {
-        return 1;
-    }
-    return 0;
-}
-
 /* -u/-p/--cert-pin belong to the last -o, or to every pool before any -o. */
 static cli_pool *credentials_target(cli_options *o)
 {
@@ -514,76 +496,85 @@ static int apply_url(cli_options *o, const char *v, char *err, size_t err_len)
     return 0;
 }
 
-int cli_apply_option(cli_options *o, const char *name, const char *v, char *err, size_t err_len)
+/* lode tf's own options: 0 applied, -1 refused (err), 1 not one of them. */
+static int apply_tf_option(cli_options *o, const char *name, const char *v, char *err, size_t err_len)
 {
     uint64_t n;
-    /* Another miner's spelling: apply the option it stands for. */
-    const cli_option *named = cli_find_option(o->command, name);
-    if (named != NULL && named->same_as != NULL)
-        name = named->same_as;
-    int compat = cli_apply_compat_option(o, name, v, err, err_len);
-    if (compat <= 0)
-        return compat;
-    if (strcmp(name, "algo") == 0 && o->command == CLI_CMD_CHECK) {
-        return parse_algo_list(o, v, err, err_len);
-    } else if (strcmp(name, "algo") == 0) {
-        if (lode_algo_parse(v, &o->algo) != 0 && strncmp(v, "scrypt:", 7) == 0)
-            return fail(err, err_len, "-a %s: lode's scrypt is N=1024 (scrypt or scrypt:1024), not N=%s", v, v + 7);
-        if (lode_algo_parse(v, &o->algo) != 0)
-            return fail(err, err_len, "unknown algorithm '%s' (known: %s)", v, lode_algo_names());
-        o->algo_given = true;
-    } else if (strcmp(name, "devices") == 0) {
-        /* An empty list is a script's empty variable, not "every device"
-         * (leave -d out for that). */
-        if (v == NULL || v[strspn(v, " \t")] == '\0')
-            return fail(err, err_len, "--devices wants a list of devices (cpu, cuda:0, ...), not ''; "
-                        "leave it out for every device");
-        o->devices = v;
-    } else if (strcmp(name, "threads") == 0) {
-        if (parse_u64(v, 4096, &n) != 0 || n == 0)
-            return fail(err, err_len, "--threads wants a number from 1 to 4096, not '%s'", v);
-        o->threads = (unsigned)n;
-    } else if (strcmp(name, "benchmark") == 0) {
-        o->benchmark = true;
-    } else if (strcmp(name, "time-limit") == 0) {
-        if (parse_positive(v, &o->time_limit) != 0)
-            return fail(err, err_len, "--time-limit wants a number of seconds above 0, not '%s'", v);
-    } else if (strcmp(name, "variant") == 0) {
-        o->variant = v;
-    } else if (strcmp(name, "list-devices") == 0) {
-        o->list_devices = true;
-    } else if (strcmp(name, "selftest") == 0) {
-        o->selftest = true;
+    if (o->command == CLI_CMD_TF && (strcmp(name, "user") == 0 || strcmp(name, "computer") == 0)) {
+        if (v == NULL || !is_utf8(v))
+            return fail(err, err_len, "--%s wants UTF-8 text", name);
+        *(strcmp(name, "user") == 0 ? &o->tf.user : &o->tf.computer) = v;
     } else if (strcmp(name, "verify") == 0) {
         o->tf.verify = v;
-    } else if (strcmp(name, "max-temp") == 0) {
-        if (parse_max_temps(o, v, err, err_len) != 0)
-            return -1;
-    } else if (strcmp(name, "max-restarts") == 0) {
-        if (parse_u64(v, 1000, &n) != 0)
-            return fail(err, err_len, "--max-restarts wants a number from 0 to 1000, not '%s'", v);
-        o->max_restarts = (unsigned)n;
-        o->max_restarts_given = true;
-    } else if (strcmp(name, "hang-timeout") == 0) {
-        if (parse_seconds(v, &o->hang_timeout) != 0)
-            return fail(err, err_len, "--hang-timeout wants seconds, not '%s'", v);
-        o->hang_timeout_given = true;
-    } else if (strcmp(name, "api-bind") == 0) {
-        o->api_bind = v;
-    } else if (strcmp(name, "api-token") == 0) {
-        /* A copy: main.c masks the command line's in place (ps). */
-        if ((o->api_token = cli_keep(o, v)) == NULL)
-            return fail(err, err_len, "out of memory");
-    } else if (strcmp(name, "api-token-file") == 0) {
-        o->api_token_file = v;
-    } else if (strcmp(name, "api-allow-host") == 0) {
-        if (add_allow_hosts(o, v, err, err_len) != 0)
-            return -1;
-    } else if (strcmp(name, "quiet") == 0) {
-        o->quiet = true;
-    } else if (strcmp(name, "no-color") == 0) {
-        o->no_color = true;
-    } else if (strcmp(name, "header") == 0) {
+    } else if (strcmp(name, "worktodo") == 0) {
+        o->tf.worktodo = v;
+    } else if (strcmp(name, "results") == 0) {
+        o->tf.results = v;
+    } else if (strcmp(name, "legacy-results") == 0) {
+        o->tf.legacy = v;
+    } else if (strcmp(name, "checkpoint-dir") == 0) {
+        o->tf.ckp_dir = v;
+    } else if (strcmp(name, "checkpoint-interval") == 0) {
+        if (parse_seconds(v, &o->tf.ckp_interval) != 0)
+            return fail(err, err_len, "--checkpoint-interval wants seconds, not '%s'", v);
+    } else if (strcmp(name, "no-checkpoints") == 0) {
+        o->tf.no_checkpoints = true;
+    } else if (strcmp(name, "progress-interval") == 0) {
+        if (parse_seconds(v, &o->tf.progress_interval) != 0)
+            return fail(err, err_len, "--progress-interval wants seconds, not '%s'", v);
+    } else if (strcmp(name, "class-log") == 0) {
+        o->tf.class_log = v;
+    } else if (strcmp(name, "stages") == 0) {
+        o->tf.stages = true;
+    } else if (strcmp(name, "stop-after-factor") == 0) {
+        if (parse_u64(v, 2, &n) != 0)
+            return fail(err, err_len, "--stop-after-factor wants 0, 1 or 2, not '%s'", v);
+        o->tf.stop_after_factor = (unsigned)n;
+    } else if (strcmp(name, "worktodo-add-delay") == 0) {
+        if (parse_seconds(v, &o->tf.add_delay) != 0)
+            return fail(err, err_len, "--worktodo-add-delay wants seconds, not '%s'", v);
+    } else {
+        return 1;
+    }
+    return 0;
+}
+
+/* lode tf's PrimeNet options: 0 applied, -1 refused (err), 1 not one of them. */
+static int apply_primenet_option(cli_options *o, const char *name, const char *v, char *err, size_t err_len)
+{
+    uint64_t n;
+    if (o->command != CLI_CMD_TF) {
+        return 1;
+    } else if (strcmp(name, "primenet") == 0) {
+        o->tf.primenet = true;
+    } else if (strcmp(name, "work-pref") == 0) {
+        if (parse_u64(v, 99, &n) != 0 || (n != 2 && n != 12))
+            return fail(err, err_len, "--work-pref wants 2 (trial factoring) or 12 (trial factoring on a GPU), "
+                        "not '%s'", v);
+        o->tf.work_pref = (unsigned)n;
+    } else if (strcmp(name, "days-of-work") == 0) {
+        if (parse_positive(v, &o->tf.days_of_work) != 0 || o->tf.days_of_work > 180)
+            return fail(err, err_len, "--days-of-work wants days above 0, at most 180, not '%s'", v);
+    } else if (strcmp(name, "primenet-url") == 0) {
+        o->tf.primenet_url = v;
+    } else if (strcmp(name, "no-more-work") == 0) {
+        o->tf.no_more_work = true;
+    } else if (strcmp(name, "unreserve") == 0) {
+        if (parse_u64(v, UINT32_MAX, &n) != 0 || n == 0)
+            return fail(err, err_len, "--unreserve wants an exponent, not '%s'", v);
+        o->tf.unreserve = (uint32_t)n;
+    } else if (strcmp(name, "unreserve-all") == 0) {
+        o->tf.unreserve_all = true;
+    } else {
+        return 1;
+    }
+    return 0;
+}
+
+/* lode scan's and lode check's options: 0 applied, -1 refused (err), 1 not one of them. */
+static int apply_scan_check_option(cli_options *o, const char *name, const char *v, char *err, size_t err_len)
+{
+    if (strcmp(name, "header") == 0) {
         o->header = v;
     } else if (strcmp(name, "target") == 0) {
         o->target = v;
@@ -614,32 +605,18 @@ int cli_apply_option(cli_options *o, const char *name, const char *v, char *err,
         o->check.seed_given = true;
     } else if (strcmp(name, "json") == 0) {
         o->check.json = true;
-    } else if (strcmp(name, "url") == 0) {
+    } else {
+        return 1;
+    }
+    return 0;
+}
+
+/* The pools', the node's and the mining session's options: 0 applied, -1 refused (err), 1 not one of them. */
+static int apply_pool_option(cli_options *o, const char *name, const char *v, char *err, size_t err_len)
+{
+    uint64_t n;
+    if (strcmp(name, "url") == 0) {
         return apply_url(o, v, err, err_len);
-    } else if (o->command == CLI_CMD_TF && (strcmp(name, "user") == 0 || strcmp(name, "computer") == 0)) {
-        if (v == NULL || !is_utf8(v))
-            return fail(err, err_len, "--%s wants UTF-8 text", name);
-        *(strcmp(name, "user") == 0 ? &o->tf.user : &o->tf.computer) = v;
-    } else if (strcmp(name, "worktodo") == 0) {
-        o->tf.worktodo = v;
-    } else if (strcmp(name, "results") == 0) {
-        o->tf.results = v;
-    } else if (strcmp(name, "legacy-results") == 0) {
-        o->tf.legacy = v;
-    } else if (strcmp(name, "checkpoint-dir") == 0) {
-        o->tf.ckp_dir = v;
-    } else if (strcmp(name, "checkpoint-interval") == 0) {
-        if (parse_seconds(v, &o->tf.ckp_interval) != 0)
-            return fail(err, err_len, "--checkpoint-interval wants seconds, not '%s'", v);
-    } else if (strcmp(name, "no-checkpoints") == 0) {
-        o->tf.no_checkpoints = true;
-    } else if (strcmp(name, "progress-interval") == 0) {
-        if (parse_seconds(v, &o->tf.progress_interval) != 0)
-            return fail(err, err_len, "--progress-interval wants seconds, not '%s'", v);
-    } else if (strcmp(name, "class-log") == 0) {
-        o->tf.class_log = v;
-    } else if (o->command == CLI_CMD_TF && apply_primenet_option(o, name, v, err, err_len, &n) <= 0) {
-        return err[0] != '\0' ? -1 : 0;
     } else if (strcmp(name, "user") == 0) {
         credentials_target(o)->user = v;
     } else if (strcmp(name, "pass") == 0) {
@@ -661,22 +638,6 @@ int cli_apply_option(cli_options *o, const char *name, const char *v, char *err,
             return -1;
         if ((o->proxy = cli_keep(o, v)) == NULL)
             return fail(err, err_len, "out of memory");
-    } else if (strcmp(name, "log-file") == 0) {
-        if (*v == '\0')
-            return fail(err, err_len, "--log-file wants a file name");
-        o->log_file = v;
-    } else if (strcmp(name, "syslog") == 0) {
-        o->log_syslog = true;
-    } else if (strcmp(name, "log-format") == 0) {
-        if (strcmp(v, "text") != 0 && strcmp(v, "json") != 0)
-            return fail(err, err_len, "--log-format wants text or json, not '%s'", v);
-        o->log_json = strcmp(v, "json") == 0;
-    } else if (strcmp(name, "background") == 0) {
-        o->background = true;
-    } else if (strcmp(name, "cpu-priority") == 0) {
-        if (parse_u64(v, 5, &n) != 0)
-            return fail(err, err_len, "--cpu-priority wants a number from 0 (idle) to 5 (highest), not '%s'", v);
-        o->cpu_priority = (int)n;
     } else if (strcmp(name, "cert-pin") == 0) {
         credentials_target(o)->cert_pin = v;
     } else if (strcmp(name, "coinbase-addr") == 0) {
@@ -712,6 +673,112 @@ int cli_apply_option(cli_options *o, const char *name, const char *v, char *err,
     } else if (strcmp(name, "log-interval") == 0) {
         if (parse_positive(v, &o->log_interval) != 0)
             return fail(err, err_len, "--log-interval wants seconds above 0, not '%s'", v);
+    } else {
+        return 1;
+    }
+    return 0;
+}
+
+/* The API's, the log's and the process's options: 0 applied, -1 refused (err), 1 not one of them. */
+static int apply_service_option(cli_options *o, const char *name, const char *v, char *err, size_t err_len)
+{
+    uint64_t n;
+    if (strcmp(name, "api-bind") == 0) {
+        o->api_bind = v;
+    } else if (strcmp(name, "api-token") == 0) {
+        /* A copy: main.c masks the command line's in place (ps). */
+        if ((o->api_token = cli_keep(o, v)) == NULL)
+            return fail(err, err_len, "out of memory");
+    } else if (strcmp(name, "api-token-file") == 0) {
+        o->api_token_file = v;
+    } else if (strcmp(name, "api-allow-host") == 0) {
+        if (add_allow_hosts(o, v, err, err_len) != 0)
+            return -1;
+    } else if (strcmp(name, "quiet") == 0) {
+        o->quiet = true;
+    } else if (strcmp(name, "no-color") == 0) {
+        o->no_color = true;
+    } else if (strcmp(name, "log-file") == 0) {
+        if (*v == '\0')
+            return fail(err, err_len, "--log-file wants a file name");
+        o->log_file = v;
+    } else if (strcmp(name, "syslog") == 0) {
+        o->log_syslog = true;
+    } else if (strcmp(name, "log-format") == 0) {
+        if (strcmp(v, "text") != 0 && strcmp(v, "json") != 0)
+            return fail(err, err_len, "--log-format wants text or json, not '%s'", v);
+        o->log_json = strcmp(v, "json") == 0;
+    } else if (strcmp(name, "background") == 0) {
+        o->background = true;
+    } else if (strcmp(name, "cpu-priority") == 0) {
+        if (parse_u64(v, 5, &n) != 0)
+            return fail(err, err_len, "--cpu-priority wants a number from 0 (idle) to 5 (highest), not '%s'", v);
+        o->cpu_priority = (int)n;
+    } else {
+        return 1;
+    }
+    return 0;
+}
+
+int cli_apply_option(cli_options *o, const char *name, const char *v, char *err, size_t err_len)
+{
+    uint64_t n;
+    /* Another miner's spelling: apply the option it stands for. */
+    const cli_option *named = cli_find_option(o->command, name);
+    if (named != NULL && named->same_as != NULL)
+        name = named->same_as;
+    int compat = cli_apply_compat_option(o, name, v, err, err_len);
+    if (compat <= 0)
+        return compat;
+    int (*const groups[])(cli_options *, const char *, const char *, char *, size_t) = {
+        apply_tf_option, apply_primenet_option, apply_scan_check_option, apply_pool_option, apply_service_option};
+    for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {
+        int rc = groups[i](o, name, v, err, err_len);
+        if (rc <= 0)
+            return rc;
+    }
+    if (strcmp(name, "algo") == 0 && o->command == CLI_CMD_CHECK) {
+        return parse_algo_list(o, v, err, err_len);
+    } else if (strcmp(name, "algo") == 0) {
+        if (lode_algo_parse(v, &o->algo) != 0 && strncmp(v, "scrypt:", 7) == 0)
+            return fail(err, err_len, "-a %s: lode's scrypt is N=1024 (scrypt or scrypt:1024), not N=%s", v, v + 7);
+        if (lode_algo_parse(v, &o->algo) != 0)
+            return fail(err, err_len, "unknown algorithm '%s' (known: %s)", v, lode_algo_names());
+        o->algo_given = true;
+    } else if (strcmp(name, "devices") == 0) {
+        /* An empty list is a script's empty variable, not "every device"
+         * (leave -d out for that). */
+        if (v == NULL || v[strspn(v, " \t")] == '\0')
+            return fail(err, err_len, "--devices wants a list of devices (cpu, cuda:0, ...), not ''; "
+                        "leave it out for every device");
+        o->devices = v;
+    } else if (strcmp(name, "threads") == 0) {
+        if (parse_u64(v, 4096, &n) != 0 || n == 0)
+            return fail(err, err_len, "--threads wants a number from 1 to 4096, not '%s'", v);
+        o->threads = (unsigned)n;
+    } else if (strcmp(name, "benchmark") == 0) {
+        o->benchmark = true;
+    } else if (strcmp(name, "time-limit") == 0) {
+        if (parse_positive(v, &o->time_limit) != 0)
+            return fail(err, err_len, "--time-limit wants a number of seconds above 0, not '%s'", v);
+    } else if (strcmp(name, "variant") == 0) {
+        o->variant = v;
+    } else if (strcmp(name, "list-devices") == 0) {
+        o->list_devices = true;
+    } else if (strcmp(name, "selftest") == 0) {
+        o->selftest = true;
+    } else if (strcmp(name, "max-temp") == 0) {
+        if (parse_max_temps(o, v, err, err_len) != 0)
+            return -1;
+    } else if (strcmp(name, "max-restarts") == 0) {
+        if (parse_u64(v, 1000, &n) != 0)
+            return fail(err, err_len, "--max-restarts wants a number from 0 to 1000, not '%s'", v);
+        o->max_restarts = (unsigned)n;
+        o->max_restarts_given = true;
+    } else if (strcmp(name, "hang-timeout") == 0) {
+        if (parse_seconds(v, &o->hang_timeout) != 0)
+            return fail(err, err_len, "--hang-timeout wants seconds, not '%s'", v);
+        o->hang_timeout_given = true;
     } else {
         return fail(err, err_len, "unknown option '%s'", name);
     }

@@ -51,6 +51,172 @@ void cmd_tf_usage(FILE *out)
             "check and exits 0 when the proof holds, 1 when it does not.\n");
 }
 
+/* The assignments: from the command line, or the worktodo file (locked
+ * into *lock_fd, worktodo.add merged first). -1 to go on, else the exit
+ * status to end with (nothing to run, or bad input). */
+static int load_assignments(const cli_options *opts, int argc, char **argv, lode_tf_assignment **list,
+                            size_t *count, int *bad_lines, int *lock_fd)
+{
+    *list = NULL;
+    *count = 0;
+    *bad_lines = 0;
+    *lock_fd = -1;
+    const char *worktodo = opts->tf.worktodo;
+    if (argc > 0) {
+        if (argc != 3 || worktodo != NULL)
+            return cli_usage_error("want EXPONENT BIT_MIN BIT_MAX (see lode tf --help)");
+        char line[LODE_TF_LINE_MAX + 2], why[256];
+        snprintf(line, sizeof line, "Factor=%s,%s,%s", argv[0], argv[1], argv[2]);
+        *list = calloc(1, sizeof **list);
+        if (*list == NULL)
+            return EXIT_RUNTIME;
+        if (lode_tf_worktodo_parse_line(line, strlen(line), *list, why, sizeof why) != 1) {
+            free(*list);
+            *list = NULL;
+            return cli_usage_error("M%s %s..%s: %s", argv[0], argv[1], argv[2], why);
+        }
+        *count = 1;
+        return -1;
+    }
+    if (worktodo == NULL)
+        worktodo = "worktodo.txt";
+    char why[512];
+    int early = cli_tf_primenet_prepare(opts, worktodo); /* --unreserve ends here */
+    if (early >= 0)
+        return early;
+    if (lode_tf_worktodo_check(worktodo, why, sizeof why) != 0)
+        return cli_usage_error("%s", why);
+    if ((*lock_fd = lode_tf_worktodo_lock(worktodo)) < 0)
+        return EXIT_RUNTIME;
+    if (lode_tf_worktodo_merge_add(worktodo) < 0)
+        lode_log(LODE_LOG_ERROR, "cannot merge worktodo.add into %s: %s", worktodo, strerror(errno));
+    if (lode_tf_worktodo_load(worktodo, list, count, bad_lines, true) != 0) {
+        close(*lock_fd);
+        *lock_fd = -1;
+        return cli_usage_error("cannot read %s: %s", worktodo, strerror(errno));
+    }
+    lode_tf_checkpoint_remove_stale(opts->tf.ckp_dir, *list, *count);
+    if (*count > 0 || opts->tf.primenet) /* PrimeNet fills an empty one */
+        return -1;
+    free(*list);
+    *list = NULL;
+    close(*lock_fd);
+    *lock_fd = -1;
+    if (*bad_lines)
+        return EXIT_USAGE;
+    lode_log(LODE_LOG_INFO, "%s has no assignments", worktodo);
+    return 0;
+}
+
+/* The devices: -d's, or by default the GPUs, or the CPU when there is no
+ * GPU. 0, or -1 (the error printed). */
+static int select_devices(const cli_options *opts, lode_device_ref **devices, size_t *ndev)
+{
+    char err[512];
+    bool host_left_out;
+    if (lode_registry_select_gpus(opts->devices, LODE_ALGO_TF, devices, ndev, &host_left_out, err,
+                                  sizeof err) != 0) {
+        cli_usage_error("%s", err);
+        return -1;
+    }
+    if (host_left_out) {
+        char ids[256] = "";
+        for (size_t i = 0, at = 0; i < *ndev && at < sizeof ids - 40; i++)
+            at += (size_t)snprintf(ids + at, sizeof ids - at, "%s%s", i ? "," : "", (*devices)[i].id);
+        lode_log(LODE_LOG_INFO, "trial factoring on the GPUs only (%s): a CPU thread adds little beside a GPU; "
+                 "-d cpu,%s adds the CPU", ids, ids);
+    }
+    return 0;
+}
+
+/* The kernel and details of the result lines: each device's backend and
+ * variant, and its name, in printable ASCII (the JSON line and its
+ * checksum agree). */
+static void describe_devices(const lode_device_ref *devices, size_t ndev, char *kernel, size_t kernel_len,
+                             char *details, size_t details_len)
+{
+    kernel[0] = details[0] = '\0';
+    for (size_t d = 0; d < ndev; d++) {
+        const char *names[1];
+        int k = lode_device_variants(&devices[d], LODE_ALGO_TF, names, 1);
+        size_t kl = strlen(kernel), dl = strlen(details);
+        snprintf(kernel + kl, kernel_len - kl, "%s%s_%s", d ? "+" : "", lode_device_backend_name(&devices[d]),
+                 k > 0 && names[0] ? names[0] : "default");
+        snprintf(details + dl, details_len - dl, "%s%s", d ? ", " : "", devices[d].info.name);
+    }
+    for (char *s = kernel; *s; s++)
+        *s = *s >= 0x20 && *s < 0x7f ? *s : '?';
+    for (char *s = details; *s; s++)
+        *s = *s >= 0x20 && *s < 0x7f ? *s : '?';
+}
+
+static void setup_driver(lode_tf_driver *driver, const cli_options *opts, const char *worktodo,
+                         const char *kernel, const char *details)
+{
+    lode_tf_driver_init(driver);
+    driver->worktodo = worktodo;
+    driver->results = opts->tf.results;
+    driver->legacy = opts->tf.legacy;
+    driver->ckp_dir = opts->tf.ckp_dir;
+    driver->class_log = opts->tf.class_log;
+    driver->ckp_interval = opts->tf.ckp_interval;
+    driver->progress_interval = opts->tf.progress_interval;
+    driver->progress_ckp = !opts->tf.no_checkpoints;
+    driver->stages = opts->tf.stages;
+    driver->stop_after_factor = (int)opts->tf.stop_after_factor;
+    driver->add_delay = opts->tf.add_delay;
+    driver->info = (lode_tf_report_info){.version = LODE_VERSION, .kernel = kernel, .details = details,
+                                         .user = opts->tf.user, .computer = opts->tf.computer};
+    driver->stop = opts->tf.primenet ? cli_tf_primenet_stop_asked : cli_interrupted;
+    driver->stop_now = cli_interrupted_twice;
+    if (opts->tf.stop_after_factor == 2)
+        lode_log(LODE_LOG_WARN, "--stop-after-factor 2 is discouraged: it stops at the end of the class with the "
+                 "factor, and the bit level left partial is credited less by PrimeNet; 1 (the default) finishes "
+                 "the bit level");
+}
+
+/* The dispatcher, the API and the run: the exit status. */
+static int run_driver(const cli_options *opts, lode_tf_driver *driver, lode_dispatcher_config *cfg,
+                      const char *where, lode_tf_assignment **list, size_t *count)
+{
+    char err[512];
+    double *temps;
+    int health = cli_health_config(opts, cfg, &temps);
+    lode_dispatcher *m = health == 0 ? lode_dispatcher_start(cfg, err, sizeof err) : NULL;
+    free(temps);
+    if (m == NULL) {
+        if (health == 0)
+            lode_log(LODE_LOG_ERROR, "%s", err);
+        return health != 0 ? health : EXIT_RUNTIME;
+    }
+    driver->miner = m;
+    cli_api_source api_source = {.miner = m, .algo = LODE_ALGO_TF, .kind = "tf", .where = where, .tf = driver,
+                                 .unit = "candidates/s"};
+    lode_api *api = NULL;
+    int status = cli_api_start(opts, &api_source, &api);
+    int ready = status == 0 ? cli_wait_ready(m) : 1;
+    if (ready <= 0) {
+        lode_log(LODE_LOG_ERROR, ready < 0 ? "interrupted" : "no device passed its self-test");
+        status = ready < 0 ? EXIT_INTERRUPTED : EXIT_RUNTIME;
+    }
+    cli_tf_primenet *primenet = NULL;
+    if (status == 0 && opts->tf.primenet &&
+        (primenet = cli_tf_primenet_start(opts, driver, driver->info.details)) == NULL)
+        status = EXIT_RUNTIME;
+    if (status == 0) {
+        cli_background_running();
+        cli_notify *notify = cli_notify_ready(m, "tf", "candidates/s", NULL, NULL);
+        int r = primenet != NULL ? cli_tf_primenet_run(primenet, driver, list, count)
+                                 : lode_tf_driver_run_list(driver, list, count);
+        cli_notify_stop(notify);
+        status = r == LODE_TF_DONE ? 0 : r == LODE_TF_STOPPED ? EXIT_INTERRUPTED : EXIT_RUNTIME;
+    }
+    status = cli_tf_primenet_end(primenet, status);
+    cli_api_stop(api);
+    lode_dispatcher_free(m);
+    return status;
+}
+
 int cmd_tf(const cli_options *opts, int argc, char **argv)
 {
     lode_log_configure(opts->quiet, false);
@@ -67,140 +233,30 @@ int cmd_tf(const cli_options *opts, int argc, char **argv)
         st.algo_given = true;
         return cmd_selftest(&st);
     }
-    const char *worktodo = opts->tf.worktodo;
     if (cli_api_check(opts) != 0 || cli_tf_primenet_check(opts, argc) != 0)
         return EXIT_USAGE;
-
-    /* The assignments: from the command line, or the worktodo file. */
-    int lock_fd = -1;
-    lode_tf_assignment *list = NULL;
-    size_t count = 0;
-    int bad_lines = 0;
-    if (argc > 0) {
-        if (argc != 3 || worktodo != NULL)
-            return cli_usage_error("want EXPONENT BIT_MIN BIT_MAX (see lode tf --help)");
-        char line[LODE_TF_LINE_MAX + 2], why[256];
-        snprintf(line, sizeof line, "Factor=%s,%s,%s", argv[0], argv[1], argv[2]);
-        list = calloc(1, sizeof *list);
-        if (list == NULL)
-            return EXIT_RUNTIME;
-        if (lode_tf_worktodo_parse_line(line, strlen(line), list, why, sizeof why) != 1) {
-            free(list);
-            return cli_usage_error("M%s %s..%s: %s", argv[0], argv[1], argv[2], why);
-        }
-        count = 1;
-    } else {
-        if (worktodo == NULL)
-            worktodo = "worktodo.txt";
-        char why[512];
-        int early = cli_tf_primenet_prepare(opts, worktodo); /* --unreserve ends here */
-        if (early >= 0)
-            return early;
-        if (lode_tf_worktodo_check(worktodo, why, sizeof why) != 0)
-            return cli_usage_error("%s", why);
-        if ((lock_fd = lode_tf_worktodo_lock(worktodo)) < 0)
-            return EXIT_RUNTIME;
-        if (lode_tf_worktodo_merge_add(worktodo) < 0)
-            lode_log(LODE_LOG_ERROR, "cannot merge worktodo.add into %s: %s", worktodo, strerror(errno));
-        if (lode_tf_worktodo_load(worktodo, &list, &count, &bad_lines, true) != 0) {
-            close(lock_fd);
-            return cli_usage_error("cannot read %s: %s", worktodo, strerror(errno));
-        }
-        lode_tf_checkpoint_remove_stale(opts->tf.ckp_dir, list, count);
-        if (count == 0 && !opts->tf.primenet) {
-            free(list);
-            close(lock_fd);
-            if (bad_lines)
-                return EXIT_USAGE;
-            lode_log(LODE_LOG_INFO, "%s has no assignments", worktodo);
-            return 0;
-        }
-    }
-
+    lode_tf_assignment *list;
+    size_t count, ndev;
+    int bad_lines, lock_fd;
+    int status = load_assignments(opts, argc, argv, &list, &count, &bad_lines, &lock_fd);
+    if (status >= 0)
+        return status;
+    const char *worktodo = argc > 0 ? NULL : opts->tf.worktodo ? opts->tf.worktodo : "worktodo.txt";
     lode_device_ref *devices;
-    size_t ndev;
-    char err[512];
-    if (lode_registry_select(opts->devices, LODE_ALGO_TF, &devices, &ndev, err, sizeof err) != 0) {
-        free(list);
-        if (lock_fd >= 0)
-            close(lock_fd);
-        return cli_usage_error("%s", err);
-    }
-    /* The kernel and details of the result lines: each device's backend and
-     * variant, and its name. */
-    char kernel[128] = "", details[256] = "";
-    for (size_t d = 0; d < ndev; d++) {
-        const char *names[1];
-        int k = lode_device_variants(&devices[d], LODE_ALGO_TF, names, 1);
-        size_t kl = strlen(kernel), dl = strlen(details);
-        snprintf(kernel + kl, sizeof kernel - kl, "%s%s_%s", d ? "+" : "", lode_device_backend_name(&devices[d]),
-                 k > 0 && names[0] ? names[0] : "default");
-        snprintf(details + dl, sizeof details - dl, "%s%s", d ? ", " : "", devices[d].info.name);
-    }
-    for (char *s = kernel; *s; s++) /* printable ASCII: the JSON line and its checksum agree */
-        *s = *s >= 0x20 && *s < 0x7f ? *s : '?';
-    for (char *s = details; *s; s++)
-        *s = *s >= 0x20 && *s < 0x7f ? *s : '?';
-
-    lode_tf_driver driver;
-    lode_tf_driver_init(&driver);
-    driver.worktodo = worktodo;
-    driver.results = opts->tf.results;
-    driver.legacy = opts->tf.legacy;
-    driver.ckp_dir = opts->tf.ckp_dir;
-    driver.class_log = opts->tf.class_log;
-    driver.ckp_interval = opts->tf.ckp_interval;
-    driver.progress_interval = opts->tf.progress_interval;
-    driver.progress_ckp = !opts->tf.no_checkpoints;
-    driver.info = (lode_tf_report_info){.version = LODE_VERSION, .kernel = kernel, .details = details,
-                                        .user = opts->tf.user, .computer = opts->tf.computer};
-    driver.stop = opts->tf.primenet ? cli_tf_primenet_stop_asked : cli_interrupted;
-    driver.stop_now = cli_interrupted_twice;
-    lode_dispatcher_config cfg = {.algo = LODE_ALGO_TF, .devices = devices, .device_count = ndev,
-                             .threads = opts->threads, .chunk_ms = 100,
-                             .callbacks = {.user = &driver, .found = lode_tf_driver_on_found}};
-    double *temps;
-    int health = cli_health_config(opts, &cfg, &temps);
-    lode_dispatcher *m = health == 0 ? lode_dispatcher_start(&cfg, err, sizeof err) : NULL;
-    free(temps);
-    free(devices);
-    if (m == NULL) {
-        lode_tf_driver_destroy(&driver);
-        free(list);
-        if (lock_fd >= 0)
-            close(lock_fd);
-        if (health == 0)
-            lode_log(LODE_LOG_ERROR, "%s", err);
-        return health != 0 ? health : EXIT_RUNTIME;
-    }
-    driver.miner = m;
-    int status = 0;
-    char where[300];
-    snprintf(where, sizeof where, "%s", argc > 0 ? "command line" : worktodo);
-    cli_api_source api_source = {.miner = m, .algo = LODE_ALGO_TF, .kind = "tf", .where = where, .tf = &driver,
-                                 .unit = "candidates/s"};
-    lode_api *api = NULL;
-    status = cli_api_start(opts, &api_source, &api);
-    int ready = status == 0 ? cli_wait_ready(m) : 1;
-    if (ready <= 0) {
-        lode_log(LODE_LOG_ERROR, ready < 0 ? "interrupted" : "no device passed its self-test");
-        status = ready < 0 ? EXIT_INTERRUPTED : EXIT_RUNTIME;
-    }
-    cli_tf_primenet *primenet = NULL;
-    if (status == 0 && opts->tf.primenet && (primenet = cli_tf_primenet_start(opts, &driver, details)) == NULL)
-        status = EXIT_RUNTIME;
+    char kernel[128], details[256], where[300];
+    status = select_devices(opts, &devices, &ndev) != 0 ? EXIT_USAGE : 0;
     if (status == 0) {
-        cli_background_running();
-        cli_notify *notify = cli_notify_ready(m, "tf", "candidates/s", NULL, NULL);
-        int r = primenet != NULL ? cli_tf_primenet_run(primenet, &driver, &list, &count)
-                                 : lode_tf_driver_run_list(&driver, &list, &count);
-        cli_notify_stop(notify);
-        status = r == LODE_TF_DONE ? 0 : r == LODE_TF_STOPPED ? EXIT_INTERRUPTED : EXIT_RUNTIME;
+        describe_devices(devices, ndev, kernel, sizeof kernel, details, sizeof details);
+        lode_tf_driver driver;
+        setup_driver(&driver, opts, worktodo, kernel, details);
+        lode_dispatcher_config cfg = {.algo = LODE_ALGO_TF, .devices = devices, .device_count = ndev,
+                                      .threads = opts->threads, .chunk_ms = 100,
+                                      .callbacks = {.user = &driver, .found = lode_tf_driver_on_found}};
+        snprintf(where, sizeof where, "%s", worktodo != NULL ? worktodo : "command line");
+        status = run_driver(opts, &driver, &cfg, where, &list, &count);
+        free(devices);
+        lode_tf_driver_destroy(&driver);
     }
-    status = cli_tf_primenet_end(primenet, status);
-    cli_api_stop(api);
-    lode_dispatcher_free(m);
-    lode_tf_driver_destroy(&driver);
     free(list);
     if (lock_fd >= 0)
         close(lock_fd); /* after the last write to the worktodo */

@@ -286,6 +286,29 @@ int lode_registry_select(const char *spec, lode_algo algo, lode_device_ref **dev
     return select_devices(spec, algo, devices, count, err, err_len);
 }
 
+int lode_registry_select_gpus(const char *spec, lode_algo algo, lode_device_ref **devices, size_t *count,
+                              bool *host_left_out, char *err, size_t err_len)
+{
+    if (host_left_out != NULL)
+        *host_left_out = false;
+    int rc = select_devices(spec, algo, devices, count, err, err_len);
+    if (rc != 0 || (spec != NULL && *spec != '\0'))
+        return rc;
+    size_t gpus = 0;
+    for (size_t i = 0; i < *count; i++)
+        gpus += !(*devices)[i].info.on_host_cpu;
+    if (gpus == 0 || gpus == *count)
+        return 0;
+    size_t k = 0;
+    for (size_t i = 0; i < *count; i++)
+        if (!(*devices)[i].info.on_host_cpu)
+            (*devices)[k++] = (*devices)[i];
+    *count = k;
+    if (host_left_out != NULL)
+        *host_left_out = true;
+    return 0;
+}
+
 int lode_registry_select_all(const char *spec, lode_device_ref **devices, size_t *count, char *err,
                              size_t err_len)
 {

@@ -12,6 +12,7 @@
 #ifndef LODE_CORE_REGISTRY_H
 #define LODE_CORE_REGISTRY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "core/base/backend.h"
@@ -44,6 +45,16 @@ int lode_registry_enumerate(lode_device_ref **devices, size_t *count);
  * it). On error returns -1 with one line in err. */
 int lode_registry_select(const char *spec, lode_algo algo, lode_device_ref **devices,
                          size_t *count, char *err, size_t err_len);
+
+/* lode_registry_select, except that NULL or "" selects only the devices
+ * that run algo off the host's cores (the GPUs: CUDA's, OpenCL's GPU
+ * devices) when there are any; *host_left_out (NULL: not wanted) says
+ * whether the default would have taken host-CPU devices too (the cpu
+ * backend's). With no such device it selects as lode_registry_select.
+ * Trial factoring: a CPU thread adds little beside a GPU, and GIMPS users
+ * run Prime95 on their cores. */
+int lode_registry_select_gpus(const char *spec, lode_algo algo, lode_device_ref **devices, size_t *count,
+                              bool *host_left_out, char *err, size_t err_len);
 
 /* The same for every algorithm at once (lode check): a backend name
  * selects all its devices, and NULL or "" every device listed, those on the

@@ -107,7 +107,7 @@ static int unreserve_list(lode_primenet_client *c, uint32_t exponent)
                 break;
             continue;
         }
-        if (lode_tf_worktodo_replace(c->cfg.worktodo, a, NULL) != 0) {
+        if (lode_tf_worktodo_replace(c->cfg.worktodo, a, NULL, 0) != 0) {
             lode_log(LODE_LOG_ERROR, "cannot remove %.*s from %s: %s", (int)a->line_len, a->line, c->cfg.worktodo,
                      strerror(errno));
             rc = LODE_PRIMENET_UNRESERVE_FAILED;

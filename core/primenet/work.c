@@ -79,7 +79,7 @@ void pn_drop_assignment(lode_primenet_client *c, const lode_tf_assignment *a, in
 {
     lode_primenet_progress pr;
     running(c, &pr);
-    int rc = lode_tf_worktodo_replace(c->cfg.worktodo, a, NULL);
+    int rc = lode_tf_worktodo_replace(c->cfg.worktodo, a, NULL, 0);
     lode_log(LODE_LOG_WARN, "PrimeNet no longer wants M%u from 2^%u to 2^%u (key %s; error %d, %s: %s): %s%s",
              a->p, a->bit_min, a->bit_max, a->aid, code, lode_pn_error_text(code), detail,
              rc == 0 ? "removed from the worktodo" : "cannot remove it from the worktodo",
@@ -198,7 +198,7 @@ static int register_line(lode_primenet_client *c, const lode_tf_assignment *a)
     /* Refused (or a reply without a key): N/A, as AutoPrimeNet marks it, never asked again. */
     snprintf(line, sizeof line, "%.*s%s,%.*s", head, a->line, ok ? key : "N/A", (int)(a->line_len - (size_t)head),
              a->line + head);
-    if (lode_tf_worktodo_replace(c->cfg.worktodo, a, line) != 0) {
+    if (lode_tf_worktodo_replace(c->cfg.worktodo, a, line, strlen(line)) != 0) {
         pn_note_error(c, "cannot rewrite %s: %s", c->cfg.worktodo, strerror(errno));
         return PN_TX_FAILED;
     }

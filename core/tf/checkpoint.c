@@ -60,6 +60,8 @@ int lode_tf_checkpoint_format(const lode_tf_assignment *a, const lode_tf_progres
         add(buf, size, &n, "\n");
     }
     if (pr->state != LODE_TF_CKP_RUNNING) {
+        if (pr->partial)
+            add(buf, size, &n, "partial 1\n");
         add(buf, size, &n, "aid %s\n", a->aid);
         if (pr->state == LODE_TF_CKP_PENDING)
             add(buf, size, &n, "results_offset %ld\nlegacy_offset %ld\n", pr->results_offset, pr->legacy_offset);
@@ -161,13 +163,17 @@ int lode_tf_checkpoint_parse(const char *data, size_t len, const lode_tf_assignm
                 ;
             else if (strncmp(l, "reported 1\n", 11) == 0)
                 q.state = LODE_TF_CKP_REPORTED;
+            else if (strncmp(l, "partial 1\n", 10) == 0)
+                q.partial = true;
         }
-        if (q.state != LODE_TF_CKP_RUNNING && q.next_class < LODE_TF_CLASSES)
+        if (q.state == LODE_TF_CKP_RUNNING)
+            q.partial = false;
+        if (q.state != LODE_TF_CKP_RUNNING && q.next_class < LODE_TF_CLASSES && !q.partial)
             rc = -1;
         if (rc == 1 && (p != a->p || lo != a->bit_min || hi != a->bit_max))
             rc = 0;
         if (rc == 1 && q.state != LODE_TF_CKP_RUNNING && strcmp(q.aid, a->aid) != 0)
-            q.state = LODE_TF_CKP_RUNNING;
+            q.state = LODE_TF_CKP_RUNNING, q.partial = false;
     }
     free(text);
     if (rc == 1)
@@ -201,8 +207,8 @@ void lode_tf_checkpoint_remove_stale(const char *dir_path, const lode_tf_assignm
             continue;
         snprintf(again, sizeof again, "M%u_%u_%u.ckp", a.p, a.bit_min, a.bit_max);
         bool listed = strcmp(again, e->d_name) != 0;
-        for (size_t i = 0; i < count && !listed; i++)
-            listed = list[i].p == a.p && list[i].bit_min == a.bit_min && list[i].bit_max == a.bit_max;
+        for (size_t i = 0; i < count && !listed; i++) /* inside a line: a stage of it */
+            listed = list[i].p == a.p && list[i].bit_min <= a.bit_min && a.bit_max <= list[i].bit_max;
         char path[4096];
         lode_tf_checkpoint_path(dir_path, &a, path, sizeof path);
         lode_tf_progress pr;

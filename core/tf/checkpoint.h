@@ -14,6 +14,9 @@
  *                           N listed q of the classes done, as k; absent
  *                           when the run keeps no proof (an older lode's
  *                           checkpoint, or LODE_TF_NO_PROOF)
+ *   partial 1               } finished only: the run stopped after a factor
+ *                           }   (--stop-after-factor 2): the result covers the
+ *                           }   classes below next_class; absent: all of them
  *   aid KEY                 } finished only: the assignment key the state is about,
  *   results_offset R        }   and "result pending" with the results files'
  *   legacy_offset G         }   lengths before the append (-1: no legacy file),
@@ -43,6 +46,7 @@ typedef struct lode_tf_progress {
     int factors;
     long class_log_offset; /* length of the class log when saved */
     int state;             /* LODE_TF_CKP_*: a finished assignment's result */
+    bool partial;          /* finished after a factor with classes left (not all ran) */
     long results_offset;   /* LODE_TF_CKP_PENDING: the results files' lengths */
     long legacy_offset;    /*   before the result was appended (-1: none) */
     char aid[64];          /* the assignment key the state is about */
@@ -72,7 +76,7 @@ int lode_tf_checkpoint_save(const char *path, const lode_tf_assignment *a, const
 /* Reads a record's text (len bytes, any content) for assignment a: 1 = it
  * is a's (*pr filled), 0 = another assignment's (other exponent or bits),
  * -1 = damaged (checksum, truncated, NUL bytes, out-of-range fields, or a
- * finished state before the last class). A finished state recorded for
+ * finished state before the last class that is not partial). A finished state recorded for
  * another assignment key comes back as running (the classes are kept: the
  * new key gets its own result). */
 int lode_tf_checkpoint_parse(const char *text, size_t len, const lode_tf_assignment *a, lode_tf_progress *pr);
@@ -81,9 +85,10 @@ int lode_tf_checkpoint_parse(const char *text, size_t len, const lode_tf_assignm
  * assignment's), -1 = a damaged one (logged; the assignment starts over). */
 int lode_tf_checkpoint_load(const char *path, const lode_tf_assignment *a, lode_tf_progress *pr);
 
-/* Removes the checkpoints in dir that say "reported" for an assignment not
- * in list: a run killed between removing the worktodo line and the
- * checkpoint leaves one. */
+/* Removes the checkpoints in dir that say "reported" for a range inside no
+ * assignment of list (a stage's is inside its line): a run killed between
+ * removing (or raising) the worktodo line and removing the checkpoint
+ * leaves one. */
 void lode_tf_checkpoint_remove_stale(const char *dir, const lode_tf_assignment *list, size_t count);
 
 #endif

@@ -21,7 +21,8 @@
 void lode_tf_driver_init(lode_tf_driver *d)
 {
     *d = (lode_tf_driver){.results = "results.json.txt", .ckp_dir = ".", .ckp_interval = 60,
-                          .progress_interval = 10, .progress_ckp = true, .out = stdout};
+                          .progress_interval = 10, .progress_ckp = true, .out = stdout,
+                          .stop_after_factor = 1, .add_delay = 600};
     pthread_mutex_init(&d->lock, NULL);
 }
 
@@ -56,81 +57,6 @@ void lode_tf_driver_on_found(void *driver, const lode_found *f)
     pthread_mutex_unlock(&d->lock);
 }
 
-static int by_u128(const void *a, const void *b)
-{
-    lode_u128 x = *(const lode_u128 *)a, y = *(const lode_u128 *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Where the proof goes: the results file's directory ("" for the current
- * one), or the checkpoints' when the results path is not a regular file
- * (--results /dev/stdout would put it into /dev). */
-static void proof_dir(const lode_tf_driver *d, char *out, size_t len)
-{
-    const char *results = d->results;
-    struct stat st;
-    if (results != NULL && stat(results, &st) == 0 && !S_ISREG(st.st_mode)) {
-        snprintf(out, len, "%s", d->ckp_dir);
-        return;
-    }
-    const char *slash = results != NULL ? strrchr(results, '/') : NULL;
-    snprintf(out, len, "%.*s", slash != NULL ? (int)(slash - results) : 0, slash != NULL ? results : "");
-    if (slash == results)
-        snprintf(out, len, "/");
-}
-
-/* The proof of a finished assignment: the devices' list (q at or above
- * LODE_TF_PROOF_HOST_LIMIT) and the host's below it, sorted, written to
- * its file in proof_dir; *summary for the JSON line. 0, or -1
- * (logged). */
-static int write_proof(const lode_tf_driver *d, const lode_tf_assignment *a, const lode_tf_progress *pr,
-                       lode_tf_proof_summary *summary, char *path, size_t path_len)
-{
-    lode_u128 *small = NULL;
-    size_t n_small = 0;
-    if (lode_tf_proof_enumerate(a->p, a->bit_min, a->bit_max, pr->proof_bits, LODE_TF_PROOF_HOST_LIMIT, &small,
-                                &n_small) != 0) {
-        lode_log(LODE_LOG_ERROR, "out of memory listing the proof's small q");
-        return -1;
-    }
-    size_t n = 0;
-    lode_u128 *q = malloc((n_small + pr->proof_count + 1) * sizeof *q);
-    if (q == NULL) {
-        free(small);
-        lode_log(LODE_LOG_ERROR, "out of memory writing the proof");
-        return -1;
-    }
-    for (size_t i = 0; i < n_small; i++)
-        q[n++] = small[i];
-    free(small);
-    for (unsigned i = 0; i < pr->proof_count; i++) {
-        const lode_u128 x = lode_tf_q(a->p, pr->proof_k[i]);
-        if (x >= LODE_TF_PROOF_HOST_LIMIT)
-            q[n++] = x;
-    }
-    /* Every index is scanned once (the dispatcher's ranges, a checkpoint's
-     * classes), so there are no repeats: lode_tf_proof_write refuses them. */
-    qsort(q, n, sizeof *q, by_u128);
-    char dir[4096];
-    proof_dir(d, dir, sizeof dir);
-    lode_tf_proof_path(dir, a, path, path_len);
-    summary->t = pr->proof_bits;
-    summary->count = (unsigned)n;
-    summary->expected = lode_tf_proof_expected(a->p, a->bit_min, a->bit_max, pr->proof_bits);
-    lode_tf_proof_digest(q, n, summary->sha256);
-    const char *name = strrchr(path, '/');
-    summary->file = name != NULL ? name + 1 : path;
-    int rc = lode_tf_proof_write(path, a->p, a->bit_min, a->bit_max, pr->proof_bits, q, n);
-    if (rc != 0)
-        lode_log(LODE_LOG_ERROR, "cannot write the proof %s: %s; the result is not written and the next run "
-                 "tries again", path, strerror(errno));
-    else
-        lode_log(LODE_LOG_INFO, "M%u 2^%u..2^%u: proof %s: %zu primes with t = %u (%.1f expected), sha256 %s",
-                 a->p, a->bit_min, a->bit_max, path, n, pr->proof_bits, summary->expected, summary->sha256);
-    free(q);
-    return rc;
-}
-
 static bool asked(bool (*flag)(void))
 {
     return flag != NULL && flag();
@@ -150,122 +76,6 @@ void lode_tf_format_eta(double s, char *out, size_t len)
         snprintf(out, len, "%llum %02llus", m, sec);
     else
         snprintf(out, len, "%llus", sec);
-}
-
-static long file_length(const char *path)
-{
-    struct stat st;
-    return path != NULL && stat(path, &st) == 0 && S_ISREG(st.st_mode) ? (long)st.st_size : 0;
-}
-
-static int by_k(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-int lode_tf_driver_finish(const lode_tf_driver *d, const lode_tf_assignment *a, lode_tf_progress *pr)
-{
-    char path[4096];
-    lode_tf_checkpoint_path(d->ckp_dir, a, path, sizeof path);
-    qsort(pr->k, (size_t)pr->factors, sizeof pr->k[0], by_k);
-    char legacy[8192];
-    if (d->out != NULL) {
-        lode_tf_legacy_lines(a, pr->k, pr->factors, &d->info, false, legacy, sizeof legacy);
-        fputs(legacy, d->out);
-        fflush(d->out);
-    }
-    lode_tf_legacy_lines(a, pr->k, pr->factors, &d->info, true, legacy, sizeof legacy);
-    /* The result as an event (--log-format json): the factors in decimal. */
-    char factor_list[512] = "";
-    for (int i = 0, at = 0; i < pr->factors && at < (int)sizeof factor_list - 50; i++) {
-        char q[48];
-        lode_tf_u128_str(lode_tf_q(a->p, pr->k[i]), q);
-        at += snprintf(factor_list + at, sizeof factor_list - (size_t)at, "%s%s", i ? "," : "", q);
-    }
-    lode_log_event(LODE_LOG_INFO, "tf_result",
-                   LODE_LOG_FIELDS(LODE_LOG_INT("exponent", a->p), LODE_LOG_INT("bit_min", a->bit_min),
-                                   LODE_LOG_INT("bit_max", a->bit_max), LODE_LOG_STR("status", pr->factors ? "F" : "NF"),
-                                   LODE_LOG_INT("factors", pr->factors),
-                                   LODE_LOG_STR("factor", pr->factors ? factor_list : NULL)),
-                   "M%u 2^%u..2^%u: %s%s", a->p, a->bit_min, a->bit_max, pr->factors ? "factor " : "no factor",
-                   factor_list);
-    if (pr->state == LODE_TF_CKP_REPORTED) {
-        lode_log(LODE_LOG_INFO, "M%u 2^%u..2^%u: the result is already in %s", a->p, a->bit_min, a->bit_max,
-                 d->results);
-    } else {
-        bool resumed = pr->state == LODE_TF_CKP_PENDING;
-        lode_tf_proof_summary proof;
-        char proof_path[4200];
-        lode_tf_report_info info = d->info;
-        if (!pr->proof_kept)
-            lode_log(LODE_LOG_WARN, "M%u 2^%u..2^%u: this result carries no proof (%s)", a->p, a->bit_min,
-                     a->bit_max, lode_setting_flag(LODE_SETTING_TF_NO_PROOF)
-                                     ? "LODE_TF_NO_PROOF is set"
-                                     : "its run resumed from a checkpoint without one, or its list overflowed");
-        if (!resumed) {
-            pr->state = LODE_TF_CKP_PENDING;
-            pr->results_offset = file_length(d->results);
-            pr->legacy_offset = file_length(d->legacy);
-            if (lode_tf_checkpoint_save(path, a, pr) != 0) {
-                lode_log(LODE_LOG_ERROR, "cannot write checkpoint %s: %s; the result is not written (it "
-                         "could not be guarded against a second report); the next run tries again", path,
-                         strerror(errno));
-                return LODE_TF_FAILED;
-            }
-            lode_tf_crash_point("pending-saved");
-        }
-        if (pr->proof_kept) {
-            if (write_proof(d, a, pr, &proof, proof_path, sizeof proof_path) != 0)
-                return LODE_TF_FAILED;
-            info.proof = &proof;
-            lode_tf_crash_point("proof-written");
-        }
-        if (d->legacy != NULL && !(resumed && lode_tf_result_present(d->legacy, pr->legacy_offset, a, false))) {
-            if (lode_tf_append_record(d->legacy, legacy, strlen(legacy)) != 0) {
-                lode_log(LODE_LOG_ERROR, "cannot append to %s: %s; the result stays in %s and the next run "
-                         "writes it", d->legacy, strerror(errno), path);
-                return LODE_TF_FAILED;
-            }
-            lode_tf_crash_point("legacy-appended");
-        }
-        if (resumed && lode_tf_result_present(d->results, pr->results_offset, a, true)) {
-            lode_log(LODE_LOG_INFO, "M%u 2^%u..2^%u: the result is already in %s", a->p, a->bit_min,
-                     a->bit_max, d->results);
-        } else {
-            char *json = lode_tf_result_json(a, pr->k, pr->factors, &info);
-            int rc = json != NULL ? lode_tf_append_record(d->results, json, strlen(json)) : -1;
-            if (json == NULL)
-                errno = ENOMEM;
-            free(json);
-            if (rc != 0) {
-                lode_log(LODE_LOG_ERROR, "cannot append to %s: %s; the result stays in %s and the next run "
-                         "writes it", d->results, strerror(errno), path);
-                return LODE_TF_FAILED;
-            }
-            lode_tf_crash_point("result-appended");
-        }
-        pr->state = LODE_TF_CKP_REPORTED;
-        if (lode_tf_checkpoint_save(path, a, pr) != 0) /* the pending record still guards it */
-            lode_log(LODE_LOG_WARN, "cannot write checkpoint %s: %s", path, strerror(errno));
-        lode_tf_crash_point("reported-saved");
-    }
-    if (d->worktodo != NULL) {
-        if (lode_tf_worktodo_remove(d->worktodo, a) != 0) {
-            lode_log(LODE_LOG_ERROR, "cannot remove the finished line from %s: %s; %s records that it is "
-                     "reported and the next run removes it", d->worktodo, strerror(errno), path);
-            return LODE_TF_FAILED;
-        }
-        lode_tf_crash_point("worktodo-rewritten");
-    }
-    if (unlink(path) != 0 && errno != ENOENT)
-        lode_log(LODE_LOG_WARN, "cannot remove %s: %s", path, strerror(errno));
-    else
-        (void)lode_tf_fsync_dir_of(path);
-    lode_tf_crash_point("checkpoint-removed");
-    if (d->on_result != NULL)
-        d->on_result(d->on_result_user, a);
-    return LODE_TF_DONE;
 }
 
 /* "cuda:0 64C 487W 1980MHz; cuda:1 ..." for the devices with sensors, ""
@@ -302,18 +112,66 @@ static const char *saved_text(bool saved, bool progress_ckp, const char *yes)
     return saved ? yes : progress_ckp ? "progress NOT saved" : "progress not saved (--no-checkpoints)";
 }
 
+/* One assignment's run, shared by the steps of lode_tf_driver_run. */
+typedef struct class_run {
+    lode_tf_driver *d;
+    const lode_tf_assignment *a;
+    char path[4096]; /* its checkpoint */
+    lode_tf_progress pr;
+    unsigned proof_bits;
+    FILE *class_log;
+    double ghz_days;
+    double t0, last_ckp, last_line, last_add;
+    unsigned done_at_start; /* classes done when this run started */
+    uint64_t cand0;         /* candidates counted when it started */
+    uint64_t class_cand0, class_size; /* the running class's: counted at its start, its indices */
+    bool add_failed;        /* the last merge of worktodo.add failed (logged once) */
+} class_run;
+
+static void progress_line(class_run *s, unsigned c, double t, double frac);
+
+/* worktodo.add merged when add_delay has passed (new work for later
+ * assignments; mfaktc looks every WorkFileAddDelay while it runs). */
+static void merge_add_due(class_run *s, double t)
+{
+    if (s->d->worktodo == NULL || t - s->last_add < s->d->add_delay)
+        return;
+    s->last_add = t;
+    bool failed = lode_tf_worktodo_merge_add(s->d->worktodo) < 0;
+    if (failed && !s->add_failed) /* once, not every class or tick */
+        lode_log(LODE_LOG_ERROR, "cannot merge worktodo.add into %s: %s", s->d->worktodo, strerror(errno));
+    s->add_failed = failed;
+}
+
+/* While class c runs: a progress line when one is due (a CPU's class can
+ * take minutes), with the class's fraction from the candidates counted,
+ * and worktodo.add. */
+static void class_tick(class_run *s, unsigned c)
+{
+    double t = lode_clock_s();
+    /* last_line is 0 before the first class ends: count from the start. */
+    if (t - (s->last_line > s->t0 ? s->last_line : s->t0) >= s->d->progress_interval) {
+        double frac = s->class_size ? (double)(candidates(s->d->miner) - s->class_cand0) / (double)s->class_size : 0;
+        progress_line(s, c, t, frac < 0 ? 0 : frac > 0.999 ? 0.999 : frac);
+    }
+    merge_add_due(s, t);
+}
+
 /* Waits for class c (job seq): 1 done, -1 never (every device failed), 0
  * stopped first. A stop lets the class finish only if it does within
  * LODE_STOP_GRACE_MS (a GPU's class takes well under a second, a CPU's can
  * take minutes: then it is left and runs again next time); a second stop
  * leaves it at once. */
-static int wait_class(lode_tf_driver *d, uint64_t seq, unsigned c)
+static int wait_class(class_run *s, uint64_t seq, unsigned c)
 {
+    lode_tf_driver *d = s->d;
     int r;
     double stop_at = -1;
     while ((r = lode_dispatcher_wait_job(d->miner, seq, 100)) == 0 && !asked(d->stop_now)) {
-        if (!asked(d->stop))
+        if (!asked(d->stop)) {
+            class_tick(s, c);
             continue;
+        }
         if (stop_at < 0) {
             stop_at = lode_clock_s();
             lode_log(LODE_LOG_INFO, "stopping: class %u is kept if it finishes within %d s, else it runs again "
@@ -325,195 +183,265 @@ static int wait_class(lode_tf_driver *d, uint64_t seq, unsigned c)
     return r;
 }
 
-int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a)
+/* The checkpoint, if any, into s->pr, and whether the run keeps a proof. */
+static void load_progress(class_run *s)
 {
-    char path[4096];
-    lode_tf_checkpoint_path(d->ckp_dir, a, path, sizeof path);
-    lode_tf_progress pr;
-    lode_tf_progress_init(&pr);
-    const unsigned proof_bits = lode_tf_proof_bits(a->p, a->bit_min, a->bit_max);
+    const lode_tf_assignment *a = s->a;
+    lode_tf_progress *pr = &s->pr;
+    lode_tf_checkpoint_path(s->d->ckp_dir, a, s->path, sizeof s->path);
+    lode_tf_progress_init(pr);
+    s->proof_bits = lode_tf_proof_bits(a->p, a->bit_min, a->bit_max);
     const bool want_proof = !lode_setting_flag(LODE_SETTING_TF_NO_PROOF);
-    if (lode_tf_checkpoint_load(path, a, &pr) == 1) {
+    if (lode_tf_checkpoint_load(s->path, a, pr) == 1) {
         lode_log(LODE_LOG_INFO, "M%u 2^%u..2^%u: resuming from %s at class %u (%u of %u done)", a->p,
-                 a->bit_min, a->bit_max, path, pr.next_class, pr.classes_done, LODE_TF_NEEDED_CLASSES);
-        if (want_proof && (!pr.proof_kept || pr.proof_bits != proof_bits))
+                 a->bit_min, a->bit_max, s->path, pr->next_class, pr->classes_done, LODE_TF_NEEDED_CLASSES);
+        if (want_proof && (!pr->proof_kept || pr->proof_bits != s->proof_bits))
             lode_log(LODE_LOG_WARN,
                      "M%u 2^%u..2^%u: the checkpoint holds no proof with t = %u (an older lode, or a run with "
                      "LODE_TF_NO_PROOF, wrote it): this result will carry none",
-                     a->p, a->bit_min, a->bit_max, proof_bits);
-        if (pr.proof_bits != proof_bits)
-            pr.proof_kept = false;
+                     a->p, a->bit_min, a->bit_max, s->proof_bits);
+        if (pr->proof_bits != s->proof_bits)
+            pr->proof_kept = false;
     } else {
-        pr.proof_kept = want_proof;
-        pr.proof_bits = proof_bits;
+        pr->proof_kept = want_proof;
+        pr->proof_bits = s->proof_bits;
     }
     if (!want_proof)
-        pr.proof_kept = false;
-    FILE *class_log = NULL;
+        pr->proof_kept = false;
+}
+
+/* Moves the confirmed hits of class c (job seq) into the progress: its
+ * factors and its proof entries. */
+static void collect_hits(class_run *s, uint64_t seq, unsigned c)
+{
+    lode_tf_driver *d = s->d;
+    lode_tf_progress *pr = &s->pr;
+    pthread_mutex_lock(&d->lock);
+    for (int i = 0; i < d->hit_count; i++)
+        if (d->hit_seq[i] == seq && pr->factors < LODE_TF_MAX_FACTORS)
+            pr->k[pr->factors++] = lode_tf_k(c, d->hit_n[i]);
+    d->hit_count = 0;
+    /* The class's proof entries (write_proof sorts the whole list). */
+    for (unsigned i = 0; i < d->proof_hits && pr->proof_kept; i++) {
+        if (d->proof_seq[i] != seq)
+            continue;
+        if (pr->proof_count == LODE_TF_PROOF_MAX) {
+            lode_log(LODE_LOG_ERROR, "M%u: more than %d proof entries: this result will carry no proof",
+                     s->a->p, LODE_TF_PROOF_MAX);
+            pr->proof_kept = false;
+            break;
+        }
+        pr->proof_k[pr->proof_count++] = lode_tf_k(c, d->proof_n[i]);
+    }
+    if (d->proof_overflow && pr->proof_kept) {
+        lode_log(LODE_LOG_ERROR, "M%u class %u: proof entries lost: this result will carry no proof", s->a->p, c);
+        pr->proof_kept = false;
+    }
+    d->proof_hits = 0;
+    d->proof_overflow = false;
+    pthread_mutex_unlock(&d->lock);
+}
+
+/* Class c through the dispatcher: LODE_TF_DONE, LODE_TF_STOPPED (left
+ * undone, the progress before it saved) or LODE_TF_FAILED. */
+static int run_class(class_run *s, unsigned c)
+{
+    const lode_tf_assignment *a = s->a;
+    uint64_t nb, ne;
+    lode_tf_class_range(a->p, a->bit_min, a->bit_max, c, &nb, &ne);
+    if (ne <= nb)
+        return LODE_TF_DONE;
+    lode_work w = {.algo = LODE_ALGO_TF,
+                   .factor = {a->p, a->bit_min, a->bit_max, LODE_TF_CLASSES, c, s->pr.proof_kept, s->proof_bits}};
+    s->class_cand0 = candidates(s->d->miner);
+    s->class_size = ne - nb;
+    uint64_t seq = lode_dispatcher_set_job(s->d->miner, &w, nb, ne);
+    int r = wait_class(s, seq, c);
+    if (r == 0) { /* stopped mid-class: the checkpoint says this class is not done */
+        bool saved = false;
+        if (s->d->progress_ckp && !(saved = lode_tf_checkpoint_save(s->path, a, &s->pr) == 0))
+            lode_log(LODE_LOG_ERROR, "cannot write checkpoint %s: %s", s->path, strerror(errno));
+        lode_log(LODE_LOG_INFO, "stopped in class %u: %s; the class runs again next time", c,
+                 saved_text(saved, s->d->progress_ckp, "progress before it saved"));
+        return LODE_TF_STOPPED;
+    }
+    if (r < 0) {
+        lode_log(LODE_LOG_ERROR, "M%u class %u: no device could finish it", a->p, c);
+        return LODE_TF_FAILED;
+    }
+    collect_hits(s, seq, c);
+    return LODE_TF_DONE;
+}
+
+/* The progress line in class c: after it (class_frac 0), or while it runs
+ * (class_frac: the part of it done). */
+static void progress_line(class_run *s, unsigned c, double t, double class_frac)
+{
+    const lode_tf_assignment *a = s->a;
+    const lode_tf_progress *pr = &s->pr;
+    lode_dispatcher *m = s->d->miner;
+    uint64_t cand = candidates(m);
+    double el = t - s->t0 > 1e-6 ? t - s->t0 : 1e-6;
+    double done = pr->classes_done + class_frac, ran = done - s->done_at_start;
+    double frac = ran / LODE_TF_NEEDED_CLASSES;
+    double left = LODE_TF_NEEDED_CLASSES - done;
+    double eta = ran > 0 ? el / ran * left : 0;
+    char eta_text[48];
+    lode_tf_format_eta(eta, eta_text, sizeof eta_text);
+    lode_log(LODE_LOG_INFO, "M%u %u-%u class %4u: %5.1f%%, %.3g candidates/s, %.2f GHz-days/day, ETA %s",
+             a->p, a->bit_min, a->bit_max, c, 100.0 * done / LODE_TF_NEEDED_CLASSES,
+             (double)(cand - s->cand0) / el, s->ghz_days * frac / (el / 86400.0), eta_text);
+    /* A line of its own: the progress line keeps the form tools parse. */
+    char sensors[256];
+    sensors_text(m, sensors, sizeof sensors);
+    if (sensors[0] != '\0')
+        lode_log(LODE_LOG_INFO, "sensors: %s", sensors);
+    s->last_line = t;
+}
+
+/* The factors class c found (those from index first on): printed, and
+ * each an event with its class (mfaktc prints a factor as its class ends). */
+static void announce_factors(const class_run *s, unsigned c, int first)
+{
+    const lode_tf_assignment *a = s->a;
+    for (int i = first; i < s->pr.factors; i++) {
+        char q[48];
+        lode_tf_u128_str(lode_tf_q(a->p, s->pr.k[i]), q);
+        lode_log_event(LODE_LOG_INFO, "tf_factor",
+                       LODE_LOG_FIELDS(LODE_LOG_INT("exponent", a->p), LODE_LOG_INT("bit_min", a->bit_min),
+                                       LODE_LOG_INT("bit_max", a->bit_max), LODE_LOG_INT("class", c),
+                                       LODE_LOG_STR("factor", q)),
+                       "M%u has a factor: %s (2^%u..2^%u, class %u)", a->p, q, a->bit_min, a->bit_max, c);
+    }
+}
+
+/* After class c: its factors (from index first on), the class log, the
+ * status, a checkpoint when one is due or a factor came, the progress
+ * line. LODE_TF_STOPPED when a stop was asked, else LODE_TF_DONE. */
+static int class_done(class_run *s, unsigned c, int first)
+{
+    lode_tf_driver *d = s->d;
+    lode_tf_progress *pr = &s->pr;
+    pr->next_class = c + 1;
+    pr->classes_done++;
+    if (s->class_log != NULL) {
+        fprintf(s->class_log, "%u\n", c);
+        fflush(s->class_log);
+        pr->class_log_offset = ftell(s->class_log);
+    }
+    double t = lode_clock_s();
+    double el = t - s->t0 > 1e-6 ? t - s->t0 : 1e-6, ran = (double)(pr->classes_done - s->done_at_start);
+    pthread_mutex_lock(&d->lock);
+    d->status.classes_done = pr->classes_done;
+    d->status.classes_done_total++;
+    d->status.ghz_days_per_day = s->ghz_days * ran / LODE_TF_NEEDED_CLASSES / (el / 86400.0);
+    d->status.eta_s = el / ran * (double)(LODE_TF_NEEDED_CLASSES - pr->classes_done);
+    pthread_mutex_unlock(&d->lock);
+    const bool found = pr->factors > first;
+    if (found)
+        announce_factors(s, c, first);
+    bool stop = asked(d->stop), saved = false;
+    if (d->progress_ckp && (stop || found || t - s->last_ckp >= d->ckp_interval)) {
+        if (!(saved = lode_tf_checkpoint_save(s->path, s->a, pr) == 0))
+            lode_log(LODE_LOG_ERROR, "cannot write checkpoint %s: %s", s->path, strerror(errno));
+        s->last_ckp = t;
+        if (saved && found)
+            lode_tf_crash_point("factor-saved");
+    }
+    if (t - s->last_line >= d->progress_interval || pr->classes_done == LODE_TF_NEEDED_CLASSES)
+        progress_line(s, c, t, 0);
+    merge_add_due(s, t);
+    if (stop && pr->classes_done < LODE_TF_NEEDED_CLASSES) { /* else: report it first */
+        lode_log(LODE_LOG_INFO, "interrupted after class %u: %s", c,
+                 saved_text(saved, d->progress_ckp, "progress saved"));
+        return LODE_TF_STOPPED;
+    }
+    return LODE_TF_DONE;
+}
+
+/* Starts the run's log and status. */
+static void start_run(class_run *s)
+{
+    lode_tf_driver *d = s->d;
+    const lode_tf_assignment *a = s->a;
     if (d->class_log != NULL) {
         /* Drop what was logged after the checkpoint: those classes run again. */
-        if (truncate(d->class_log, pr.class_log_offset) != 0 && errno != ENOENT)
+        if (truncate(d->class_log, s->pr.class_log_offset) != 0 && errno != ENOENT)
             lode_log(LODE_LOG_WARN, "cannot truncate %s", d->class_log);
-        class_log = fopen(d->class_log, "a");
+        s->class_log = fopen(d->class_log, "a");
     }
-    double ghz_days = lode_tf_ghz_days(a->p, a->bit_min, a->bit_max);
+    s->ghz_days = lode_tf_ghz_days(a->p, a->bit_min, a->bit_max);
     lode_log(LODE_LOG_INFO, "trial factoring M%u from 2^%u to 2^%u (%.4f GHz-days)", a->p, a->bit_min,
-             a->bit_max, ghz_days);
-    double t0 = lode_clock_s(), last_ckp = t0, last_line = 0;
-    unsigned done_at_start = pr.classes_done;
+             a->bit_max, s->ghz_days);
+    s->t0 = s->last_ckp = s->last_add = lode_clock_s();
+    s->last_line = 0;
+    s->done_at_start = s->pr.classes_done;
+    s->cand0 = candidates(d->miner);
     pthread_mutex_lock(&d->lock);
     d->status.running = true;
     d->status.exponent = a->p;
     d->status.bit_min = a->bit_min;
     d->status.bit_max = a->bit_max;
-    d->status.classes_done = pr.classes_done;
+    d->status.classes_done = s->pr.classes_done;
     d->status.classes_total = LODE_TF_NEEDED_CLASSES;
-    d->status.ghz_days = ghz_days;
+    d->status.ghz_days = s->ghz_days;
     d->status.ghz_days_per_day = d->status.eta_s = -1;
     pthread_mutex_unlock(&d->lock);
-    lode_dispatcher *m = d->miner;
-    uint64_t cand0 = candidates(m);
+}
+
+/* --stop-after-factor 2 with a factor found: the result covers the classes
+ * done so far (the rest are not run). */
+static bool stop_for_factor(class_run *s)
+{
+    if (s->d->stop_after_factor != 2 || s->pr.factors == 0)
+        return false;
+    s->pr.partial = true;
+    lode_log(LODE_LOG_INFO, "M%u 2^%u..2^%u: stopping after the factor (--stop-after-factor 2): %u of %u "
+             "classes ran, the range is reported as partial", s->a->p, s->a->bit_min, s->a->bit_max,
+             s->pr.classes_done, LODE_TF_NEEDED_CLASSES);
+    return true;
+}
+
+int lode_tf_driver_run_range(lode_tf_driver *d, const lode_tf_assignment *a, int *factors)
+{
+    class_run *s = calloc(1, sizeof *s); /* the progress holds the proof list: not on the stack */
+    if (s == NULL) {
+        lode_log(LODE_LOG_ERROR, "out of memory");
+        return LODE_TF_FAILED;
+    }
+    s->d = d;
+    s->a = a;
+    load_progress(s);
+    start_run(s);
     int status = LODE_TF_DONE;
-    for (unsigned c = pr.next_class; c < LODE_TF_CLASSES; c++) {
+    /* A finished state (a result pending or reported) only finishes. */
+    unsigned from = s->pr.state == LODE_TF_CKP_RUNNING ? s->pr.next_class : LODE_TF_CLASSES;
+    for (unsigned c = from; c < LODE_TF_CLASSES && status == LODE_TF_DONE; c++) {
         if (!lode_tf_class_needed(a->p, c)) {
-            pr.next_class = c + 1;
+            s->pr.next_class = c + 1;
             continue;
         }
-        uint64_t nb, ne;
-        lode_tf_class_range(a->p, a->bit_min, a->bit_max, c, &nb, &ne);
-        if (ne > nb) {
-            lode_work w = {.algo = LODE_ALGO_TF,
-                           .factor = {a->p, a->bit_min, a->bit_max, LODE_TF_CLASSES, c, pr.proof_kept, proof_bits}};
-            uint64_t seq = lode_dispatcher_set_job(m, &w, nb, ne);
-            int r = wait_class(d, seq, c);
-            if (r == 0) { /* stopped mid-class: the checkpoint says this class is not done */
-                bool saved = false;
-                if (d->progress_ckp && !(saved = lode_tf_checkpoint_save(path, a, &pr) == 0))
-                    lode_log(LODE_LOG_ERROR, "cannot write checkpoint %s: %s", path, strerror(errno));
-                lode_log(LODE_LOG_INFO, "stopped in class %u: %s; the class runs again next time", c,
-                         saved_text(saved, d->progress_ckp, "progress before it saved"));
-                status = LODE_TF_STOPPED;
-                break;
-            }
-            if (r < 0) {
-                lode_log(LODE_LOG_ERROR, "M%u class %u: no device could finish it", a->p, c);
-                status = LODE_TF_FAILED;
-                break;
-            }
-            pthread_mutex_lock(&d->lock);
-            for (int i = 0; i < d->hit_count; i++)
-                if (d->hit_seq[i] == seq && pr.factors < LODE_TF_MAX_FACTORS)
-                    pr.k[pr.factors++] = lode_tf_k(c, d->hit_n[i]);
-            d->hit_count = 0;
-            /* The class's proof entries (write_proof sorts the whole list). */
-            for (unsigned i = 0; i < d->proof_hits && pr.proof_kept; i++) {
-                if (d->proof_seq[i] != seq)
-                    continue;
-                if (pr.proof_count == LODE_TF_PROOF_MAX) {
-                    lode_log(LODE_LOG_ERROR, "M%u: more than %d proof entries: this result will carry no "
-                             "proof", a->p, LODE_TF_PROOF_MAX);
-                    pr.proof_kept = false;
-                    break;
-                }
-                pr.proof_k[pr.proof_count++] = lode_tf_k(c, d->proof_n[i]);
-            }
-            if (d->proof_overflow && pr.proof_kept) {
-                lode_log(LODE_LOG_ERROR, "M%u class %u: proof entries lost: this result will carry no proof",
-                         a->p, c);
-                pr.proof_kept = false;
-            }
-            d->proof_hits = 0;
-            d->proof_overflow = false;
-            pthread_mutex_unlock(&d->lock);
-        }
-        pr.next_class = c + 1;
-        pr.classes_done++;
-        if (class_log != NULL) {
-            fprintf(class_log, "%u\n", c);
-            fflush(class_log);
-            pr.class_log_offset = ftell(class_log);
-        }
-        double t = lode_clock_s();
-        {
-            double el = t - t0 > 1e-6 ? t - t0 : 1e-6, ran = (double)(pr.classes_done - done_at_start);
-            pthread_mutex_lock(&d->lock);
-            d->status.classes_done = pr.classes_done;
-            d->status.classes_done_total++;
-            d->status.ghz_days_per_day = ghz_days * ran / LODE_TF_NEEDED_CLASSES / (el / 86400.0);
-            d->status.eta_s = el / ran * (double)(LODE_TF_NEEDED_CLASSES - pr.classes_done);
-            pthread_mutex_unlock(&d->lock);
-        }
-        bool stop = asked(d->stop), saved = false;
-        if (d->progress_ckp && (stop || t - last_ckp >= d->ckp_interval)) {
-            if (!(saved = lode_tf_checkpoint_save(path, a, &pr) == 0))
-                lode_log(LODE_LOG_ERROR, "cannot write checkpoint %s: %s", path, strerror(errno));
-            last_ckp = t;
-        }
-        if (t - last_line >= d->progress_interval || pr.classes_done == LODE_TF_NEEDED_CLASSES) {
-            uint64_t cand = candidates(m);
-            double el = t - t0 > 1e-6 ? t - t0 : 1e-6;
-            double frac = (double)(pr.classes_done - done_at_start) / LODE_TF_NEEDED_CLASSES;
-            double left = (double)(LODE_TF_NEEDED_CLASSES - pr.classes_done);
-            double eta = pr.classes_done > done_at_start ? el / (pr.classes_done - done_at_start) * left : 0;
-            char eta_text[48];
-            lode_tf_format_eta(eta, eta_text, sizeof eta_text);
-            lode_log(LODE_LOG_INFO, "M%u %u-%u class %4u: %5.1f%%, %.3g candidates/s, %.2f GHz-days/day, ETA %s",
-                     a->p, a->bit_min, a->bit_max, c, 100.0 * pr.classes_done / LODE_TF_NEEDED_CLASSES,
-                     (double)(cand - cand0) / el, ghz_days * frac / (el / 86400.0), eta_text);
-            /* A line of its own: the progress line keeps the form tools parse. */
-            char sensors[256];
-            sensors_text(m, sensors, sizeof sensors);
-            if (sensors[0] != '\0')
-                lode_log(LODE_LOG_INFO, "sensors: %s", sensors);
-            last_line = t;
-        }
-        if (stop && pr.classes_done < LODE_TF_NEEDED_CLASSES) { /* else: report it first */
-            lode_log(LODE_LOG_INFO, "interrupted after class %u: %s", c,
-                     saved_text(saved, d->progress_ckp, "progress saved"));
-            status = LODE_TF_STOPPED;
+        if (stop_for_factor(s))
             break;
-        }
+        const int first = s->pr.factors;
+        status = run_class(s, c);
+        if (status == LODE_TF_DONE)
+            status = class_done(s, c, first);
     }
-    if (class_log != NULL)
-        fclose(class_log);
+    if (s->class_log != NULL)
+        fclose(s->class_log);
     pthread_mutex_lock(&d->lock);
     d->status.running = false;
     pthread_mutex_unlock(&d->lock);
-    if (status != LODE_TF_DONE)
-        return status;
-    status = lode_tf_driver_finish(d, a, &pr);
+    if (status == LODE_TF_DONE)
+        status = lode_tf_driver_finish(d, a, &s->pr);
+    if (factors != NULL)
+        *factors = s->pr.factors;
     if (status == LODE_TF_DONE) {
         pthread_mutex_lock(&d->lock);
         d->status.assignments_done++;
         pthread_mutex_unlock(&d->lock);
     }
-    return status;
-}
-
-int lode_tf_driver_run_list(lode_tf_driver *d, lode_tf_assignment **list, size_t *count)
-{
-    int status = LODE_TF_DONE;
-    for (size_t i = 0; status == LODE_TF_DONE && i < *count; i++) {
-        status = lode_tf_driver_run(d, &(*list)[i]);
-        if (status == LODE_TF_DONE && asked(d->stop))
-            status = LODE_TF_STOPPED;
-        if (status != LODE_TF_DONE || d->worktodo == NULL)
-            continue;
-        /* New work dropped into worktodo.add meanwhile: merge it, and go on
-         * with whatever the file now holds (the finished line is gone; the
-         * user or the PrimeNet client may have added or removed lines). */
-        long merged = lode_tf_worktodo_merge_add(d->worktodo);
-        if (merged < 0)
-            lode_log(LODE_LOG_ERROR, "cannot merge worktodo.add into %s: %s", d->worktodo, strerror(errno));
-        lode_tf_assignment *fresh;
-        size_t n;
-        int bad;
-        if (lode_tf_worktodo_load(d->worktodo, &fresh, &n, &bad, false) == 0) {
-            free(*list);
-            *list = fresh;
-            *count = n;
-            i = (size_t)-1; /* from the top of the file again */
-        }
-    }
+    free(s);
     return status;
 }

@@ -1,7 +1,14 @@
 /* The class driver of trial factoring: runs an assignment's classes in
  * ascending order, one dispatcher job per class (all workers of all devices
  * share it), with checkpoints between classes, then writes the result
- * through the ordered finishing steps.
+ * through the ordered finishing steps (finish.c). An assignment of several
+ * bit levels runs whole or, with stages, one bit level at a time, each a
+ * range of its own with its checkpoint and result (worklist.c).
+ *
+ * A factor is logged (event "tf_factor") as its class ends and saved in
+ * the checkpoint at once. With stop_after_factor 2 the run stops at the
+ * first class after a factor: the result is partial (rangecomplete false,
+ * no proof) and the line goes; 1 stops after the stage with a factor.
  *
  * A checkpoint is written every ckp_interval seconds and on a stop request,
  * after a whole class: a SIGKILL loses at most the classes since the last
@@ -16,7 +23,8 @@
  *      state 1 looks after those lengths for this assignment's lines and
  *      appends only what is missing);
  *   3. the checkpoint says "reported" (a restart only cleans up);
- *   4. the worktodo line is removed;
+ *   4. the worktodo line is removed, or, after a stage that is not the
+ *      line's last, its bit_min is raised past the stage;
  *   5. the checkpoint is removed.
  * Before step 2 the proof file (core/tf/proof.h) is written whole beside
  * the results (its content follows from the checkpoint, so a restart writes
@@ -24,7 +32,8 @@
  * A result that cannot be written fails the run with the checkpoint and the
  * worktodo line kept; the next run writes it. The crash hook
  * (lode_tf_crash_point) names the steps pending-saved, legacy-appended,
- * result-appended, reported-saved, worktodo-rewritten, checkpoint-removed. */
+ * result-appended, reported-saved, worktodo-rewritten, checkpoint-removed,
+ * and factor-saved (the checkpoint saved as a factor's class ends). */
 #ifndef LODE_TF_CLASS_DRIVER_H
 #define LODE_TF_CLASS_DRIVER_H
 
@@ -62,6 +71,12 @@ typedef struct lode_tf_driver {
     double ckp_interval;     /* seconds between checkpoints (0: every class) */
     double progress_interval; /* seconds between progress lines */
     bool progress_ckp;       /* false: no progress saves (the finish record is still written) */
+    bool stages;             /* a range of several bit levels one bit level at a time, a result each */
+    int stop_after_factor;   /* mfaktc's StopAfterFactor: 0 never stop early; 1 (the default) at the
+                                end of the bit level with stages, of the range without; 2 at the end
+                                of the class (the rest of the range is not run: a partial result) */
+    double add_delay;        /* seconds between merges of worktodo.add while a range runs (600,
+                                mfaktc's WorkFileAddDelay; 0: after every class) */
     lode_tf_report_info info;
     FILE *out;               /* the legacy lines as printed (stdout); NULL: not printed */
 
@@ -88,7 +103,8 @@ typedef struct lode_tf_driver {
 } lode_tf_driver;
 
 /* Defaults: results.json.txt, checkpoints in ".", every 60 s, progress
- * lines every 10 s, printed to stdout. */
+ * lines every 10 s, printed to stdout; no stages, stop after a factor at
+ * the end of the range, worktodo.add merged every 600 s. */
 void lode_tf_driver_init(lode_tf_driver *d);
 void lode_tf_driver_destroy(lode_tf_driver *d);
 
@@ -96,14 +112,22 @@ void lode_tf_driver_destroy(lode_tf_driver *d);
 void lode_tf_driver_on_found(void *driver, const lode_found *found);
 
 /* Runs one assignment from its checkpoint (if any) to the end of the
- * finishing steps. LODE_TF_DONE, LODE_TF_STOPPED (progress saved as
- * progress_ckp says), or LODE_TF_FAILED (logged). */
+ * finishing steps, in stages (one bit level at a time) when d->stages
+ * says so, or when its first stage's checkpoint says an earlier run did;
+ * a checkpoint of the whole range runs it whole. LODE_TF_DONE (also when
+ * it stopped early for a factor, its line removed), LODE_TF_STOPPED
+ * (progress saved as progress_ckp says), or LODE_TF_FAILED (logged). */
 int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a);
+
+/* One range (a stage, or a whole assignment) from its checkpoint to the
+ * end of the finishing steps, as lode_tf_driver_run; *factors (NULL: not
+ * wanted) gets the factors its result has. */
+int lode_tf_driver_run_range(lode_tf_driver *d, const lode_tf_assignment *a, int *factors);
 
 /* Runs *list in order. With a worktodo file, worktodo.add is merged after
  * each finished assignment and the list is read again from the file (the
- * finished line is gone; lines added or removed meanwhile count) and run
- * from its top.
+ * finished line is gone; lines added meanwhile, by worktodo.add or
+ * written to the file, are there) and run from its top.
  * Returns as lode_tf_driver_run, at the first assignment that is not done,
  * or LODE_TF_STOPPED when a stop was asked between assignments. */
 int lode_tf_driver_run_list(lode_tf_driver *d, lode_tf_assignment **list, size_t *count);
@@ -113,6 +137,12 @@ int lode_tf_driver_run_list(lode_tf_driver *d, lode_tf_assignment **list, size_t
  * the reason logged (the checkpoint and the worktodo line are kept: the
  * next run goes on from there). Needs no miner. */
 int lode_tf_driver_finish(const lode_tf_driver *d, const lode_tf_assignment *a, lode_tf_progress *pr);
+
+/* Step 4's line after a's result with this many factors: the line raised
+ * to the next stage into out (its length), or -1 when the line goes (its
+ * last stage, or a factor with stop_after_factor 1 or 2). */
+int lode_tf_driver_next_line(const lode_tf_driver *d, const lode_tf_assignment *a, int factors, char *out,
+                             size_t len);
 
 /* A copy of where the run stands (any thread). */
 void lode_tf_driver_status(lode_tf_driver *d, lode_tf_status *out);

@@ -75,8 +75,8 @@ char *lode_tf_result_json(const lode_tf_assignment *a, const uint64_t *k, int fa
         json_decref(list);
         return NULL;
     }
-    snprintf(sum_text, sum_len, "%u;TF;%s;;%u;%u;1;;;lode;%s;%s;%s;%s;%s;%s", a->p, factors_csv, a->bit_min,
-             a->bit_max, info->version, info->kernel, info->details, os, arch, ts);
+    snprintf(sum_text, sum_len, "%u;TF;%s;;%u;%u;%d;;;lode;%s;%s;%s;%s;%s;%s", a->p, factors_csv, a->bit_min,
+             a->bit_max, !info->partial, info->version, info->kernel, info->details, os, arch, ts);
     char sum[16];
     snprintf(sum, sizeof sum, "%08X", lode_tf_crc32(sum_text, strlen(sum_text)));
     free(sum_text);
@@ -86,7 +86,7 @@ char *lode_tf_result_json(const lode_tf_assignment *a, const uint64_t *k, int fa
     json_object_set_new(r, "status", json_string(factors ? "F" : "NF"));
     json_object_set_new(r, "bitlo", json_integer(a->bit_min));
     json_object_set_new(r, "bithi", json_integer(a->bit_max));
-    json_object_set_new(r, "rangecomplete", json_true());
+    json_object_set_new(r, "rangecomplete", json_boolean(!info->partial));
     if (factors)
         json_object_set(r, "factors", list);
     json_object_set_new(r, "program", json_pack("{s:s, s:s, s:s, s:s}", "name", "lode", "version", info->version,
@@ -147,8 +147,8 @@ size_t lode_tf_legacy_lines(const lode_tf_assignment *a, const uint64_t *k, int 
     if (factors == 0)
         put(out, size, &at, "no factor for M%u from 2^%u to 2^%u", a->p, a->bit_min, a->bit_max);
     else
-        put(out, size, &at, "found %d factor%s for M%u from 2^%u to 2^%u", factors, factors > 1 ? "s" : "", a->p,
-            a->bit_min, a->bit_max);
+        put(out, size, &at, "found %d factor%s for M%u from 2^%u to 2^%u%s", factors, factors > 1 ? "s" : "", a->p,
+            a->bit_min, a->bit_max, info->partial ? " (partially tested)" : "");
     if (tagged)
         put(out, size, &at, " [lode %s %s]", info->version, info->kernel);
     put(out, size, &at, "\n");

@@ -2,10 +2,10 @@
  * "Legacy results.txt"):
  *
  *   results.json.txt, one PrimeNet JSON object a line, with its CRC-32 over
- *     "P;TF;<factors>;;B1;B2;1;;;lode;<version>;<kernel>;<details>;<os>;<arch>;<timestamp>"
+ *     "P;TF;<factors>;;B1;B2;<1 | 0: rangecomplete>;;;lode;<version>;<kernel>;<details>;<os>;<arch>;<timestamp>"
  *   results.txt (and stdout, without the bracketed tags):
  *     M<p> has a factor: <q> [TF:<B1>:<B2>:lode <version> <kernel>]
- *     found <n> factor(s) for M<p> from 2^<B1> to 2^<B2> [lode <version> <kernel>]
+ *     found <n> factor(s) for M<p> from 2^<B1> to 2^<B2> [(partially tested) ][lode <version> <kernel>]
  *     no factor for M<p> from 2^<B1> to 2^<B2> [lode <version> <kernel>]
  *
  * Lines are appended with lode_tf_append_record (O_APPEND, fsync). */
@@ -35,6 +35,9 @@ typedef struct lode_tf_report_info {
     const char *os, *arch;       /* NULL: uname's (lode_tf_result_os, lode_tf_result_arch) */
     const char *timestamp;       /* "YYYY-MM-DD HH:MM:SS" UTC; NULL: now */
     const lode_tf_proof_summary *proof; /* NULL: the result carries none */
+    bool partial;                /* not every class of the range ran (a stop after a
+                                    factor): "rangecomplete": false, and the legacy
+                                    summary says "(partially tested)" */
 } lode_tf_report_info;
 
 /* uname's names as PrimeNet's result JSON spells them (mfaktc's): os

@@ -188,9 +188,9 @@ static bool is_keyed_copy(const char *line, size_t n, const lode_tf_assignment *
     return true;
 }
 
-/* Replaces the first line equal to a's (else its keyed copy, when
- * keyed_too) with with[0..with_len) and a newline, or removes it (with
- * NULL). Under rewrite_lock. */
+/* Replaces the text of the first line equal to a's (else its keyed copy,
+ * when keyed_too) with with[0..with_len), its CR and newline kept, or
+ * removes the line (with NULL). Under rewrite_lock. */
 static int replace_line(const char *path, const lode_tf_assignment *a, bool keyed_too, const char *with,
                         size_t with_len)
 {
@@ -198,10 +198,10 @@ static int replace_line(const char *path, const lode_tf_assignment *a, bool keye
     char *text = lode_tf_read_file(path, &len);
     if (text == NULL)
         return errno == ENOENT ? 0 : -1;
-    size_t at = 0, end = 0;
+    size_t at = 0, end = 0, n = 0;
     bool found = false;
     for (int round = 0; round < (keyed_too ? 2 : 1) && !found; round++) {
-        size_t pos = 0, n;
+        size_t pos = 0;
         const char *line;
         while (!found && (at = pos, lode_tf_next_line(text, len, &pos, &line, &n)))
             found = round == 0 ? n == a->line_len && memcmp(line, a->line, n) == 0 : is_keyed_copy(line, n, a);
@@ -209,21 +209,19 @@ static int replace_line(const char *path, const lode_tf_assignment *a, bool keye
     }
     int rc = 0;
     if (found) {
-        /* text[at..end) is the line with its newline. */
-        size_t rest = len - end, put = with != NULL ? with_len + 1 : 0;
-        char *out = malloc(at + put + rest + 1);
+        /* text[at..end) is the line with its newline, text[at..at+n) its
+         * text: a replacement keeps the CR and newline. */
+        size_t cut = with != NULL ? n : end - at, put = with != NULL ? with_len : 0;
+        char *out = malloc(len - cut + put + 1);
         if (out == NULL) {
             free(text);
             errno = ENOMEM;
             return -1;
         }
         memcpy(out, text, at);
-        if (with != NULL) {
-            memcpy(out + at, with, with_len);
-            out[at + with_len] = '\n';
-        }
-        memcpy(out + at + put, text + end, rest);
-        rc = lode_tf_write_atomic(path, out, at + put + rest);
+        memcpy(out + at, with != NULL ? with : "", put);
+        memcpy(out + at + put, text + at + cut, len - at - cut);
+        rc = lode_tf_write_atomic(path, out, len - cut + put);
         free(out);
     }
     free(text);
@@ -238,10 +236,10 @@ int lode_tf_worktodo_remove(const char *path, const lode_tf_assignment *a)
     return rc;
 }
 
-int lode_tf_worktodo_replace(const char *path, const lode_tf_assignment *a, const char *line)
+int lode_tf_worktodo_replace(const char *path, const lode_tf_assignment *a, const char *line, size_t len)
 {
     pthread_mutex_lock(&rewrite_lock);
-    int rc = replace_line(path, a, false, line, line != NULL ? strlen(line) : 0);
+    int rc = replace_line(path, a, false, line, len);
     pthread_mutex_unlock(&rewrite_lock);
     return rc;
 }
@@ -272,6 +270,28 @@ int lode_tf_worktodo_append(const char *path, const char *lines, size_t n)
     free(text);
     pthread_mutex_unlock(&rewrite_lock);
     return rc;
+}
+
+int lode_tf_worktodo_raised(const lode_tf_assignment *a, unsigned bit_min, char *out, size_t out_len)
+{
+    /* bit_min is the number after the second comma from the end (the line
+     * parsed: Factor=[AID,]exponent,bit_min,bit_max, no comma after it). */
+    size_t commas = 0, at = a->line_len;
+    while (at > 0 && commas < 2)
+        commas += a->line[--at] == ',';
+    if (commas < 2)
+        return -1;
+    size_t start = at + 1, end = start;
+    while (end < a->line_len && (a->line[end] == ' ' || a->line[end] == '\t'))
+        end++;
+    start = end;
+    while (end < a->line_len && isdigit((unsigned char)a->line[end]))
+        end++;
+    int n = snprintf(out, out_len, "%.*s%u%.*s", (int)start, a->line, bit_min, (int)(a->line_len - end),
+                     a->line + end);
+    if (n < 0 || n > LODE_TF_LINE_MAX || (size_t)n >= out_len) /* a digit more than fits: the plain form */
+        n = snprintf(out, out_len, "Factor=%s%s%u,%u,%u", a->aid, a->aid[0] ? "," : "", a->p, bit_min, a->bit_max);
+    return n < 0 || (size_t)n >= out_len ? -1 : n;
 }
 
 /* Does text[0..len) end with tail[0..n) at a line start? */

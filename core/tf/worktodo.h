@@ -46,10 +46,11 @@ int lode_tf_worktodo_load(const char *path, lode_tf_assignment **list, size_t *c
  * (the file is unchanged). */
 int lode_tf_worktodo_remove(const char *path, const lode_tf_assignment *a);
 
-/* Replaces the first line equal to the assignment's with line (no
- * newline), or removes it when line is NULL; otherwise as
- * lode_tf_worktodo_remove. */
-int lode_tf_worktodo_replace(const char *path, const lode_tf_assignment *a, const char *line);
+/* Replaces the first line equal to the assignment's by line[0..len) (no
+ * newline; the original's CR and newline stay), or removes it when line is
+ * NULL; otherwise as lode_tf_worktodo_remove. PrimeNet's key put into a
+ * line, and the next stage of a line run in stages. */
+int lode_tf_worktodo_replace(const char *path, const lode_tf_assignment *a, const char *line, size_t len);
 
 /* Appends whole lines (text[0..len), a newline added where the last lacks
  * one) to the file through lode_tf_write_atomic (created when missing; a
@@ -57,6 +58,12 @@ int lode_tf_worktodo_replace(const char *path, const lode_tf_assignment *a, cons
  * (the file is unchanged). Every rewrite of this header's functions
  * (remove, replace, append, merge) is one at a time within the process. */
 int lode_tf_worktodo_append(const char *path, const char *text, size_t len);
+
+/* a's worktodo line with its bit_min raised to bit_min (the rest of the
+ * line as it was; Factor=[AID,]p,bit_min,bit_max when that would be longer
+ * than LODE_TF_LINE_MAX), into out. Its length, or -1 when out is too
+ * small. */
+int lode_tf_worktodo_raised(const lode_tf_assignment *a, unsigned bit_min, char *out, size_t out_len);
 
 /* Appends worktodo.add (beside the worktodo file) to it: the .add file is
  * first renamed to worktodo.add.merging; the worktodo file is rewritten
