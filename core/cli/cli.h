@@ -262,8 +262,6 @@ void cli_rate_report_free(cli_rate_report *r);
 void cli_device_sensors_text(const struct lode_device_ref *ref, char *out, size_t len);
 /* "H/s", or "sweeps/s" for Momentum (one index = one 2^26 search). */
 const char *cli_rate_unit(lode_algo algo);
-/* "12.34 MH/s" */
-void cli_format_rate(double rate, const char *unit, char *out, size_t len);
 
 /* The HTTP API of a run (core/cli/api.c): what the program tells it. */
 struct lode_api;
