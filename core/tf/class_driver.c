@@ -10,12 +10,11 @@
 
 #include "core/base/clock.h"
 #include "core/base/log.h"
-#include "core/base/sensors.h"
-#include "core/base/text.h"
 #include "core/base/tf_ref.h"
 #include "core/base/settings.h"
 #include "core/dispatch/registry.h"
 #include "core/tf/fileio.h"
+#include "core/tf/progress_line.h"
 #include "core/tf/proof.h"
 
 void lode_tf_driver_init(lode_tf_driver *d)
@@ -266,24 +265,6 @@ int lode_tf_driver_finish(const lode_tf_driver *d, const lode_tf_assignment *a, 
     return LODE_TF_DONE;
 }
 
-/* "cuda:0 64C 487W 1980MHz; cuda:1 ..." for the devices with sensors, ""
- * if none has any. */
-static void sensors_text(lode_dispatcher *m, char *out, size_t len)
-{
-    size_t used = 0;
-    out[0] = '\0';
-    for (size_t i = 0; i < lode_dispatcher_device_count(m); i++) {
-        const lode_device_ref *ref = lode_dispatcher_device(m, i);
-        lode_device_stats st;
-        char text[160];
-        lode_dispatcher_device_stats(m, i, &st); /* the monitor's last reading */
-        lode_sensors_format(&st.sensors, text, sizeof text);
-        if (text[0] == '\0')
-            continue;
-        lode_appendf(out, len, &used, "%s%s%s", used ? "; " : "", ref->id, text);
-    }
-}
-
 static uint64_t candidates(lode_dispatcher *m)
 {
     uint64_t n = 0;
@@ -453,16 +434,13 @@ int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a)
             double frac = (double)(pr.classes_done - done_at_start) / LODE_TF_NEEDED_CLASSES;
             double left = (double)(LODE_TF_NEEDED_CLASSES - pr.classes_done);
             double eta = pr.classes_done > done_at_start ? el / (pr.classes_done - done_at_start) * left : 0;
-            char eta_text[48];
-            lode_tf_format_eta(eta, eta_text, sizeof eta_text);
-            lode_log(LODE_LOG_INFO, "M%u %u-%u class %4u: %5.1f%%, %.3g candidates/s, %.2f GHz-days/day, ETA %s",
-                     a->p, a->bit_min, a->bit_max, c, 100.0 * pr.classes_done / LODE_TF_NEEDED_CLASSES,
-                     (double)(cand - cand0) / el, ghz_days * frac / (el / 86400.0), eta_text);
-            /* A line of its own: the progress line keeps the form tools parse. */
-            char sensors[256];
-            sensors_text(m, sensors, sizeof sensors);
-            if (sensors[0] != '\0')
-                lode_log(LODE_LOG_INFO, "sensors: %s", sensors);
+            lode_tf_progress_figures fig = {.assignment = a, .class_index = c,
+                                            .percent = 100.0 * pr.classes_done / LODE_TF_NEEDED_CLASSES,
+                                            .candidates_per_s = (double)(cand - cand0) / el,
+                                            .ghz_days_per_day = ghz_days * frac / (el / 86400.0), .eta_s = eta};
+            char line[1024];
+            lode_tf_progress_line(&fig, m, line, sizeof line);
+            lode_log(LODE_LOG_INFO, "%s", line);
             last_line = t;
         }
         if (stop && pr.classes_done < LODE_TF_NEEDED_CLASSES) { /* else: report it first */
