@@ -304,5 +304,10 @@ int cmd_check(const cli_options *o, int argc, char **argv);
 void cmd_check_usage(FILE *out);
 /* lode tf --help */
 void cmd_tf_usage(FILE *out);
+/* The end-of-run summary of lode tf (core/cli/tf_summary.c): the run's
+ * assignments, factors and classes, and per device its rate over elapsed
+ * seconds, candidates, proof entries and hardware errors. */
+struct lode_tf_driver;
+void cli_tf_summary(struct lode_dispatcher *m, struct lode_tf_driver *driver, double elapsed);
 
 #endif

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "core/api/api.h"
+#include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/base/status.h"
 #include "core/base/tf_ref.h"
@@ -185,8 +186,10 @@ int cmd_tf(const cli_options *opts, int argc, char **argv)
     if (status == 0) {
         cli_background_running();
         cli_notify *notify = cli_notify_ready(m, "tf", "candidates/s", NULL, NULL);
+        double started = lode_clock_s();
         int r = lode_tf_driver_run_list(&driver, &list, &count);
         cli_notify_stop(notify);
+        cli_tf_summary(m, &driver, lode_clock_s() - started);
         status = r == LODE_TF_DONE ? 0 : r == LODE_TF_STOPPED ? EXIT_INTERRUPTED : EXIT_RUNTIME;
     }
     cli_api_stop(api);

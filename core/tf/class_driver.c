@@ -40,6 +40,10 @@ void lode_tf_driver_on_found(void *driver, const lode_found *f)
 {
     lode_tf_driver *d = driver;
     pthread_mutex_lock(&d->lock);
+    if (f->device < LODE_TF_STATUS_DEVICES) {
+        d->status.device_proof_entries[f->device] += (f->hash[0] & LODE_TF_HIT_PROOF) != 0;
+        d->status.device_factors[f->device] += (f->hash[0] & LODE_TF_HIT_FACTOR) != 0;
+    }
     if ((f->hash[0] & LODE_TF_HIT_FACTOR) && d->hit_count < LODE_TF_MAX_FACTORS) {
         d->hit_n[d->hit_count] = f->hit.index;
         d->hit_seq[d->hit_count++] = f->work->seq;
@@ -124,8 +128,9 @@ static int write_proof(const lode_tf_driver *d, const lode_tf_assignment *a, con
         lode_log(LODE_LOG_ERROR, "cannot write the proof %s: %s; the result is not written and the next run "
                  "tries again", path, strerror(errno));
     else
-        lode_log(LODE_LOG_INFO, "M%u 2^%u..2^%u: proof %s: %zu primes with t = %u (%.1f expected), sha256 %s",
-                 a->p, a->bit_min, a->bit_max, path, n, pr->proof_bits, summary->expected, summary->sha256);
+        lode_log(LODE_LOG_INFO,
+                 "M%u 2^%u..2^%u: proof %s: %zu proof entries with t = %u (%.1f expected), sha256 %s", a->p,
+                 a->bit_min, a->bit_max, path, n, pr->proof_bits, summary->expected, summary->sha256);
     free(q);
     return rc;
 }
@@ -347,6 +352,7 @@ int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a)
     d->status.bit_max = a->bit_max;
     d->status.classes_done = pr.classes_done;
     d->status.classes_total = LODE_TF_NEEDED_CLASSES;
+    d->status.factors = (unsigned)pr.factors;
     d->status.ghz_days = ghz_days;
     d->status.ghz_days_per_day = d->status.eta_s = -1;
     pthread_mutex_unlock(&d->lock);
@@ -380,10 +386,13 @@ int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a)
                 break;
             }
             pthread_mutex_lock(&d->lock);
+            const int factors_before = pr.factors;
             for (int i = 0; i < d->hit_count; i++)
                 if (d->hit_seq[i] == seq && pr.factors < LODE_TF_MAX_FACTORS)
                     pr.k[pr.factors++] = lode_tf_k(c, d->hit_n[i]);
             d->hit_count = 0;
+            d->status.factors = (unsigned)pr.factors;
+            d->status.factors_found += (uint64_t)(pr.factors - factors_before);
             /* The class's proof entries (write_proof sorts the whole list). */
             for (unsigned i = 0; i < d->proof_hits && pr.proof_kept; i++) {
                 if (d->proof_seq[i] != seq)
