@@ -91,6 +91,19 @@ static void status_extra(void *user, char *out, size_t len)
     snprintf(out, len, "benchmark, shares %llu", (unsigned long long)atomic_load(&s->shares));
 }
 
+/* The last line, a plain number for scripts: whole units for H/s; three
+ * significant digits below 100 (a Momentum sweep takes seconds: 0.123
+ * sweeps/s, not 0), never e-notation. */
+static void print_total(lode_algo algo, double total)
+{
+    char number[48];
+    if (total >= 100)
+        snprintf(number, sizeof number, "%.0f", total);
+    else
+        lode_format_decimal(total, 3, number, sizeof number);
+    printf("%s total %s %s\n", lode_algo_get(algo)->name, number, cli_rate_unit(algo));
+}
+
 int cmd_benchmark(const cli_options *o)
 {
     if (!o->algo_given)
@@ -211,15 +224,7 @@ int cmd_benchmark(const cli_options *o)
     cli_notify_stop(notify);
     uint64_t hw_errors;
     double total = cli_rate_report_stop_and_summarise(&report, &hw_errors);
-    /* A plain number for scripts: whole units for H/s; three significant
-     * digits below 100 (a Momentum sweep takes seconds: 0.123 sweeps/s,
-     * not 0), never e-notation. */
-    char number[48];
-    if (total >= 100)
-        snprintf(number, sizeof number, "%.0f", total);
-    else
-        lode_format_decimal(total, 3, number, sizeof number);
-    printf("%s total %s %s\n", lode_algo_get(o->algo)->name, number, cli_rate_unit(o->algo));
+    print_total(o->algo, total);
     cli_rate_report_free(&report);
     cli_api_stop(api);
     lode_dispatcher_free(m);
