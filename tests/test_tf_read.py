@@ -29,31 +29,7 @@ import tf_oracle  # noqa: E402
 LODE = os.path.abspath(sys.argv[1])
 HERE = os.path.dirname(os.path.abspath(__file__))
 check = Checks()
-CLASSES = 4620
 HOST_LIMIT = 2**25  # the proof's q below it are listed by the host, not a device
-
-
-def needed_classes(p):
-    """The classes of k mod 4620 trial factoring tests: q = 2kp + 1 is +-1
-    mod 8 and divisible by none of 3, 5, 7, 11."""
-    out = []
-    for c in range(CLASSES):
-        q = 2 * c * p + 1
-        if q % 8 in (1, 7) and all(q % m for m in (3, 5, 7, 11)):
-            out.append(c)
-    return out
-
-
-def candidates_tested(p, lo, hi):
-    """The k >= 1 of the needed classes with 2^lo <= 2kp + 1 < 2^hi."""
-    k_lo = max(1, -(-(2**lo - 1) // (2 * p)))
-    k_hi = (2**hi - 2) // (2 * p)  # 2kp + 1 <= 2^hi - 1
-    total = 0
-    for c in needed_classes(p):
-        first = c if c >= k_lo else c + -(-(k_lo - c) // CLASSES) * CLASSES
-        if first <= k_hi:
-            total += (k_hi - first) // CLASSES + 1
-    return total
 
 
 def test_summary(tmp):
@@ -61,7 +37,7 @@ def test_summary(tmp):
     t, _ = tf_oracle.expected(p, lo, hi)
     entries = [q for q in tf_oracle.listing(p, lo, hi, t) if q >= HOST_LIMIT]
     factors = [q for q in tf_oracle.candidates(p, lo, hi) if pow(2, p, q) == 1]
-    check(len(needed_classes(p)) == 960, "the oracle's needed classes")
+    check(len(tf_oracle.needed_classes(p)) == 960, "the oracle's needed classes")
     r = subprocess.run([LODE, "tf", str(p), str(lo), str(hi), "-d", "cpu", "--no-checkpoints", "--results",
                         os.path.join(tmp, "results.json.txt")], capture_output=True, text=True, timeout=300,
                        cwd=tmp)
@@ -75,7 +51,7 @@ def test_summary(tmp):
         return
     check(run_line.groups() == ("1", str(len(factors)), "960"),
           f"run line {run_line.group(0)!r}: 1 assignment, {len(factors)} factors, 960 classes")
-    want = (str(candidates_tested(p, lo, hi)), str(len(entries)), str(len(factors)), "0")
+    want = (str(tf_oracle.candidates_tested(p, lo, hi)), str(len(entries)), str(len(factors)), "0")
     check(dev.groups() == want, f"device line {dev.group(0)!r}: want candidates, proof entries, factors, "
           f"errors = {want}")
     check(not re.search(r"summary:.*\bhits?\b", r.stderr), f"no 'hits' in the summary: {r.stderr[-400:]}")
