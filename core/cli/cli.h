@@ -265,6 +265,7 @@ const char *cli_rate_unit(lode_algo algo);
 
 /* The HTTP API of a run (core/cli/api.c): what the program tells it. */
 struct lode_api;
+struct lode_api_primenet;
 struct lode_stratum;
 struct lode_gbt;
 struct lode_tf_driver;
@@ -278,6 +279,12 @@ typedef struct cli_api_source {
     struct lode_gbt *gbt;
     const char *node_url;
     struct lode_tf_driver *tf;
+    /* The PrimeNet client of a tf run: fills *out (zeroed before, with
+     * next_contact_s -1: unknown; the client sets enabled); called by the
+     * API's sampler once a second, so it must not block. NULL: no client
+     * ({"enabled": false}). */
+    void (*primenet)(void *user, struct lode_api_primenet *out);
+    void *primenet_user;
     const char *unit;
     char variants[64][32]; /* filled by cli_api_start */
 } cli_api_source;

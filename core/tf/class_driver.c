@@ -354,6 +354,7 @@ int lode_tf_driver_run(lode_tf_driver *d, const lode_tf_assignment *a)
     d->status.classes_total = LODE_TF_NEEDED_CLASSES;
     d->status.factors = (unsigned)pr.factors;
     d->status.ghz_days = ghz_days;
+    d->status.candidates = lode_tf_candidates(a->p, a->bit_min, a->bit_max);
     d->status.ghz_days_per_day = d->status.eta_s = -1;
     pthread_mutex_unlock(&d->lock);
     lode_dispatcher *m = d->miner;

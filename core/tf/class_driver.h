@@ -58,6 +58,7 @@ typedef struct lode_tf_status {
      * and run again reports its own again. */
     uint64_t device_proof_entries[LODE_TF_STATUS_DEVICES], device_factors[LODE_TF_STATUS_DEVICES];
     double ghz_days;                     /* the running assignment's credit */
+    uint64_t candidates;                 /* and its candidates (lode_tf_candidates) */
     double ghz_days_per_day, eta_s;      /* -1 until a class is done in this run */
 } lode_tf_status;
 
