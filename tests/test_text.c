@@ -37,7 +37,8 @@ static void table(void)
     check_rate(0, "H/s", "0 H/s");
     check_rate(2e21, "H/s", "2000 EH/s");
     check_decimal(4.12e-6, 3, "0.00000412");
-    check_decimal(12345, 3, "12300");
+    check_decimal(12345, 3, "12345");
+    check_decimal(1048576, 6, "1048576");
     check_decimal(-86.34, 3, "-86.3");
     check_decimal(999.96, 3, "1000");
     check_decimal(1.5, 1, "2");

@@ -36,7 +36,10 @@ void lode_format_decimal(double v, int digits, char *out, size_t len)
     const char *e = strchr(e_form, 'e'); /* the exponent as printf rounded it */
     int exponent = e != NULL ? atoi(e + 1) : 0;
     int decimals = digits - 1 - exponent;
-    snprintf(out, len, "%.*f", decimals > 0 ? decimals : 0, rounded);
+    if (decimals > 0)
+        snprintf(out, len, "%.*f", decimals, rounded);
+    else /* the whole part whole: 12345, not 12300 */
+        snprintf(out, len, "%.0f", v);
 }
 
 void lode_format_rate(double rate, const char *unit, char *out, size_t len)

@@ -12,8 +12,9 @@ void lode_appendf(char *buf, size_t len, size_t *used, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 /* v in plain decimal, never in e-notation, with `digits` significant
- * digits (1 to 17; every digit of the whole part is kept): 86.3, 0.0123,
- * 0.00000412, 12300 for 12345 at 3. "0" for 0; "?" for NaN or infinity. */
+ * digits (1 to 17), every digit of the whole part kept: at 3 digits 86.3,
+ * 0.0123, 0.00000412, 12345, 1000 for 999.96. "0" for 0; "?" for NaN or
+ * infinity. */
 void lode_format_decimal(double v, int digits, char *out, size_t len);
 
 /* A rate as every line of lode writes it: three significant digits and an
