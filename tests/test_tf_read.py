@@ -8,6 +8,8 @@ definition):
   proof entries it found (the primes of the proof's list from 2^25 up; the
   host lists those below), its factors, all in the words of the summary
   ("proof entries", "factors"; "hits" nowhere), and the run's line;
+- `lode tf --verify` writes N, the candidate primes, as a plain number
+  near Python's li estimate;
 - `lode tf --selftest` names how many known factors it ran (the vectors of
   tests/vectors/mersenne-factors.json that divide their Mersenne number by
   Python's pow) on which devices: the CPU, and PoCL's OpenCL device where
@@ -59,6 +61,13 @@ def test_summary(tmp):
     listed = tf_oracle.listing(p, lo, hi, t)
     check(proof_line is not None and proof_line.groups() == (str(len(listed)), str(t)),
           f"the proof line counts the list's proof entries ({len(listed)}, t {t}): {r.stderr[-600:]}")
+    # --verify states N, the candidate primes, as a plain number.
+    v = subprocess.run([LODE, "tf", "--verify", os.path.join(tmp, f"M{p}_{lo}_{hi}.proof")], capture_output=True,
+                       text=True, timeout=120)
+    n_line = re.search(rf"^t {t}: ok \(N = (\d+(?:\.\d+)?) candidate primes\)$", v.stdout, re.M)
+    n = tf_oracle.li_between(lo, hi) / (2 * (p - 1))
+    check(v.returncode == 0 and n_line is not None and abs(float(n_line[1]) - n) <= 1e-3 * n,
+          f"--verify: N as a plain number near Python's {n:.1f}: {v.stdout[:400]}")
 
 
 def opencl_devices():
