@@ -725,7 +725,8 @@ def test_worktodo_not_a_file(tmp):
     check("worktodo.add" in r.stderr, f"and it is reported: {r.stderr!r}")
 
 
-ETA_RE = re.compile(r"ETA (\d+d [0-1]\dh [0-5]\dm|[1-9]\d?h [0-5]\dm|[1-9]\d?m [0-5]\ds|\d{1,2}s)$")
+# The ETA, then the devices' sensors after "; " where they have any.
+ETA_RE = re.compile(r"ETA (\d+d [0-1]\dh [0-5]\dm|[1-9]\d?h [0-5]\dm|[1-9]\d?m [0-5]\ds|\d{1,2}s)(; \S.*)?$")
 
 
 def test_messages(tmp):
