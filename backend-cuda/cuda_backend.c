@@ -36,6 +36,7 @@
 #include "core/base/log.h"
 #include "core/base/settings.h"
 #include "core/base/status.h"
+#include "core/base/text.h"
 #include "core/base/tf_ref.h"
 #include "core/base/tune_cache.h"
 
@@ -473,15 +474,17 @@ static int cuda_tune(lode_device *d, double target_ms)
     d->tune = best;
     d->tuned = true;
     size_launches(d);
+    char rate[48];
+    lode_format_rate(best.rate, "H/s", rate, sizeof rate);
     if (d->algo == LODE_ALGO_SHA256D) {
         lode_log(LODE_LOG_INFO, "cuda:%d (%s): tuned sha256d/%s: %u threads per block, %u nonces "
-                 "per thread: %.4g H/s", d->index, d->name, d->variant->name,
-                 best.threads_per_block, best.nonces_per_thread, best.rate);
+                 "per thread: %s", d->index, d->name, d->variant->name,
+                 best.threads_per_block, best.nonces_per_thread, rate);
     } else {
         const cuda_scrypt_shape shape = scrypt_shape(d, &best);
         lode_log(LODE_LOG_INFO, "cuda:%d (%s): tuned scrypt/%s: %u threads and %u hashes per "
-                 "block, batches of %u waves: %.4g H/s", d->index, d->name, d->variant->name,
-                 best.threads_per_block, cuda_scrypt_hashes_per_block(&shape), best.waves, best.rate);
+                 "block, batches of %u waves: %s", d->index, d->name, d->variant->name,
+                 best.threads_per_block, cuda_scrypt_hashes_per_block(&shape), best.waves, rate);
     }
     if (d->mode != LODE_TUNE_OFF) {
         char driver[64];

@@ -1167,13 +1167,15 @@ static int opencl_tune(lode_device *d, double target_ms)
         return rc;
     clamp_params(d);
     size_launches(d);
+    char rate[48];
+    lode_format_rate(best.rate, "H/s", rate, sizeof rate);
     if (d->algo == LODE_ALGO_SHA256D)
         lode_log(LODE_LOG_INFO, "%s: tuned sha256d/%s: work-groups of %u, %u nonces per work-item: "
-                 "%.4g H/s", d->label, d->variant, best.local_size, best.per_item, best.rate);
+                 "%s", d->label, d->variant, best.local_size, best.per_item, rate);
     else
         lode_log(LODE_LOG_INFO, "%s: tuned scrypt/%s: work-groups of %u, %u hash(es) per quad, "
-                 "batches of %u: %.4g H/s", d->label, d->variant, best.local_size, best.per_item,
-                 best.batch, best.rate);
+                 "batches of %u: %s", d->label, d->variant, best.local_size, best.per_item,
+                 best.batch, rate);
     if (d->mode != LODE_TUNE_OFF) {
         lode_tune_key key = tune_key(d);
         double v[COUNT(cache_names)];

@@ -47,7 +47,7 @@ bench() { # bench LABEL DEVICE [ENV=VALUE ...]
   local line
   line=$(grep 'GHz-days/day' "$out/bench-last.log" | tail -1)
   echo "$label: $line"
-  note "$label" "$(echo "$line" | sed -E 's/.*%, ([^ ]+) candidates\/s, ([^ ]+) GHz-days\/day.*/\2 GHz-d\/d, \1 cand\/s/')"
+  note "$label" "$(echo "$line" | sed -E 's/.*%, ([^,]+) candidates\/s, ([^ ]+) GHz-days\/day.*/\2 GHz-d\/d, \1 cand\/s/')"
 }
 for v in ${TF_VARIANTS:-default}; do
   if [ "$v" = default ]; then bench "$dev M66362159 73-74 default" "$dev"

@@ -21,28 +21,27 @@ Scenarios (all by default):
               grow, /api/devices agrees; headless chromium draws the dashboard
               (screenshot ARTIFACT_DIR/dashboard.png, DOM point counts);
               POST /api/pool/next moves lode to the second pool
-  tf          lode tf with the API: the assignment, classes done, rate and ETA
-              appear and progress; lode_tf_classes_done_total grows
 
-Every server binds 127.0.0.1 port 0 (ephemeral); the port is read from lode's
-log. Every process started is stopped, also on failure.
+lode tf's API and its dashboard view are tests/test_api_tf.py. Every server
+binds 127.0.0.1 port 0 (ephemeral); the port is read from lode's log. Every
+process started is stopped, also on failure.
 """
 import concurrent.futures
 import json
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import Checks  # noqa: E402
+import api_client  # noqa: E402
+from api_client import (Lode, chromium, chromium_binary, get_json, log, parse_metrics,  # noqa: E402
+                        promtool_check, request, wait_until)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "pool"))
@@ -52,99 +51,8 @@ ARTIFACTS = sys.argv[2]
 ONLY = sys.argv[3:]
 TMP = tempfile.mkdtemp(prefix="lode-api-test-")
 TOKEN = "tok-" + os.urandom(12).hex()
-LISTEN = re.compile(r"API listening on http://127\.0\.0\.1:(\d+)")
 check = Checks()
-
-
-def log(msg):
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
-
-
-class Lode:
-    """A lode process with the API on; its stderr in a file."""
-    n = 0
-
-    def __init__(self, args, env=None, cwd=None):
-        Lode.n += 1
-        self.err_path = os.path.join(TMP, f"lode-{Lode.n}.stderr")
-        self.out_path = os.path.join(TMP, f"lode-{Lode.n}.stdout")
-        self.err = open(self.err_path, "w")
-        self.out = open(self.out_path, "w")
-        log(f"start lode {' '.join(args).replace(TOKEN, 'TOKEN')}")
-        self.proc = subprocess.Popen([LODE, *args], stdout=self.out, stderr=self.err, stdin=subprocess.DEVNULL,
-                                     env=env, cwd=cwd)
-        self.port = None
-
-    def stderr(self):
-        with open(self.err_path, errors="replace") as f:
-            return f.read()
-
-    def wait_port(self, timeout=120):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            m = LISTEN.search(self.stderr())
-            if m:
-                self.port = int(m.group(1))
-                return self.port
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.1)
-        raise RuntimeError(f"lode did not log 'API listening on': {self.stderr()[-2000:]}")
-
-    def url(self, path):
-        return f"http://127.0.0.1:{self.port}{path}"
-
-    def alive(self):
-        return self.proc.poll() is None
-
-    def stop(self, sig=signal.SIGINT):
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        if not self.err.closed:
-            self.err.close()
-            self.out.close()
-            err = self.stderr()
-            for s_ in ("runtime error", "AddressSanitizer", "LeakSanitizer", "ThreadSanitizer"):
-                check(s_ not in err, f"sanitizer report ({s_}) in {self.err_path}:\n{err[-3000:]}")
-        return self.proc.returncode
-
-
-def request(url, method="GET", body=None, token=None, headers=None, timeout=30):
-    """(status, headers, body bytes) through urllib; HTTP errors are answers too."""
-    h = dict(headers or {})
-    if token is not None:
-        h["Authorization"] = f"Bearer {token}"
-    data = body.encode() if isinstance(body, str) else body
-    req = urllib.request.Request(url, data=data, method=method, headers=h)
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as r:
-            return r.status, r.headers, r.read()
-    except urllib.error.HTTPError as e:
-        return e.code, e.headers, e.read()
-
-
-def get_json(lode, path, token=None):
-    status, _, body = request(lode.url(path), token=token)
-    if status != 200:
-        raise RuntimeError(f"GET {path}: HTTP {status}: {body[:200]!r}")
-    return json.loads(body)
-
-
-def wait_until(fn, timeout, what):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = fn()
-        if last:
-            return last
-        time.sleep(0.25)
-    check(False, f"{what} (within {timeout} s)")
-    return last
+api_client.configure(LODE, TMP, check, TOKEN)
 
 
 def newest_sample_ms(lode):
@@ -471,32 +379,10 @@ def scenario_nonloopback_reads():
         lode.stop()
 
 
-def parse_metrics(text):
-    """{(name, frozenset(labels)): value} of a text exposition."""
-    out = {}
-    for line in text.splitlines():
-        if not line or line.startswith("#"):
-            continue
-        m = re.match(r'([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$', line)
-        if not m:
-            raise ValueError(f"bad metrics line {line!r}")
-        labels = frozenset(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(3) or ""))
-        out[(m.group(1), labels)] = float(m.group(4))
-    return out
-
-
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def promtool_check(text, what):
-    if shutil.which("promtool") is None:
-        check(False, "promtool is not installed (Debian package prometheus)")
-        return
-    r = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True, timeout=60)
-    check(r.returncode == 0, f"{what}: promtool check metrics: {r.stdout}{r.stderr}")
 
 
 def scenario_prometheus():
@@ -586,28 +472,6 @@ def scenario_prometheus():
 
 
 # ---------------------------------------------------------------------------
-
-def chromium_binary():
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        if shutil.which(name):
-            return shutil.which(name)
-    return None
-
-
-def chromium(url, mode, out=None):
-    """Runs headless chromium on url: mode "dom" returns the DOM after the
-    page ran; "shot" writes a screenshot to out. Only loopback is reachable
-    (every other host name resolves to nothing)."""
-    profile = tempfile.mkdtemp(prefix="chromium-", dir=TMP)
-    args = [chromium_binary(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-            f"--user-data-dir={profile}", "--no-first-run", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--disable-default-apps", "--disable-extensions",
-            "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-            "--window-size=1400,1250", "--virtual-time-budget=6000"]
-    args += ["--dump-dom"] if mode == "dom" else [f"--screenshot={out}"]
-    r = subprocess.run(args + [url], capture_output=True, text=True, timeout=180)
-    return r
-
 
 def check_dashboard(lode, what):
     if chromium_binary() is None:
@@ -742,40 +606,8 @@ def scenario_pool():
                 p.stop()
 
 
-def scenario_tf():
-    d = tempfile.mkdtemp(prefix="tf-", dir=TMP)
-    lode = Lode(["tf", "100003", "1", "53", "-d", "cpu", "-t", "1", "--no-checkpoints", "--results",
-                 os.path.join(d, "results.json.txt"), "--api-bind", "127.0.0.1:0"], cwd=d)
-    try:
-        lode.wait_port()
-        s = wait_until(lambda: (lambda j: j if j.get("tf", {}).get("running") and j["tf"]["classes_done"] >= 2
-                                else None)(get_json(lode, "/api/summary")), 120, "tf: no progress in the API")
-        if not s:
-            return
-        tf = s["tf"]
-        check(s["source"]["kind"] == "tf" and tf["assignment"] == "M100003 2^1..2^53", f"tf: {tf}")
-        check(tf["classes_total"] == 960 and tf["exponent"] == 100003, f"tf: {tf}")
-        check(tf["ghz_days_per_day"] is not None and tf["ghz_days_per_day"] > 0, f"tf: rate {tf}")
-        check(tf["eta_s"] is not None and tf["eta_s"] > 0, f"tf: eta {tf}")
-        m1 = parse_metrics(request(lode.url("/metrics"))[2].decode())
-        c1 = m1.get(("lode_tf_classes_done_total", frozenset()))
-        s2 = wait_until(lambda: (lambda j: j if j["tf"]["classes_done"] > tf["classes_done"] else None)(
-            get_json(lode, "/api/summary")), 60, "tf: classes_done did not grow")
-        if s2:
-            check(s2["tf"]["classes_done_total"] >= s2["tf"]["classes_done"] - 0, f"tf: totals {s2['tf']}")
-        m2 = parse_metrics(request(lode.url("/metrics"))[2].decode())
-        c2 = m2.get(("lode_tf_classes_done_total", frozenset()))
-        check(c1 is not None and c2 is not None and c2 > c1, f"tf: lode_tf_classes_done_total {c1} -> {c2}")
-        promtool_check(request(lode.url("/metrics"))[2].decode(), "tf")
-        check(s["devices"] and s["devices"][0]["hashes"] > 0, "tf: no candidates counted")
-        rc = lode.stop()
-        check(rc == 130, f"tf: exit {rc}")
-    finally:
-        lode.stop()
-
-
 SCENARIOS = {"refuse": scenario_refuse, "http": scenario_http, "wide": scenario_nonloopback_reads,
-             "prometheus": scenario_prometheus, "pool": scenario_pool, "tf": scenario_tf}
+             "prometheus": scenario_prometheus, "pool": scenario_pool}
 
 
 def main():

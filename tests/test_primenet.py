@@ -509,9 +509,36 @@ def test_two_devices():
     s.close()
 
 
+def test_api_section():
+    """The HTTP API's "primenet" section follows the client: enabled, its
+    state, and the results sent as the stand-in counts them."""
+    import urllib.request
+    s = StandIn()
+    for j in SMALL[:2]:
+        s.add_assignment(*j)
+    d = fresh("api")
+    lode = Running(s, d, "--api-bind", "127.0.0.1:0")
+    port = []
+    wait_for(lambda: port or port.extend(re.findall(r"API listening on http://127\.0\.0\.1:(\d+)",
+                                                    open(lode.log.name).read())))
+
+    def section():
+        with urllib.request.urlopen(f"http://127.0.0.1:{port[0]}/api/summary", timeout=10) as r:
+            return json.load(r).get("primenet", {})
+    got = {}
+    done = bool(port) and wait_for(lambda: (got.update(section()) or got.get("results_sent", 0) >= 2)
+                                   and len(s.results) == 2)
+    rc, log = lode.stop()
+    check(done and got.get("enabled") is True and got.get("state") and got.get("results_queued") == 0
+          and got.get("assignments_queued") == 0, f"api: the primenet section {got} ({len(s.results)} sent) "
+          f"{log[-500:]}")
+    check_clean(s, "api")
+    s.close()
+
+
 TESTS = (test_fresh_run, test_days_of_work, test_progress, test_crash_steps, test_server_down, test_reregister, test_final_codes,
          test_refused, test_hostile, test_register_keyless, test_no_more_work_and_unreserve, test_usage,
-         test_two_devices)
+         test_two_devices, test_api_section)
 ONLY = os.environ.get("LODE_TEST_ONLY")
 for test in TESTS:
     if ONLY and test.__name__ not in ONLY.split(","):

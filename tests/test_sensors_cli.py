@@ -6,6 +6,7 @@
   format `cpu:0: 1.23 MH/s 64C 487W 1980MHz`; a changed file shows in the
   next line (the source is re-read); a device the file does not name shows
   the rate alone; the summary carries them; --list-devices shows them;
+  lode tf's progress line carries them after its ETA (one line);
 - `lode -V` exits 0 and lists the backends `--list-devices` knows, the CPU
   paths `--list-devices` lists as cpu:0's variants, and library versions
   that equal pkg-config's (an oracle independent of lode), a git commit that
@@ -113,19 +114,28 @@ def test_list_devices(work):
     check(r.returncode == 0 and "sensors now" not in r.stdout, f"no reading, no line: {r.stdout!r}")
 
 
+TF_PROGRESS = (r"\] M100003 40-52 class +\d+: +[\d.]+%, \d+(?:\.\d+)?(?: [kMGT])? candidates/s, "
+               r"\d+\.\d\d GHz-days/day, ETA \d+[dhms](?: \d\d[hms])*")
+
+
 def test_tf_progress(work):
-    """lode tf logs each device's reading on a line after its progress line."""
+    """lode tf puts each device's reading on its progress line (one line per
+    interval, no second "sensors:" line), its rate without e-notation; a
+    device without a reading leaves the line ending at the ETA."""
     sensors = os.path.join(work, "tf.txt")
     with open(sensors, "w") as f:
         f.write("cpu:0 temp=77 power=33\n")
-    p = subprocess.Popen([LODE, "tf", "100003", "50", "56", "-d", "cpu", "-t", "1", "--progress-interval", "1",
+    p = subprocess.Popen([LODE, "tf", "100003", "40", "52", "-d", "cpu", "-t", "1", "--progress-interval", "0.5",
                           "--no-checkpoints"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=work,
                          env=dict(os.environ, LODE_TEST_SENSORS=sensors))
     guard = hang_guard(p)
     lines = []
     try:
-        progress = read_until(p, r"class +\d+: .*, ETA \S+( \S+)?$", lines)
-        m = read_until(p, r"\] (sensors: .*)$", lines) if progress else None
+        with_sensors = read_until(p, TF_PROGRESS + r"; cpu:0 77C 33W$", lines)
+        with open(sensors + ".new", "w") as f:
+            f.write("cpu:1 temp=50\n")
+        os.replace(sensors + ".new", sensors)
+        bare = read_until(p, TF_PROGRESS + r"$", lines) if with_sensors else None
     finally:
         p.send_signal(signal.SIGINT)
         p.send_signal(signal.SIGINT)  # the second stops mid-class
@@ -135,8 +145,10 @@ def test_tf_progress(work):
             p.kill()
             p.communicate()
         guard.cancel()
-    check(m is not None and m.group(1) == "sensors: cpu:0 77C 33W" and lines[-2] == progress.string,
-          f"tf: a sensors line after the progress line, which keeps its form: {lines[-3:]!r}")
+    check(with_sensors is not None, f"tf: the progress line carries the reading: {lines[-3:]!r}")
+    check(bare is not None, f"tf: no reading, the line ends at the ETA: {lines[-3:]!r}")
+    check(not [x for x in lines if "sensors:" in x or re.search(r"\d[eE][+-]\d", x)],
+          f"tf: no second sensors line, no e-notation: {[x for x in lines if 'class' in x][-3:]!r}")
 
 
 def pkg_config(name):

@@ -370,7 +370,7 @@ def test_kill_resume(tmp):
 
 def test_selftest():
     r = run("--selftest")
-    check(r.returncode == 0 and "FAILED" not in r.stdout and "0 failed" in r.stdout, f"--selftest {r.stdout}")
+    check(r.returncode == 0 and "FAILED" not in r.stdout and ": all found" in r.stdout, f"--selftest {r.stdout}")
     r = subprocess.run([LODE, "--selftest", "-a", "tf"], capture_output=True, text=True, timeout=120)
     check(r.returncode == 0, f"lode --selftest -a tf: {r.stdout} {r.stderr}")
 
@@ -725,7 +725,8 @@ def test_worktodo_not_a_file(tmp):
     check("worktodo.add" in r.stderr, f"and it is reported: {r.stderr!r}")
 
 
-ETA_RE = re.compile(r"ETA (\d+d [0-1]\dh [0-5]\dm|[1-9]\d?h [0-5]\dm|[1-9]\d?m [0-5]\ds|\d{1,2}s)$")
+# The ETA, then the devices' sensors after "; " where they have any.
+ETA_RE = re.compile(r"ETA (\d+d [0-1]\dh [0-5]\dm|[1-9]\d?h [0-5]\dm|[1-9]\d?m [0-5]\ds|\d{1,2}s)(; \S.*)?$")
 
 
 def test_messages(tmp):

@@ -1,6 +1,7 @@
 """Verifiable trial factoring from first principles (docs/TF-PROOF.md): the
 Python oracle tests/test_tf.py and tests/test_tf_proof.py hold lode's proofs
-against. No lode code: Python's own pow, Miller-Rabin, li by Simpson's rule
+against; the classes and the credit of an assignment (tests/test_tf_read.py,
+tests/test_api_tf.py). No lode code: Python's own pow, Miller-Rabin, li by Simpson's rule
 and hashlib."""
 import hashlib
 import math
@@ -79,3 +80,35 @@ def listing(p, a, b, t):
 def digest(qs):
     """The SHA-256 of the list as a proof file writes it ("q\\n" each)."""
     return hashlib.sha256("".join(f"{q}\n" for q in qs).encode()).hexdigest()
+
+
+def needed_classes(p):
+    """The classes of k mod 4620 trial factoring tests: q = 2kp + 1 is +-1
+    mod 8 and divisible by none of 3, 5, 7, 11."""
+    out = []
+    for c in range(4620):
+        q = 2 * c * p + 1
+        if q % 8 in (1, 7) and all(q % m for m in (3, 5, 7, 11)):
+            out.append(c)
+    return out
+
+
+def candidates_tested(p, lo, hi):
+    """The k >= 1 of the needed classes with 2^lo <= 2kp + 1 < 2^hi."""
+    k_lo = max(1, -(-(2**lo - 1) // (2 * p)))
+    k_hi = (2**hi - 2) // (2 * p)  # 2kp + 1 <= 2^hi - 1
+    total = 0
+    for c in needed_classes(p):
+        first = c if c >= k_lo else c + -(-(k_lo - c) // 4620) * 4620
+        if first <= k_hi:
+            total += (k_hi - first) // 4620 + 1
+    return total
+
+
+def ghz_days(p, a, b):
+    """PrimeNet's credit of trial factoring M(p) from 2^a to 2^b, in
+    GHz-days (the formula mfaktc prints): per bit level n = a+1..b,
+    C(n) * 2^(n-48) * 1680 / p, C = 0.011160 up to 62, 0.017832 at 63 and
+    64, 0.016968 above."""
+    return sum((0.011160 if n <= 62 else 0.017832 if n <= 64 else 0.016968) * 2.0 ** (n - 48) * 1680 / p
+               for n in range(a + 1, b + 1))

@@ -10,9 +10,9 @@
  *
  *   GET  /                 the dashboard (Chart.js embedded: works offline)
  *   GET  /chart.js         Chart.js, as Debian ships it
- *   GET  /api/summary      everything: build, source, pools, devices, tf
+ *   GET  /api/summary      everything: build, source, pools, devices, tf, primenet
  *   GET  /api/devices      the devices only
- *   GET  /api/history      per-device hashrate, temperature, power; shares
+ *   GET  /api/history      per-device hashrate, temperature, power (tf: GHz-days/day); shares
  *   GET  /metrics          Prometheus text exposition format 0.0.4
  *   POST /api/pause        {"device": "cpu:0"}    (token required)
  *   POST /api/resume       {"device": "cpu:0"}    (token required)
@@ -60,6 +60,7 @@ typedef struct lode_api_device {
     uint64_t hits_dropped;
     unsigned scans_in_flight; /* scans claimed whose hashes are not in `hashes` yet */
     lode_sensors sensors; /* only what is in sensors.present is shown */
+    uint64_t proof_entries, factors; /* tf: what it found (docs/OPERATIONS.md, "Words") */
 } lode_api_device;
 
 typedef struct lode_api_pool {
@@ -80,9 +81,23 @@ typedef struct lode_api_tf {
     uint64_t classes_done_total;          /* classes finished since start (a counter) */
     uint64_t assignments_done;
     double ghz_days;                      /* the assignment's credit */
+    uint64_t candidates;                  /* its candidates: ghz_days / candidates is one's credit */
     double ghz_days_per_day;              /* < 0: not known yet */
     double eta_s;                         /* < 0: not known yet */
+    unsigned factors;                     /* of the current assignment so far */
+    uint64_t factors_found;               /* found since start (a counter) */
 } lode_api_tf;
+
+/* The PrimeNet client of a tf run, as it reports itself; enabled false:
+ * none (the API shows {"enabled": false}). The strings may come
+ * unterminated: the API cuts them at their size. */
+typedef struct lode_api_primenet {
+    bool enabled;
+    char state[32];
+    unsigned results_sent, results_queued, assignments_queued;
+    char last_error[200];
+    double next_contact_s;
+} lode_api_primenet;
 
 typedef struct lode_api_snapshot {
     lode_api_device devices[LODE_API_MAX_DEVICES];
@@ -90,6 +105,7 @@ typedef struct lode_api_snapshot {
     lode_api_pool pools[LODE_API_MAX_POOLS];
     size_t pool_count;
     lode_api_tf tf;  /* meaningful when the config's source_kind is "tf" */
+    lode_api_primenet primenet; /* the same */
 } lode_api_snapshot;
 
 typedef struct lode_api_provider {

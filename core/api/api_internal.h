@@ -32,6 +32,7 @@ typedef struct api_state {
     uint64_t *hashes;        /* [sample * devices + d] */
     float *temp, *power;     /* NAN when absent */
     uint64_t *accepted, *rejected, *stale; /* summed over pools */
+    double *credit;          /* tf: GHz-days of one candidate of the running assignment; NAN: none */
 } api_state;
 
 int api_state_init(api_state *s, const lode_api_config *config);
@@ -40,7 +41,15 @@ int api_state_start(api_state *s);
 void api_state_stop(api_state *s);
 void api_state_destroy(api_state *s);
 
-/* Renderers: a malloc'd text (NULL when memory ran out). */
+/* Hashes per second of device d over the last `seconds` (over all samples
+ * when fewer are kept); NAN with fewer than two samples. Under the lock. */
+double api_device_rate(const api_state *s, size_t d, double seconds);
+/* lode tf: GHz-days/day of device d over the last `seconds` (its rate times
+ * the credit of one candidate of the running assignment); NAN when none runs. */
+double api_device_credit_rate(const api_state *s, size_t d, double seconds);
+
+/* Renderers: a malloc'd text (NULL when memory ran out); api_render_metrics
+ * in api_metrics.c, the others in api_state.c. */
 char *api_render_summary(api_state *s, bool devices_only);
 char *api_render_history(api_state *s);
 char *api_render_metrics(api_state *s);

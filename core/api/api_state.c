@@ -170,7 +170,9 @@ static int allocate_rings(api_state *s, size_t devices)
     s->accepted = calloc(n, sizeof *s->accepted);
     s->rejected = calloc(n, sizeof *s->rejected);
     s->stale = calloc(n, sizeof *s->stale);
-    return s->mono && s->wall && s->hashes && s->temp && s->power && s->accepted && s->rejected && s->stale
+    s->credit = calloc(n, sizeof *s->credit);
+    return s->mono && s->wall && s->hashes && s->temp && s->power && s->accepted && s->rejected && s->stale &&
+                   s->credit
                ? 0
                : -1;
 }
@@ -206,6 +208,11 @@ static void sample(api_state *s)
     s->accepted[i] = acc;
     s->rejected[i] = rej;
     s->stale[i] = st;
+    s->credit[i] = snap->tf.running && snap->tf.candidates > 0 ? snap->tf.ghz_days / (double)snap->tf.candidates
+                                                               : NAN;
+    /* The client's texts are cut at their size, whatever it left in them. */
+    snap->primenet.state[sizeof snap->primenet.state - 1] = '\0';
+    snap->primenet.last_error[sizeof snap->primenet.last_error - 1] = '\0';
     for (size_t d = 0; d < s->devices; d++) {
         const lode_api_device *dev = d < snap->device_count ? &snap->devices[d] : NULL;
         s->hashes[i * s->devices + d] = dev ? dev->hashes : 0;
@@ -286,6 +293,7 @@ void api_state_destroy(api_state *s)
     free(s->accepted);
     free(s->rejected);
     free(s->stale);
+    free(s->credit);
     free((char *)s->config.bind);
     free((char *)s->config.token);
     free((char *)s->config.version);
@@ -306,9 +314,7 @@ static size_t nth_newest(const api_state *s, size_t k)
     return (s->head + API_HISTORY - 1 - k) % API_HISTORY;
 }
 
-/* Hashes per second of device d over the last `seconds` (over all samples
- * when fewer are kept); NAN with fewer than two samples. */
-static double device_rate(const api_state *s, size_t d, double seconds)
+double api_device_rate(const api_state *s, size_t d, double seconds)
 {
     if (s->count < 2 || d >= s->devices)
         return NAN;
@@ -331,6 +337,21 @@ int api_device_index(api_state *s, const char *id)
             found = (int)d;
     pthread_mutex_unlock(&s->lock);
     return found;
+}
+
+static bool is_tf(const api_state *s)
+{
+    return strcmp(s->config.source_kind, "tf") == 0;
+}
+
+/* GHz-days/day of device d over the last `seconds`: its candidates a second
+ * times a day times the credit of one candidate of the running assignment;
+ * NAN when none runs. */
+double api_device_credit_rate(const api_state *s, size_t d, double seconds)
+{
+    if (s->count == 0)
+        return NAN;
+    return api_device_rate(s, d, seconds) * 86400.0 * s->credit[nth_newest(s, 0)];
 }
 
 /* ---- JSON ---- */
@@ -382,15 +403,20 @@ static json_t *devices_json(const api_state *s)
         else
             json_object_set_new(o, "variant", json_null());
         set_text(o, "state", dev->state);
-        set_number(o, "hashrate_10s", device_rate(s, d, 10));
-        set_number(o, "hashrate_60s", device_rate(s, d, 60));
-        set_number(o, "hashrate_15m", device_rate(s, d, 900));
+        set_number(o, "hashrate_10s", api_device_rate(s, d, 10));
+        set_number(o, "hashrate_60s", api_device_rate(s, d, 60));
+        set_number(o, "hashrate_15m", api_device_rate(s, d, 900));
         json_object_set_new(o, "hashes", json_integer((json_int_t)dev->hashes));
         json_object_set_new(o, "hits", json_integer((json_int_t)dev->hits));
         json_object_set_new(o, "hardware_errors", json_integer((json_int_t)dev->hw_errors));
         json_object_set_new(o, "hits_expected", json_real(dev->hits_expected));
         json_object_set_new(o, "hits_dropped", json_integer((json_int_t)dev->hits_dropped));
         json_object_set_new(o, "scans_in_flight", json_integer(dev->scans_in_flight));
+        if (is_tf(s)) {
+            set_number(o, "ghz_days_per_day", api_device_credit_rate(s, d, 60));
+            json_object_set_new(o, "proof_entries", json_integer((json_int_t)dev->proof_entries));
+            json_object_set_new(o, "factors", json_integer((json_int_t)dev->factors));
+        }
         add_sensors(o, &dev->sensors);
         json_array_append_new(arr, o);
     }
@@ -417,11 +443,33 @@ static json_t *tf_json(const lode_api_tf *tf)
         json_object_set_new(o, "classes_total", json_integer(tf->classes_total));
         set_number(o, "progress", tf->classes_total ? (double)tf->classes_done / tf->classes_total : NAN);
         set_number(o, "ghz_days", tf->ghz_days);
+        json_object_set_new(o, "candidates", json_integer((json_int_t)tf->candidates));
         set_number(o, "ghz_days_per_day", tf->ghz_days_per_day >= 0 ? tf->ghz_days_per_day : NAN);
         set_number(o, "eta_s", tf->eta_s >= 0 ? tf->eta_s : NAN);
+        json_object_set_new(o, "factors", json_integer(tf->factors));
     }
     json_object_set_new(o, "classes_done_total", json_integer((json_int_t)tf->classes_done_total));
     json_object_set_new(o, "assignments_done", json_integer((json_int_t)tf->assignments_done));
+    json_object_set_new(o, "factors_found", json_integer((json_int_t)tf->factors_found));
+    return o;
+}
+
+/* {"enabled": false} without a client; else its state as it gives it. */
+static json_t *primenet_json(const lode_api_primenet *pn)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "enabled", json_boolean(pn->enabled));
+    if (!pn->enabled)
+        return o;
+    set_text(o, "state", pn->state);
+    json_object_set_new(o, "results_sent", json_integer(pn->results_sent));
+    json_object_set_new(o, "results_queued", json_integer(pn->results_queued));
+    json_object_set_new(o, "assignments_queued", json_integer(pn->assignments_queued));
+    if (pn->last_error[0])
+        set_text(o, "last_error", pn->last_error);
+    else
+        json_object_set_new(o, "last_error", json_null());
+    set_number(o, "next_contact_s", pn->next_contact_s >= 0 ? pn->next_contact_s : NAN);
     return o;
 }
 
@@ -482,9 +530,9 @@ char *api_render_summary(api_state *s, bool devices_only)
     double r10 = 0, r60 = 0, r900 = 0;
     uint64_t hashes = 0, hits = 0, hw = 0;
     for (size_t d = 0; s->last != NULL && d < s->last->device_count; d++) {
-        r10 += device_rate(s, d, 10);
-        r60 += device_rate(s, d, 60);
-        r900 += device_rate(s, d, 900);
+        r10 += api_device_rate(s, d, 10);
+        r60 += api_device_rate(s, d, 60);
+        r900 += api_device_rate(s, d, 900);
         hashes += s->last->devices[d].hashes;
         hits += s->last->devices[d].hits;
         hw += s->last->devices[d].hw_errors;
@@ -495,16 +543,26 @@ char *api_render_summary(api_state *s, bool devices_only)
     json_object_set_new(total, "hashes", json_integer((json_int_t)hashes));
     json_object_set_new(total, "hits", json_integer((json_int_t)hits));
     json_object_set_new(total, "hardware_errors", json_integer((json_int_t)hw));
+    if (is_tf(s)) {
+        double credit = 0;
+        for (size_t d = 0; s->last != NULL && d < s->last->device_count; d++)
+            credit += api_device_credit_rate(s, d, 60);
+        set_number(total, "ghz_days_per_day", credit);
+    }
     json_object_set_new(root, "total", total);
     json_object_set_new(root, "devices", devices);
-    if (strcmp(c->source_kind, "tf") == 0 && s->last != NULL)
+    if (is_tf(s) && s->last != NULL) {
         json_object_set_new(root, "tf", tf_json(&s->last->tf));
+        json_object_set_new(root, "primenet", primenet_json(&s->last->primenet));
+    }
     pthread_mutex_unlock(&s->lock);
     return dump(root);
 }
 
-/* Per device: [time_ms, hashes/s] over SMOOTH samples; temperature and
- * power as sampled. Shares: [time_ms, accepted, rejected, stale] (totals). */
+/* Per device: [time_ms, hashes/s] over SMOOTH samples (tf: and
+ * [time_ms, GHz-days/day] at the credit of the assignment then running);
+ * temperature and power as sampled. Shares: [time_ms, accepted, rejected,
+ * stale] (totals). */
 #define SMOOTH 5
 char *api_render_history(api_state *s)
 {
@@ -515,6 +573,7 @@ char *api_render_history(api_state *s)
     json_t *devices = json_array();
     for (size_t d = 0; s->last != NULL && d < s->devices && d < s->last->device_count; d++) {
         json_t *o = json_object(), *rate = json_array(), *temp = json_array(), *power = json_array();
+        json_t *credit = json_array();
         set_text(o, "id", s->last->devices[d].id);
         for (size_t k = s->count; k-- > 0;) { /* oldest first */
             size_t i = nth_newest(s, k);
@@ -523,9 +582,12 @@ char *api_render_history(api_state *s)
                 size_t back = s->count - 1 - k < SMOOTH ? s->count - 1 - k : SMOOTH;
                 size_t j = nth_newest(s, k + back);
                 double dt = s->mono[i] - s->mono[j];
+                double r = dt > 0 ? (double)(s->hashes[i * s->devices + d] - s->hashes[j * s->devices + d]) / dt
+                                  : NAN;
                 if (dt > 0)
-                    json_array_append_new(rate, json_pack("[I,f]", ms,
-                        (double)(s->hashes[i * s->devices + d] - s->hashes[j * s->devices + d]) / dt));
+                    json_array_append_new(rate, json_pack("[I,f]", ms, r));
+                if (dt > 0 && isfinite(s->credit[i]))
+                    json_array_append_new(credit, json_pack("[I,f]", ms, r * 86400.0 * s->credit[i]));
             }
             float t = s->temp[i * s->devices + d], w = s->power[i * s->devices + d];
             if (!isnan(t))
@@ -536,6 +598,10 @@ char *api_render_history(api_state *s)
         json_object_set_new(o, "hashrate", rate);
         json_object_set_new(o, "temperature_c", temp);
         json_object_set_new(o, "power_w", power);
+        if (is_tf(s))
+            json_object_set_new(o, "ghz_days_per_day", credit);
+        else
+            json_decref(credit);
         json_array_append_new(devices, o);
     }
     json_t *shares = json_array();
@@ -549,226 +615,4 @@ char *api_render_history(api_state *s)
     json_object_set_new(root, "devices", devices);
     json_object_set_new(root, "shares", shares);
     return dump(root);
-}
-
-/* ---- Prometheus text format 0.0.4 ---- */
-
-/* A label value: cleaned as JSON strings are (valid UTF-8, no control
- * characters), then backslash and double quote escaped. */
-static void put_label(FILE *f, const char *v)
-{
-    char *clean = api_clean_text(v);
-    for (const char *p = clean ? clean : "?"; *p; p++) {
-        if (*p == '\\' || *p == '"')
-            fputc('\\', f);
-        fputc(*p, f);
-    }
-    free(clean);
-}
-
-static void family(FILE *f, const char *name, const char *type, const char *help)
-{
-    fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
-static void put_value(FILE *f, double v)
-{
-    if (isnan(v))
-        fputs("NaN\n", f);
-    else
-        fprintf(f, "%.17g\n", v);
-}
-
-static void device_sample(FILE *f, const char *name, const lode_api_device *dev, const char *extra_label,
-                          const char *extra_value, double v)
-{
-    fprintf(f, "%s{device=\"", name);
-    put_label(f, dev->id);
-    fputc('"', f);
-    if (extra_label) {
-        fprintf(f, ",%s=\"", extra_label);
-        put_label(f, extra_value);
-        fputc('"', f);
-    }
-    fputs("} ", f);
-    put_value(f, v);
-}
-
-char *api_render_metrics(api_state *s)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (f == NULL)
-        return NULL;
-    pthread_mutex_lock(&s->lock);
-    const lode_api_config *c = &s->config;
-    const lode_api_snapshot *snap = s->last;
-    size_t nd = snap ? snap->device_count : 0, np = snap ? snap->pool_count : 0;
-
-    family(f, "lode_build_info", "gauge", "Always 1; the labels say which lode runs what.");
-    fputs("lode_build_info{version=\"", f);
-    put_label(f, c->version);
-    fputs("\",algorithm=\"", f);
-    put_label(f, c->algorithm);
-    fputs("\",source=\"", f);
-    put_label(f, c->source_kind);
-    fputs("\"} 1\n", f);
-    family(f, "lode_start_time_seconds", "gauge", "When lode started, in seconds since the Unix epoch.");
-    fprintf(f, "lode_start_time_seconds %.3f\n", s->start_wall);
-    family(f, "lode_uptime_seconds", "gauge", "Seconds since lode started.");
-    fprintf(f, "lode_uptime_seconds %.3f\n", lode_clock_s() - s->start_mono);
-
-    if (nd) {
-        family(f, "lode_device_info", "gauge", "Always 1: a device's name, backend and variant.");
-        for (size_t d = 0; d < nd; d++) {
-            const lode_api_device *dev = &snap->devices[d];
-            fputs("lode_device_info{device=\"", f);
-            put_label(f, dev->id);
-            fputs("\",name=\"", f);
-            put_label(f, dev->name);
-            fputs("\",backend=\"", f);
-            put_label(f, dev->backend);
-            fputs("\",variant=\"", f);
-            put_label(f, dev->variant);
-            fputs("\"} 1\n", f);
-        }
-        family(f, "lode_hashes_total", "counter", "Nonces (indices) a device has scanned.");
-        for (size_t d = 0; d < nd; d++)
-            device_sample(f, "lode_hashes_total", &snap->devices[d], NULL, NULL, (double)snap->devices[d].hashes);
-        family(f, "lode_hits_total", "counter", "Hits a device found that the CPU re-check confirmed.");
-        for (size_t d = 0; d < nd; d++)
-            device_sample(f, "lode_hits_total", &snap->devices[d], NULL, NULL, (double)snap->devices[d].hits);
-        family(f, "lode_hardware_errors_total", "counter", "Hits a device reported that the CPU re-check refused.");
-        for (size_t d = 0; d < nd; d++)
-            device_sample(f, "lode_hardware_errors_total", &snap->devices[d], NULL, NULL,
-                          (double)snap->devices[d].hw_errors);
-        family(f, "lode_hits_expected_total", "counter",
-               "Hits the hashes counted should have given (SHA-256d, scrypt; 0 otherwise).");
-        for (size_t d = 0; d < nd; d++)
-            device_sample(f, "lode_hits_expected_total", &snap->devices[d], NULL, NULL, snap->devices[d].hits_expected);
-        family(f, "lode_hits_dropped_total", "counter", "Hits dropped unchecked: their job had ended (a clean job).");
-        for (size_t d = 0; d < nd; d++)
-            device_sample(f, "lode_hits_dropped_total", &snap->devices[d], NULL, NULL,
-                          (double)snap->devices[d].hits_dropped);
-        family(f, "lode_device_scans_in_flight", "gauge",
-               "Scans a device's workers have claimed whose hashes are not counted yet.");
-        for (size_t d = 0; d < nd; d++)
-            device_sample(f, "lode_device_scans_in_flight", &snap->devices[d], NULL, NULL,
-                          (double)snap->devices[d].scans_in_flight);
-        family(f, "lode_device_hashrate", "gauge", "Hashes per second over the last 60 seconds.");
-        for (size_t d = 0; d < nd; d++) {
-            double r = device_rate(s, d, 60);
-            if (isfinite(r))
-                device_sample(f, "lode_device_hashrate", &snap->devices[d], NULL, NULL, r);
-        }
-        family(f, "lode_device_state", "gauge", "1 for the state a device is in, 0 for the others.");
-        for (size_t d = 0; d < nd; d++)
-            for (int k = 0; k < LODE_DEVICE_STATE_COUNT; k++) {
-                const char *state = lode_device_state_name((lode_device_state)k);
-                device_sample(f, "lode_device_state", &snap->devices[d], "state", state,
-                              strcmp(snap->devices[d].state, state) == 0);
-            }
-        static const struct {
-            uint32_t bit;
-            const char *name, *help;
-            size_t field; /* offset of the reading in lode_sensors */
-            double scale;
-        } sensors[] = {
-            {LODE_SENSOR_TEMP, "lode_device_temperature_celsius", "The device's hottest temperature sensor.",
-             offsetof(lode_sensors, temp_c), 1},
-            {LODE_SENSOR_POWER, "lode_device_power_watts", "Board (GPU) or package (CPU) power.",
-             offsetof(lode_sensors, power_w), 1},
-            {LODE_SENSOR_FAN, "lode_device_fan_ratio", "Fan speed, 0 to 1 of its maximum.",
-             offsetof(lode_sensors, fan_percent), 0.01},
-        };
-        for (size_t k = 0; k < sizeof sensors / sizeof sensors[0]; k++) {
-            bool any = false;
-            for (size_t d = 0; d < nd; d++)
-                any |= (snap->devices[d].sensors.present & sensors[k].bit) != 0;
-            if (!any)
-                continue; /* an absent sensor gives no sample */
-            family(f, sensors[k].name, "gauge", sensors[k].help);
-            for (size_t d = 0; d < nd; d++) {
-                const lode_sensors *se = &snap->devices[d].sensors;
-                if (!(se->present & sensors[k].bit))
-                    continue;
-                double v;
-                memcpy(&v, (const char *)se + sensors[k].field, sizeof v);
-                device_sample(f, sensors[k].name, &snap->devices[d], NULL, NULL, v * sensors[k].scale);
-            }
-        }
-        bool clocks = false;
-        for (size_t d = 0; d < nd; d++)
-            clocks |= (snap->devices[d].sensors.present & (LODE_SENSOR_SM_CLOCK | LODE_SENSOR_MEM_CLOCK)) != 0;
-        if (clocks) {
-            family(f, "lode_device_clock_hertz", "gauge", "Clock frequencies: the cores (sm) and memory (mem).");
-            for (size_t d = 0; d < nd; d++) {
-                const lode_sensors *se = &snap->devices[d].sensors;
-                if (se->present & LODE_SENSOR_SM_CLOCK)
-                    device_sample(f, "lode_device_clock_hertz", &snap->devices[d], "clock", "sm",
-                                  se->sm_clock_mhz * 1e6);
-                if (se->present & LODE_SENSOR_MEM_CLOCK)
-                    device_sample(f, "lode_device_clock_hertz", &snap->devices[d], "clock", "mem",
-                                  se->mem_clock_mhz * 1e6);
-            }
-        }
-    }
-    if (np) {
-        family(f, "lode_shares_total", "counter",
-               "Shares (solo: blocks) by what became of them: the pool's answer (accepted, rejected, "
-               "stale), or never answered (dropped: job ended; unsent: a flood; unanswered).");
-        static const char *const results[] = {"accepted", "rejected", "stale", "dropped", "unsent", "unanswered"};
-        for (size_t p = 0; p < np; p++) {
-            const lode_api_pool *pl = &snap->pools[p];
-            const uint64_t v[] = {pl->accepted, pl->rejected, pl->stale, pl->dropped, pl->unsent, pl->unanswered};
-            for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
-                fputs("lode_shares_total{pool=\"", f);
-                put_label(f, pl->url);
-                fprintf(f, "\",result=\"%s\"} %llu\n", results[k], (unsigned long long)v[k]);
-            }
-        }
-        family(f, "lode_pool_active", "gauge", "1 for the pool lode mines on, 0 for the others.");
-        for (size_t p = 0; p < np; p++) {
-            fputs("lode_pool_active{pool=\"", f);
-            put_label(f, snap->pools[p].url);
-            fprintf(f, "\"} %d\n", snap->pools[p].active);
-        }
-        family(f, "lode_pool_connected", "gauge", "1 while connected (subscribed) to the pool.");
-        for (size_t p = 0; p < np; p++) {
-            fputs("lode_pool_connected{pool=\"", f);
-            put_label(f, snap->pools[p].url);
-            fprintf(f, "\"} %d\n", snap->pools[p].connected);
-        }
-    }
-    if (snap && strcmp(c->source_kind, "tf") == 0) {
-        const lode_api_tf *tf = &snap->tf;
-        family(f, "lode_tf_classes_done_total", "counter", "Trial-factoring classes finished since start.");
-        fprintf(f, "lode_tf_classes_done_total %llu\n", (unsigned long long)tf->classes_done_total);
-        family(f, "lode_tf_assignments_done_total", "counter", "Trial-factoring assignments finished since start.");
-        fprintf(f, "lode_tf_assignments_done_total %llu\n", (unsigned long long)tf->assignments_done);
-        if (tf->running) {
-            family(f, "lode_tf_progress_ratio", "gauge", "Classes done of the current assignment, 0 to 1.");
-            fprintf(f, "lode_tf_progress_ratio{exponent=\"%u\",bit_min=\"%u\",bit_max=\"%u\"} ", tf->exponent,
-                    tf->bit_min, tf->bit_max);
-            put_value(f, tf->classes_total ? (double)tf->classes_done / tf->classes_total : 0);
-            if (tf->ghz_days_per_day >= 0) {
-                family(f, "lode_tf_credit_rate", "gauge",
-                       "Trial-factoring throughput: GHz-days of PrimeNet credit per day (GHz-days/day).");
-                fprintf(f, "lode_tf_credit_rate ");
-                put_value(f, tf->ghz_days_per_day);
-            }
-            if (tf->eta_s >= 0) {
-                family(f, "lode_tf_eta_seconds", "gauge", "Estimated seconds until the assignment is done.");
-                fprintf(f, "lode_tf_eta_seconds ");
-                put_value(f, tf->eta_s);
-            }
-        }
-    }
-    pthread_mutex_unlock(&s->lock);
-    if (fclose(f) != 0) {
-        free(text);
-        return NULL;
-    }
-    return text;
 }

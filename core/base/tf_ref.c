@@ -152,6 +152,19 @@ void lode_tf_u128_str(lode_u128 q, char *buf)
     buf[n] = '\0';
 }
 
+uint64_t lode_tf_candidates(uint32_t p, unsigned bit_min, unsigned bit_max)
+{
+    uint64_t n = 0;
+    for (uint32_t c = 0; c < LODE_TF_CLASSES; c++) {
+        uint64_t b, e;
+        if (!lode_tf_class_needed(p, c))
+            continue;
+        lode_tf_class_range(p, bit_min, bit_max, c, &b, &e);
+        n += e - b;
+    }
+    return n;
+}
+
 double lode_tf_ghz_days(uint32_t p, unsigned bit_min, unsigned bit_max)
 {
     double total = 0;

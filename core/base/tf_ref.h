@@ -60,6 +60,9 @@ bool lode_tf_class_needed(uint32_t p, uint32_t c);
  * and 2^bit_min <= q < 2^bit_max (empty if none). */
 void lode_tf_class_range(uint32_t p, unsigned bit_min, unsigned bit_max, uint32_t c,
                          uint64_t *n_begin, uint64_t *n_end);
+/* The candidates of an assignment: the indices of its needed classes, what
+ * the devices' counters count when they run it all. */
+uint64_t lode_tf_candidates(uint32_t p, unsigned bit_min, unsigned bit_max);
 /* k of index n in class c. */
 static inline uint64_t lode_tf_k(uint32_t c, uint64_t n) { return c + (uint64_t)LODE_TF_CLASSES * n; }
 /* 2^p mod q == 1, for odd q < 2^95 (the reference test). */

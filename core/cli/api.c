@@ -117,6 +117,27 @@ static void url_without_credentials(char *dst, size_t len, const char *url)
     snprintf(dst, len, "%.*s%s", (int)(host - url), url, at + 1);
 }
 
+/* The trial-factoring driver's progress, the devices' proof entries and
+ * factors, and the PrimeNet client's state. */
+static void tf_snapshot(cli_api_source *src, lode_api_snapshot *out)
+{
+    lode_tf_status st;
+    lode_tf_driver_status(src->tf, &st);
+    out->tf = (lode_api_tf){
+        .running = st.running, .exponent = st.exponent, .bit_min = st.bit_min, .bit_max = st.bit_max,
+        .classes_done = st.classes_done, .classes_total = st.classes_total,
+        .classes_done_total = st.classes_done_total, .assignments_done = st.assignments_done,
+        .ghz_days = st.ghz_days, .candidates = st.candidates, .ghz_days_per_day = st.ghz_days_per_day,
+        .eta_s = st.eta_s, .factors = st.factors, .factors_found = st.factors_found};
+    for (size_t d = 0; d < out->device_count && d < LODE_TF_STATUS_DEVICES; d++) {
+        out->devices[d].proof_entries = st.device_proof_entries[d];
+        out->devices[d].factors = st.device_factors[d];
+    }
+    out->primenet = (lode_api_primenet){.next_contact_s = -1};
+    if (src->primenet != NULL)
+        src->primenet(src->primenet_user, &out->primenet);
+}
+
 static void snapshot(void *user, lode_api_snapshot *out)
 {
     cli_api_source *src = user;
@@ -177,15 +198,8 @@ static void snapshot(void *user, lode_api_snapshot *out)
         copy(pl->last_reject, sizeof pl->last_reject, st.last_reject);
         out->pool_count = 1;
     }
-    if (src->tf != NULL) {
-        lode_tf_status st;
-        lode_tf_driver_status(src->tf, &st);
-        out->tf = (lode_api_tf){
-            .running = st.running, .exponent = st.exponent, .bit_min = st.bit_min, .bit_max = st.bit_max,
-            .classes_done = st.classes_done, .classes_total = st.classes_total,
-            .classes_done_total = st.classes_done_total, .assignments_done = st.assignments_done,
-            .ghz_days = st.ghz_days, .ghz_days_per_day = st.ghz_days_per_day, .eta_s = st.eta_s};
-    }
+    if (src->tf != NULL)
+        tf_snapshot(src, out);
 }
 
 static int set_paused(void *user, size_t device, bool paused, char *why, size_t why_len)

@@ -12,6 +12,7 @@
 #include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/base/target.h"
+#include "core/base/text.h"
 #include "core/cli/cli.h"
 #include "core/dispatch/dispatch.h"
 
@@ -88,6 +89,19 @@ static void status_extra(void *user, char *out, size_t len)
 {
     bench_job_source *s = user;
     snprintf(out, len, "benchmark, shares %llu", (unsigned long long)atomic_load(&s->shares));
+}
+
+/* The last line, a plain number for scripts: whole units for H/s; three
+ * significant digits below 100 (a Momentum sweep takes seconds: 0.123
+ * sweeps/s, not 0), never e-notation. */
+static void print_total(lode_algo algo, double total)
+{
+    char number[48];
+    if (total >= 100)
+        snprintf(number, sizeof number, "%.0f", total);
+    else
+        lode_format_decimal(total, 3, number, sizeof number);
+    printf("%s total %s %s\n", lode_algo_get(algo)->name, number, cli_rate_unit(algo));
 }
 
 int cmd_benchmark(const cli_options *o)
@@ -210,10 +224,7 @@ int cmd_benchmark(const cli_options *o)
     cli_notify_stop(notify);
     uint64_t hw_errors;
     double total = cli_rate_report_stop_and_summarise(&report, &hw_errors);
-    /* Whole units for H/s; three significant digits below 100 (a Momentum
-     * sweep takes seconds: 0.123 sweeps/s, not 0). */
-    printf(total >= 100 ? "%s total %.0f %s\n" : "%s total %.3g %s\n", lode_algo_get(o->algo)->name,
-           total, cli_rate_unit(o->algo));
+    print_total(o->algo, total);
     cli_rate_report_free(&report);
     cli_api_stop(api);
     lode_dispatcher_free(m);

@@ -138,21 +138,24 @@ static double row_rate(const lode_check_row *row)
  * too (100% with --jobs; a share with --duration), not a match rate. */
 static void print_header(void)
 {
-    printf("%-10s %-12s %-9s %7s %9s %8s %10s %18s %7s\n", "device", "variant", "algorithm", "jobs", "hits",
+    printf("%-10s %-12s %-9s %7s %9s %11s %10s %20s %7s\n", "device", "variant", "algorithm", "jobs", "hits",
            "compared", "mismatches", "rate", "max C");
     fflush(stdout);
 }
 
 static void print_row(const lode_check_row *r)
 {
-    char rate[32] = "-", temp[16] = "-", compared[16] = "-";
+    char rate[32] = "-", temp[16] = "-", compared[48] = "-";
     if (r->ran)
-        cli_format_rate(row_rate(r), rate_unit(r->algo), rate, sizeof rate);
+        lode_format_rate(row_rate(r), rate_unit(r->algo), rate, sizeof rate);
     if (!isnan(r->max_temp_c))
         snprintf(temp, sizeof temp, "%.0f", r->max_temp_c);
-    if (r->indices > 0)
-        snprintf(compared, sizeof compared, "%.3g%%", 100.0 * (double)r->indices_exact / (double)r->indices);
-    printf("%-10s %-12s %-9s %7llu %9llu %8s %10llu %18s %7s%s%s\n", r->device->id,
+    if (r->indices > 0) { /* "0.00000412%", not 4.12e-06% */
+        lode_format_decimal(100.0 * (double)r->indices_exact / (double)r->indices, 3, compared, sizeof compared);
+        size_t used = strlen(compared);
+        lode_appendf(compared, sizeof compared, &used, "%%");
+    }
+    printf("%-10s %-12s %-9s %7llu %9llu %11s %10llu %20s %7s%s%s\n", r->device->id,
            r->variant[0] ? r->variant : "-", lode_algo_get(r->algo)->name, (unsigned long long)r->jobs,
            (unsigned long long)r->hits_reported, compared, (unsigned long long)r->mismatches, rate, temp,
            r->error != LODE_OK ? "  ERROR: " : "", r->error != LODE_OK ? r->error_text : "");
@@ -239,8 +242,10 @@ static void print_text(const lode_check *c, uint64_t seed, const cli_options *o,
             char temp[32] = "";
             if (!isnan(maxt))
                 snprintf(temp, sizeof temp, ", at most %.0f C", maxt);
-            printf("%s: %llu mismatching jobs in %.1f min (%.3g per hour)%s\n", dev->id, (unsigned long long)diffs,
-                   secs / 60, secs > 0 ? (double)diffs * 3600 / secs : 0.0, temp);
+            char per_hour[48];
+            lode_format_decimal(secs > 0 ? (double)diffs * 3600 / secs : 0.0, 3, per_hour, sizeof per_hour);
+            printf("%s: %llu mismatching jobs in %.1f min (%s per hour)%s\n", dev->id, (unsigned long long)diffs,
+                   secs / 60, per_hour, temp);
         }
     }
 }

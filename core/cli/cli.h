@@ -277,11 +277,10 @@ void cli_rate_report_free(cli_rate_report *r);
 void cli_device_sensors_text(const struct lode_device_ref *ref, char *out, size_t len);
 /* "H/s", or "sweeps/s" for Momentum (one index = one 2^26 search). */
 const char *cli_rate_unit(lode_algo algo);
-/* "12.34 MH/s" */
-void cli_format_rate(double rate, const char *unit, char *out, size_t len);
 
 /* The HTTP API of a run (core/cli/api.c): what the program tells it. */
 struct lode_api;
+struct lode_api_primenet;
 struct lode_stratum;
 struct lode_gbt;
 struct lode_tf_driver;
@@ -295,6 +294,12 @@ typedef struct cli_api_source {
     struct lode_gbt *gbt;
     const char *node_url;
     struct lode_tf_driver *tf;
+    /* The PrimeNet client of a tf run: fills *out (zeroed before, with
+     * next_contact_s -1: unknown; the client sets enabled); called by the
+     * API's sampler once a second, so it must not block. NULL: no client
+     * ({"enabled": false}). */
+    void (*primenet)(void *user, struct lode_api_primenet *out);
+    void *primenet_user;
     const char *unit;
     char variants[64][32]; /* filled by cli_api_start */
 } cli_api_source;
@@ -321,5 +326,10 @@ int cmd_check(const cli_options *o, int argc, char **argv);
 void cmd_check_usage(FILE *out);
 /* lode tf --help */
 void cmd_tf_usage(FILE *out);
+/* The end-of-run summary of lode tf (core/cli/tf_summary.c): the run's
+ * assignments, factors and classes, and per device its rate over elapsed
+ * seconds, candidates, proof entries and hardware errors. */
+struct lode_tf_driver;
+void cli_tf_summary(struct lode_dispatcher *m, struct lode_tf_driver *driver, double elapsed);
 
 #endif

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/base/status.h"
+#include "core/base/text.h"
 #include "core/cli/cli.h"
 #include "core/dispatch/registry.h"
 #include "core/dispatch/selftest.h"
@@ -143,14 +144,64 @@ static int selftest_variant(const cli_options *o, const lode_device_ref *device,
     return rc;
 }
 
+/* What a self-test run gave: counts, and for `lode tf --selftest` the
+ * devices tested and the variants that failed. */
+typedef struct selftest_tally {
+    int runs, failures, skipped;
+    char devices[512], failed[512];
+    size_t devices_used, failed_used;
+} selftest_tally;
+
+/* Every variant of one device (or the one --variant names). */
+static void selftest_device(const cli_options *o, const lode_device_ref *device, lode_algo algo,
+                            selftest_tally *t)
+{
+    const char *names[MAX_VARIANTS];
+    int k = lode_device_variants(device, algo, names, MAX_VARIANTS);
+    bool ran = false;
+    for (int v = 0; v < k && !cli_interrupted(); v++) {
+        if (o->variant != NULL && (names[v] == NULL || strcmp(names[v], o->variant) != 0))
+            continue;
+        char why[512];
+        int rc = selftest_variant(o, device, algo, names[v], why, sizeof why);
+        if (cli_interrupted())
+            break; /* cut short: its outcome says nothing */
+        const char *variant = names[v] ? names[v] : "default";
+        printf("%-8s %-8s %-8s %s%s\n", device->id, lode_algo_get(algo)->name, variant,
+               rc == LODE_OK ? "ok" : "FAILED: ", rc == LODE_OK ? "" : why);
+        t->runs++;
+        ran = true;
+        if (rc != LODE_OK) {
+            t->failures++;
+            lode_appendf(t->failed, sizeof t->failed, &t->failed_used, "%s%s (%s)", t->failed_used ? ", " : "",
+                         device->id, variant);
+        }
+    }
+    if (ran)
+        lode_appendf(t->devices, sizeof t->devices, &t->devices_used, "%s%s", t->devices_used ? ", " : "",
+                     device->id);
+}
+
+/* `lode tf --selftest`'s last line: how many known factors on which
+ * devices, and whether every one was found. */
+static void print_tf_outcome(const selftest_tally *t)
+{
+    printf("tf self-test: %zu known factors on %s: %s%s", lode_tf_selftest_count(false), t->devices,
+           t->failures ? "NOT all found, FAILED on " : "all found", t->failures ? t->failed : "");
+    if (t->skipped)
+        printf("; %d device%s skipped (above)", t->skipped, t->skipped == 1 ? "" : "s");
+    printf("\n");
+}
+
 /* Every vector on every variant of every selected device: what a device
  * must pass before it gets work, here for all of its implementations.
  * `lode tf --selftest` (o->command CLI_CMD_TF) runs the whole known-factor
- * set of trial factoring, not the short one a worker runs at start. A stop
- * (Ctrl-C) ends the test running and the rest: status 130. */
+ * set of trial factoring, not the short one a worker runs at start, and
+ * ends with a line naming how many on which devices. A stop (Ctrl-C) ends
+ * the test running and the rest: status 130. */
 int cmd_selftest(const cli_options *o)
 {
-    int failures = 0, runs = 0, skipped = 0;
+    selftest_tally t = {0};
     for (int a = 0; a < LODE_ALGO_COUNT && !cli_interrupted(); a++) {
         if (o->algo_given && (lode_algo)a != o->algo)
             continue;
@@ -167,33 +218,21 @@ int cmd_selftest(const cli_options *o)
             return EXIT_USAGE;
         }
         if (o->devices == NULL)
-            skipped += print_skipped((lode_algo)a, devices, count);
-        for (size_t d = 0; d < count && !cli_interrupted(); d++) {
-            const char *names[MAX_VARIANTS];
-            int k = lode_device_variants(&devices[d], (lode_algo)a, names, MAX_VARIANTS);
-            for (int v = 0; v < k && !cli_interrupted(); v++) {
-                if (o->variant != NULL && (names[v] == NULL || strcmp(names[v], o->variant) != 0))
-                    continue;
-                char why[512];
-                int rc = selftest_variant(o, &devices[d], (lode_algo)a, names[v], why, sizeof why);
-                if (cli_interrupted())
-                    break; /* cut short: its outcome says nothing */
-                printf("%-8s %-8s %-8s %s%s\n", devices[d].id, lode_algo_get((lode_algo)a)->name,
-                       names[v] ? names[v] : "default", rc == LODE_OK ? "ok" : "FAILED: ",
-                       rc == LODE_OK ? "" : why);
-                runs++;
-                failures += rc != LODE_OK;
-            }
-        }
+            t.skipped += print_skipped((lode_algo)a, devices, count);
+        for (size_t d = 0; d < count && !cli_interrupted(); d++)
+            selftest_device(o, &devices[d], (lode_algo)a, &t);
         free(devices);
     }
     if (cli_interrupted()) {
-        printf("%d passed, %d failed, %d skipped, then interrupted\n", runs - failures, failures, skipped);
+        printf("%d passed, %d failed, %d skipped, then interrupted\n", t.runs - t.failures, t.failures, t.skipped);
         fprintf(stderr, "lode: interrupted\n");
         return EXIT_INTERRUPTED;
     }
-    if (runs == 0)
+    if (t.runs == 0)
         return cli_usage_error("nothing to self-test (check --devices, --algo and --variant)");
-    printf("%d passed, %d failed, %d skipped\n", runs - failures, failures, skipped);
-    return failures ? EXIT_RUNTIME : 0;
+    if (o->command == CLI_CMD_TF)
+        print_tf_outcome(&t);
+    else
+        printf("%d passed, %d failed, %d skipped\n", t.runs - t.failures, t.failures, t.skipped);
+    return t.failures ? EXIT_RUNTIME : 0;
 }

@@ -19,6 +19,7 @@
 #include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/base/stuck_threads.h"
+#include "core/base/text.h"
 #include "core/cli/cli.h"
 #include "core/dispatch/dispatch.h"
 #ifdef LODE_HAVE_SYSTEMD
@@ -179,7 +180,7 @@ static void *scheduler_main(void *arg)
         if (now - last_status >= STATUS_PERIOD_S - 0.01) {
             uint64_t hashes = total_hashes(n->miner);
             char rate[32], extra[160] = "";
-            cli_format_rate((double)(hashes - last_hashes) / (now - last_status), n->unit, rate, sizeof rate);
+            lode_format_rate((double)(hashes - last_hashes) / (now - last_status), n->unit, rate, sizeof rate);
             if (n->extra != NULL)
                 n->extra(n->user, extra, sizeof extra);
             snprintf(status, sizeof status, "%s %s%s%s", n->what, rate, extra[0] ? ", " : "", extra);

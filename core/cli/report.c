@@ -7,6 +7,7 @@
 #include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/base/sensors.h"
+#include "core/base/text.h"
 #include "core/cli/cli.h"
 #include "core/dispatch/dispatch.h"
 #include "core/dispatch/registry.h"
@@ -16,22 +17,6 @@ const char *cli_rate_unit(lode_algo algo)
 {
     /* A Momentum index is a whole 2^26-nonce birthday search. */
     return lode_algo_get(algo)->kind == LODE_WORK_COLLISION_SEARCH ? "sweeps/s" : "H/s";
-}
-
-void cli_format_rate(double rate, const char *unit, char *out, size_t len)
-{
-    static const char prefixes[] = " kMGT";
-    int u = 0;
-    while (rate >= 1000.0 && u < 4) {
-        rate /= 1000.0;
-        u++;
-    }
-    if (u == 0 && rate < 1.0) /* 0.0123 sweeps/s, not 0.01 */
-        snprintf(out, len, "%.3g %s", rate, unit);
-    else if (u == 0)
-        snprintf(out, len, "%.2f %s", rate, unit);
-    else
-        snprintf(out, len, "%.2f %c%s", rate, prefixes[u], unit);
 }
 
 int cli_rate_report_init(cli_rate_report *r, lode_dispatcher *m, const char *unit, double interval)
@@ -62,7 +47,7 @@ void cli_rate_report_tick(cli_rate_report *r)
     for (size_t d = 0; d < r->devices; d++) {
         lode_device_stats st;
         lode_dispatcher_device_stats(r->miner, d, &st);
-        cli_format_rate((double)(st.hashes - r->last[d]) / (t - r->last_time), r->unit, rate, sizeof rate);
+        lode_format_rate((double)(st.hashes - r->last[d]) / (t - r->last_time), r->unit, rate, sizeof rate);
         const lode_device_ref *ref = lode_dispatcher_device(r->miner, d);
         char sensors[160];
         lode_sensors_format(&st.sensors, sensors, sizeof sensors); /* the monitor's reading */
@@ -70,7 +55,7 @@ void cli_rate_report_tick(cli_rate_report *r)
         delta_sum += st.hashes - r->last[d];
         r->last[d] = st.hashes;
     }
-    cli_format_rate((double)delta_sum / (t - r->last_time), r->unit, rate, sizeof rate);
+    lode_format_rate((double)delta_sum / (t - r->last_time), r->unit, rate, sizeof rate);
     lode_log(LODE_LOG_INFO, "total: %s", rate);
     r->last_time = t;
 }
@@ -106,7 +91,7 @@ double cli_rate_report_stop_and_summarise(cli_rate_report *r, uint64_t *hw_error
     for (size_t d = 0; d < r->devices; d++) {
         lode_device_stats st;
         lode_dispatcher_device_stats(r->miner, d, &st);
-        cli_format_rate((double)st.hashes / elapsed, r->unit, rate, sizeof rate);
+        lode_format_rate((double)st.hashes / elapsed, r->unit, rate, sizeof rate);
         const lode_device_ref *ref = lode_dispatcher_device(r->miner, d);
         char sensors[160], stopped[240] = "";
         lode_sensors_format(&st.sensors, sensors, sizeof sensors); /* the monitor's reading */
@@ -131,7 +116,7 @@ double cli_rate_report_stop_and_summarise(cli_rate_report *r, uint64_t *hw_error
         sum += st.hashes;
         *hw_errors += st.hw_errors;
     }
-    cli_format_rate((double)sum / elapsed, r->unit, rate, sizeof rate);
+    lode_format_rate((double)sum / elapsed, r->unit, rate, sizeof rate);
     lode_log(LODE_LOG_NOTICE, "summary: total: %s", rate);
     return (double)sum / elapsed;
 }

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "core/api/api.h"
+#include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/base/status.h"
 #include "core/base/tf_ref.h"
@@ -190,25 +191,31 @@ static int run_driver(const cli_options *opts, lode_tf_driver *driver, lode_disp
         return health != 0 ? health : EXIT_RUNTIME;
     }
     driver->miner = m;
+    /* The client first (it registers and fetches while the devices test
+     * themselves): the API then shows its state from the start. */
+    cli_tf_primenet *primenet = NULL;
+    int status = 0;
+    if (opts->tf.primenet && (primenet = cli_tf_primenet_start(opts, driver, driver->info.details)) == NULL)
+        status = EXIT_RUNTIME;
     cli_api_source api_source = {.miner = m, .algo = LODE_ALGO_TF, .kind = "tf", .where = where, .tf = driver,
-                                 .unit = "candidates/s"};
+                                 .unit = "candidates/s", .primenet = primenet ? cli_tf_primenet_api_status : NULL,
+                                 .primenet_user = primenet};
     lode_api *api = NULL;
-    int status = cli_api_start(opts, &api_source, &api);
+    if (status == 0)
+        status = cli_api_start(opts, &api_source, &api);
     int ready = status == 0 ? cli_wait_ready(m) : 1;
     if (ready <= 0) {
         lode_log(LODE_LOG_ERROR, ready < 0 ? "interrupted" : "no device passed its self-test");
         status = ready < 0 ? EXIT_INTERRUPTED : EXIT_RUNTIME;
     }
-    cli_tf_primenet *primenet = NULL;
-    if (status == 0 && opts->tf.primenet &&
-        (primenet = cli_tf_primenet_start(opts, driver, driver->info.details)) == NULL)
-        status = EXIT_RUNTIME;
     if (status == 0) {
         cli_background_running();
         cli_notify *notify = cli_notify_ready(m, "tf", "candidates/s", NULL, NULL);
+        double started = lode_clock_s();
         int r = primenet != NULL ? cli_tf_primenet_run(primenet, driver, list, count)
                                  : lode_tf_driver_run_list(driver, list, count);
         cli_notify_stop(notify);
+        cli_tf_summary(m, driver, lode_clock_s() - started);
         status = r == LODE_TF_DONE ? 0 : r == LODE_TF_STOPPED ? EXIT_INTERRUPTED : EXIT_RUNTIME;
     }
     status = cli_tf_primenet_end(primenet, status);

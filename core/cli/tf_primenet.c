@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/api/api.h"
 #include "core/base/log.h"
 #include "core/base/settings.h"
 #include "core/primenet/http.h"
@@ -30,6 +31,25 @@ struct cli_tf_primenet {
 };
 
 static _Atomic(lode_primenet_client *) running_client;
+
+void cli_tf_primenet_api_status(void *user, struct lode_api_primenet *out)
+{
+    const cli_tf_primenet *p = user;
+    lode_primenet_status st;
+    lode_primenet_client_status(p->client, &st);
+    out->enabled = true;
+    snprintf(out->state, sizeof out->state, "%s", st.state);
+    out->results_sent = (unsigned)st.results_sent;
+    out->results_queued = (unsigned)st.results_queued;
+    lode_tf_assignment *list = NULL;
+    size_t n = 0;
+    int bad;
+    if (lode_tf_worktodo_load(p->cfg.worktodo, &list, &n, &bad, false) == 0)
+        free(list);
+    out->assignments_queued = (unsigned)n;
+    snprintf(out->last_error, sizeof out->last_error, "%.*s", (int)sizeof out->last_error - 1, st.last_error);
+    out->next_contact_s = st.next_contact_s;
+}
 
 bool cli_tf_primenet_stop_asked(void)
 {

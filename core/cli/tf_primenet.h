@@ -23,6 +23,9 @@ typedef struct cli_tf_primenet cli_tf_primenet;
  * callback, and user and computer of its JSON lines where not given).
  * model: the devices' names. NULL with the reason logged. */
 cli_tf_primenet *cli_tf_primenet_start(const cli_options *o, lode_tf_driver *d, const char *model);
+/* The HTTP API's PrimeNet section (cli_api_source.primenet; user: p). */
+struct lode_api_primenet;
+void cli_tf_primenet_api_status(void *user, struct lode_api_primenet *out);
 /* The driver's stop request: Ctrl-C, or PrimeNet refused the user. */
 bool cli_tf_primenet_stop_asked(void);
 /* Runs the list as lode_tf_driver_run_list, and when it runs out waits

@@ -48,6 +48,14 @@ int lode_tf_selftest_vector(lode_handle *h, const lode_tf_vector *v, uint64_t wi
     return 0;
 }
 
+size_t lode_tf_selftest_count(bool short_only)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < lode_tf_vector_count; i++)
+        n += !short_only || lode_tf_vectors[i].in_short_selftest;
+    return n;
+}
+
 int lode_tf_selftest_handle(lode_handle *h, bool short_only, const atomic_int *abort, char *why, size_t why_len)
 {
     int runs = 0;

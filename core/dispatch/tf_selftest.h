@@ -17,6 +17,8 @@
  * or -1 with one line in why. */
 int lode_tf_selftest_vector(lode_handle *h, const lode_tf_vector *v, uint64_t window, char *why,
                             size_t why_len);
+/* How many vectors lode_tf_selftest_handle runs (short: the start-up set). */
+size_t lode_tf_selftest_count(bool short_only);
 /* Every vector (short = only mfaktc's short start-up set), until *abort is
  * set (NULL: never): then -1 with why "interrupted" (lode_selftest_handle). */
 int lode_tf_selftest_handle(lode_handle *h, bool short_only, const atomic_int *abort, char *why, size_t why_len);

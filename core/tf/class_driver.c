@@ -10,12 +10,11 @@
 
 #include "core/base/clock.h"
 #include "core/base/log.h"
-#include "core/base/sensors.h"
-#include "core/base/text.h"
 #include "core/base/tf_ref.h"
 #include "core/base/settings.h"
 #include "core/dispatch/registry.h"
 #include "core/tf/fileio.h"
+#include "core/tf/progress_line.h"
 #include "core/tf/proof.h"
 
 void lode_tf_driver_init(lode_tf_driver *d)
@@ -42,6 +41,10 @@ void lode_tf_driver_on_found(void *driver, const lode_found *f)
 {
     lode_tf_driver *d = driver;
     pthread_mutex_lock(&d->lock);
+    if (f->device < LODE_TF_STATUS_DEVICES) {
+        d->status.device_proof_entries[f->device] += (f->hash[0] & LODE_TF_HIT_PROOF) != 0;
+        d->status.device_factors[f->device] += (f->hash[0] & LODE_TF_HIT_FACTOR) != 0;
+    }
     if ((f->hash[0] & LODE_TF_HIT_FACTOR) && d->hit_count < LODE_TF_MAX_FACTORS) {
         d->hit_n[d->hit_count] = f->hit.index;
         d->hit_seq[d->hit_count++] = f->work->seq;
@@ -76,24 +79,6 @@ void lode_tf_format_eta(double s, char *out, size_t len)
         snprintf(out, len, "%llum %02llus", m, sec);
     else
         snprintf(out, len, "%llus", sec);
-}
-
-/* "cuda:0 64C 487W 1980MHz; cuda:1 ..." for the devices with sensors, ""
- * if none has any. */
-static void sensors_text(lode_dispatcher *m, char *out, size_t len)
-{
-    size_t used = 0;
-    out[0] = '\0';
-    for (size_t i = 0; i < lode_dispatcher_device_count(m); i++) {
-        const lode_device_ref *ref = lode_dispatcher_device(m, i);
-        lode_device_stats st;
-        char text[160];
-        lode_dispatcher_device_stats(m, i, &st); /* the monitor's last reading */
-        lode_sensors_format(&st.sensors, text, sizeof text);
-        if (text[0] == '\0')
-            continue;
-        lode_appendf(out, len, &used, "%s%s%s", used ? "; " : "", ref->id, text);
-    }
 }
 
 static uint64_t candidates(lode_dispatcher *m)
@@ -217,10 +202,13 @@ static void collect_hits(class_run *s, uint64_t seq, unsigned c)
     lode_tf_driver *d = s->d;
     lode_tf_progress *pr = &s->pr;
     pthread_mutex_lock(&d->lock);
+    const int factors_before = pr->factors;
     for (int i = 0; i < d->hit_count; i++)
         if (d->hit_seq[i] == seq && pr->factors < LODE_TF_MAX_FACTORS)
             pr->k[pr->factors++] = lode_tf_k(c, d->hit_n[i]);
     d->hit_count = 0;
+    d->status.factors = (unsigned)pr->factors;
+    d->status.factors_found += (uint64_t)(pr->factors - factors_before);
     /* The class's proof entries (write_proof sorts the whole list). */
     for (unsigned i = 0; i < d->proof_hits && pr->proof_kept; i++) {
         if (d->proof_seq[i] != seq)
@@ -286,16 +274,13 @@ static void progress_line(class_run *s, unsigned c, double t, double class_frac)
     double frac = ran / LODE_TF_NEEDED_CLASSES;
     double left = LODE_TF_NEEDED_CLASSES - done;
     double eta = ran > 0 ? el / ran * left : 0;
-    char eta_text[48];
-    lode_tf_format_eta(eta, eta_text, sizeof eta_text);
-    lode_log(LODE_LOG_INFO, "M%u %u-%u class %4u: %5.1f%%, %.3g candidates/s, %.2f GHz-days/day, ETA %s",
-             a->p, a->bit_min, a->bit_max, c, 100.0 * done / LODE_TF_NEEDED_CLASSES,
-             (double)(cand - s->cand0) / el, s->ghz_days * frac / (el / 86400.0), eta_text);
-    /* A line of its own: the progress line keeps the form tools parse. */
-    char sensors[256];
-    sensors_text(m, sensors, sizeof sensors);
-    if (sensors[0] != '\0')
-        lode_log(LODE_LOG_INFO, "sensors: %s", sensors);
+    lode_tf_progress_figures fig = {.assignment = a, .class_index = c,
+                                    .percent = 100.0 * done / LODE_TF_NEEDED_CLASSES,
+                                    .candidates_per_s = (double)(cand - s->cand0) / el,
+                                    .ghz_days_per_day = s->ghz_days * frac / (el / 86400.0), .eta_s = eta};
+    char line[1024];
+    lode_tf_progress_line(&fig, m, line, sizeof line);
+    lode_log(LODE_LOG_INFO, "%s", line);
     s->last_line = t;
 }
 
@@ -384,7 +369,9 @@ static void start_run(class_run *s)
     d->status.bit_max = a->bit_max;
     d->status.classes_done = s->pr.classes_done;
     d->status.classes_total = LODE_TF_NEEDED_CLASSES;
+    d->status.factors = (unsigned)s->pr.factors;
     d->status.ghz_days = s->ghz_days;
+    d->status.candidates = lode_tf_candidates(a->p, a->bit_min, a->bit_max);
     d->status.ghz_days_per_day = d->status.eta_s = -1;
     pthread_mutex_unlock(&d->lock);
 }

@@ -50,14 +50,24 @@
 /* What a run ends with. */
 enum { LODE_TF_DONE = 0, LODE_TF_FAILED = 1, LODE_TF_STOPPED = 2 };
 
-/* Where a run stands, for the HTTP API (lode_tf_driver_status). */
+/* Devices whose proof entries and factors are counted one by one. */
+#define LODE_TF_STATUS_DEVICES 64
+
+/* Where a run stands, for the HTTP API and the summary (lode_tf_driver_status). */
 typedef struct lode_tf_status {
     bool running;                        /* an assignment's classes are being run */
     unsigned exponent, bit_min, bit_max;
     unsigned classes_done, classes_total; /* of the running assignment */
     uint64_t classes_done_total;         /* classes finished by this process */
     uint64_t assignments_done;           /* assignments finished by this process */
+    unsigned factors;                    /* of the running assignment so far (its checkpoint's too) */
+    uint64_t factors_found;              /* found by this process, counted as their class completes */
+    /* Per device (the dispatcher's index), as reported: the primes for the
+     * proof's list (a factor is one too) and the factors. A class stopped
+     * and run again reports its own again. */
+    uint64_t device_proof_entries[LODE_TF_STATUS_DEVICES], device_factors[LODE_TF_STATUS_DEVICES];
     double ghz_days;                     /* the running assignment's credit */
+    uint64_t candidates;                 /* and its candidates (lode_tf_candidates) */
     double ghz_days_per_day, eta_s;      /* -1 until a class is done in this run */
 } lode_tf_status;
 

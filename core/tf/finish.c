@@ -85,8 +85,9 @@ static int write_proof(const lode_tf_driver *d, const lode_tf_assignment *a, con
         lode_log(LODE_LOG_ERROR, "cannot write the proof %s: %s; the result is not written and the next run "
                  "tries again", path, strerror(errno));
     else
-        lode_log(LODE_LOG_INFO, "M%u 2^%u..2^%u: proof %s: %zu primes with t = %u (%.1f expected), sha256 %s",
-                 a->p, a->bit_min, a->bit_max, path, n, pr->proof_bits, summary->expected, summary->sha256);
+        lode_log(LODE_LOG_INFO, "M%u 2^%u..2^%u: proof %s: %zu proof entries with t = %u (%.1f expected), "
+                 "sha256 %s", a->p, a->bit_min, a->bit_max, path, n, pr->proof_bits, summary->expected,
+                 summary->sha256);
     free(q);
     return rc;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/base/sha256_ref.h"
+#include "core/base/text.h"
 #include "core/tf/fileio.h"
 
 /* lode_tf_proof_enumerate walks every k below its bound: it is meant for
@@ -382,15 +383,16 @@ int lode_tf_proof_verify(const char *path, FILE *out)
         goto done;
     }
     say(&v, "assignment M%u from 2^%u to 2^%u: ok (exponent prime, bits in bounds)", p, a, b);
-    double n_cand = lode_tf_proof_candidates(p, a, b);
+    char n_cand[48]; /* "2599590", not 2.59959e+06 */
+    lode_format_decimal(lode_tf_proof_candidates(p, a, b), 6, n_cand, sizeof n_cand);
     unsigned t_want = lode_tf_proof_bits(p, a, b);
     if (!header_u32(&v, "t", &t))
         goto done;
     if (t != t_want) {
-        say(&v, "FAIL: t %u: lode chooses t = %u for this assignment (N = %.6g candidate primes)", t, t_want, n_cand);
+        say(&v, "FAIL: t %u: lode chooses t = %u for this assignment (N = %s candidate primes)", t, t_want, n_cand);
         goto done;
     }
-    say(&v, "t %u: ok (N = %.6g candidate primes)", t, n_cand);
+    say(&v, "t %u: ok (N = %s candidate primes)", t, n_cand);
     double e = lode_tf_proof_expected(p, a, b, t), e_hdr;
     int decimals;
     if (!next(&v)) {

@@ -1,6 +1,9 @@
 // lode's dashboard: polls /api/summary and /api/history and draws them.
 // A token (for control, or a lode listening beyond loopback) comes from the
 // page's address: http://HOST:PORT/#token=TOKEN (it stays in the browser).
+// lode tf gets its own view: the elements of class tf-only are shown and
+// those of class mining-only (hashrate and share cards, the shares chart,
+// pools) hidden; chart-status says which view is drawn (data-view).
 "use strict";
 (function () {
   const token = (new URLSearchParams(location.hash.slice(1))).get("token");
@@ -24,13 +27,22 @@
     refresh();
   }
 
+  // Three significant digits and an SI prefix, as lode's own lines write
+  // rates (core/base/text.h): "8.11 GH/s", "86.3 G candidates/s".
+  function digits3(v) {
+    if (v === 0) return "0";
+    const e = Math.floor(Math.log10(Math.abs(Number(v.toPrecision(3)))));
+    return v.toFixed(Math.max(0, 2 - e));
+  }
   function rate(v) {
     if (v === null || v === undefined) return "-";
-    const p = ["", "k", "M", "G", "T", "P"];
+    const p = ["", "k", "M", "G", "T", "P", "E"];
     let i = 0;
-    while (v >= 1000 && i < p.length - 1) { v /= 1000; i++; }
-    return v.toFixed(v >= 100 ? 1 : 2) + " " + p[i] + unit;
+    while (Math.abs(Number(v.toPrecision(3))) >= 1000 && i < p.length - 1) { v /= 1000; i++; }
+    const word = /^[a-z]/.test(unit); // "candidates/s" takes its prefix after a space
+    return digits3(v) + " " + p[i] + (word && i ? " " : "") + unit;
   }
+  function ghzd(v) { return v === null || v === undefined ? "-" : v.toFixed(2); }
   function duration(s) {
     s = Math.max(0, Math.floor(s));
     const d = Math.floor(s / 86400), h = Math.floor(s % 86400 / 3600), m = Math.floor(s % 3600 / 60);
@@ -77,7 +89,16 @@
     shares: chart("ch-shares", v => String(v)),
     temp: chart("ch-temp", v => v.toFixed(0) + " °C"),
     power: chart("ch-power", v => v.toFixed(0) + " W"),
+    ghzd: chart("ch-ghzd", v => ghzd(v)),
   };
+
+  // Shows the elements of one view and hides the other's.
+  function setView(tf) {
+    for (const e of document.querySelectorAll(".tf-only")) e.hidden = !tf;
+    for (const e of document.querySelectorAll(".mining-only")) e.hidden = tf;
+    document.getElementById("rate-title").textContent = tf ? "Candidates/s per device" : "Hashrate per device";
+    status.dataset.view = tf ? "tf" : "mining";
+  }
 
   // Replaces a chart's series; returns how many points it draws.
   function draw(name, series) {
@@ -98,21 +119,7 @@
     return n;
   }
 
-  function renderSummary(s) {
-    unit = s.unit || "H/s";
-    document.getElementById("meta").textContent =
-      "v" + s.version + " · " + s.algorithm + " · " + s.source.kind + (s.source.url ? " " + s.source.url : "");
-    document.title = "lode · " + rate(s.total.hashrate_60s);
-    document.getElementById("c-rate").textContent = rate(s.total.hashrate_60s);
-    document.getElementById("c-rate15").textContent = rate(s.total.hashrate_15m);
-    const acc = s.pools.reduce((a, p) => a + p.accepted, 0);
-    const rej = s.pools.reduce((a, p) => a + p.rejected, 0), stale = s.pools.reduce((a, p) => a + p.stale, 0);
-    document.getElementById("c-acc").textContent = s.pools.length ? acc : "-";
-    document.getElementById("c-rej").textContent = s.pools.length ? rej + " / " + stale : "-";
-    const mining = s.devices.filter(d => d.state === "mining").length;
-    document.getElementById("c-dev").textContent = mining + " of " + s.devices.length;
-    document.getElementById("c-up").textContent = duration(s.uptime_s);
-
+  function renderDevices(s, tf) {
     const body = document.getElementById("devices");
     body.replaceChildren();
     const control = s.control && token;
@@ -120,10 +127,14 @@
       const tr = el("tr");
       tr.append(el("td", "", d.id), el("td", "dim", d.name + (d.variant ? " (" + d.variant + ")" : "")));
       const st = el("td"); st.append(el("span", "state s-" + d.state, d.state)); tr.append(st);
-      tr.append(el("td", "num", rate(d.hashrate_10s)), el("td", "num", rate(d.hashrate_60s)),
-                el("td", "num", rate(d.hashrate_15m)), el("td", "num", String(d.hits)),
-                el("td", "num", String(d.hits_dropped)),
-                el("td", "num", String(d.hardware_errors)), el("td", "num", text(d.temperature_c, " °C")),
+      if (tf) // a minute's candidates/s beside the credit they earn
+        tr.append(el("td", "num", rate(d.hashrate_60s)), el("td", "num", ghzd(d.ghz_days_per_day)),
+                  el("td", "num", String(d.proof_entries)), el("td", "num", String(d.factors)));
+      else
+        tr.append(el("td", "num", rate(d.hashrate_10s)), el("td", "num", rate(d.hashrate_60s)),
+                  el("td", "num", rate(d.hashrate_15m)), el("td", "num", String(d.hits)),
+                  el("td", "num", String(d.hits_dropped)));
+      tr.append(el("td", "num", String(d.hardware_errors)), el("td", "num", text(d.temperature_c, " °C")),
                 el("td", "num", text(d.power_w, " W")), el("td", "num", text(d.fan_percent, " %")),
                 el("td", "num", text(d.sm_clock_mhz, " MHz")));
       const act = el("td");
@@ -136,7 +147,15 @@
       tr.append(act);
       body.append(tr);
     }
-    document.getElementById("pools-section").style.display = s.pools.length ? "" : "none";
+  }
+
+  function renderPools(s) {
+    const control = s.control && token;
+    const acc = s.pools.reduce((a, p) => a + p.accepted, 0);
+    const rej = s.pools.reduce((a, p) => a + p.rejected, 0), stale = s.pools.reduce((a, p) => a + p.stale, 0);
+    document.getElementById("c-acc").textContent = s.pools.length ? acc : "-";
+    document.getElementById("c-rej").textContent = s.pools.length ? rej + " / " + stale : "-";
+    document.getElementById("pools-section").hidden = !s.pools.length;
     const pools = document.getElementById("pools");
     pools.replaceChildren();
     for (const p of s.pools) {
@@ -153,24 +172,66 @@
     const next = document.getElementById("next-pool");
     next.style.display = control && s.pools.length > 1 ? "" : "none";
     next.onclick = () => post("api/pool/next", {});
+  }
 
-    const tf = document.getElementById("tf");
-    if (s.tf) {
-      tf.style.display = "block";
-      const t = s.tf;
-      document.getElementById("tf-text").textContent = t.running
-        ? t.assignment + ": class " + t.classes_done + " of " + t.classes_total +
-          (t.ghz_days_per_day !== null ? " · " + t.ghz_days_per_day.toFixed(1) + " GHz-days/day" : "") +
-          (t.eta_s !== null ? " · ETA " + duration(t.eta_s) : "")
-        : "idle; " + t.assignments_done + " assignment(s) done";
-      document.getElementById("tf-bar").style.width = (t.running ? 100 * t.progress : 0) + "%";
+  // The TF view: the assignment, class progress, ETA, credit, factors, and
+  // the PrimeNet client ("not used" without one).
+  function renderTf(s) {
+    const t = s.tf, pn = s.primenet || { enabled: false };
+    const set = (id, v) => { document.getElementById(id).textContent = v; };
+    set("t-assignment", t.running ? t.assignment : "idle");
+    set("t-classes", t.running ? t.classes_done + " of " + t.classes_total : "-");
+    document.getElementById("t-bar").style.width = (t.running ? 100 * t.progress : 0) + "%";
+    set("t-eta", t.running && t.eta_s !== null ? duration(t.eta_s) : "-");
+    set("t-ghzd", t.running ? ghzd(t.ghz_days_per_day) : "-");
+    set("t-factors", String(t.factors_found));
+    set("t-results", pn.enabled ? pn.results_sent + " / " + pn.results_queued
+                                : "not used (" + t.assignments_done + " written)");
+    set("t-primenet", pn.enabled ? pn.state : "not used");
+    set("t-up", duration(s.uptime_s));
+    document.title = "lode · " + (t.running ? t.assignment + " · " + ghzd(s.total.ghz_days_per_day) + " GHz-d/d"
+                                            : "tf idle");
+    document.getElementById("primenet-off").hidden = pn.enabled;
+    document.getElementById("primenet-table").hidden = !pn.enabled;
+    set("primenet-off", "not used: this lode tf runs without its PrimeNet client; " + t.assignments_done +
+        " result(s) written to its results file");
+    const body = document.getElementById("primenet");
+    body.replaceChildren();
+    if (pn.enabled) {
+      const tr = el("tr");
+      tr.append(el("td", "", pn.state), el("td", "num", String(pn.results_sent)),
+                el("td", "num", String(pn.results_queued)), el("td", "num", String(pn.assignments_queued)),
+                el("td", "num", pn.next_contact_s === null ? "-" : duration(pn.next_contact_s)),
+                el("td", "dim", pn.last_error || ""));
+      body.append(tr);
     }
+  }
+
+  function renderSummary(s) {
+    unit = s.unit || "H/s";
+    const tf = !!s.tf;
+    setView(tf);
+    document.getElementById("meta").textContent =
+      "v" + s.version + " · " + s.algorithm + " · " + s.source.kind + (s.source.url ? " " + s.source.url : "");
+    renderDevices(s, tf);
+    if (tf) {
+      renderTf(s);
+      return;
+    }
+    document.title = "lode · " + rate(s.total.hashrate_60s);
+    document.getElementById("c-rate").textContent = rate(s.total.hashrate_60s);
+    document.getElementById("c-rate15").textContent = rate(s.total.hashrate_15m);
+    const mining = s.devices.filter(d => d.state === "mining").length;
+    document.getElementById("c-dev").textContent = mining + " of " + s.devices.length;
+    document.getElementById("c-up").textContent = duration(s.uptime_s);
+    renderPools(s);
   }
 
   function renderHistory(h) {
     draw("rate", h.devices.map(d => ({ label: d.id, points: d.hashrate })));
     draw("temp", h.devices.filter(d => d.temperature_c.length).map(d => ({ label: d.id, points: d.temperature_c })));
     draw("power", h.devices.filter(d => d.power_w.length).map(d => ({ label: d.id, points: d.power_w })));
+    draw("ghzd", h.devices.filter(d => d.ghz_days_per_day).map(d => ({ label: d.id, points: d.ghz_days_per_day })));
     const sh = h.shares;
     draw("shares", sh.length ? [
       { label: "accepted", color: "#3fb950", fill: true, points: sh.map(p => [p[0], p[1]]) },
