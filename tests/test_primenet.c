@@ -26,37 +26,7 @@
 #include "core/tf/results.h"
 #include "core/tf/worktodo.h"
 #include "tests/test_util.h"
-
-static char root[64];
-
-static const char *at(const char *name)
-{
-    static char paths[8][256];
-    static int next;
-    char *p = paths[next++ % 8];
-    snprintf(p, sizeof paths[0], "%s/%s", root, name);
-    return p;
-}
-
-static void put_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "wb");
-    if (f == NULL || fwrite(text, 1, strlen(text), f) != strlen(text) || fclose(f) != 0) {
-        perror(path);
-        exit(1);
-    }
-}
-
-static bool file_is(const char *path, const char *want)
-{
-    size_t len;
-    char *text = lode_tf_read_file(path, &len);
-    bool same = text != NULL && len == strlen(want) && memcmp(text, want, len) == 0;
-    if (!same)
-        fprintf(stderr, "  %s holds '%s'\n  want '%s'\n", path, text ? text : "(nothing)", want);
-    free(text);
-    return same;
-}
+#include "tests/tf_test_files.h"
 
 static void test_query(void)
 {
@@ -196,7 +166,7 @@ static void test_state(void)
 {
     lode_pn_state s, t;
     char err[512] = "";
-    const char *path = at("primenet.json");
+    const char *path = test_path("primenet.json");
     CHECK(lode_pn_state_load(path, &s, err, sizeof err) == 0 && lower_hex32(s.guid) && lower_hex32(s.hardware_guid) &&
           strcmp(s.guid, s.hardware_guid) != 0 && !s.registered, "no file: fresh GUIDs %s %s", s.guid, err);
     s.registered = s.options_sent = true;
@@ -213,24 +183,24 @@ static void test_state(void)
                             "{\"version\": 1, \"guid\": \"0123456789abcdef0123456789abcdef\", \"hardware_guid\": "
                             "\"0123456789ABCDEF0123456789ABCDEF\", \"od\": \"x\"}"};
     for (size_t i = 0; i < sizeof broken / sizeof broken[0]; i++) {
-        put_file(path, broken[i]);
+        test_put_text(path, broken[i]);
         err[0] = '\0';
         CHECK(lode_pn_state_load(path, &t, err, sizeof err) == -1 && strstr(err, path) != NULL &&
-              strstr(err, "remove it") != NULL && file_is(path, broken[i]),
+              strstr(err, "remove it") != NULL && test_file_is_text(path, broken[i]),
               "broken state %zu refused and kept: %s", i, err);
     }
 }
 
 static void test_sent(void)
 {
-    const char *path = at("results_sent.txt");
+    const char *path = test_path("results_sent.txt");
     lode_pn_sent s;
     CHECK(lode_pn_sent_load(path, &s) == 0 && s.count == 0, "no file: empty");
     const char *a = "{\"exponent\": 100003, \"x\": 1}", *b = "{\"exponent\": 100019}";
     CHECK(lode_pn_sent_record(path, a, strlen(a)) == 0 && lode_pn_sent_record(path, b, strlen(b)) == 0, "recorded");
     char want[256];
     snprintf(want, sizeof want, "%s\n%s\n", a, b);
-    CHECK(file_is(path, want), "appended verbatim, a line each");
+    CHECK(test_file_is_text(path, want), "appended verbatim, a line each");
     CHECK(lode_pn_sent_load(path, &s) == 0 && s.count == 2, "two lines");
     CHECK(lode_pn_sent_has(&s, a, strlen(a)) && lode_pn_sent_has(&s, b, strlen(b)), "both found");
     CHECK(!lode_pn_sent_has(&s, a, strlen(a) - 1) && !lode_pn_sent_has(&s, "{}", 2), "only whole lines");
@@ -250,31 +220,31 @@ static lode_tf_assignment parsed(const char *line)
 
 static void test_worktodo_edits(void)
 {
-    const char *wt = at("worktodo.txt");
+    const char *wt = test_path("worktodo.txt");
     unlink(wt);
-    CHECK(lode_tf_worktodo_append(wt, "Factor=K,100003,1,30", 20) == 0 && file_is(wt, "Factor=K,100003,1,30\n"),
+    CHECK(lode_tf_worktodo_append(wt, "Factor=K,100003,1,30", 20) == 0 && test_file_is_text(wt, "Factor=K,100003,1,30\n"),
           "a missing file is created, the line ended");
-    put_file(wt, "// keep\r\nFactor=100003,1,30");
+    test_put_text(wt, "// keep\r\nFactor=100003,1,30");
     CHECK(lode_tf_worktodo_append(wt, "Factor=100019,1,30\nFactor=100043,1,30\n", 38) == 0 &&
-          file_is(wt, "// keep\r\nFactor=100003,1,30\nFactor=100019,1,30\nFactor=100043,1,30\n"),
+          test_file_is_text(wt, "// keep\r\nFactor=100003,1,30\nFactor=100019,1,30\nFactor=100043,1,30\n"),
           "a last line without a newline gets one; the rest stays");
     lode_tf_assignment b = parsed("Factor=100019,1,30");
     CHECK(lode_tf_worktodo_replace(wt, &b, "Factor=0123456789ABCDEF0123456789ABCDEF,100019,1,30", 51) == 0 &&
-          file_is(wt, "// keep\r\nFactor=100003,1,30\nFactor=0123456789ABCDEF0123456789ABCDEF,100019,1,30\n"
+          test_file_is_text(wt, "// keep\r\nFactor=100003,1,30\nFactor=0123456789ABCDEF0123456789ABCDEF,100019,1,30\n"
                       "Factor=100043,1,30\n"), "a line replaced in place");
     /* The driver still removes the line it ran, now with its key. */
     CHECK(lode_tf_worktodo_remove(wt, &b) == 0 &&
-          file_is(wt, "// keep\r\nFactor=100003,1,30\nFactor=100043,1,30\n"), "the keyed copy is removed");
-    put_file(wt, "Factor=N/A,100003,1,30\nFactor=0123456789ABCDEF0123456789ABCDEZ,100003,1,30\n");
+          test_file_is_text(wt, "// keep\r\nFactor=100003,1,30\nFactor=100043,1,30\n"), "the keyed copy is removed");
+    test_put_text(wt, "Factor=N/A,100003,1,30\nFactor=0123456789ABCDEF0123456789ABCDEZ,100003,1,30\n");
     lode_tf_assignment a = parsed("Factor=100003,1,30");
     CHECK(lode_tf_worktodo_remove(wt, &a) == 0 &&
-          file_is(wt, "Factor=N/A,100003,1,30\nFactor=0123456789ABCDEF0123456789ABCDEZ,100003,1,30\n"),
+          test_file_is_text(wt, "Factor=N/A,100003,1,30\nFactor=0123456789ABCDEF0123456789ABCDEZ,100003,1,30\n"),
           "only a 32-hex key makes a keyed copy");
     lode_tf_assignment na = parsed("Factor=N/A,100003,1,30");
     CHECK(lode_tf_worktodo_replace(wt, &na, NULL, 0) == 0 &&
-          file_is(wt, "Factor=0123456789ABCDEF0123456789ABCDEZ,100003,1,30\n"), "replace with NULL removes");
+          test_file_is_text(wt, "Factor=0123456789ABCDEF0123456789ABCDEZ,100003,1,30\n"), "replace with NULL removes");
     CHECK(lode_tf_worktodo_replace(wt, &na, NULL, 0) == 0 &&
-          file_is(wt, "Factor=0123456789ABCDEF0123456789ABCDEZ,100003,1,30\n"), "a line already gone: no change");
+          test_file_is_text(wt, "Factor=0123456789ABCDEF0123456789ABCDEZ,100003,1,30\n"), "a line already gone: no change");
 }
 
 /* Appends (the client) and removals (the driver) at once lose nothing. */
@@ -292,12 +262,12 @@ static void *appender(void *arg)
 
 static void test_worktodo_concurrent(void)
 {
-    const char *wt = at("busy.txt");
+    const char *wt = test_path("busy.txt");
     char text[8192] = "";
     size_t o = 0;
     for (int i = 0; i < 100; i++)
         o += (size_t)snprintf(text + o, sizeof text - o, "Factor=N/A,%d,1,30\n", 100000 + i);
-    put_file(wt, text);
+    test_put_text(wt, text);
     pthread_t t;
     pthread_create(&t, NULL, appender, (void *)wt);
     int failed = 0;
@@ -314,7 +284,7 @@ static void test_worktodo_concurrent(void)
     o = 0;
     for (int i = 0; i < 100; i++)
         o += (size_t)snprintf(text + o, sizeof text - o, "Factor=N/A,%d,1,30\n", 200000 + i);
-    CHECK(failed == 0 && rc == NULL && file_is(wt, text), "every append kept, every removal done");
+    CHECK(failed == 0 && rc == NULL && test_file_is_text(wt, text), "every append kept, every removal done");
 }
 
 /* The os and architecture names of PrimeNet's result JSON (PRIMENET.md,
@@ -333,8 +303,8 @@ static lode_primenet_config client_config(const char *url)
 {
     return (lode_primenet_config){.url = url, .user = "ANONYMOUS", .computer = "box", .work_pref = 12,
                                   .days_of_work = 1, .program_version = "0.1.0", .cpu_model = "test device",
-                                  .worktodo = at("c-worktodo.txt"), .results = at("c-results.json.txt"),
-                                  .state_file = at("c-primenet.json"), .sent_file = at("c-sent.txt"),
+                                  .worktodo = test_path("c-worktodo.txt"), .results = test_path("c-results.json.txt"),
+                                  .state_file = test_path("c-primenet.json"), .sent_file = test_path("c-sent.txt"),
                                   .retry_s = 6, .timeout_s = 60};
 }
 
@@ -349,7 +319,7 @@ static void sleep_s(double s)
  * once. */
 static void test_client_status(void)
 {
-    put_file(at("c-results.json.txt"),
+    test_put_text(test_path("c-results.json.txt"),
              "{\"exponent\": 100003, \"worktype\": \"TF\", \"status\": \"NF\", \"bitlo\": 1, \"bithi\": 30, "
              "\"rangecomplete\": true}\nnot json\n{\"exponent\": 100019, \"worktype\": \"TF\", \"status\": "
              "\"NF\", \"bitlo\": 1, \"bithi\": 30, \"rangecomplete\": true}\n{\"exponent\": 100043");
@@ -390,7 +360,7 @@ static void test_client_stop_in_call(void)
     }
     char url[64];
     snprintf(url, sizeof url, "http://127.0.0.1:%u/v5server/", ntohs(a.sin_port));
-    unlink(at("c-primenet.json"));
+    unlink(test_path("c-primenet.json"));
     lode_primenet_config cfg = client_config(url);
     char err[512] = "";
     lode_primenet_client *c = lode_primenet_start(&cfg, err, sizeof err);
@@ -409,11 +379,8 @@ static void test_client_stop_in_call(void)
 
 int main(void)
 {
-    snprintf(root, sizeof root, "/tmp/lode-primenet-XXXXXX");
-    if (mkdtemp(root) == NULL) {
-        perror("mkdtemp");
+    if (test_root_make("lode-primenet") != 0)
         return 1;
-    }
     test_seed();
     test_query();
     test_reply_real();
@@ -427,8 +394,8 @@ int main(void)
     test_client_status();
     test_client_stop_in_call();
     char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", test_root);
     if (system(cmd) != 0)
-        fprintf(stderr, "cannot remove %s\n", root);
+        fprintf(stderr, "cannot remove %s\n", test_root);
     return test_summary();
 }

@@ -20,61 +20,11 @@
 #include "core/tf/worktodo.h"
 #include "core/base/tf_ref.h"
 #include "tests/test_util.h"
-
-static char root[64];
-
-/* root/name */
-static const char *at(const char *name)
-{
-    static char paths[8][4200];
-    static int next;
-    char *p = paths[next++ % 8];
-    snprintf(p, sizeof paths[0], "%s/%s", root, name);
-    return p;
-}
-
-static void put_file(const char *path, const char *text, size_t len)
-{
-    FILE *f = fopen(path, "wb");
-    if (f == NULL || fwrite(text, 1, len, f) != len || fclose(f) != 0) {
-        perror(path);
-        exit(1);
-    }
-}
-
-/* The whole file, or NULL; *len its length. */
-static char *get_file(const char *path, size_t *len)
-{
-    return lode_tf_read_file(path, len);
-}
-
-static bool file_is(const char *path, const char *want, size_t want_len)
-{
-    size_t len;
-    char *text = get_file(path, &len);
-    bool same = text != NULL && len == want_len && memcmp(text, want, len) == 0;
-    if (!same)
-        fprintf(stderr, "  %s holds %zu bytes: '%.*s'\n  want %zu bytes: '%.*s'\n", path, text ? len : 0,
-                text ? (int)(len < 400 ? len : 400) : 0, text ? text : "", want_len,
-                (int)(want_len < 400 ? want_len : 400), want);
-    free(text);
-    return same;
-}
+#include "tests/tf_test_files.h"
 
 static bool exists(const char *path)
 {
     return access(path, F_OK) == 0;
-}
-
-static lode_tf_assignment assignment(const char *line)
-{
-    lode_tf_assignment a;
-    char why[256];
-    if (lode_tf_worktodo_parse_line(line, strlen(line), &a, why, sizeof why) != 1) {
-        fprintf(stderr, "bad test assignment %s: %s\n", line, why);
-        exit(1);
-    }
-    return a;
 }
 
 /* ---- fileio ---- */
@@ -98,35 +48,35 @@ static void test_fileio(void)
     CHECK(count == 4, "4 lines, got %d", count);
 
     /* Atomic rewrite: the new text whole, no temporary left. */
-    const char *f = at("atomic.txt");
-    put_file(f, "old\n", 4);
+    const char *f = test_path("atomic.txt");
+    test_put_file(f, "old\n", 4);
     CHECK(lode_tf_write_atomic(f, "new\0text\n", 9) == 0, "write_atomic");
-    CHECK(file_is(f, "new\0text\n", 9), "the new bytes, NUL included");
-    CHECK(!exists(at("atomic.txt.tmp")), "no temporary left");
+    CHECK(test_file_is(f, "new\0text\n", 9), "the new bytes, NUL included");
+    CHECK(!exists(test_path("atomic.txt.tmp")), "no temporary left");
     /* The rename fails (a non-empty directory is in the way): an error,
      * the directory intact, no temporary left. */
-    const char *dir = at("in-the-way");
+    const char *dir = test_path("in-the-way");
     mkdir(dir, 0755);
-    put_file(at("in-the-way/x"), "x", 1);
+    test_put_file(test_path("in-the-way/x"), "x", 1);
     errno = 0;
     CHECK(lode_tf_write_atomic(dir, "text", 4) == -1 && errno != 0, "rename onto a directory fails: %s",
           strerror(errno));
-    CHECK(exists(at("in-the-way/x")) && !exists(at("in-the-way.tmp")), "nothing changed, no temporary");
-    CHECK(lode_tf_write_atomic(at("no-such-dir/f"), "x", 1) == -1 && errno == ENOENT, "missing directory");
+    CHECK(exists(test_path("in-the-way/x")) && !exists(test_path("in-the-way.tmp")), "nothing changed, no temporary");
+    CHECK(lode_tf_write_atomic(test_path("no-such-dir/f"), "x", 1) == -1 && errno == ENOENT, "missing directory");
 
     /* Reads: a directory and a FIFO are not files. */
     size_t len;
     CHECK(lode_tf_read_file(dir, &len) == NULL && errno == EISDIR, "read of a directory: EISDIR");
-    const char *fifo = at("fifo");
+    const char *fifo = test_path("fifo");
     if (mkfifo(fifo, 0644) == 0)
         CHECK(lode_tf_read_file(fifo, &len) == NULL && errno == EINVAL, "read of a FIFO: EINVAL, no wait");
 
     /* Appends: a cut-short last line gets its newline first. */
-    const char *r = at("append.txt");
-    put_file(r, "cut short", 9);
+    const char *r = test_path("append.txt");
+    test_put_file(r, "cut short", 9);
     CHECK(lode_tf_append_record(r, "line\n", 5) == 0, "append");
-    CHECK(file_is(r, "cut short\nline\n", 15), "a newline before the record");
-    CHECK(lode_tf_append_record(r, "two\n", 4) == 0 && file_is(r, "cut short\nline\ntwo\n", 19), "plain append");
+    CHECK(test_file_is(r, "cut short\nline\n", 15), "a newline before the record");
+    CHECK(lode_tf_append_record(r, "two\n", 4) == 0 && test_file_is(r, "cut short\nline\ntwo\n", 19), "plain append");
     CHECK(lode_tf_append_record(dir, "x\n", 2) == -1 && errno == EISDIR, "append to a directory fails");
     if (access("/dev/full", W_OK) == 0)
         CHECK(lode_tf_append_record("/dev/full", "x\n", 2) == -1 && errno == ENOSPC, "append to a full disk: %s",
@@ -234,8 +184,8 @@ static void test_worktodo_file(void)
     ADDS("Factor=100043,1,30"); /* no final newline */
 #undef ADDS
 #undef ADD
-    const char *wt = at("worktodo.txt");
-    put_file(wt, text, n);
+    const char *wt = test_path("worktodo.txt");
+    test_put_file(wt, text, n);
     lode_log_configure(true, false);
     lode_tf_assignment *list;
     size_t count;
@@ -249,11 +199,11 @@ static void test_worktodo_file(void)
         memmove(text + first_at, text + first_end, n - first_end);
         n -= first_end - first_at;
         last_at -= first_end - first_at;
-        CHECK(file_is(wt, text, n), "the CRLF line gone, the rest byte for byte");
+        CHECK(test_file_is(wt, text, n), "the CRLF line gone, the rest byte for byte");
         CHECK(lode_tf_worktodo_remove(wt, &list[1]) == 0, "remove the last");
         n = last_at;
-        CHECK(file_is(wt, text, n), "the last line gone, the rest byte for byte");
-        CHECK(lode_tf_worktodo_remove(wt, &list[1]) == 0 && file_is(wt, text, n), "a line already gone: no change");
+        CHECK(test_file_is(wt, text, n), "the last line gone, the rest byte for byte");
+        CHECK(lode_tf_worktodo_remove(wt, &list[1]) == 0 && test_file_is(wt, text, n), "a line already gone: no change");
         /* A rewrite that fails (the file replaced by a directory: the
          * rename cannot happen) is an error and changes nothing. */
         unlink(wt);
@@ -262,46 +212,46 @@ static void test_worktodo_file(void)
     free(list);
     free(text);
     /* A missing file is an error to load. */
-    CHECK(lode_tf_worktodo_load(at("missing.txt"), &list, &count, &bad, false) == -1 && errno == ENOENT,
+    CHECK(lode_tf_worktodo_load(test_path("missing.txt"), &list, &count, &bad, false) == -1 && errno == ENOENT,
           "missing worktodo");
-    CHECK(lode_tf_worktodo_load(root, &list, &count, &bad, false) == -1 && errno == EISDIR, "a directory");
+    CHECK(lode_tf_worktodo_load(test_root, &list, &count, &bad, false) == -1 && errno == EISDIR, "a directory");
     /* The same lines twice: only the first goes. */
-    put_file(wt, "Factor=100003,1,30\nFactor=100003,1,30\n", 38);
-    lode_tf_assignment a = assignment("Factor=100003,1,30");
-    CHECK(lode_tf_worktodo_remove(wt, &a) == 0 && file_is(wt, "Factor=100003,1,30\n", 19), "one copy removed");
+    test_put_file(wt, "Factor=100003,1,30\nFactor=100003,1,30\n", 38);
+    lode_tf_assignment a = test_assignment("Factor=100003,1,30");
+    CHECK(lode_tf_worktodo_remove(wt, &a) == 0 && test_file_is(wt, "Factor=100003,1,30\n", 19), "one copy removed");
     /* A worktodo file that cannot be rewritten (a directory where the
-     * temporary file goes; for root too): an error, the file unchanged. */
-    put_file(wt, "Factor=100003,1,30\nrest\n", 24);
-    mkdir(at("worktodo.txt.tmp"), 0755);
+     * temporary file goes; for test_root too): an error, the file unchanged. */
+    test_put_file(wt, "Factor=100003,1,30\nrest\n", 24);
+    mkdir(test_path("worktodo.txt.tmp"), 0755);
     CHECK(lode_tf_worktodo_remove(wt, &a) == -1 && errno == EISDIR, "no rewrite: %s", strerror(errno));
-    CHECK(file_is(wt, "Factor=100003,1,30\nrest\n", 24), "unchanged");
-    rmdir(at("worktodo.txt.tmp"));
+    CHECK(test_file_is(wt, "Factor=100003,1,30\nrest\n", 24), "unchanged");
+    rmdir(test_path("worktodo.txt.tmp"));
 }
 
 static void test_merge_add(void)
 {
-    const char *dir = at("merge");
+    const char *dir = test_path("merge");
     mkdir(dir, 0755);
-    const char *wt = at("merge/worktodo.txt"), *add = at("merge/worktodo.add"),
-               *merging = at("merge/worktodo.add.merging");
-    put_file(wt, "Factor=N/A,100003,1,34", 22); /* no final newline: the merge adds one */
-    put_file(add, "Factor=N/A,100043,20,33\n", 24);
+    const char *wt = test_path("merge/worktodo.txt"), *add = test_path("merge/worktodo.add"),
+               *merging = test_path("merge/worktodo.add.merging");
+    test_put_file(wt, "Factor=N/A,100003,1,34", 22); /* no final newline: the merge adds one */
+    test_put_file(add, "Factor=N/A,100043,20,33\n", 24);
     CHECK(lode_tf_worktodo_merge_add(wt) == 24, "24 bytes merged");
-    CHECK(file_is(wt, "Factor=N/A,100003,1,34\nFactor=N/A,100043,20,33\n", 47), "appended after a newline");
+    CHECK(test_file_is(wt, "Factor=N/A,100003,1,34\nFactor=N/A,100043,20,33\n", 47), "appended after a newline");
     CHECK(!exists(add) && !exists(merging), "worktodo.add gone");
     CHECK(lode_tf_worktodo_merge_add(wt) == 0, "nothing to merge");
     /* Killed after the rewrite, before the .merging file went: its text
      * already ends the worktodo file, so it is only removed. */
-    put_file(merging, "Factor=N/A,100043,20,33\n", 24);
+    test_put_file(merging, "Factor=N/A,100043,20,33\n", 24);
     CHECK(lode_tf_worktodo_merge_add(wt) == 0, "already merged: 0 bytes");
-    CHECK(file_is(wt, "Factor=N/A,100003,1,34\nFactor=N/A,100043,20,33\n", 47) && !exists(merging),
+    CHECK(test_file_is(wt, "Factor=N/A,100003,1,34\nFactor=N/A,100043,20,33\n", 47) && !exists(merging),
           "not added twice");
     /* Killed after the rename, before the rewrite: merged now, and a new
      * worktodo.add after it. */
-    put_file(merging, "Factor=100019,1,30\n", 19);
-    put_file(add, "Factor=100057,1,30\n", 19);
+    test_put_file(merging, "Factor=100019,1,30\n", 19);
+    test_put_file(add, "Factor=100057,1,30\n", 19);
     CHECK(lode_tf_worktodo_merge_add(wt) == 38, "both merged");
-    CHECK(file_is(wt, "Factor=N/A,100003,1,34\nFactor=N/A,100043,20,33\nFactor=100019,1,30\nFactor=100057,1,30\n",
+    CHECK(test_file_is(wt, "Factor=N/A,100003,1,34\nFactor=N/A,100043,20,33\nFactor=100019,1,30\nFactor=100057,1,30\n",
                   85), "in order");
     /* A directory named worktodo.add is left alone. */
     mkdir(add, 0755);
@@ -313,13 +263,13 @@ static void test_merge_add(void)
 
 static void test_lock(void)
 {
-    const char *wt = at("locked.txt");
-    put_file(wt, "", 0);
+    const char *wt = test_path("locked.txt");
+    test_put_file(wt, "", 0);
     int fd = lode_tf_worktodo_lock(wt);
     CHECK(fd >= 0, "first lock");
     char pid[32];
     snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
-    CHECK(file_is(at("locked.txt.lock"), pid, strlen(pid)), "the pid in the lock file");
+    CHECK(test_file_is(test_path("locked.txt.lock"), pid, strlen(pid)), "the pid in the lock file");
     int again = lode_tf_worktodo_lock(wt); /* a second open file: flock refuses it */
     CHECK(again == -1, "second lock refused");
     if (again >= 0)
@@ -344,7 +294,7 @@ static const char reported_text[] = "lode-tf-checkpoint 1\nexponent 100003\nbits
 
 static void test_checkpoint_format(void)
 {
-    lode_tf_assignment a = assignment("Factor=N/A,100003,1,30");
+    lode_tf_assignment a = test_assignment("Factor=N/A,100003,1,30");
     lode_tf_progress pr;
     lode_tf_progress_init(&pr);
     pr.next_class = 17;
@@ -425,7 +375,7 @@ static void test_checkpoint_format(void)
     free(large);
 
     /* 64 factors of 20 digits and a 63-character key fit. */
-    lode_tf_assignment big = assignment("Factor=ABCDEFGHIJABCDEFGHIJABCDEFGHIJABCDEFGHIJABCDEFGHIJABCDEFGHIJABC,100003,1,30");
+    lode_tf_assignment big = test_assignment("Factor=ABCDEFGHIJABCDEFGHIJABCDEFGHIJABCDEFGHIJABCDEFGHIJABCDEFGHIJABC,100003,1,30");
     done.factors = LODE_TF_MAX_FACTORS;
     for (int i = 0; i < LODE_TF_MAX_FACTORS; i++)
         done.k[i] = UINT64_MAX - (uint64_t)i;
@@ -438,7 +388,7 @@ static void test_checkpoint_format(void)
 
 static void test_checkpoint_damage(void)
 {
-    lode_tf_assignment a = assignment("Factor=N/A,100003,1,30");
+    lode_tf_assignment a = test_assignment("Factor=N/A,100003,1,30");
     lode_tf_progress pr;
     size_t len = strlen(pending_text);
     /* Truncated anywhere before the checksum's last digit: damaged. Only
@@ -468,11 +418,11 @@ static void test_checkpoint_damage(void)
     CHECK(lode_tf_checkpoint_parse("crc32 00000000\n", 15, &a, &pr) == -1, "a checksum alone");
 
     /* Good records that are not this assignment's, or not usable as they are. */
-    lode_tf_assignment other = assignment("Factor=N/A,100019,1,30");
+    lode_tf_assignment other = test_assignment("Factor=N/A,100019,1,30");
     CHECK(lode_tf_checkpoint_parse(running_text, strlen(running_text), &other, &pr) == 0, "another exponent: 0");
-    lode_tf_assignment bits = assignment("Factor=N/A,100003,1,31");
+    lode_tf_assignment bits = test_assignment("Factor=N/A,100003,1,31");
     CHECK(lode_tf_checkpoint_parse(running_text, strlen(running_text), &bits, &pr) == 0, "other bits: 0");
-    lode_tf_assignment newkey = assignment("Factor=0123456789ABCDEF0123456789abcdef,100003,1,30");
+    lode_tf_assignment newkey = test_assignment("Factor=0123456789ABCDEF0123456789abcdef,100003,1,30");
     CHECK(lode_tf_checkpoint_parse(pending_text, len, &newkey, &pr) == 1 && pr.state == LODE_TF_CKP_RUNNING &&
               pr.next_class == LODE_TF_CLASSES && pr.factors == 1,
           "another key: the classes kept, the result not (state %d)", pr.state);
@@ -496,15 +446,15 @@ static void test_checkpoint_damage(void)
                         "class_log 0\nfactors 1 32\nresults_offset 0\n";
     char with_crc[512];
     int m = snprintf(with_crc, sizeof with_crc, "%scrc32 %08X\n", hand, (unsigned)lode_tf_crc32(hand, strlen(hand)));
-    lode_tf_assignment plain = assignment("Factor=100003,1,30");
+    lode_tf_assignment plain = test_assignment("Factor=100003,1,30");
     CHECK(lode_tf_checkpoint_parse(with_crc, (size_t)m, &plain, &pr) == 1 && pr.state == LODE_TF_CKP_PENDING &&
               pr.results_offset == 0 && pr.legacy_offset == -1,
           "a pending record without aid and legacy_offset");
 
     /* Files: save and load, a damaged file, an unwritable directory. */
     char path[4200];
-    lode_tf_checkpoint_path(root, &a, path, sizeof path);
-    CHECK(strcmp(path + strlen(root), "/M100003_1_30.ckp") == 0, "the file name: %s", path);
+    lode_tf_checkpoint_path(test_root, &a, path, sizeof path);
+    CHECK(strcmp(path + strlen(test_root), "/M100003_1_30.ckp") == 0, "the file name: %s", path);
     lode_tf_progress_init(&pr);
     pr.next_class = 17;
     pr.classes_done = 5;
@@ -512,39 +462,39 @@ static void test_checkpoint_damage(void)
     pr.factors = 2;
     pr.k[0] = 32;
     pr.k[1] = 7;
-    CHECK(lode_tf_checkpoint_save(path, &a, &pr) == 0 && file_is(path, running_text, strlen(running_text)),
+    CHECK(lode_tf_checkpoint_save(path, &a, &pr) == 0 && test_file_is(path, running_text, strlen(running_text)),
           "saved as the literal record");
     lode_tf_progress back;
     CHECK(lode_tf_checkpoint_load(path, &a, &back) == 1 && back.next_class == 17, "loaded");
-    put_file(path, copy, len);
+    test_put_file(path, copy, len);
     CHECK(lode_tf_checkpoint_load(path, &a, &back) == -1, "a damaged file: -1");
     unlink(path);
     CHECK(lode_tf_checkpoint_load(path, &a, &back) == 0, "none: 0");
-    lode_tf_checkpoint_path(at("no-such-dir"), &a, path, sizeof path);
+    lode_tf_checkpoint_path(test_path("no-such-dir"), &a, path, sizeof path);
     CHECK(lode_tf_checkpoint_save(path, &a, &pr) == -1 && errno == ENOENT, "unwritable: -1");
 }
 
 static void test_remove_stale(void)
 {
-    const char *dir = at("stale");
+    const char *dir = test_path("stale");
     mkdir(dir, 0755);
-    put_file(at("stale/M100003_1_30.ckp"), reported_text, strlen(reported_text)); /* its line is gone */
+    test_put_file(test_path("stale/M100003_1_30.ckp"), reported_text, strlen(reported_text)); /* its line is gone */
     char other[512];
     snprintf(other, sizeof other, "%s", reported_text);
-    put_file(at("stale/M100003_1_31.ckp"), other, strlen(other)); /* not a record of M100003_1_31 */
-    put_file(at("stale/M100003_01_30.ckp"), reported_text, strlen(reported_text)); /* not our name */
-    lode_tf_assignment a = assignment("Factor=N/A,100003,1,30");
+    test_put_file(test_path("stale/M100003_1_31.ckp"), other, strlen(other)); /* not a record of M100003_1_31 */
+    test_put_file(test_path("stale/M100003_01_30.ckp"), reported_text, strlen(reported_text)); /* not our name */
+    lode_tf_assignment a = test_assignment("Factor=N/A,100003,1,30");
     /* Listed: kept. */
     lode_tf_checkpoint_remove_stale(dir, &a, 1);
-    CHECK(exists(at("stale/M100003_1_30.ckp")), "a listed assignment's record is kept");
+    CHECK(exists(test_path("stale/M100003_1_30.ckp")), "a listed assignment's record is kept");
     lode_tf_checkpoint_remove_stale(dir, NULL, 0);
-    CHECK(!exists(at("stale/M100003_1_30.ckp")), "a reported record whose line is gone is removed");
-    CHECK(exists(at("stale/M100003_1_31.ckp")) && exists(at("stale/M100003_01_30.ckp")),
+    CHECK(!exists(test_path("stale/M100003_1_30.ckp")), "a reported record whose line is gone is removed");
+    CHECK(exists(test_path("stale/M100003_1_31.ckp")) && exists(test_path("stale/M100003_01_30.ckp")),
           "records that do not match their file name stay");
     /* A running record stays. */
-    put_file(at("stale/M100003_1_30.ckp"), running_text, strlen(running_text));
+    test_put_file(test_path("stale/M100003_1_30.ckp"), running_text, strlen(running_text));
     lode_tf_checkpoint_remove_stale(dir, NULL, 0);
-    CHECK(exists(at("stale/M100003_1_30.ckp")), "a running record is kept");
+    CHECK(exists(test_path("stale/M100003_1_30.ckp")), "a running record is kept");
 }
 
 /* ---- results ---- */
@@ -562,14 +512,14 @@ static const char json_one[] =
 
 static void test_results_json(void)
 {
-    lode_tf_assignment a = assignment("Factor=N/A,100003,1,30");
+    lode_tf_assignment a = test_assignment("Factor=N/A,100003,1,30");
     uint64_t k = 32;
     char *line = lode_tf_result_json(&a, &k, 1, &fixed_info);
     CHECK(line != NULL && strcmp(line, json_one) == 0, "one factor, key N/A (no aid):\n%s", line ? line : "NULL");
     free(line);
 
     /* Three factors, a 32-hex key, user and computer that need escaping. */
-    lode_tf_assignment b = assignment("Factor=0123456789ABCDEF0123456789abcdef,100043,1,30");
+    lode_tf_assignment b = test_assignment("Factor=0123456789ABCDEF0123456789abcdef,100043,1,30");
     uint64_t ks[] = {1, 48, 237};
     lode_tf_report_info info = fixed_info;
     info.user = "ann \"the miner\"";
@@ -586,7 +536,7 @@ static void test_results_json(void)
     free(line);
 
     /* No factor: "NF", no "factors" key; the checksum over an empty list. */
-    lode_tf_assignment c = assignment("Factor=100043,20,33");
+    lode_tf_assignment c = test_assignment("Factor=100043,20,33");
     info = fixed_info;
     info.kernel = "cpu_montgomery+opencl_x";
     info.details = "dev \"1\"";
@@ -629,7 +579,7 @@ static void test_results_json(void)
 static void test_results_legacy(void)
 {
     char out[2048];
-    lode_tf_assignment a = assignment("Factor=N/A,100003,1,30");
+    lode_tf_assignment a = test_assignment("Factor=N/A,100003,1,30");
     uint64_t k = 32;
     size_t n = lode_tf_legacy_lines(&a, &k, 1, &fixed_info, true, out, sizeof out);
     const char tagged[] = "M100003 has a factor: 6400193 [TF:1:30:lode 0.1.0 cpu_montgomery]\n"
@@ -638,13 +588,13 @@ static void test_results_legacy(void)
     lode_tf_legacy_lines(&a, &k, 1, &fixed_info, false, out, sizeof out);
     CHECK(strcmp(out, "M100003 has a factor: 6400193\nfound 1 factor for M100003 from 2^1 to 2^30\n") == 0,
           "stdout, one factor:\n%s", out);
-    lode_tf_assignment b = assignment("Factor=100043,1,30");
+    lode_tf_assignment b = test_assignment("Factor=100043,1,30");
     uint64_t ks[] = {1, 48, 237};
     lode_tf_legacy_lines(&b, ks, 3, &fixed_info, false, out, sizeof out);
     CHECK(strcmp(out, "M100043 has a factor: 200087\nM100043 has a factor: 9604129\nM100043 has a factor: 47420383\n"
                       "found 3 factors for M100043 from 2^1 to 2^30\n") == 0,
           "stdout, three factors:\n%s", out);
-    lode_tf_assignment c = assignment("Factor=100043,20,33");
+    lode_tf_assignment c = test_assignment("Factor=100043,20,33");
     n = lode_tf_legacy_lines(&c, NULL, 0, &fixed_info, true, out, sizeof out);
     CHECK(strcmp(out, "no factor for M100043 from 2^20 to 2^33 [lode 0.1.0 cpu_montgomery]\n") == 0,
           "results.txt, no factor:\n%s", out);
@@ -657,33 +607,33 @@ static void test_results_legacy(void)
 
 static void test_results_present(void)
 {
-    lode_tf_assignment a = assignment("Factor=N/A,100003,1,30");
-    const char *res = at("present.json.txt");
+    lode_tf_assignment a = test_assignment("Factor=N/A,100003,1,30");
+    const char *res = test_path("present.json.txt");
     const char earlier[] = "{\"exponent\": 100019, \"worktype\": \"TF\", \"bitlo\": 1, \"bithi\": 30}\n";
-    put_file(res, earlier, strlen(earlier));
+    test_put_file(res, earlier, strlen(earlier));
     long offset = (long)strlen(earlier);
     CHECK(!lode_tf_result_present(res, offset, &a, true), "not there yet");
     CHECK(lode_tf_append_record(res, json_one, strlen(json_one) - 1) == 0, "a line cut short (no newline)");
     CHECK(!lode_tf_result_present(res, offset, &a, true), "a cut-short line does not count");
-    put_file(res, earlier, strlen(earlier));
+    test_put_file(res, earlier, strlen(earlier));
     CHECK(lode_tf_append_record(res, json_one, strlen(json_one)) == 0, "append");
     CHECK(lode_tf_result_present(res, offset, &a, true), "there after the offset");
     CHECK(!lode_tf_result_present(res, offset + 1, &a, true), "not from the middle of the line");
     CHECK(!lode_tf_result_present(res, 1 << 20, &a, true), "an offset past the end");
     CHECK(!lode_tf_result_present(res, -1, &a, true), "no offset");
-    lode_tf_assignment keyed = assignment("Factor=0123456789ABCDEF0123456789abcdef,100003,1,30");
+    lode_tf_assignment keyed = test_assignment("Factor=0123456789ABCDEF0123456789abcdef,100003,1,30");
     CHECK(!lode_tf_result_present(res, offset, &keyed, true), "another key: not this assignment's line");
-    lode_tf_assignment bits = assignment("Factor=N/A,100003,1,31");
+    lode_tf_assignment bits = test_assignment("Factor=N/A,100003,1,31");
     CHECK(!lode_tf_result_present(res, offset, &bits, true), "other bits");
 
-    const char *leg = at("present.txt");
+    const char *leg = test_path("present.txt");
     char text[512];
     lode_tf_legacy_lines(&a, (uint64_t[]){32}, 1, &fixed_info, true, text, sizeof text);
-    put_file(leg, "", 0);
+    test_put_file(leg, "", 0);
     CHECK(!lode_tf_result_present(leg, 0, &a, false), "legacy: not there");
     CHECK(lode_tf_append_record(leg, text, strlen(text)) == 0 && lode_tf_result_present(leg, 0, &a, false),
           "legacy: the summary line counts");
-    lode_tf_assignment other = assignment("Factor=100043,1,30");
+    lode_tf_assignment other = test_assignment("Factor=100043,1,30");
     CHECK(!lode_tf_result_present(leg, 0, &other, false), "legacy: another exponent");
 }
 
@@ -692,11 +642,11 @@ static void test_results_present(void)
 static void finish_setup(lode_tf_driver *d, const char *dir, FILE *out)
 {
     lode_tf_driver_init(d);
-    d->worktodo = at(dir);
+    d->worktodo = test_path(dir);
     static char results[4200], legacy[4200], ckp[4200];
-    snprintf(results, sizeof results, "%s/%s.json", root, dir);
-    snprintf(legacy, sizeof legacy, "%s/%s.txt", root, dir);
-    snprintf(ckp, sizeof ckp, "%s", root);
+    snprintf(results, sizeof results, "%s/%s.json", test_root, dir);
+    snprintf(legacy, sizeof legacy, "%s/%s.txt", test_root, dir);
+    snprintf(ckp, sizeof ckp, "%s", test_root);
     d->results = results;
     d->legacy = legacy;
     d->ckp_dir = ckp;
@@ -706,7 +656,7 @@ static void finish_setup(lode_tf_driver *d, const char *dir, FILE *out)
 
 static void test_finish(void)
 {
-    lode_tf_assignment a = assignment("Factor=N/A,100003,1,30");
+    lode_tf_assignment a = test_assignment("Factor=N/A,100003,1,30");
     const char legacy_text[] = "M100003 has a factor: 6400193 [TF:1:30:lode 0.1.0 cpu_montgomery]\n"
                                "found 1 factor for M100003 from 2^1 to 2^30 [lode 0.1.0 cpu_montgomery]\n";
     lode_tf_progress done;
@@ -716,19 +666,19 @@ static void test_finish(void)
     done.factors = 1;
     done.k[0] = 32;
     char ckp[4200];
-    lode_tf_checkpoint_path(root, &a, ckp, sizeof ckp);
+    lode_tf_checkpoint_path(test_root, &a, ckp, sizeof ckp);
 
     /* The whole way: both results once, the line and the checkpoint gone,
      * the stdout lines printed. */
     FILE *out = tmpfile();
     lode_tf_driver d;
     finish_setup(&d, "fin.txt", out);
-    put_file(d.worktodo, "// top\nFactor=N/A,100003,1,30\nrest", 34);
+    test_put_file(d.worktodo, "// top\nFactor=N/A,100003,1,30\nrest", 34);
     lode_tf_progress pr = done;
     CHECK(lode_tf_driver_finish(&d, &a, &pr) == LODE_TF_DONE, "finished");
-    CHECK(file_is(d.results, json_one, strlen(json_one)), "the JSON line");
-    CHECK(file_is(d.legacy, legacy_text, strlen(legacy_text)), "the legacy lines");
-    CHECK(file_is(d.worktodo, "// top\nrest", 11), "the line removed");
+    CHECK(test_file_is(d.results, json_one, strlen(json_one)), "the JSON line");
+    CHECK(test_file_is(d.legacy, legacy_text, strlen(legacy_text)), "the legacy lines");
+    CHECK(test_file_is(d.worktodo, "// top\nrest", 11), "the line removed");
     CHECK(!exists(ckp), "the checkpoint removed");
     char printed[256] = "";
     rewind(out);
@@ -743,40 +693,40 @@ static void test_finish(void)
      * pending checkpoint and the worktodo line kept; the next call (as a
      * restart that read the checkpoint) writes each result once. */
     finish_setup(&d, "fail.txt", NULL);
-    put_file(d.worktodo, "Factor=N/A,100003,1,30\n", 23);
+    test_put_file(d.worktodo, "Factor=N/A,100003,1,30\n", 23);
     mkdir(d.results, 0755);
     pr = done;
     CHECK(lode_tf_driver_finish(&d, &a, &pr) == LODE_TF_FAILED, "unwritable results: failed");
-    CHECK(file_is(d.worktodo, "Factor=N/A,100003,1,30\n", 23), "the line kept");
+    CHECK(test_file_is(d.worktodo, "Factor=N/A,100003,1,30\n", 23), "the line kept");
     lode_tf_progress back;
     CHECK(lode_tf_checkpoint_load(ckp, &a, &back) == 1 && back.state == LODE_TF_CKP_PENDING &&
               back.results_offset == 0 && back.legacy_offset == 0,
           "the pending record kept (state %d)", back.state);
-    CHECK(file_is(d.legacy, legacy_text, strlen(legacy_text)), "the legacy lines were written before");
+    CHECK(test_file_is(d.legacy, legacy_text, strlen(legacy_text)), "the legacy lines were written before");
     rmdir(d.results);
     CHECK(lode_tf_driver_finish(&d, &a, &back) == LODE_TF_DONE, "the next run finishes");
-    CHECK(file_is(d.results, json_one, strlen(json_one)), "the JSON line once");
-    CHECK(file_is(d.legacy, legacy_text, strlen(legacy_text)), "the legacy lines once (not again)");
-    CHECK(file_is(d.worktodo, "", 0) && !exists(ckp), "line and checkpoint gone");
+    CHECK(test_file_is(d.results, json_one, strlen(json_one)), "the JSON line once");
+    CHECK(test_file_is(d.legacy, legacy_text, strlen(legacy_text)), "the legacy lines once (not again)");
+    CHECK(test_file_is(d.worktodo, "", 0) && !exists(ckp), "line and checkpoint gone");
     lode_tf_driver_destroy(&d);
 
     /* Pending with the JSON line already there (killed after the append):
      * not appended again. */
     finish_setup(&d, "again.txt", NULL);
     d.legacy = NULL;
-    put_file(d.worktodo, "Factor=N/A,100003,1,30\n", 23);
-    put_file(d.results, json_one, strlen(json_one));
+    test_put_file(d.worktodo, "Factor=N/A,100003,1,30\n", 23);
+    test_put_file(d.results, json_one, strlen(json_one));
     pr = done;
     pr.state = LODE_TF_CKP_PENDING;
     pr.results_offset = 0;
     CHECK(lode_tf_driver_finish(&d, &a, &pr) == LODE_TF_DONE, "finished");
-    CHECK(file_is(d.results, json_one, strlen(json_one)), "still one JSON line");
+    CHECK(test_file_is(d.results, json_one, strlen(json_one)), "still one JSON line");
     lode_tf_driver_destroy(&d);
 
     /* Factors found out of order are reported in ascending order. */
     finish_setup(&d, "order.txt", NULL);
-    lode_tf_assignment b = assignment("Factor=100043,1,30");
-    put_file(d.worktodo, "Factor=100043,1,30\n", 19);
+    lode_tf_assignment b = test_assignment("Factor=100043,1,30");
+    test_put_file(d.worktodo, "Factor=100043,1,30\n", 19);
     pr = done;
     pr.factors = 3;
     pr.k[0] = 237;
@@ -786,15 +736,15 @@ static void test_finish(void)
                           "M100043 has a factor: 9604129 [TF:1:30:lode 0.1.0 cpu_montgomery]\n"
                           "M100043 has a factor: 47420383 [TF:1:30:lode 0.1.0 cpu_montgomery]\n"
                           "found 3 factors for M100043 from 2^1 to 2^30 [lode 0.1.0 cpu_montgomery]\n";
-    CHECK(lode_tf_driver_finish(&d, &b, &pr) == LODE_TF_DONE && file_is(d.legacy, sorted, strlen(sorted)),
+    CHECK(lode_tf_driver_finish(&d, &b, &pr) == LODE_TF_DONE && test_file_is(d.legacy, sorted, strlen(sorted)),
           "ascending factors");
     lode_tf_driver_destroy(&d);
 
     /* The checkpoint directory cannot be written: the result is not
      * written either (nothing would guard it against a second report). */
     finish_setup(&d, "nockp.txt", NULL);
-    d.ckp_dir = at("no-such-dir");
-    put_file(d.worktodo, "Factor=N/A,100003,1,30\n", 23);
+    d.ckp_dir = test_path("no-such-dir");
+    test_put_file(d.worktodo, "Factor=N/A,100003,1,30\n", 23);
     pr = done;
     CHECK(lode_tf_driver_finish(&d, &a, &pr) == LODE_TF_FAILED && !exists(d.results) && !exists(d.legacy),
           "no record, no result");
@@ -803,17 +753,17 @@ static void test_finish(void)
     /* The worktodo file cannot be rewritten: failed, the result written
      * once and the record says "reported"; the next run only cleans up. */
     finish_setup(&d, "norewrite.txt", NULL);
-    put_file(d.worktodo, "Factor=N/A,100003,1,30\n", 23);
-    mkdir(at("norewrite.txt.tmp"), 0755);
+    test_put_file(d.worktodo, "Factor=N/A,100003,1,30\n", 23);
+    mkdir(test_path("norewrite.txt.tmp"), 0755);
     pr = done;
     CHECK(lode_tf_driver_finish(&d, &a, &pr) == LODE_TF_FAILED, "worktodo not rewritable: failed");
-    rmdir(at("norewrite.txt.tmp"));
+    rmdir(test_path("norewrite.txt.tmp"));
     CHECK(lode_tf_checkpoint_load(ckp, &a, &back) == 1 && back.state == LODE_TF_CKP_REPORTED,
           "the record says reported");
-    CHECK(file_is(d.worktodo, "Factor=N/A,100003,1,30\n", 23), "the line kept");
-    CHECK(lode_tf_driver_finish(&d, &a, &back) == LODE_TF_DONE && file_is(d.results, json_one, strlen(json_one)),
+    CHECK(test_file_is(d.worktodo, "Factor=N/A,100003,1,30\n", 23), "the line kept");
+    CHECK(lode_tf_driver_finish(&d, &a, &back) == LODE_TF_DONE && test_file_is(d.results, json_one, strlen(json_one)),
           "the next run only cleans up: still one JSON line");
-    CHECK(file_is(d.worktodo, "", 0) && !exists(ckp), "line and checkpoint gone");
+    CHECK(test_file_is(d.worktodo, "", 0) && !exists(ckp), "line and checkpoint gone");
     lode_tf_driver_destroy(&d);
 
     char eta[48];
@@ -830,11 +780,8 @@ static void test_finish(void)
 
 int main(void)
 {
-    snprintf(root, sizeof root, "/tmp/lode-tf-files-XXXXXX");
-    if (mkdtemp(root) == NULL) {
-        perror("mkdtemp");
+    if (test_root_make("lode-tf-files") != 0)
         return 1;
-    }
     test_fileio();
     test_parse_line();
     test_escape();
@@ -848,9 +795,6 @@ int main(void)
     test_results_legacy();
     test_results_present();
     test_finish();
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", root);
-    if (system(cmd) != 0)
-        fprintf(stderr, "cannot remove %s\n", root);
+    test_root_remove();
     return test_summary();
 }

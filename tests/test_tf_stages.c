@@ -20,48 +20,7 @@
 #include "core/tf/results.h"
 #include "core/tf/worktodo.h"
 #include "tests/test_util.h"
-
-static char root[64];
-
-static const char *at(const char *name)
-{
-    static char paths[8][4200];
-    static int next;
-    char *p = paths[next++ % 8];
-    snprintf(p, sizeof paths[0], "%s/%s", root, name);
-    return p;
-}
-
-static void put_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "wb");
-    if (f == NULL || fwrite(text, 1, strlen(text), f) != strlen(text) || fclose(f) != 0) {
-        perror(path);
-        exit(1);
-    }
-}
-
-static bool file_is(const char *path, const char *want)
-{
-    size_t len;
-    char *text = lode_tf_read_file(path, &len);
-    bool same = text != NULL && len == strlen(want) && memcmp(text, want, len) == 0;
-    if (!same)
-        fprintf(stderr, "  %s holds '%.*s'\n  want '%s'\n", path, text ? (int)len : 0, text ? text : "", want);
-    free(text);
-    return same;
-}
-
-static lode_tf_assignment assignment(const char *line)
-{
-    lode_tf_assignment a;
-    char why[256];
-    if (lode_tf_worktodo_parse_line(line, strlen(line), &a, why, sizeof why) != 1) {
-        fprintf(stderr, "bad test assignment %s: %s\n", line, why);
-        exit(1);
-    }
-    return a;
-}
+#include "tests/tf_test_files.h"
 
 static void test_raised(void)
 {
@@ -76,19 +35,19 @@ static void test_raised(void)
         {"  factor=100003,22,26", 23, "  factor=100003,23,26"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        lode_tf_assignment a = assignment(cases[i].line);
+        lode_tf_assignment a = test_assignment(cases[i].line);
         char out[LODE_TF_LINE_MAX + 2];
         int n = lode_tf_worktodo_raised(&a, cases[i].lo, out, sizeof out);
         CHECK(n == (int)strlen(cases[i].want) && strcmp(out, cases[i].want) == 0, "raised '%s': '%s'",
               cases[i].line, n >= 0 ? out : "-1");
-        lode_tf_assignment back = assignment(out);
+        lode_tf_assignment back = test_assignment(out);
         CHECK(back.bit_min == cases[i].lo && back.bit_max == a.bit_max && back.p == a.p, "it parses: %u..%u",
               back.bit_min, back.bit_max);
     }
     /* 100 characters already: one digit more would not be a line; the plain form. */
     char line[LODE_TF_LINE_MAX + 1];
     snprintf(line, sizeof line, "Factor=N/A,100003,9,12%*s", LODE_TF_LINE_MAX - 22, "x");
-    lode_tf_assignment a = assignment(line);
+    lode_tf_assignment a = test_assignment(line);
     char out[LODE_TF_LINE_MAX + 2];
     int n = lode_tf_worktodo_raised(&a, 10, out, sizeof out);
     CHECK(n > 0 && strcmp(out, "Factor=N/A,100003,10,12") == 0, "too long: '%s'", n >= 0 ? out : "-1");
@@ -96,21 +55,21 @@ static void test_raised(void)
 
 static void test_replace(void)
 {
-    const char *wt = at("replace.txt");
-    put_file(wt, "// top\r\nFactor=N/A,100003,22,26\r\nFactor=N/A,100003,22,26\r\nrest");
-    lode_tf_assignment a = assignment("Factor=N/A,100003,22,26");
+    const char *wt = test_path("replace.txt");
+    test_put_text(wt, "// top\r\nFactor=N/A,100003,22,26\r\nFactor=N/A,100003,22,26\r\nrest");
+    lode_tf_assignment a = test_assignment("Factor=N/A,100003,22,26");
     CHECK(lode_tf_worktodo_replace(wt, &a, "Factor=N/A,100003,23,26", 23) == 0, "replace");
-    CHECK(file_is(wt, "// top\r\nFactor=N/A,100003,23,26\r\nFactor=N/A,100003,22,26\r\nrest"),
+    CHECK(test_file_is_text(wt, "// top\r\nFactor=N/A,100003,23,26\r\nFactor=N/A,100003,22,26\r\nrest"),
           "the first equal line replaced, its CRLF kept, every other byte as it was");
-    lode_tf_assignment gone = assignment("Factor=100043,1,30");
+    lode_tf_assignment gone = test_assignment("Factor=100043,1,30");
     CHECK(lode_tf_worktodo_replace(wt, &gone, "x", 1) == 0 &&
-              file_is(wt, "// top\r\nFactor=N/A,100003,23,26\r\nFactor=N/A,100003,22,26\r\nrest"),
+              test_file_is_text(wt, "// top\r\nFactor=N/A,100003,23,26\r\nFactor=N/A,100003,22,26\r\nrest"),
           "a line that is not there: nothing changes");
 }
 
 static void test_partial_checkpoint(void)
 {
-    lode_tf_assignment a = assignment("Factor=N/A,100003,22,23");
+    lode_tf_assignment a = test_assignment("Factor=N/A,100003,22,23");
     lode_tf_progress pr;
     lode_tf_progress_init(&pr);
     pr.next_class = 33;
@@ -156,7 +115,7 @@ static const char json_partial[] =
 
 static void test_partial_lines(void)
 {
-    lode_tf_assignment a = assignment("Factor=N/A,100003,22,23");
+    lode_tf_assignment a = test_assignment("Factor=N/A,100003,22,23");
     uint64_t k = 32;
     lode_tf_report_info info = fixed_info;
     info.partial = true;
@@ -174,8 +133,8 @@ static void test_partial_lines(void)
                       "cpu_montgomery]\n") == 0,
           "partial legacy lines:\n%s", out);
     /* A restart finds the partial summary line as this range's. */
-    const char *leg = at("partial.txt");
-    put_file(leg, out);
+    const char *leg = test_path("partial.txt");
+    test_put_text(leg, out);
     CHECK(lode_tf_result_present(leg, 0, &a, false), "the partial summary counts as written");
 }
 
@@ -186,19 +145,19 @@ static void finish_stage(const char *line, unsigned stage_max, int stop_after_fa
 {
     lode_tf_driver d;
     lode_tf_driver_init(&d);
-    d.worktodo = at("stage.txt");
+    d.worktodo = test_path("stage.txt");
     char results[4200], ckp[4200];
-    snprintf(results, sizeof results, "%s", at("stage.json"));
+    snprintf(results, sizeof results, "%s", test_path("stage.json"));
     unlink(results);
     d.results = results;
-    d.ckp_dir = root;
+    d.ckp_dir = test_root;
     d.info = fixed_info;
     d.out = NULL;
     d.stop_after_factor = stop_after_factor;
     char text[256];
     snprintf(text, sizeof text, "// top\n%s\nrest\n", line);
-    put_file(d.worktodo, text);
-    lode_tf_assignment stage = assignment(line);
+    test_put_text(d.worktodo, text);
+    lode_tf_assignment stage = test_assignment(line);
     stage.bit_max = stage_max;
     lode_tf_progress pr;
     lode_tf_progress_init(&pr);
@@ -206,10 +165,10 @@ static void finish_stage(const char *line, unsigned stage_max, int stop_after_fa
     pr.classes_done = LODE_TF_NEEDED_CLASSES;
     pr.factors = factors;
     pr.k[0] = 32;
-    lode_tf_checkpoint_path(root, &stage, ckp, sizeof ckp);
+    lode_tf_checkpoint_path(test_root, &stage, ckp, sizeof ckp);
     CHECK(lode_tf_driver_finish(&d, &stage, &pr) == LODE_TF_DONE, "%s stage to %u: finished", line, stage_max);
     snprintf(text, sizeof text, "// top\n%s%srest\n", want_worktodo, *want_worktodo ? "\n" : "");
-    CHECK(file_is(d.worktodo, text), "%s stage to %u, stop after factor %d, %d factors: the line", line,
+    CHECK(test_file_is_text(d.worktodo, text), "%s stage to %u, stop after factor %d, %d factors: the line", line,
           stage_max, stop_after_factor, factors);
     size_t len;
     char *json = lode_tf_read_file(results, &len);
@@ -236,30 +195,27 @@ static void test_stale_stage(void)
 {
     /* A reported stage checkpoint inside its line stays (its line is not
      * raised yet: the next run does that); past its line, it goes. */
-    lode_tf_assignment stage = assignment("Factor=N/A,100003,22,23");
+    lode_tf_assignment stage = test_assignment("Factor=N/A,100003,22,23");
     lode_tf_progress pr;
     lode_tf_progress_init(&pr);
     pr.next_class = LODE_TF_CLASSES;
     pr.classes_done = LODE_TF_NEEDED_CLASSES;
     pr.state = LODE_TF_CKP_REPORTED;
     char ckp[4200];
-    lode_tf_checkpoint_path(root, &stage, ckp, sizeof ckp);
+    lode_tf_checkpoint_path(test_root, &stage, ckp, sizeof ckp);
     CHECK(lode_tf_checkpoint_save(ckp, &stage, &pr) == 0, "saved");
-    lode_tf_assignment line = assignment("Factor=N/A,100003,22,26");
-    lode_tf_checkpoint_remove_stale(root, &line, 1);
+    lode_tf_assignment line = test_assignment("Factor=N/A,100003,22,26");
+    lode_tf_checkpoint_remove_stale(test_root, &line, 1);
     CHECK(access(ckp, F_OK) == 0, "inside its line: kept");
-    lode_tf_assignment raised = assignment("Factor=N/A,100003,23,26");
-    lode_tf_checkpoint_remove_stale(root, &raised, 1);
+    lode_tf_assignment raised = test_assignment("Factor=N/A,100003,23,26");
+    lode_tf_checkpoint_remove_stale(test_root, &raised, 1);
     CHECK(access(ckp, F_OK) != 0, "the line raised past it: removed");
 }
 
 int main(void)
 {
-    snprintf(root, sizeof root, "/tmp/lode-tf-stages-XXXXXX");
-    if (mkdtemp(root) == NULL) {
-        perror("mkdtemp");
+    if (test_root_make("lode-tf-stages") != 0)
         return 1;
-    }
     lode_log_configure(true, false);
     test_raised();
     test_replace();
@@ -267,9 +223,6 @@ int main(void)
     test_partial_lines();
     test_finish_stage();
     test_stale_stage();
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", root);
-    if (system(cmd) != 0)
-        fprintf(stderr, "cannot remove %s\n", root);
+    test_root_remove();
     return test_summary();
 }
