@@ -1,4 +1,4 @@
-"""What the API tests share (tests/test_api.py, tests/test_api_tf.py): a
+"""What the API tests share (test_api.py, test_api_tf.py, test_api_guard.py): a
 lode process with the API on, HTTP requests through Python's own client,
 the metrics parser, promtool and headless chromium. configure() first."""
 import json
@@ -80,6 +80,28 @@ class Lode:
             for s_ in ("runtime error", "AddressSanitizer", "LeakSanitizer", "ThreadSanitizer"):
                 ENV.check(s_ not in err, f"sanitizer report ({s_}) in {self.err_path}:\n{err[-3000:]}")
         return self.proc.returncode
+
+
+def run_scenarios(scenarios, only=()):
+    """Runs each scenario (those named in only, if any), one that raises
+    failing without hiding the others; removes the logs unless something
+    failed or LODE_TEST_KEEP is set. Exits with the Checks' status."""
+    for name, fn in scenarios.items():
+        if only and name not in only:
+            continue
+        log(f"scenario {name}")
+        try:
+            fn()
+        except Exception as e:
+            import traceback
+            traceback.print_exc()
+            ENV.check(False, f"scenario {name} raised {e!r}")
+    status = ENV.check.report()
+    if status or os.environ.get("LODE_TEST_KEEP"):
+        print(f"logs kept in {ENV.tmp}")
+    else:
+        shutil.rmtree(ENV.tmp, ignore_errors=True)
+    raise SystemExit(status)
 
 
 def request(url, method="GET", body=None, token=None, headers=None, timeout=30):

@@ -41,7 +41,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import Checks  # noqa: E402
 import api_client  # noqa: E402
 from api_client import (Lode, chromium, chromium_binary, get_json, log, parse_metrics,  # noqa: E402
-                        promtool_check, request, wait_until)
+                        promtool_check, request, run_scenarios, wait_until)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "pool"))
@@ -610,23 +610,4 @@ SCENARIOS = {"refuse": scenario_refuse, "http": scenario_http, "wide": scenario_
              "prometheus": scenario_prometheus, "pool": scenario_pool}
 
 
-def main():
-    for name, fn in SCENARIOS.items():
-        if ONLY and name not in ONLY:
-            continue
-        log(f"scenario {name}")
-        try:
-            fn()
-        except Exception as e:  # a failed scenario must not hide the others
-            import traceback
-            traceback.print_exc()
-            check(False, f"scenario {name} raised {e!r}")
-    status = check.report()
-    if status or os.environ.get("LODE_TEST_KEEP"):
-        print(f"logs kept in {TMP}")
-    else:
-        shutil.rmtree(TMP, ignore_errors=True)
-    sys.exit(status)
-
-
-main()
+run_scenarios(SCENARIOS, ONLY)

@@ -34,58 +34,14 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import Checks  # noqa: E402
+import api_client  # noqa: E402
+from api_client import LISTEN, Lode, log, run_scenarios  # noqa: E402
 
 LODE = os.path.abspath(sys.argv[1])
 ONLY = sys.argv[2:]
 TMP = tempfile.mkdtemp(prefix="lode-api-guard-")
-LISTEN = re.compile(r"API listening on http://127\.0\.0\.1:(\d+)")
 check = Checks()
-
-
-def log(msg):
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
-
-
-class Lode:
-    """A lode process with the API on 127.0.0.1:0; its stderr in a file."""
-    n = 0
-
-    def __init__(self, args, env=None):
-        Lode.n += 1
-        self.err_path = os.path.join(TMP, f"lode-{Lode.n}.stderr")
-        self.err = open(self.err_path, "wb")
-        self.proc = subprocess.Popen([LODE, *args], stdout=subprocess.DEVNULL, stderr=self.err,
-                                     stdin=subprocess.DEVNULL, env=env)
-        self.port = None
-
-    def stderr(self):
-        with open(self.err_path, errors="replace") as f:
-            return f.read()
-
-    def wait_port(self, timeout=120):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            m = LISTEN.search(self.stderr())
-            if m:
-                self.port = int(m.group(1))
-                return self.port
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.1)
-        raise RuntimeError(f"lode did not log 'API listening on': {self.stderr()[-2000:]}")
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.err.close()
-        err = self.stderr()
-        for s_ in ("runtime error", "AddressSanitizer", "LeakSanitizer", "ThreadSanitizer"):
-            check(s_ not in err, f"sanitizer report ({s_}) in {self.err_path}:\n{err[-3000:]}")
+api_client.configure(LODE, TMP, check)
 
 
 def bench(extra=(), env=None):
@@ -301,23 +257,4 @@ def scenario_labels():
 SCENARIOS = {"token": scenario_token, "labels": scenario_labels, "drip": scenario_drip, "host": scenario_host}
 
 
-def main():
-    for name, fn in SCENARIOS.items():
-        if ONLY and name not in ONLY:
-            continue
-        log(f"scenario {name}")
-        try:
-            fn()
-        except Exception as e:  # a failed scenario must not hide the others
-            import traceback
-            traceback.print_exc()
-            check(False, f"scenario {name} raised {e!r}")
-    status = check.report()
-    if status or os.environ.get("LODE_TEST_KEEP"):
-        print(f"logs kept in {TMP}")
-    else:
-        shutil.rmtree(TMP, ignore_errors=True)
-    sys.exit(status)
-
-
-main()
+run_scenarios(SCENARIOS, ONLY)

@@ -29,7 +29,6 @@ on failure.
 import html.parser
 import os
 import re
-import shutil
 import sys
 import tempfile
 import time
@@ -38,7 +37,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import Checks  # noqa: E402
 import api_client  # noqa: E402
 from api_client import Lode, chromium, chromium_binary, get_json, log, parse_metrics, promtool_check, request  # noqa: E402
-from api_client import wait_until  # noqa: E402
+from api_client import run_scenarios, wait_until  # noqa: E402
 import tf_oracle  # noqa: E402
 
 LODE = os.path.abspath(sys.argv[1])
@@ -193,19 +192,4 @@ def scenario_tf():
         lode.stop()
 
 
-def main():
-    try:
-        scenario_tf()
-    except Exception as e:  # report, then clean up
-        import traceback
-        traceback.print_exc()
-        check(False, f"scenario tf raised {e!r}")
-    status = check.report()
-    if status or os.environ.get("LODE_TEST_KEEP"):
-        print(f"logs kept in {TMP}")
-    else:
-        shutil.rmtree(TMP, ignore_errors=True)
-    sys.exit(status)
-
-
-main()
+run_scenarios({"tf": scenario_tf})
