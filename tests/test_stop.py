@@ -203,6 +203,22 @@ def test_oclgrind_scan():
               f"the simulator is named and abandoned: {text[-600:]!r}")
 
 
+def read_pty(master, wait_s, enough=lambda out: False):
+    """What the terminal's master side gives until enough(out), an end, or
+    wait_s seconds without a byte."""
+    out = b""
+    while not enough(out):
+        ready, _, _ = select.select([master], [], [], wait_s)
+        try:
+            chunk = os.read(master, 4096) if ready else b""
+        except OSError:
+            chunk = b""
+        if not chunk:
+            break
+        out += chunk
+    return out
+
+
 def test_selftest():
     """Before: SIGINT was ignored until every self-test had run (9-19 s),
     and lode exited 0. stdout on a terminal, so each result line comes as it
@@ -210,27 +226,10 @@ def test_selftest():
     master, slave = os.openpty()
     proc = subprocess.Popen([LODE, "--selftest", "-d", "cpu"], stdout=slave, stderr=subprocess.PIPE, text=True)
     os.close(slave)
-    out = b""
-    while b" ok" not in out and b"FAILED" not in out:
-        ready, _, _ = select.select([master], [], [], GUARD_S)
-        try:
-            chunk = os.read(master, 4096) if ready else b""
-        except OSError:
-            chunk = b""
-        if not chunk:
-            break
-        out += chunk
+    out = read_pty(master, GUARD_S, lambda o: b" ok" in o or b"FAILED" in o)
     first = out.decode(errors="replace")
     rc = stop_and_wait(proc, signal.SIGINT)
-    while True:  # what it printed after the stop
-        ready, _, _ = select.select([master], [], [], 1)
-        try:
-            chunk = os.read(master, 4096) if ready else b""
-        except OSError:
-            chunk = b""
-        if not chunk:
-            break
-        out += chunk
+    out += read_pty(master, 1)  # what it printed after the stop
     os.close(master)
     text = out.decode(errors="replace")
     err = proc.stderr.read()
