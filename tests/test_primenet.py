@@ -450,6 +450,50 @@ def test_no_more_work_and_unreserve():
     s.close()
 
 
+def test_proxy():
+    """-x: every PrimeNet request goes through the proxy (here a forward
+    HTTP proxy of the test's own, which requires the user and password
+    given in the proxy URL), and the result reaches the server."""
+    import base64
+    import http.server
+    import threading
+    import urllib.request
+    seen = []
+
+    class Proxy(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            auth = self.headers.get("Proxy-Authorization", "")
+            seen.append((self.path, auth))
+            if auth != "Basic " + base64.b64encode(b"pxuser:px pass").decode():
+                self.send_response(407)
+                self.send_header("Proxy-Authenticate", 'Basic realm="test"')
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(self.path, timeout=30) as r:
+                body = r.read()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    proxy = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    s = StandIn()
+    d = fresh("proxy")
+    keyed_worktodo(d, s, SMALL[:1])
+    rc, log = run(s, d, "--no-more-work", "-x", f"http://pxuser:px%20pass@127.0.0.1:{proxy.server_address[1]}")
+    proxy.shutdown()
+    through = [p for p, auth in seen if p.startswith(s.url) and auth]
+    check(rc == 0 and s.credited(*SMALL[0]) == 1 and through and len(through) >= len(s.requests),
+          f"proxy: {rc}, {len(through)} requests through it for {len(s.requests)} at the server {log[-400:]}")
+    check_clean(s, "proxy")
+    s.close()
+
+
 def test_usage():
     """http:// beyond loopback, options that need --primenet, an assignment on
     the command line, a bad proxy: exit 2 with a reason; the options as
@@ -538,7 +582,7 @@ def test_api_section():
 
 TESTS = (test_fresh_run, test_days_of_work, test_progress, test_crash_steps, test_server_down, test_reregister, test_final_codes,
          test_refused, test_hostile, test_register_keyless, test_no_more_work_and_unreserve, test_usage,
-         test_two_devices, test_api_section)
+         test_two_devices, test_api_section, test_proxy)
 ONLY = os.environ.get("LODE_TEST_ONLY")
 for test in TESTS:
     if ONLY and test.__name__ not in ONLY.split(","):

@@ -127,15 +127,16 @@ static void set_options(CURL *c, const lode_pn_http *h, const char *url, transfe
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)(h->connect_timeout_s * 1000));
     curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(h->timeout_s * 1000));
     curl_easy_setopt(c, CURLOPT_FORBID_REUSE, 1L);
-    if (loopback) {
-        curl_easy_setopt(c, CURLOPT_PROXY, ""); /* "": no proxy, whatever the environment says */
-    } else if (h->proxy != NULL && h->proxy[0] != '\0') {
+    /* -x always applies: the user asked for it, whatever the server. */
+    if (h->proxy != NULL && h->proxy[0] != '\0') {
         curl_easy_setopt(c, CURLOPT_PROXY, h->proxy);
         curl_easy_setopt(c, CURLOPT_NOPROXY, ""); /* no_proxy from the environment does not apply */
         if (h->proxy_user != NULL) {
             curl_easy_setopt(c, CURLOPT_PROXYUSERNAME, h->proxy_user);
             curl_easy_setopt(c, CURLOPT_PROXYPASSWORD, h->proxy_pass != NULL ? h->proxy_pass : "");
         }
+    } else if (loopback) {
+        curl_easy_setopt(c, CURLOPT_PROXY, ""); /* "": no proxy from the environment */
     }
 }
 

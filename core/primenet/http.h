@@ -15,7 +15,7 @@
 
 typedef struct lode_pn_http {
     const char *url;                 /* the server, e.g. LODE_PN_DEFAULT_URL */
-    const char *proxy;               /* -x without credentials; NULL: none (a loopback server: never) */
+    const char *proxy;               /* -x without credentials (used for any server); NULL: none */
     const char *proxy_user, *proxy_pass; /* NULL: none */
     double connect_timeout_s, timeout_s;
     bool (*stop)(void *user);        /* true: abort now; NULL: never */
