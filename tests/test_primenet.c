@@ -207,17 +207,6 @@ static void test_sent(void)
     lode_pn_sent_free(&s);
 }
 
-static lode_tf_assignment parsed(const char *line)
-{
-    lode_tf_assignment a;
-    char why[256];
-    if (lode_tf_worktodo_parse_line(line, strlen(line), &a, why, sizeof why) != 1) {
-        fprintf(stderr, "%s: %s\n", line, why);
-        exit(1);
-    }
-    return a;
-}
-
 static void test_worktodo_edits(void)
 {
     const char *wt = test_path("worktodo.txt");
@@ -228,7 +217,7 @@ static void test_worktodo_edits(void)
     CHECK(lode_tf_worktodo_append(wt, "Factor=100019,1,30\nFactor=100043,1,30\n", 38) == 0 &&
           test_file_is_text(wt, "// keep\r\nFactor=100003,1,30\nFactor=100019,1,30\nFactor=100043,1,30\n"),
           "a last line without a newline gets one; the rest stays");
-    lode_tf_assignment b = parsed("Factor=100019,1,30");
+    lode_tf_assignment b = test_assignment("Factor=100019,1,30");
     CHECK(lode_tf_worktodo_replace(wt, &b, "Factor=0123456789ABCDEF0123456789ABCDEF,100019,1,30", 51) == 0 &&
           test_file_is_text(wt, "// keep\r\nFactor=100003,1,30\nFactor=0123456789ABCDEF0123456789ABCDEF,100019,1,30\n"
                       "Factor=100043,1,30\n"), "a line replaced in place");
@@ -236,11 +225,11 @@ static void test_worktodo_edits(void)
     CHECK(lode_tf_worktodo_remove(wt, &b) == 0 &&
           test_file_is_text(wt, "// keep\r\nFactor=100003,1,30\nFactor=100043,1,30\n"), "the keyed copy is removed");
     test_put_text(wt, "Factor=N/A,100003,1,30\nFactor=0123456789ABCDEF0123456789ABCDEZ,100003,1,30\n");
-    lode_tf_assignment a = parsed("Factor=100003,1,30");
+    lode_tf_assignment a = test_assignment("Factor=100003,1,30");
     CHECK(lode_tf_worktodo_remove(wt, &a) == 0 &&
           test_file_is_text(wt, "Factor=N/A,100003,1,30\nFactor=0123456789ABCDEF0123456789ABCDEZ,100003,1,30\n"),
           "only a 32-hex key makes a keyed copy");
-    lode_tf_assignment na = parsed("Factor=N/A,100003,1,30");
+    lode_tf_assignment na = test_assignment("Factor=N/A,100003,1,30");
     CHECK(lode_tf_worktodo_replace(wt, &na, NULL, 0) == 0 &&
           test_file_is_text(wt, "Factor=0123456789ABCDEF0123456789ABCDEZ,100003,1,30\n"), "replace with NULL removes");
     CHECK(lode_tf_worktodo_replace(wt, &na, NULL, 0) == 0 &&
