@@ -1,5 +1,6 @@
 #include "core/base/algo.h"
 
+#include <pthread.h>
 #include <string.h>
 
 #include "core/base/momentum_ref.h"
@@ -8,15 +9,10 @@
 #include "core/base/tf_ref.h"
 #include "core/base/work.h"
 
-static void sha256d_pow(const uint8_t header[80], uint8_t hash[32])
-{
-    lode_ref_sha256d(header, 80, hash);
-}
-
 /* A nonce-scan hit is genuine if the header with that nonce (and, for a
  * version-rolled job, one of its versions) hashes, by the reference, to at
  * most the target. */
-static bool check_nonce_hit(const lode_work *work, const lode_hit *hit, uint8_t hash[32])
+static bool lode_algo_check_nonce_hit(const lode_work *work, const lode_hit *hit, uint8_t hash[32])
 {
     memset(hash, 0xff, 32);
     if (hit->index > UINT32_MAX)
@@ -44,7 +40,7 @@ static bool check_nonce_hit(const lode_work *work, const lode_hit *hit, uint8_t 
 /* A collision-search hit is genuine if the pair (a < b, both inside the
  * 2^26 space) collides by the reference for the header whose nonce is the
  * hit's index, and the 88-byte header's block hash meets the target. */
-static bool check_collision_hit(const lode_work *work, const lode_hit *hit, uint8_t hash[32])
+static bool lode_algo_check_collision_hit(const lode_work *work, const lode_hit *hit, uint8_t hash[32])
 {
     memset(hash, 0xff, 32);
     if (hit->index > UINT32_MAX || hit->pair[0] >= hit->pair[1] ||
@@ -64,7 +60,7 @@ static bool check_collision_hit(const lode_work *work, const lode_hit *hit, uint
  * q = 2kp + 1 inside [2^bit_min, 2^bit_max) that divides 2^p - 1 by the
  * reference or, for a job with a proof, passes C(p, q, proof_bits); hash[0]
  * gets the LODE_TF_HIT_* verdict. */
-static bool check_factor_hit(const lode_work *work, const lode_hit *hit, uint8_t hash[32])
+static bool lode_algo_check_factor_hit(const lode_work *work, const lode_hit *hit, uint8_t hash[32])
 {
     const lode_tf_job *f = &work->factor;
     memset(hash, 0, 32);
@@ -85,34 +81,11 @@ static bool check_factor_hit(const lode_work *work, const lode_hit *hit, uint8_t
 }
 
 static const lode_algo_info algos[LODE_ALGO_COUNT] = {
-    [LODE_ALGO_SHA256D] = {
-        .name = "sha256d",
-        .kind = LODE_WORK_NONCE_SCAN,
-        .pow_hash_ref = sha256d_pow,
-        .check_hit = check_nonce_hit,
-        .pool_diff1_shift = 0,
-    },
-    [LODE_ALGO_SCRYPT] = {
-        .name = "scrypt",
-        .kind = LODE_WORK_NONCE_SCAN,
-        .pow_hash_ref = lode_ref_scrypt_pow,
-        .check_hit = check_nonce_hit,
-        .pool_diff1_shift = 16,
-    },
-    [LODE_ALGO_MOMENTUM] = {
-        .name = "momentum",
-        .kind = LODE_WORK_COLLISION_SEARCH,
-        .pow_hash_ref = NULL,
-        .check_hit = check_collision_hit,
-        .pool_diff1_shift = 0,
-    },
-    [LODE_ALGO_TF] = {
-        .name = "tf",
-        .kind = LODE_WORK_TF,
-        .pow_hash_ref = NULL,
-        .check_hit = check_factor_hit,
-        .pool_diff1_shift = 0,
-    },
+#define LODE_ALGO(ID, algo_name, work_kind, pow_hash, check, diff1_shift)                           \
+    [LODE_ALGO_##ID] = {.name = #algo_name, .kind = work_kind, .pow_hash_ref = pow_hash,            \
+                        .check_hit = check, .pool_diff1_shift = diff1_shift},
+#include "core/base/algos.def"
+#undef LODE_ALGO
 };
 
 const lode_algo_info *lode_algo_get(lode_algo algo)
@@ -145,4 +118,20 @@ int lode_algo_parse(const char *name, lode_algo *out)
     return -1;
 }
 
-const char *lode_algo_names(void) { return "sha256d, scrypt, momentum, tf"; }
+static char names_text[256];
+static pthread_once_t names_once = PTHREAD_ONCE_INIT;
+
+static void join_names(void)
+{
+    for (int i = 0; i < LODE_ALGO_COUNT; i++) {
+        if (i > 0)
+            strcat(names_text, ", ");
+        strcat(names_text, algos[i].name);
+    }
+}
+
+const char *lode_algo_names(void)
+{
+    pthread_once(&names_once, join_names);
+    return names_text;
+}

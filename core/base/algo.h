@@ -1,4 +1,5 @@
-/* The proof-of-work algorithms lode knows, described by one table.
+/* The proof-of-work algorithms lode knows, described by one table (the
+ * rows of core/base/algos.def).
  *
  * Everything that differs between algorithms and is not a kernel (name, the
  * reference hash used for re-checks, the pool-difficulty convention) lives in
@@ -12,11 +13,12 @@
 struct lode_work;
 struct lode_hit;
 
+/* LODE_ALGO_SHA256D, LODE_ALGO_SCRYPT, LODE_ALGO_MOMENTUM, LODE_ALGO_TF
+ * (Mersenne trial factoring, core/base/tf_ref.h): the rows of algos.def. */
 typedef enum lode_algo {
-    LODE_ALGO_SHA256D,
-    LODE_ALGO_SCRYPT,
-    LODE_ALGO_MOMENTUM,
-    LODE_ALGO_TF, /* Mersenne trial factoring (core/base/tf_ref.h) */
+#define LODE_ALGO(ID, name, kind, pow_hash_ref, check_hit, pool_diff1_shift) LODE_ALGO_##ID,
+#include "core/base/algos.def"
+#undef LODE_ALGO
     LODE_ALGO_COUNT
 } lode_algo;
 

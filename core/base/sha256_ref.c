@@ -115,6 +115,8 @@ void lode_ref_sha256d(const void *data, size_t len, uint8_t digest[32])
     lode_ref_sha256(first, sizeof first, digest);
 }
 
+void lode_ref_sha256d_pow(const uint8_t header[80], uint8_t hash[32]) { lode_ref_sha256d(header, 80, hash); }
+
 void lode_ref_sha256_midstate(const uint8_t first64[64], uint32_t state[8])
 {
     memcpy(state, IV, sizeof IV);

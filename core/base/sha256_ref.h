@@ -21,6 +21,8 @@ void lode_ref_sha256_final(lode_ref_sha256_ctx *ctx, uint8_t digest[32]);
 void lode_ref_sha256(const void *data, size_t len, uint8_t digest[32]);
 /* SHA-256 applied twice: the Bitcoin block hash (digest in internal order). */
 void lode_ref_sha256d(const void *data, size_t len, uint8_t digest[32]);
+/* SHA-256d of an 80-byte block header: its proof-of-work hash. */
+void lode_ref_sha256d_pow(const uint8_t header[80], uint8_t hash[32]);
 /* The state after compressing the first 64 bytes of a header: what GPU and
  * SIMD kernels start from. */
 void lode_ref_sha256_midstate(const uint8_t first64[64], uint32_t state[8]);
