@@ -6,7 +6,7 @@
 #
 # Stage here:   scripts/api-cost.sh --stage [BUILD_DIR]
 #   copies lode into .devbin/ and the shared libraries it links into
-#   .devlibs/ (both ignored by git; carry both to the GPU machine).
+#   .devlibs/ (both ignored by git; copy both to the GPU machine).
 # There:        scripts/api-cost.sh [SECONDS] [DEVICE] [ALGO]
 #   defaults: 60 s, cuda:0, sha256d. Needs python3 (the scraper).
 set -euo pipefail

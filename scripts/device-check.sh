@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Runs on the GPU machine (see ../shared/DEVICE.md): correctness checks first,
+# Runs on a machine with an NVIDIA GPU: correctness checks first,
 # then benchmarks of every variant, with a short table last.
 #
 # Stage here:   scripts/device-check.sh --stage [BUILD_DIR]
 #   copies the binaries into .devbin/ and the shared libraries the GPU
-#   machine may lack into .devlibs/ (both ignored by git; carry both).
+#   machine may lack into .devlibs/ (both ignored by git; copy both to the GPU machine).
 # There:        scripts/device-check.sh [SECONDS_PER_BENCHMARK]
 #   PARTS (default "tests sanitize bench") picks the parts, for runs that
-#   must fit a device call's time limit (SANITIZERS narrows the sanitize
+#   must fit a time limit (SANITIZERS narrows the sanitize
 #   part's tools, STEPS, an extended regex, the steps run by name); PARTS=check-cuda or check-opencl
 #   is `lode check --duration ${CHECK_DURATION:-5m}` on the GPU through that
 #   backend, each alone in a call (5 minutes of a 10-minute call), its JSON

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the GPU machine (../shared/DEVICE.md): lode's sensor readings beside
+# On a machine with an NVIDIA GPU: lode's sensor readings beside
 # nvidia-smi's in the same run, for CUDA and for OpenCL on the same GPU
 # (docs/OPERATIONS.md, "Sensors and lode -V"). First `lode -V`, then a
 # SHA-256d benchmark of SECONDS (30) per backend with a hashrate line every

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Host CPU time and rate of lode while a GPU works, old binary against new.
 
-Runs on the GPU machine (../shared/DEVICE.md). For every workload (CUDA and
+Runs on a machine with an NVIDIA GPU. For every workload (CUDA and
 OpenCL; sha256d, scrypt, Momentum, trial factoring) it runs each binary for
 SECONDS and reports the rate, the process's own user+system time over the
 whole run (os.wait4, start-up included) and over the steady part (from

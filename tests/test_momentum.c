@@ -1,5 +1,5 @@
 /* Momentum: the reference (SHA-512 against OpenSSL, the genesis vectors of
- * ../shared/vectors/momentum.json: midHash, SHA-512 words, birthdays, both
+ * tests/vectors/momentum.json: midHash, SHA-512 words, birthdays, both
  * collision lists, block hashes, momentum_verify's rules), the CPU search
  * against the vectors' complete collision lists (also with tiny buckets, so
  * the overflow path runs), and against the independent OpenSSL oracle on a

@@ -1,6 +1,5 @@
-/* The plain Momentum reference (ProtoShares / BitShares-PTS,
- * ../shared/PROTOCOLS.md section 3): midHash, birthdays, the protocol's
- * verification and the block hash, on the reference SHA-256 and SHA-512.
+/* The plain Momentum reference (ProtoShares / BitShares-PTS): midHash,
+ * birthdays, the protocol's verification and the block hash, on the reference SHA-256 and SHA-512.
  * The test suite, the self-test and the re-check of every reported pair use
  * it; no backend's fast path shares code with it. */
 #ifndef LODE_CORE_MOMENTUM_REF_H
