@@ -48,7 +48,7 @@ note() { table+=("$(printf '%-44s %s' "$1" "$2")"); }
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm --format=csv,noheader
 grep -m1 'model name' /proc/cpuinfo
 grep -o -w -E 'avx512f|sha_ni|avx2' /proc/cpuinfo | sort | uniq -c
-# NVIDIA's OpenCL driver is installed but not registered (DEVICE.md).
+# NVIDIA's OpenCL driver may be installed but not registered.
 if [ "$(id -u)" = 0 ] && [ ! -e /etc/OpenCL/vendors/nvidia.icd ]; then
   mkdir -p /etc/OpenCL/vendors && echo libnvidia-opencl.so.1 >/etc/OpenCL/vendors/nvidia.icd
 fi

@@ -12,7 +12,7 @@ set -u
 cd "$(dirname "$0")/.."
 export LD_LIBRARY_PATH="$PWD/.devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 lode=${LODE:-.devbin/lode}
-# NVIDIA's OpenCL driver is installed but not registered there (DEVICE.md).
+# NVIDIA's OpenCL driver may be installed but not registered.
 if [ "$(id -u)" = 0 ] && [ ! -e /etc/OpenCL/vendors/nvidia.icd ]; then
   mkdir -p /etc/OpenCL/vendors && echo libnvidia-opencl.so.1 >/etc/OpenCL/vendors/nvidia.icd
 fi

@@ -57,7 +57,7 @@ static int parse(const char *body, size_t len, lode_pn_reply *r, char *err, size
 
 static void test_reply_real(void)
 {
-    /* The real trial-factoring ga reply quoted in PRIMENET.md, section 1. */
+    /* The real trial-factoring ga reply quoted in the PrimeNet v5 API's description. */
     const char *ga = "pnErrorResult=0\npnErrorDetail=Server assigned trial factoring work.\n"
                      "g=0123456789abcdef0123456789abcdef\nk=0123456789ABCDEF0123456789ABCDEF\nA=1\nb=2\n"
                      "n=204255473\nc=-1\nw=2\nsf=73\nef=74\n==END==\n";
@@ -276,8 +276,8 @@ static void test_worktodo_concurrent(void)
     CHECK(failed == 0 && rc == NULL && test_file_is_text(wt, text), "every append kept, every removal done");
 }
 
-/* The os and architecture names of PrimeNet's result JSON (PRIMENET.md,
- * section 8: Linux/Windows/macOS, x86_64/x86_32/ARM64). */
+/* The os and architecture names of PrimeNet's result JSON (the PrimeNet v5
+ * API: Linux/Windows/macOS, x86_64/x86_32/ARM64). */
 static void test_result_names(void)
 {
     const char *arch[][2] = {{"x86_64", "x86_64"}, {"amd64", "x86_64"}, {"aarch64", "ARM64"}, {"arm64", "ARM64"},

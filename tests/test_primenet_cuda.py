@@ -2,8 +2,8 @@
 """`lode tf --primenet` on cuda:0 against the PrimeNet v5 stand-in server
 (tests/primenet_standin.py): a fresh folder, two assignments fetched (ga),
 run on the GPU, progress reported (ap) and both results sent (ar) and
-credited once. One assignment holds the known factor of PRIMENET.md's
-checksum vector (M51332417, 2^68..2^69: 297892586972172587537), which the
+credited once. One assignment holds the known factor of the PrimeNet
+API's checksum vector (M51332417, 2^68..2^69: 297892586972172587537), which the
 stand-in and this test check with pow(); the other, M66362159 from 2^70
 to 2^71, is a GIMPS-sized range of about 3.6 GHz-days; every factor
 reported is checked to divide M(p). Skips (77) where

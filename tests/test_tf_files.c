@@ -1,7 +1,7 @@
 /* Unit tests of trial factoring's files (core/tf): the worktodo file, the
  * checkpoint record, the result lines and the finishing steps of the class
- * driver, without a device. The oracles are the formats of PROTOCOLS.md
- * ("Mersenne trial factoring") written out as literal expected text, with
+ * driver, without a device. The oracles are mfaktc's formats
+ * (worktodo, checkpoints, results) written out as literal expected text, with
  * CRC-32 values from Python's zlib.crc32 and factors checked there with
  * pow(2, p, q) == 1 (M100003: 6400193; M100043: 200087, 9604129, 47420383). */
 #include <errno.h>

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The habits of mfaktc users in `lode tf` (issue 40), on the CPU backend,
 against Python's pow(2, p, q) == 1 (tests/tf_oracle.py) and zlib.crc32 for
-the result checksum (PRIMENET.md section 8):
+the result checksum (PrimeNet v5's result CRC):
 
 - --stop-after-factor 0|1|2 with and without --stages on a range whose
   first bit level holds a factor: where the run stops, the results (one per
@@ -62,7 +62,7 @@ def results_of(path):
 
 
 def checksum_ok(r):
-    """The result's checksum against zlib.crc32 of PRIMENET.md's string."""
+    """The result's checksum against zlib.crc32 of PrimeNet's checksum string."""
     s = ";".join([str(r["exponent"]), "TF", ",".join(r.get("factors", [])), "", str(r["bitlo"]),
                   str(r["bithi"]), "1" if r["rangecomplete"] else "0", "", "", r["program"]["name"],
                   r["program"]["version"], r["program"]["kernel"], r["program"]["details"], r["os"]["os"],

@@ -2,7 +2,7 @@
  * mfaktc's Stages and StopAfterFactor), without a device: a worktodo line
  * raised past a stage, the checkpoint of a partial result, the partial
  * result's lines, and the finishing steps of a stage. The oracles are the
- * formats of PROTOCOLS.md and PRIMENET.md section 8 as literal text, the
+ * formats of mfaktc and PrimeNet v5's result CRC as literal text, the
  * CRC-32 from Python's zlib.crc32 over
  * "100003;TF;6400193;;22;23;0;;;lode;0.1.0;cpu_montgomery;AMD EPYC;Linux;x86_64;2026-01-02 03:04:05"
  * (A4D83C68; with 1 for a whole range: 7EE1E280), and M100003's factor

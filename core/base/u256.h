@@ -1,7 +1,7 @@
 /* 256-bit unsigned integers for targets and proof-of-work hashes.
  *
  * A PoW hash is compared as the little-endian integer of its 32 digest bytes
- * (PROTOCOLS.md section 1), so w[0] holds digest bytes 0..3 and w[7] the most
+ * (Bitcoin's convention), so w[0] holds digest bytes 0..3 and w[7] the most
  * significant bytes 28..31. */
 #ifndef LODE_CORE_U256_H
 #define LODE_CORE_U256_H

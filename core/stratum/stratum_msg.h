@@ -1,5 +1,5 @@
 /* Stratum v1 messages: parsing what a pool sends and building what lode
- * sends (docs: PROTOCOLS.md section 5). Pure functions, no I/O, no globals.
+ * sends (Stratum v1 as pools speak it). Pure functions, no I/O, no globals.
  *
  * Every parser takes untrusted text and either fills its output or returns
  * -1 with a one-line reason in err; nothing here aborts on bad input. */

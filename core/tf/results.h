@@ -1,5 +1,5 @@
-/* Trial factoring's result lines (PROTOCOLS.md, "results.json.txt" and
- * "Legacy results.txt"):
+/* Trial factoring's result lines (mfaktc's results.json.txt and its legacy
+ * results.txt; docs/GIMPS.md, "The files"):
  *
  *   results.json.txt, one PrimeNet JSON object a line, with its CRC-32 over
  *     "P;TF;<factors>;;B1;B2;<1 | 0: rangecomplete>;;;lode;<version>;<kernel>;<details>;<os>;<arch>;<timestamp>"

@@ -1,5 +1,5 @@
-/* The worktodo file of trial factoring (mfaktc's format; PROTOCOLS.md,
- * "worktodo.txt"): one assignment a line, Factor=[AID,]exponent,bit_min,bit_max.
+/* The worktodo file of trial factoring (mfaktc's format,
+ * docs/GIMPS.md): one assignment a line, Factor=[AID,]exponent,bit_min,bit_max.
  *
  * The file is handled as bytes: a line with a NUL or a megabyte of text is
  * just a malformed line, reported (cut, unprintable bytes escaped) and kept;
