@@ -2,7 +2,7 @@
  * sha256d.h), the plain one and the version-rolled one, each in two
  * instances, additions as IMADs (variant "imad", the faster on sm_90: the
  * integer pipe is left the SHF and LOP3 work) or as IADD3s ("iadd3"). */
-#include "backend-cuda/cuda_kernels.h"
+#include "backend-cuda/sha256d_kernels.h"
 #include "core/backend_support/kernels/sha256d.h"
 
 namespace {

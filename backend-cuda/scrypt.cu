@@ -28,7 +28,7 @@
  * The thread layout (romix_thread) needs no shuffles at all: the shuffles
  * were a fifth of the four-thread layout's instructions (0.40 M of 2.18 M
  * per hash), and at the H100's power limit instructions are what costs. */
-#include "backend-cuda/cuda_kernels.h"
+#include "backend-cuda/scrypt_kernels.h"
 #include "core/backend_support/kernels/hits.h"
 #include "core/backend_support/kernels/pbkdf2.h"
 #include "core/backend_support/kernels/salsa.h"
