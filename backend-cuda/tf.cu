@@ -115,29 +115,13 @@ tf_sieve_prepare(const uint32_t *__restrict__ prime, const uint32_t *__restrict_
     }
 }
 
-/* One block per segment of SEG_BITS (2^16..2^18): small primes by pattern,
- * middle primes by shared atomics, AND the global bits, then append the
- * survivors' offsets to cand (a block-wide prefix sum and one atomicAdd). */
-template <unsigned SEG_BITS>
-__global__ void __launch_bounds__(kSieveThreads)
-tf_sieve_segments(const uint32_t *__restrict__ prime, const uint32_t *__restrict__ start,
-                  const uint32_t *__restrict__ smod, const uint32_t *__restrict__ minv, unsigned n_small,
-                  const launch_desc *__restrict__ launch, const uint32_t *__restrict__ bits,
-                  uint32_t *__restrict__ cand, uint32_t *__restrict__ cand_count)
+/* The segment's small primes: thread t owns words t, t + T, ... of sm;
+ * for each prime the bit position within the next word moves by a
+ * constant. */
+template <unsigned kWordsPerThread>
+__device__ __forceinline__ void segment_small_primes(const uint32_t *__restrict__ start, uint32_t seg0,
+                                                     unsigned t, uint32_t *sm)
 {
-    constexpr unsigned kSegmentBits = SEG_BITS, kSegmentWords = SEG_BITS / 32;
-    constexpr unsigned kWordsPerThread = kSegmentWords / kSieveThreads;
-    __shared__ uint32_t sm[kSegmentWords];
-    __shared__ uint32_t warp_total[kSieveThreads / 32];
-    __shared__ uint32_t block_base;
-    const unsigned t = threadIdx.x, b = blockIdx.x;
-    const uint32_t seg0 = b * kSegmentBits, count = launch->count;
-    if (seg0 >= count) /* a graph's grid is sized for a full launch */
-        return;
-    const uint32_t seg_bits = count - seg0 < kSegmentBits ? count - seg0 : kSegmentBits;
-
-    /* Small primes: thread t owns words t, t + T, ...; for each prime the
-     * bit position within the next word moves by a constant. */
     uint32_t w[kWordsPerThread];
 #pragma unroll
     for (unsigned j = 0; j < kWordsPerThread; j++)
@@ -160,25 +144,36 @@ tf_sieve_segments(const uint32_t *__restrict__ prime, const uint32_t *__restrict
 #pragma unroll
     for (unsigned j = 0; j < kWordsPerThread; j++)
         sm[t + j * kSieveThreads] = w[j];
-    __syncthreads();
+}
 
-    /* Middle primes (61 < r < kSegmentBits): a thread per prime, loaded
-     * one ahead (segment_prime_at). */
+/* Middle primes (61 < r < the segment's bits): a thread per prime, loaded
+ * one ahead (segment_prime_at). */
+__device__ __forceinline__ void segment_middle_primes(const uint32_t *__restrict__ prime,
+                                                      const uint32_t *__restrict__ start,
+                                                      const uint32_t *__restrict__ smod,
+                                                      const uint32_t *__restrict__ minv, unsigned n_small,
+                                                      unsigned b, unsigned t, uint32_t seg_bits, uint32_t *sm)
+{
     unsigned i = TF_PATTERN_PRIMES + t;
     for (segment_prime cur = segment_prime_at(prime, smod, minv, start, i, n_small); i < n_small;) {
         const segment_prime next = segment_prime_at(prime, smod, minv, start, i + kSieveThreads, n_small);
         const uint32_t r = cur.r, st = cur.start;
-        uint32_t x = b * cur.smod; /* b * kSegmentBits mod r, reduced below */
+        uint32_t x = b * cur.smod; /* b * segment bits mod r, reduced below */
         uint32_t rem = x - __umulhi(x, cur.minv) * r;
         rem = rem >= r ? rem - r : rem;
         for (uint32_t o = st >= rem ? st - rem : st + r - rem; o < seg_bits; o += r)
             atomicAnd(&sm[o >> 5], ~(1u << (o & 31)));
         i += kSieveThreads, cur = next;
     }
-    __syncthreads();
+}
 
-    /* Survivors: AND the large primes' bits (words t, t + T, ...: coalesced
-     * reads, conflict-free banks) and keep the result in shared memory. */
+/* Survivors: AND the large primes' bits (words t, t + T, ...: coalesced
+ * reads, conflict-free banks) and keep the result in sm; returns the
+ * thread's count of them. */
+template <unsigned kWordsPerThread>
+__device__ __forceinline__ unsigned segment_survivors(const uint32_t *__restrict__ bits, uint32_t seg0,
+                                                      uint32_t seg_bits, unsigned t, uint32_t *sm)
+{
     unsigned n = 0;
 #pragma unroll
     for (unsigned j = 0; j < kWordsPerThread; j++) {
@@ -192,6 +187,60 @@ tf_sieve_segments(const uint32_t *__restrict__ prime, const uint32_t *__restrict
         sm[wi] = v;
         n += __popc(v);
     }
+    return n;
+}
+
+/* Each round every lane with survivors left writes one, at consecutive
+ * places across the warp from pos (the exponentiation takes them in any
+ * order): whole lines instead of a sector per lane. */
+template <unsigned kWordsPerThread>
+__device__ __forceinline__ void segment_append(const uint32_t *sm, uint32_t seg0, unsigned t, unsigned lane,
+                                               uint32_t pos, uint32_t *__restrict__ cand)
+{
+    const unsigned below = (1u << lane) - 1;
+    unsigned j = 0;
+    uint32_t v = sm[t];
+    for (;;) {
+        while (v == 0 && j + 1 < kWordsPerThread)
+            v = sm[t + ++j * kSieveThreads];
+        const unsigned active = lode_ballot(v);
+        if (active == 0)
+            break;
+        if (v != 0) {
+            const unsigned bit = __ffs(v) - 1;
+            v &= v - 1;
+            cand[pos + __popc(active & below)] = seg0 + (t + j * kSieveThreads) * 32 + bit;
+        }
+        pos += __popc(active);
+    }
+}
+
+/* One block per segment of SEG_BITS (2^16..2^18): small primes by pattern,
+ * middle primes by shared atomics, AND the global bits, then append the
+ * survivors' offsets to cand (a block-wide prefix sum and one atomicAdd). */
+template <unsigned SEG_BITS>
+__global__ void __launch_bounds__(kSieveThreads)
+tf_sieve_segments(const uint32_t *__restrict__ prime, const uint32_t *__restrict__ start,
+                  const uint32_t *__restrict__ smod, const uint32_t *__restrict__ minv, unsigned n_small,
+                  const launch_desc *__restrict__ launch, const uint32_t *__restrict__ bits,
+                  uint32_t *__restrict__ cand, uint32_t *__restrict__ cand_count)
+{
+    constexpr unsigned kSegmentBits = SEG_BITS, kSegmentWords = SEG_BITS / 32;
+    constexpr unsigned kWordsPerThread = kSegmentWords / kSieveThreads;
+    __shared__ uint32_t sm[kSegmentWords];
+    __shared__ uint32_t warp_total[kSieveThreads / 32];
+    __shared__ uint32_t block_base;
+    const unsigned t = threadIdx.x, b = blockIdx.x;
+    const uint32_t seg0 = b * kSegmentBits, count = launch->count;
+    if (seg0 >= count) /* a graph's grid is sized for a full launch */
+        return;
+    const uint32_t seg_bits = count - seg0 < kSegmentBits ? count - seg0 : kSegmentBits;
+
+    segment_small_primes<kWordsPerThread>(start, seg0, t, sm);
+    __syncthreads();
+    segment_middle_primes(prime, start, smod, minv, n_small, b, t, seg_bits, sm);
+    __syncthreads();
+    unsigned n = segment_survivors<kWordsPerThread>(bits, seg0, seg_bits, t, sm);
     const unsigned lane = t & 31, warp = t / 32;
 #pragma unroll
     for (unsigned d = 16; d > 0; d /= 2)
@@ -209,26 +258,7 @@ tf_sieve_segments(const uint32_t *__restrict__ prime, const uint32_t *__restrict
         block_base = atomicAdd(cand_count, sum);
     }
     __syncthreads();
-    /* Each round every lane with survivors left writes one, at consecutive
-     * places across the warp (the exponentiation takes them in any order):
-     * whole lines instead of a sector per lane. */
-    uint32_t pos = block_base + warp_total[warp];
-    const unsigned below = (1u << lane) - 1;
-    unsigned j = 0;
-    uint32_t v = sm[t];
-    for (;;) {
-        while (v == 0 && j + 1 < kWordsPerThread)
-            v = sm[t + ++j * kSieveThreads];
-        const unsigned active = lode_ballot(v);
-        if (active == 0)
-            break;
-        if (v != 0) {
-            const unsigned bit = __ffs(v) - 1;
-            v &= v - 1;
-            cand[pos + __popc(active & below)] = seg0 + (t + j * kSieveThreads) * 32 + bit;
-        }
-        pos += __popc(active);
-    }
+    segment_append<kWordsPerThread>(sm, seg0, t, lane, block_base + warp_total[warp], cand);
 }
 
 /* ---- exponentiation: 3x32-bit Montgomery, R = 2^96 ---------------------- */
