@@ -5,7 +5,8 @@
 # Each backend-cuda/*.cu of both trees is compiled to a cubin with the flags
 # of the Release build (ARCH defaults to 90, i.e. sm_90), disassembled with
 # cuobjdump -sass, split per function and normalised (addresses, encodings,
-# comments and the hash in anonymous-namespace names dropped), then diffed.
+# comments, and the hash and source file name in anonymous-namespace names
+# dropped, so kernels compare across renamed files), then diffed.
 # Per kernel it prints "same" or the instruction and register counts before
 # and after. Needs nvcc and cuobjdump, not a GPU. The per-kernel listings
 # stay in $SASS_DIFF_DIR (default: a temporary folder, printed at the end).
@@ -45,6 +46,9 @@ build() {
                     pad = sprintf("%*s", RLENGTH - length(z) - 2, ""); gsub(/ /, "Z", pad)
                     s = substr(s, 1, RSTART - 1) z "_" pad "_" substr(s, RSTART + RLENGTH)
                 }
+                # an anonymous namespace names its source file: drop it, so a renamed .cu
+                # compares (12_GLOBAL__N_1 still demangles as the anonymous namespace)
+                gsub(/[0-9]+_GLOBAL__N__Z+_[0-9]+_[A-Za-z0-9_]+_cu_[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]/, "12_GLOBAL__N_1", s)
                 return s }
             /Function : / { f = norm($3); file = dst "/" f ".sass"; next }
             file != "" && /\/\*[0-9a-f]+\*\// {
@@ -61,6 +65,9 @@ build() {
                     pad = sprintf("%*s", RLENGTH - length(z) - 2, ""); gsub(/ /, "Z", pad)
                     s = substr(s, 1, RSTART - 1) z "_" pad "_" substr(s, RSTART + RLENGTH)
                 }
+                # an anonymous namespace names its source file: drop it, so a renamed .cu
+                # compares (12_GLOBAL__N_1 still demangles as the anonymous namespace)
+                gsub(/[0-9]+_GLOBAL__N__Z+_[0-9]+_[A-Za-z0-9_]+_cu_[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]/, "12_GLOBAL__N_1", s)
                 return s }
             /Function / { f = norm($2); sub(/:$/, "", f); next }
             f != "" && /REG:/ { match($0, /REG:[0-9]+/); print substr($0, RSTART + 4, RLENGTH - 4) > (dst "/" f ".res"); f = "" }'

@@ -1,7 +1,7 @@
 /* Where the energy of a scrypt hash goes on a power-capped GPU.
  *
  * Not part of lode: a measuring tool for docs/PERFORMANCE.md. It runs the
- * real romix kernels of scrypt_kernel.cu and stripped copies of them, each
+ * real romix kernels of scrypt.cu and stripped copies of them, each
  * for a few seconds at the board's power limit, and prints per mode the
  * sustained rate, the board power and energy per hash (NVML's energy
  * counter) and the average SM clock:
@@ -22,7 +22,7 @@
  * Run:   scrypt_energy_probe [seconds per mode [mode...]]   (0 seconds: one
  *        launch per mode, for a profiler such as ncu)
  */
-#include "backend-cuda/scrypt_kernel.cu"
+#include "backend-cuda/scrypt.cu"
 
 #include <dlfcn.h>
 #include <stdio.h>

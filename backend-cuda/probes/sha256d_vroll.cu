@@ -12,7 +12,7 @@
  *   rolled loop over the versions, the code of one; ROT 1 and 2 also move
  *   one or two rotations a round onto the FMA pipe (IMAD.HI + IMAD).
  *
- * The probe runs the shipped kernel (sha256d_kernel.cu, additions on the
+ * The probe runs the shipped kernel (sha256d.cu, additions on the
  * FMA pipe) and each of those on one random header:
  * - check: over 2^28 nonces at a loose target, every candidate of version
  *   k must be the shipped kernel's candidate on header k (the same set)
@@ -24,7 +24,7 @@
  * Built as backend-cuda/sha256d_vroll_probe with the CUDA backend.
  * Run: sha256d_vroll_probe [seconds per kernel]   (0: one launch each, for ncu)
  */
-#include "backend-cuda/sha256d_kernel.cu"
+#include "backend-cuda/sha256d.cu"
 
 #include <stdio.h>
 #include <stdlib.h>

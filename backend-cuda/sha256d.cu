@@ -2,7 +2,7 @@
  * sha256d.h), the plain one and the version-rolled one, each in two
  * instances, additions as IMADs (variant "imad", the faster on sm_90: the
  * integer pipe is left the SHF and LOP3 work) or as IADD3s ("iadd3"). */
-#include "backend-cuda/cuda_kernels.h"
+#include "backend-cuda/sha256d_kernels.h"
 #include "core/backend_support/kernels/sha256d.h"
 
 namespace {
@@ -20,9 +20,10 @@ sha256d_search(const __grid_constant__ cuda_sha256d_params p, uint32_t start, ui
 
 /* The version-rolled search keeps the nonce's whole schedule (48 words)
  * for every version. Bounded at 256 threads a block and three blocks an
- * SM, ptxas fits it in 80 registers without spills (24 warps an SM): 3%
+ * SM, ptxas fits it in 80 registers without spills (24 warps an SM):
  * faster than a bound of 512 threads, where it takes 128 registers (16
- * warps), and 25% faster than (128, 5), 96 registers (docs/PERFORMANCE.md). */
+ * warps), or than (128, 5) at 96 registers (docs/PERFORMANCE.md has the
+ * figures). */
 #define VERSIONS_MAX_TPB 256
 template <bool Fma>
 __global__ void __launch_bounds__(VERSIONS_MAX_TPB, 3)

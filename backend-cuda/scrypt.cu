@@ -26,9 +26,9 @@
  * bandwidth and size for Salsa work.
  *
  * The thread layout (romix_thread) needs no shuffles at all: the shuffles
- * were a fifth of the four-thread layout's instructions (0.40 M of 2.18 M
- * per hash), and at the H100's power limit instructions are what costs. */
-#include "backend-cuda/cuda_kernels.h"
+ * are a large share of the four-thread layout's instructions, and at a
+ * GPU's power limit instructions are what costs (docs/PERFORMANCE.md). */
+#include "backend-cuda/scrypt_kernels.h"
 #include "core/backend_support/kernels/hits.h"
 #include "core/backend_support/kernels/pbkdf2.h"
 #include "core/backend_support/kernels/salsa.h"
@@ -244,6 +244,39 @@ template <int H> __device__ __forceinline__ void block_mix(uint4 (&x0)[H], uint4
     salsa8<H>(x1, q);
 }
 
+/* Hash slot0 + h's X, this thread's quarter of it (the shuffle layout). */
+template <int H>
+__device__ __forceinline__ void quad_load(const slot_state *state, uint32_t slot0, int t, uint4 (&x0)[H],
+                                          uint4 (&x1)[H])
+{
+#pragma unroll
+    for (int h = 0; h < H; h++) {
+        const uint32_t *xs = state[slot0 + h].x;
+        x0[h] = make_uint4(xs[(5 * t) & 15], xs[(5 * t + 4) & 15], xs[(5 * t + 8) & 15],
+                           xs[(5 * t + 12) & 15]);
+        x1[h] = make_uint4(xs[16 + ((5 * t) & 15)], xs[16 + ((5 * t + 4) & 15)],
+                           xs[16 + ((5 * t + 8) & 15)], xs[16 + ((5 * t + 12) & 15)]);
+    }
+}
+
+template <int H>
+__device__ __forceinline__ void quad_store(slot_state *state, uint32_t slot0, int t, const uint4 (&x0)[H],
+                                           const uint4 (&x1)[H])
+{
+#pragma unroll
+    for (int h = 0; h < H; h++) {
+        uint32_t *xs = state[slot0 + h].x;
+        xs[(5 * t) & 15] = x0[h].x;
+        xs[(5 * t + 4) & 15] = x0[h].y;
+        xs[(5 * t + 8) & 15] = x0[h].z;
+        xs[(5 * t + 12) & 15] = x0[h].w;
+        xs[16 + ((5 * t) & 15)] = x1[h].x;
+        xs[16 + ((5 * t + 4) & 15)] = x1[h].y;
+        xs[16 + ((5 * t + 8) & 15)] = x1[h].z;
+        xs[16 + ((5 * t + 12) & 15)] = x1[h].w;
+    }
+}
+
 /* One group of four threads runs H hashes (slots group*H .. group*H+H-1). */
 template <unsigned LG, int H>
 __global__ void __launch_bounds__(kRomixMaxBlock)
@@ -261,14 +294,7 @@ romix(slot_state *state, uint4 *pad, uint32_t slots)
     q.across = t ^ 2;
 
     uint4 x0[H], x1[H];
-#pragma unroll
-    for (int h = 0; h < H; h++) {
-        const uint32_t *xs = state[slot0 + h].x;
-        x0[h] = make_uint4(xs[(5 * t) & 15], xs[(5 * t + 4) & 15], xs[(5 * t + 8) & 15],
-                           xs[(5 * t + 12) & 15]);
-        x1[h] = make_uint4(xs[16 + ((5 * t) & 15)], xs[16 + ((5 * t + 4) & 15)],
-                           xs[16 + ((5 * t + 8) & 15)], xs[16 + ((5 * t + 12) & 15)]);
-    }
+    quad_load<H>(state, slot0, t, x0, x1);
 
     /* Entry e of hash slot s: pad[(e * slots + s) * 8 + t] (X0 part) and
      * + 4 (X1 part). */
@@ -326,18 +352,7 @@ romix(slot_state *state, uint4 *pad, uint32_t slots)
         block_mix<H>(x0, x1, q);
     }
 
-#pragma unroll
-    for (int h = 0; h < H; h++) {
-        uint32_t *xs = state[slot0 + h].x;
-        xs[(5 * t) & 15] = x0[h].x;
-        xs[(5 * t + 4) & 15] = x0[h].y;
-        xs[(5 * t + 8) & 15] = x0[h].z;
-        xs[(5 * t + 12) & 15] = x0[h].w;
-        xs[16 + ((5 * t) & 15)] = x1[h].x;
-        xs[16 + ((5 * t + 4) & 15)] = x1[h].y;
-        xs[16 + ((5 * t + 8) & 15)] = x1[h].z;
-        xs[16 + ((5 * t + 12) & 15)] = x1[h].w;
-    }
+    quad_store<H>(state, slot0, t, x0, x1);
 }
 
 /* ---- ROMix, one thread per hash ------------------------------------------ */

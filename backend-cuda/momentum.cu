@@ -1,4 +1,4 @@
-/* Momentum on an NVIDIA GPU (see momentum_cuda.h and docs/ARCHITECTURE.md).
+/* Momentum on an NVIDIA GPU (see momentum_kernels.h and docs/ARCHITECTURE.md).
  *
  * One thread computes the SHA-512 of one nonce base, i.e. eight birthdays.
  * SHA-512 is 64-bit arithmetic on 32-bit lanes: rotations are two funnel
@@ -36,7 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "backend-cuda/momentum_cuda.h"
+#include "backend-cuda/momentum_kernels.h"
 #include "core/backend_support/kernel_params.h"
 #include "core/backend_support/kernels/sha512.h"
 #include "core/base/settings.h"

@@ -1,10 +1,10 @@
 /* Momentum on an NVIDIA GPU: the C interface between cuda_backend.c and
- * momentum_kernel.cu. One engine per worker handle holds the device memory
+ * momentum.cu. One engine per worker handle holds the device memory
  * of one sweep; a sweep returns a short list of (birthday, nonce)
  * candidates that contains every colliding nonce, and the host recovers the
  * exact pairs from it (core/backend_support/momentum_common.h). */
-#ifndef LODE_CUDA_MOMENTUM_CUDA_H
-#define LODE_CUDA_MOMENTUM_CUDA_H
+#ifndef LODE_CUDA_MOMENTUM_KERNELS_H
+#define LODE_CUDA_MOMENTUM_KERNELS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -27,7 +27,7 @@ typedef enum cuda_momentum_method {
     CUDA_MOMENTUM_RADIX,
     /* The filter with every atomic in shared memory: birthdays bucketed
      * by their top 14 bits, one block per bucket counts, filters and pairs
-     * its entries exactly (momentum_kernel.cu). A sweep whose bucket
+     * its entries exactly (momentum.cu). A sweep whose bucket
      * overflows is redone with the filter method (table_bits). */
     CUDA_MOMENTUM_BUCKET,
 } cuda_momentum_method;
