@@ -1,29 +1,17 @@
 /* Coinbase, job and block assembly for getblocktemplate mining. */
 #include "core/gbt/block.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/errmsg.h"
 #include "core/base/sha256_ref.h"
 
 #define DEFAULT_TAG "/lode/"
 #define OP_0 0x00
 #define OP_1 0x51
 #define OP_PUSHDATA1 0x4c
-
-static int fail(char *err, size_t err_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t err_len, const char *fmt, ...)
-{
-    if (err && err_len) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, err_len, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 /* ---- a growable byte buffer; `failed` latches an allocation failure ---- */
 
@@ -168,19 +156,19 @@ int lode_gbt_build_job(const lode_gbt_template *t, const lode_gbt_job_params *pa
     const char *tag = params->tag ? params->tag : DEFAULT_TAG;
     size_t tag_len = strlen(tag);
     if (tag_len > LODE_GBT_TAG_MAX)
-        return fail(err, err_len, "coinbase tag is longer than %d bytes", LODE_GBT_TAG_MAX);
+        return lode_fail(err, err_len, "coinbase tag is longer than %d bytes", LODE_GBT_TAG_MAX);
     if (!params->payout_script || params->payout_script_len == 0 ||
         params->payout_script_len > 10000)
-        return fail(err, err_len, "no payout script");
+        return lode_fail(err, err_len, "no payout script");
     if (!params->job_id || strlen(params->job_id) >= LODE_JOB_ID_MAX)
-        return fail(err, err_len, "job id missing or too long");
+        return lode_fail(err, err_len, "job id missing or too long");
 
     if (t->has_witness_commitment) {
         uint8_t commitment[32];
         if (lode_gbt_witness_commitment(t, commitment) != 0)
-            return fail(err, err_len, "out of memory for the witness commitment");
+            return lode_fail(err, err_len, "out of memory for the witness commitment");
         if (memcmp(commitment, t->witness_commitment_script + 6, 32) != 0)
-            return fail(err, err_len, "the template's default_witness_commitment does not match "
+            return lode_fail(err, err_len, "the template's default_witness_commitment does not match "
                                       "the commitment recomputed from its transactions");
     }
 
@@ -191,7 +179,7 @@ int lode_gbt_build_job(const lode_gbt_template *t, const lode_gbt_job_params *pa
     size_t tag_push_len = tag_len ? 1 + (tag_len >= OP_PUSHDATA1) + tag_len : 0;
     size_t script_sig_len = height_len + aux_len + 1 + LODE_GBT_EXTRANONCE_LEN + tag_push_len;
     if (script_sig_len > LODE_GBT_SCRIPT_SIG_MAX)
-        return fail(err, err_len, "coinbase scriptSig would be %zu bytes (limit %d): shorten the tag",
+        return lode_fail(err, err_len, "coinbase scriptSig would be %zu bytes (limit %d): shorten the tag",
                     script_sig_len, LODE_GBT_SCRIPT_SIG_MAX);
 
     bytes b1 = {0}, b2 = {0};
@@ -222,14 +210,14 @@ int lode_gbt_build_job(const lode_gbt_template *t, const lode_gbt_job_params *pa
 
     int rc = -1;
     if (b1.failed || b2.failed) {
-        fail(err, err_len, "out of memory building the coinbase");
+        lode_fail(err, err_len, "out of memory building the coinbase");
         goto done;
     }
     /* The branch: leaf 0 is the coinbase placeholder, then every txid. */
     size_t leaves_n = t->tx_count + 1;
     uint8_t(*leaves)[32] = calloc(leaves_n, sizeof *leaves);
     if (!leaves) {
-        fail(err, err_len, "out of memory for the merkle branch");
+        lode_fail(err, err_len, "out of memory for the merkle branch");
         goto done;
     }
     for (size_t i = 0; i < t->tx_count; i++)
@@ -237,7 +225,7 @@ int lode_gbt_build_job(const lode_gbt_template *t, const lode_gbt_job_params *pa
     int branch_len = lode_merkle_branch((const uint8_t(*)[32])leaves, leaves_n, job->branch);
     free(leaves);
     if (branch_len < 0) {
-        fail(err, err_len, "merkle branch of %zu leaves is too long", leaves_n);
+        lode_fail(err, err_len, "merkle branch of %zu leaves is too long", leaves_n);
         goto done;
     }
     job->branch_len = (size_t)branch_len;
@@ -257,7 +245,7 @@ int lode_gbt_build_job(const lode_gbt_template *t, const lode_gbt_job_params *pa
     job->generation = 0;
     if (lode_job_set_coinbase(job, b1.data, b1.len, b2.data, b2.len) != 0) {
         lode_job_free(job);
-        fail(err, err_len, "out of memory for the job");
+        lode_fail(err, err_len, "out of memory for the job");
         goto done;
     }
     rc = 0;
@@ -275,7 +263,7 @@ int lode_gbt_build_block(const lode_gbt_template *t, const lode_job *job,
     *block_len = 0;
     if (job->coinb1_len < 5 + 32 + 4 || job->coinb2_len < 4 ||
         job->extranonce1_len > LODE_EXTRANONCE_MAX || job->extranonce2_len > LODE_EXTRANONCE_MAX)
-        return fail(err, err_len, "job is not a getblocktemplate job");
+        return lode_fail(err, err_len, "job is not a getblocktemplate job");
 
     bytes coinbase = {0};
     put(&coinbase, job->coinb1, job->coinb1_len);
@@ -283,13 +271,13 @@ int lode_gbt_build_block(const lode_gbt_template *t, const lode_job *job,
     put(&coinbase, extranonce2, job->extranonce2_len);
     put(&coinbase, job->coinb2, job->coinb2_len);
     if (coinbase.failed)
-        return fail(err, err_len, "out of memory building the coinbase");
+        return lode_fail(err, err_len, "out of memory building the coinbase");
 
     /* The header must commit to exactly this coinbase and these transactions. */
     uint8_t(*leaves)[32] = malloc((t->tx_count + 1) * sizeof *leaves);
     if (!leaves) {
         free(coinbase.data);
-        return fail(err, err_len, "out of memory for the merkle tree");
+        return lode_fail(err, err_len, "out of memory for the merkle tree");
     }
     lode_ref_sha256d(coinbase.data, coinbase.len, leaves[0]);
     for (size_t i = 0; i < t->tx_count; i++)
@@ -299,7 +287,7 @@ int lode_gbt_build_block(const lode_gbt_template *t, const lode_job *job,
     free(leaves);
     if (rc != 0 || memcmp(root, header + 36, 32) != 0) {
         free(coinbase.data);
-        return fail(err, err_len, "the header's merkle root does not match the template and coinbase");
+        return lode_fail(err, err_len, "the header's merkle root does not match the template and coinbase");
     }
 
     bytes out = {0};
@@ -326,7 +314,7 @@ int lode_gbt_build_block(const lode_gbt_template *t, const lode_job *job,
     }
     if (out.failed) {
         free(out.data);
-        return fail(err, err_len, "out of memory building the block");
+        return lode_fail(err, err_len, "out of memory building the block");
     }
     *block = out.data;
     *block_len = out.len;

@@ -1,5 +1,6 @@
 /* The getblocktemplate job source: JSON-RPC over libcurl, three threads
  * (poller, longpoller, submitter); see gbt_client.h for the behaviour. */
+#include "core/base/backoff.h"
 #include "core/gbt/gbt_client.h"
 
 #include <curl/curl.h>
@@ -7,7 +8,6 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "core/base/clock.h"
+#include "core/base/errmsg.h"
 #include "core/base/hex.h"
 #include "core/base/log.h"
 #include "core/base/sha256_ref.h"
@@ -264,16 +265,6 @@ void lode_gbt_give_up(lode_gbt *g, const char *why)
 
 typedef enum check_result { CHECK_OK, CHECK_RETRY, CHECK_REFUSED } check_result;
 
-/* A message cut to err_len on purpose (the node's text can be long). */
-static void say(char *err, size_t err_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char *err, size_t err_len, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, err_len, fmt, ap);
-    va_end(ap);
-}
-
 /* Does the node take the payout address, as the same script lode pays to? */
 static check_result check_address(lode_gbt *g, CURL *curl, rpc_status *status, char *err,
                                   size_t err_len)
@@ -301,14 +292,14 @@ static check_result check_address(lode_gbt *g, CURL *curl, rpc_status *status, c
         const json_t *why = json_object_get(r, "error");
         char text[64];
         lode_log_printable(text, sizeof text, json_is_string(why) ? json_string_value(why) : "");
-        say(err, err_len, "the node does not take the payout address %.74s (lode reads a %s %s "
+        lode_fail(err, err_len, "the node does not take the payout address %.74s (lode reads a %s %s "
                  "address)%s%s: give an address of the node's chain (--coinbase-addr)",
                  g->payout_text, g->payout.network, g->payout.kind, text[0] ? ": " : "", text);
         out = CHECK_REFUSED;
     } else if (json_is_string(script) && strcasecmp(json_string_value(script), ours) != 0) {
         char text[2 * LODE_ADDRESS_SCRIPT_MAX + 1];
         lode_log_printable(text, sizeof text, json_string_value(script));
-        say(err, err_len, "the node reads the payout address %.74s as script %s, lode as %s: "
+        lode_fail(err, err_len, "the node reads the payout address %.74s as script %s, lode as %s: "
                  "not mining to it", g->payout_text, text, ours);
         out = CHECK_REFUSED;
     }
@@ -425,7 +416,7 @@ static void *poller_main(void *arg)
 {
     lode_gbt *g = arg;
     CURL *curl = curl_easy_init();
-    double backoff = 1;
+    unsigned failures = 0;      /* in a row: the backoff's attempt */
     unsigned auth_refusals = 0; /* in a row */
     while (!atomic_load(&g->stopping)) {
         pthread_mutex_lock(&g->lock);
@@ -456,7 +447,7 @@ static void *poller_main(void *arg)
                    fetch_template(g, curl, NULL, g->timeout_s, &tpl, &status, err, sizeof err) == 0) {
             note_success(g);
             install_template(g, &tpl, "poll");
-            backoff = 1;
+            failures = 0;
             auth_refusals = 0;
         } else {
             /* Refused credentials are the user's to fix: a few tries (a node
@@ -469,8 +460,9 @@ static void *poller_main(void *arg)
                 break;
             }
             note_failure(g, err, auth_refusals > 0); /* said once, when giving up */
-            wait = backoff;
-            backoff = backoff * 2 > MAX_BACKOFF_S ? MAX_BACKOFF_S : backoff * 2;
+            wait = lode_backoff_s(1, failures, MAX_BACKOFF_S);
+            if (failures < 32) /* the cap is reached long before */
+                failures++;
         }
         lode_gbt_sleep_or_wake(g, wait, &g->refresh_requested);
     }

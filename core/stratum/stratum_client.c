@@ -1,3 +1,4 @@
+#include "core/base/backoff.h"
 #include "core/stratum/stratum_client.h"
 
 #include <math.h>
@@ -438,9 +439,7 @@ static void pause_for(lode_stratum *s, double seconds)
 
 static double backoff_delay(const lode_stratum_config *c, unsigned attempt, unsigned *seed)
 {
-    double d = c->retry_base_s * pow(2.0, attempt > 30 ? 30 : attempt);
-    if (d > c->retry_max_s)
-        d = c->retry_max_s;
+    double d = lode_backoff_s(c->retry_base_s, attempt > 30 ? 30 : attempt, c->retry_max_s);
     /* Jitter down to half, so many miners do not retry in step. */
     return d * (0.5 + 0.5 * (double)rand_r(seed) / RAND_MAX);
 }
