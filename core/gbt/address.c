@@ -59,10 +59,9 @@ static const segwit_network *segwit_network_of(const char *lower, size_t sep)
     return NULL;
 }
 
-static int parse_segwit(const char *address, size_t len, lode_address *out, char *err,
-                        size_t err_len)
+/* The address in lower case (a bech32 address is all one case). */
+static int lower_case(const char *address, size_t len, char *lower, char *err, size_t err_len)
 {
-    char lower[BECH32_MAX_LEN + 1];
     bool has_lower = false, has_upper = false;
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)address[i];
@@ -79,6 +78,39 @@ static int parse_segwit(const char *address, size_t len, lode_address *out, char
     lower[len] = '\0';
     if (has_lower && has_upper)
         return lode_fail(err, err_len, "bech32 address mixes upper and lower case");
+    return 0;
+}
+
+/* The witness program from its 5-bit groups (values[1 .. data_len - 6));
+ * leftover bits must be fewer than 5 and zero. */
+static int witness_program(const uint8_t *values, size_t data_len, uint8_t program[64], size_t *program_len,
+                           char *err, size_t err_len)
+{
+    uint32_t acc = 0;
+    unsigned bits = 0;
+    *program_len = 0;
+    for (size_t i = 1; i < data_len - 6; i++) {
+        acc = (acc << 5) | values[i];
+        bits += 5;
+        if (bits >= 8) {
+            bits -= 8;
+            if (*program_len >= 64)
+                return lode_fail(err, err_len, "bech32 witness program is too long");
+            program[(*program_len)++] = (uint8_t)(acc >> bits);
+        }
+        acc &= (1u << bits) - 1u;
+    }
+    if (bits >= 5 || acc != 0)
+        return lode_fail(err, err_len, "bech32 address has invalid padding");
+    return 0;
+}
+
+static int parse_segwit(const char *address, size_t len, lode_address *out, char *err,
+                        size_t err_len)
+{
+    char lower[BECH32_MAX_LEN + 1];
+    if (lower_case(address, len, lower, err, err_len) != 0)
+        return -1;
     const char *sep_ptr = strrchr(lower, '1');
     size_t sep = (size_t)(sep_ptr - lower);
     const segwit_network *net = segwit_network_of(lower, sep);
@@ -118,24 +150,10 @@ static int parse_segwit(const char *address, size_t len, lode_address *out, char
     if (witness_version != 0 && !is_bech32m)
         return lode_fail(err, err_len, "witness v%u address must use bech32m (BIP 350)", witness_version);
 
-    /* 5-bit groups -> bytes; leftover bits must be fewer than 5 and zero. */
     uint8_t program[64];
-    size_t program_len = 0;
-    uint32_t acc = 0;
-    unsigned bits = 0;
-    for (size_t i = 1; i < data_len - 6; i++) {
-        acc = (acc << 5) | values[i];
-        bits += 5;
-        if (bits >= 8) {
-            bits -= 8;
-            if (program_len >= sizeof program)
-                return lode_fail(err, err_len, "bech32 witness program is too long");
-            program[program_len++] = (uint8_t)(acc >> bits);
-        }
-        acc &= (1u << bits) - 1u;
-    }
-    if (bits >= 5 || acc != 0)
-        return lode_fail(err, err_len, "bech32 address has invalid padding");
+    size_t program_len;
+    if (witness_program(values, data_len, program, &program_len, err, err_len) != 0)
+        return -1;
     if (program_len < 2 || program_len > 40)
         return lode_fail(err, err_len, "witness program is %zu bytes (must be 2..40)", program_len);
     if (witness_version == 0 && program_len != 20 && program_len != 32)

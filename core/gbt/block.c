@@ -149,12 +149,12 @@ int lode_gbt_witness_commitment(const lode_gbt_template *t, uint8_t commitment[3
     return 0;
 }
 
-int lode_gbt_build_job(const lode_gbt_template *t, const lode_gbt_job_params *params,
-                       lode_job *job, char *err, size_t err_len)
+/* The job's inputs as lode_gbt_build_job takes them: a tag that fits, a
+ * payout script, a job id, and a witness commitment that matches the
+ * template's transactions. */
+static int check_job_inputs(const lode_gbt_template *t, const lode_gbt_job_params *params, size_t tag_len,
+                            char *err, size_t err_len)
 {
-    memset(job, 0, sizeof *job);
-    const char *tag = params->tag ? params->tag : DEFAULT_TAG;
-    size_t tag_len = strlen(tag);
     if (tag_len > LODE_GBT_TAG_MAX)
         return lode_fail(err, err_len, "coinbase tag is longer than %d bytes", LODE_GBT_TAG_MAX);
     if (!params->payout_script || params->payout_script_len == 0 ||
@@ -171,7 +171,14 @@ int lode_gbt_build_job(const lode_gbt_template *t, const lode_gbt_job_params *pa
             return lode_fail(err, err_len, "the template's default_witness_commitment does not match "
                                       "the commitment recomputed from its transactions");
     }
+    return 0;
+}
 
+/* The coinbase around the extranonce: b1 up to the extranonce's push,
+ * b2 from the tag to the locktime. */
+static int coinbase_halves(const lode_gbt_template *t, const lode_gbt_job_params *params, const char *tag,
+                           size_t tag_len, bytes *b1, bytes *b2, char *err, size_t err_len)
+{
     /* scriptSig around the extranonce. */
     uint8_t height_push[5];
     size_t height_len = lode_gbt_height_push(t->height, height_push);
@@ -182,53 +189,66 @@ int lode_gbt_build_job(const lode_gbt_template *t, const lode_gbt_job_params *pa
         return lode_fail(err, err_len, "coinbase scriptSig would be %zu bytes (limit %d): shorten the tag",
                     script_sig_len, LODE_GBT_SCRIPT_SIG_MAX);
 
-    bytes b1 = {0}, b2 = {0};
     static const uint8_t null_prevout[32] = {0};
-    put_le32(&b1, 1);          /* transaction version */
-    put_byte(&b1, 1);          /* one input */
-    put(&b1, null_prevout, 32);
-    put_le32(&b1, 0xffffffffu);
-    put_varint(&b1, script_sig_len);
-    put(&b1, height_push, height_len);
+    put_le32(b1, 1);          /* transaction version */
+    put_byte(b1, 1);          /* one input */
+    put(b1, null_prevout, 32);
+    put_le32(b1, 0xffffffffu);
+    put_varint(b1, script_sig_len);
+    put(b1, height_push, height_len);
     if (t->coinbaseaux_len)
-        put_push(&b1, t->coinbaseaux, t->coinbaseaux_len);
-    put_byte(&b1, LODE_GBT_EXTRANONCE_LEN); /* the extranonce's push opcode */
+        put_push(b1, t->coinbaseaux, t->coinbaseaux_len);
+    put_byte(b1, LODE_GBT_EXTRANONCE_LEN); /* the extranonce's push opcode */
 
     if (tag_len)
-        put_push(&b2, (const uint8_t *)tag, tag_len);
-    put_le32(&b2, 0xffffffffu); /* sequence */
-    put_varint(&b2, t->has_witness_commitment ? 2 : 1);
-    put_le64(&b2, t->coinbasevalue);
-    put_varint(&b2, params->payout_script_len);
-    put(&b2, params->payout_script, params->payout_script_len);
+        put_push(b2, (const uint8_t *)tag, tag_len);
+    put_le32(b2, 0xffffffffu); /* sequence */
+    put_varint(b2, t->has_witness_commitment ? 2 : 1);
+    put_le64(b2, t->coinbasevalue);
+    put_varint(b2, params->payout_script_len);
+    put(b2, params->payout_script, params->payout_script_len);
     if (t->has_witness_commitment) {
-        put_le64(&b2, 0);
-        put_varint(&b2, sizeof t->witness_commitment_script);
-        put(&b2, t->witness_commitment_script, sizeof t->witness_commitment_script);
+        put_le64(b2, 0);
+        put_varint(b2, sizeof t->witness_commitment_script);
+        put(b2, t->witness_commitment_script, sizeof t->witness_commitment_script);
     }
-    put_le32(&b2, 0); /* locktime */
+    put_le32(b2, 0); /* locktime */
+    if (b1->failed || b2->failed)
+        return lode_fail(err, err_len, "out of memory building the coinbase");
+    return 0;
+}
 
-    int rc = -1;
-    if (b1.failed || b2.failed) {
-        lode_fail(err, err_len, "out of memory building the coinbase");
-        goto done;
-    }
-    /* The branch: leaf 0 is the coinbase placeholder, then every txid. */
+/* The job's merkle branch: leaf 0 is the coinbase placeholder, then every
+ * txid. */
+static int set_branch(const lode_gbt_template *t, lode_job *job, char *err, size_t err_len)
+{
     size_t leaves_n = t->tx_count + 1;
     uint8_t(*leaves)[32] = calloc(leaves_n, sizeof *leaves);
-    if (!leaves) {
-        lode_fail(err, err_len, "out of memory for the merkle branch");
-        goto done;
-    }
+    if (!leaves)
+        return lode_fail(err, err_len, "out of memory for the merkle branch");
     for (size_t i = 0; i < t->tx_count; i++)
         memcpy(leaves[i + 1], t->txs[i].txid, 32);
     int branch_len = lode_merkle_branch((const uint8_t(*)[32])leaves, leaves_n, job->branch);
     free(leaves);
-    if (branch_len < 0) {
-        lode_fail(err, err_len, "merkle branch of %zu leaves is too long", leaves_n);
-        goto done;
-    }
+    if (branch_len < 0)
+        return lode_fail(err, err_len, "merkle branch of %zu leaves is too long", leaves_n);
     job->branch_len = (size_t)branch_len;
+    return 0;
+}
+
+int lode_gbt_build_job(const lode_gbt_template *t, const lode_gbt_job_params *params,
+                       lode_job *job, char *err, size_t err_len)
+{
+    memset(job, 0, sizeof *job);
+    const char *tag = params->tag ? params->tag : DEFAULT_TAG;
+    size_t tag_len = strlen(tag);
+    if (check_job_inputs(t, params, tag_len, err, err_len) != 0)
+        return -1;
+    bytes b1 = {0}, b2 = {0};
+    int rc = -1;
+    if (coinbase_halves(t, params, tag, tag_len, &b1, &b2, err, err_len) != 0 ||
+        set_branch(t, job, err, err_len) != 0)
+        goto done;
 
     snprintf(job->id, sizeof job->id, "%s", params->job_id);
     job->algo = params->algo;

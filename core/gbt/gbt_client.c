@@ -1,6 +1,5 @@
 /* The getblocktemplate job source: JSON-RPC over libcurl, three threads
  * (poller, longpoller, submitter); see gbt_client.h for the behaviour. */
-#include "core/base/backoff.h"
 #include "core/gbt/gbt_client.h"
 
 #include <curl/curl.h>
@@ -15,6 +14,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "core/base/backoff.h"
 #include "core/base/clock.h"
 #include "core/base/errmsg.h"
 #include "core/base/hex.h"
@@ -104,6 +104,35 @@ void lode_gbt_display_hash(const uint8_t internal[32], char out[65])
     lode_hex_encode_reversed(internal, 32, out);
 }
 
+/* Keeps tpl and its job as template number, the one now mined; true when
+ * it builds on a block lode sent. */
+static bool keep_template(lode_gbt *g, uint64_t number, lode_gbt_template *tpl, const lode_job *job)
+{
+    pthread_mutex_lock(&g->lock);
+    kept_template *slot = &g->kept[number % KEPT_TEMPLATES];
+    if (slot->number) {
+        lode_gbt_template_free(&slot->tpl);
+        lode_job_free(&slot->job);
+    }
+    slot->number = number;
+    slot->tpl = *tpl;
+    slot->job = *job;
+    g->template_count = number;
+    g->has_current = true;
+    memcpy(g->current_prevhash, tpl->prevhash, 32);
+    snprintf(g->current_longpollid, sizeof g->current_longpollid, "%s", tpl->longpollid);
+    g->current_curtime = tpl->curtime;
+    g->stats.height = tpl->height;
+    /* On a block of our own, "block accepted at height N" already says that
+     * N + 1 is next: one line per block, not two. */
+    bool on_own_block = false;
+    for (size_t i = 0; i < SENT_HASHES; i++)
+        on_own_block = on_own_block || memcmp(g->sent_hash[i], tpl->prevhash, 32) == 0;
+    pthread_cond_broadcast(&g->wake); /* the longpoller waits for a longpollid */
+    pthread_mutex_unlock(&g->lock);
+    return on_own_block;
+}
+
 /* Makes tpl the current template unless it is the one already mined
  * (same previous block and longpollid). Takes ownership of tpl. */
 static void install_job(lode_gbt *g, lode_gbt_template *tpl, const char *origin)
@@ -152,31 +181,10 @@ static void install_job(lode_gbt *g, lode_gbt_template *tpl, const char *origin)
         return;
     }
 
-    pthread_mutex_lock(&g->lock);
-    kept_template *slot = &g->kept[number % KEPT_TEMPLATES];
-    if (slot->number) {
-        lode_gbt_template_free(&slot->tpl);
-        lode_job_free(&slot->job);
-    }
-    slot->number = number;
-    slot->tpl = *tpl;
-    slot->job = job;
-    g->template_count = number;
-    g->has_current = true;
-    memcpy(g->current_prevhash, tpl->prevhash, 32);
-    snprintf(g->current_longpollid, sizeof g->current_longpollid, "%s", tpl->longpollid);
-    g->current_curtime = tpl->curtime;
-    g->stats.height = tpl->height;
     uint32_t height = tpl->height;
     size_t tx_count = tpl->tx_count;
     uint64_t value = tpl->coinbasevalue;
-    /* On a block of our own, "block accepted at height N" already says that
-     * N + 1 is next: one line per block, not two. */
-    bool on_own_block = false;
-    for (size_t i = 0; i < SENT_HASHES; i++)
-        on_own_block = on_own_block || memcmp(g->sent_hash[i], tpl->prevhash, 32) == 0;
-    pthread_cond_broadcast(&g->wake); /* the longpoller waits for a longpollid */
-    pthread_mutex_unlock(&g->lock);
+    bool on_own_block = keep_template(g, number, tpl, &job);
 
     if (params.clean && !on_own_block) {
         char prev[65];
@@ -517,38 +525,28 @@ static void init_curl(void)
     curl_init_result = curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-lode_gbt *lode_gbt_create(const lode_gbt_config *config, char *err, size_t err_len)
+/* The configuration as lode_gbt_create takes it: a node URL, a nonce-scan
+ * algorithm, credentials (a cookie file that exists now), a tag that fits,
+ * a payout address (parsed into *payout), times in bounds. */
+static int check_config(const lode_gbt_config *config, lode_address *payout, char *err, size_t err_len)
 {
     if (!config->url || (strncmp(config->url, "http://", 7) != 0 &&
-                         strncmp(config->url, "https://", 8) != 0)) {
-        snprintf(err, err_len, "the node URL must start with http:// or https:// (got \"%s\")",
-                 config->url ? config->url : "");
-        return NULL;
-    }
-    if (strlen(config->url) > 1000 || strpbrk(config->url, " \t\r\n")) {
-        snprintf(err, err_len, "the node URL is malformed");
-        return NULL;
-    }
+                         strncmp(config->url, "https://", 8) != 0))
+        return lode_fail(err, err_len, "the node URL must start with http:// or https:// (got \"%s\")",
+                         config->url ? config->url : "");
+    if (strlen(config->url) > 1000 || strpbrk(config->url, " \t\r\n"))
+        return lode_fail(err, err_len, "the node URL is malformed");
     if (config->algo >= LODE_ALGO_COUNT ||
-        lode_algo_get(config->algo)->kind != LODE_WORK_NONCE_SCAN) {
-        snprintf(err, err_len, "getblocktemplate mining needs a nonce-scan algorithm");
-        return NULL;
-    }
-    if (!config->user && !config->cookie_file) {
-        snprintf(err, err_len, "getblocktemplate needs an RPC user/password or the node's cookie file");
-        return NULL;
-    }
-    if (config->coinbase_tag && strlen(config->coinbase_tag) > LODE_GBT_TAG_MAX) {
-        snprintf(err, err_len, "the coinbase tag is longer than %d bytes", LODE_GBT_TAG_MAX);
-        return NULL;
-    }
-    lode_address payout;
+        lode_algo_get(config->algo)->kind != LODE_WORK_NONCE_SCAN)
+        return lode_fail(err, err_len, "getblocktemplate mining needs a nonce-scan algorithm");
+    if (!config->user && !config->cookie_file)
+        return lode_fail(err, err_len, "getblocktemplate needs an RPC user/password or the node's cookie file");
+    if (config->coinbase_tag && strlen(config->coinbase_tag) > LODE_GBT_TAG_MAX)
+        return lode_fail(err, err_len, "the coinbase tag is longer than %d bytes", LODE_GBT_TAG_MAX);
     char why[160];
-    if (lode_address_parse(config->payout_address, &payout, why, sizeof why) != 0) {
-        snprintf(err, err_len, "payout address \"%.100s\": %s",
-                 config->payout_address ? config->payout_address : "", why);
-        return NULL;
-    }
+    if (lode_address_parse(config->payout_address, payout, why, sizeof why) != 0)
+        return lode_fail(err, err_len, "payout address \"%.100s\": %s",
+                         config->payout_address ? config->payout_address : "", why);
     if (!config->user) {
         /* A cookie file missing now is a wrong path (or a node not started):
          * said at once. Later the node may remove and rewrite it when it
@@ -560,14 +558,20 @@ lode_gbt *lode_gbt_create(const lode_gbt_config *config, char *err, size_t err_l
             size_t n = strlen(err);
             snprintf(err + n, err_len - n, " (the node writes it in its datadir when it starts; "
                      "is it running, and is this its datadir?)");
-            return NULL;
+            return -1;
         }
     }
     if (config->poll_s < 0 || config->timeout_s < 0 || config->poll_s > 3600 ||
-        config->timeout_s > 3600) {
-        snprintf(err, err_len, "poll and timeout must be 0..3600 seconds");
+        config->timeout_s > 3600)
+        return lode_fail(err, err_len, "poll and timeout must be 0..3600 seconds");
+    return 0;
+}
+
+lode_gbt *lode_gbt_create(const lode_gbt_config *config, char *err, size_t err_len)
+{
+    lode_address payout;
+    if (check_config(config, &payout, err, err_len) != 0)
         return NULL;
-    }
     pthread_once(&curl_once, init_curl);
     if (curl_init_result != CURLE_OK) {
         snprintf(err, err_len, "libcurl: %s", curl_easy_strerror(curl_init_result));

@@ -200,10 +200,10 @@ int lode_gbt_template_check_time(lode_gbt_template *t, uint64_t now, char *err, 
     return 1;
 }
 
-static int parse_fields(const json_t *result, lode_gbt_template *t, char *err, size_t err_len)
+/* The header fields: version, previousblockhash, the times, height,
+ * coinbasevalue, bits and the target they give. */
+static int parse_header_fields(const json_t *result, lode_gbt_template *t, char *err, size_t err_len)
 {
-    if (!json_is_object(result))
-        return lode_fail(err, err_len, "template is not a JSON object");
     uint64_t v = 0;
     if (get_uint(result, "version", 0, UINT32_MAX, false, &v, err, err_len) != 0)
         return -1;
@@ -242,7 +242,12 @@ static int parse_fields(const json_t *result, lode_gbt_template *t, char *err, s
         if (lode_u256_cmp(&given, &t->target) != 0)
             return lode_fail(err, err_len, "template \"target\" does not match \"bits\" %08x", t->bits);
     }
+    return 0;
+}
 
+/* coinbaseaux: its values, hex, joined for the coinbase's scriptSig. */
+static int parse_coinbaseaux(const json_t *result, lode_gbt_template *t, char *err, size_t err_len)
+{
     const json_t *aux = json_object_get(result, "coinbaseaux");
     if (aux) {
         if (!json_is_object(aux))
@@ -262,7 +267,12 @@ static int parse_fields(const json_t *result, lode_gbt_template *t, char *err, s
             t->coinbaseaux_len += bytes;
         }
     }
+    return 0;
+}
 
+/* default_witness_commitment, longpollid and workid, where given. */
+static int parse_optional_fields(const json_t *result, lode_gbt_template *t, char *err, size_t err_len)
+{
     const json_t *commitment = json_object_get(result, "default_witness_commitment");
     if (commitment) {
         static const uint8_t header[6] = {0x6a, 0x24, 0xaa, 0x21, 0xa9, 0xed};
@@ -291,7 +301,16 @@ static int parse_fields(const json_t *result, lode_gbt_template *t, char *err, s
                         LODE_GBT_WORKID_MAX);
         memcpy(t->workid, json_string_value(workid), json_string_length(workid) + 1);
     }
+    return 0;
+}
 
+static int parse_fields(const json_t *result, lode_gbt_template *t, char *err, size_t err_len)
+{
+    if (!json_is_object(result))
+        return lode_fail(err, err_len, "template is not a JSON object");
+    if (parse_header_fields(result, t, err, err_len) != 0 || parse_coinbaseaux(result, t, err, err_len) != 0 ||
+        parse_optional_fields(result, t, err, err_len) != 0)
+        return -1;
     const json_t *mweb = json_object_get(result, "mweb");
     if (mweb && decode_hex_alloc(mweb, LODE_GBT_MAX_MWEB_BYTES, &t->mweb, &t->mweb_len) != 0)
         return lode_fail(err, err_len, "template \"mweb\" is not hex of 1..%d bytes",
