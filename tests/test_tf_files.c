@@ -292,6 +292,18 @@ static const char reported_text[] = "lode-tf-checkpoint 1\nexponent 100003\nbits
                                      "classes_done 960\nclass_log 0\nfactors 1 32\naid N/A\nreported 1\n"
                                      "crc32 6294C448\n";
 
+/* Every class done, with the factor 6400193 (k = 32). */
+static lode_tf_progress finished_progress(void)
+{
+    lode_tf_progress done;
+    lode_tf_progress_init(&done);
+    done.next_class = LODE_TF_CLASSES;
+    done.classes_done = LODE_TF_NEEDED_CLASSES;
+    done.factors = 1;
+    done.k[0] = 32;
+    return done;
+}
+
 static void test_checkpoint_format(void)
 {
     lode_tf_assignment a = test_assignment("Factor=N/A,100003,1,30");
@@ -314,12 +326,7 @@ static void test_checkpoint_format(void)
           "running record read back");
     CHECK(lode_tf_checkpoint_format(&a, &pr, buf, 50) == -1, "too small a buffer: -1");
 
-    lode_tf_progress done;
-    lode_tf_progress_init(&done);
-    done.next_class = LODE_TF_CLASSES;
-    done.classes_done = LODE_TF_NEEDED_CLASSES;
-    done.factors = 1;
-    done.k[0] = 32;
+    lode_tf_progress done = finished_progress();
     done.state = LODE_TF_CKP_PENDING;
     done.results_offset = 100;
     n = lode_tf_checkpoint_format(&a, &done, buf, sizeof buf);
@@ -335,8 +342,29 @@ static void test_checkpoint_format(void)
     CHECK(lode_tf_checkpoint_parse(buf, (size_t)n, &a, &back) == 1 && back.state == LODE_TF_CKP_REPORTED,
           "reported record read back");
 
-    /* A proof line round-trips; a record whose proof line is damaged under
-     * a good checksum is refused. */
+    /* 64 factors of 20 digits and a 63-character key fit. */
+    lode_tf_assignment big = test_assignment("Factor=ABCDEFGHIJABCDEFGHIJABCDEFGHIJABCDEFGHIJABCDEFGHIJABCDEFGHIJABC,100003,1,30");
+    done.factors = LODE_TF_MAX_FACTORS;
+    for (int i = 0; i < LODE_TF_MAX_FACTORS; i++)
+        done.k[i] = UINT64_MAX - (uint64_t)i;
+    done.state = LODE_TF_CKP_PENDING;
+    n = lode_tf_checkpoint_format(&big, &done, buf, sizeof buf);
+    CHECK(n > 0 && lode_tf_checkpoint_parse(buf, (size_t)n, &big, &back) == 1 && back.factors == 64 &&
+              back.k[63] == UINT64_MAX - 63 && strcmp(back.aid, big.aid) == 0,
+          "the largest record round-trips (%d bytes)", n);
+}
+
+/* A proof line round-trips; a record whose proof line is damaged under a
+ * good checksum is refused. */
+static void test_checkpoint_proof(void)
+{
+    lode_tf_assignment a = test_assignment("Factor=N/A,100003,1,30");
+    lode_tf_progress done = finished_progress();
+    done.state = LODE_TF_CKP_REPORTED;
+    done.results_offset = 100;
+    lode_tf_progress back;
+    char buf[4096];
+    int n;
     lode_tf_progress kept = done;
     kept.state = LODE_TF_CKP_RUNNING;
     kept.proof_kept = true;
@@ -373,17 +401,6 @@ static void test_checkpoint_format(void)
               back.proof_count == LODE_TF_PROOF_MAX && back.proof_k[LODE_TF_PROOF_MAX - 1] == UINT64_MAX - 4095,
           "a full proof round-trips (%d bytes)", n);
     free(large);
-
-    /* 64 factors of 20 digits and a 63-character key fit. */
-    lode_tf_assignment big = test_assignment("Factor=ABCDEFGHIJABCDEFGHIJABCDEFGHIJABCDEFGHIJABCDEFGHIJABCDEFGHIJABC,100003,1,30");
-    done.factors = LODE_TF_MAX_FACTORS;
-    for (int i = 0; i < LODE_TF_MAX_FACTORS; i++)
-        done.k[i] = UINT64_MAX - (uint64_t)i;
-    done.state = LODE_TF_CKP_PENDING;
-    n = lode_tf_checkpoint_format(&big, &done, buf, sizeof buf);
-    CHECK(n > 0 && lode_tf_checkpoint_parse(buf, (size_t)n, &big, &back) == 1 && back.factors == 64 &&
-              back.k[63] == UINT64_MAX - 63 && strcmp(back.aid, big.aid) == 0,
-          "the largest record round-trips (%d bytes)", n);
 }
 
 static void test_checkpoint_damage(void)
@@ -417,7 +434,14 @@ static void test_checkpoint_damage(void)
     CHECK(lode_tf_checkpoint_parse("", 0, &a, &pr) == -1, "empty");
     CHECK(lode_tf_checkpoint_parse("crc32 00000000\n", 15, &a, &pr) == -1, "a checksum alone");
 
-    /* Good records that are not this assignment's, or not usable as they are. */
+}
+
+/* Good records that are not this assignment's, or not usable as they are. */
+static void test_checkpoint_other_records(void)
+{
+    lode_tf_assignment a = test_assignment("Factor=N/A,100003,1,30");
+    lode_tf_progress pr;
+    size_t len = strlen(pending_text);
     lode_tf_assignment other = test_assignment("Factor=N/A,100019,1,30");
     CHECK(lode_tf_checkpoint_parse(running_text, strlen(running_text), &other, &pr) == 0, "another exponent: 0");
     lode_tf_assignment bits = test_assignment("Factor=N/A,100003,1,31");
@@ -450,8 +474,17 @@ static void test_checkpoint_damage(void)
     CHECK(lode_tf_checkpoint_parse(with_crc, (size_t)m, &plain, &pr) == 1 && pr.state == LODE_TF_CKP_PENDING &&
               pr.results_offset == 0 && pr.legacy_offset == -1,
           "a pending record without aid and legacy_offset");
+}
 
-    /* Files: save and load, a damaged file, an unwritable directory. */
+/* Files: save and load, a damaged file, an unwritable directory. */
+static void test_checkpoint_files(void)
+{
+    lode_tf_assignment a = test_assignment("Factor=N/A,100003,1,30");
+    lode_tf_progress pr;
+    size_t len = strlen(pending_text);
+    char copy[sizeof pending_text];
+    memcpy(copy, pending_text, len);
+    copy[len - 2] = copy[len - 2] == 'F' ? 'E' : 'F'; /* a wrong checksum */
     char path[4200];
     lode_tf_checkpoint_path(test_root, &a, path, sizeof path);
     CHECK(strcmp(path + strlen(test_root), "/M100003_1_30.ckp") == 0, "the file name: %s", path);
@@ -508,7 +541,10 @@ int main(void)
     test_merge_add();
     test_lock();
     test_checkpoint_format();
+    test_checkpoint_proof();
     test_checkpoint_damage();
+    test_checkpoint_other_records();
+    test_checkpoint_files();
     test_remove_stale();
     test_root_remove();
     return test_summary();
