@@ -16,7 +16,7 @@
 #
 #   lode_layer_library(<target>)
 #       after add_library/add_executable: the target's include views, from
-#       the table. At the end, lode_layer_check_links() fails the configure
+#       the table; a library must be named lode_<folder name> ('-' as '_'). At the end, lode_layer_check_links() fails the configure
 #       step if a layer target links a layer library the table does not let
 #       it use (which also rules out cycles: a layer uses only earlier ones).
 #   lode_include_view(<target> <PUBLIC|PRIVATE|INTERFACE> <folder> [FILES <header>...])
@@ -113,6 +113,13 @@ function(lode_layer_library target)
   get_property(folder GLOBAL PROPERTY LODE_LAYER_${layer}_FOLDER)
   get_property(public GLOBAL PROPERTY LODE_LAYER_${layer}_PUBLIC)
   get_target_property(type ${target} TYPE)
+  # A layer's library is named like its folder (core/dispatch: lode_dispatch,
+  # backend-cuda: lode_backend_cuda), so a link line says which folder it uses.
+  get_filename_component(folder_name "${folder}" NAME)
+  string(REPLACE "-" "_" library_name "lode_${folder_name}")
+  if(NOT type STREQUAL "EXECUTABLE" AND NOT target STREQUAL library_name)
+    message(FATAL_ERROR "lode_layer_library(${target}): the library of ${folder} is named ${library_name}")
+  endif()
   if(type STREQUAL "EXECUTABLE")
     lode_include_view(${target} PRIVATE "${folder}")
   elseif(public)

@@ -3,6 +3,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
+# No file over 800 lines, no function over 80: the longest listed, and a stop
+# before the long build when one is past the limit.
+scripts/check-lengths.py
+# Commit subjects since be34e59 in the form 'area: what changed' (the hook
+# scripts/install-hooks.sh installs checks each one at commit time).
+scripts/check-commits.sh
 cmake --workflow --preset ci
 # The main job (scripts/run.sh) as on a fresh machine: HOME a new empty
 # directory, on the ci build, mining long enough for MWEB blocks (the chain

@@ -14,14 +14,10 @@ static int by_pair(const void *x, const void *y)
     return a->b < b->b ? -1 : a->b > b->b;
 }
 
-size_t oracle_momentum_pairs(const uint8_t mid[32], oracle_pair **pairs)
+/* Every nonce's 50-bit birthday (SHA-512 of nonce || mid, eight a hash),
+ * into bd and keys both. */
+static void birthdays(EVP_MD_CTX *ctx, const uint8_t mid[32], uint64_t *bd, uint64_t *keys)
 {
-    uint64_t *bd = malloc((size_t)N * 8), *keys = malloc((size_t)N * 8), *tmp = malloc((size_t)N * 8);
-    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    size_t found = (size_t)-1;
-    *pairs = NULL;
-    if (bd == NULL || keys == NULL || tmp == NULL || ctx == NULL)
-        goto out;
     uint8_t in[36], out[64];
     memcpy(in + 4, mid, 32);
     unsigned len;
@@ -38,12 +34,17 @@ size_t oracle_momentum_pairs(const uint8_t mid[32], oracle_pair **pairs)
             bd[base + (uint32_t)j] = keys[base + (uint32_t)j] = w >> 14;
         }
     }
-    /* LSD radix sort of the 50-bit birthdays, 10 bits a pass. */
+}
+
+/* LSD radix sort of the 50-bit birthdays, 10 bits a pass; *tmp is the
+ * scratch, and the two swap each pass. */
+static void radix_sort(uint64_t **keys, uint64_t **tmp)
+{
     static uint32_t count[1024];
     for (unsigned shift = 0; shift < 50; shift += 10) {
         memset(count, 0, sizeof count);
         for (uint32_t i = 0; i < N; i++)
-            count[(keys[i] >> shift) & 1023]++;
+            count[((*keys)[i] >> shift) & 1023]++;
         uint32_t sum = 0;
         for (int d = 0; d < 1024; d++) {
             uint32_t c = count[d];
@@ -51,11 +52,23 @@ size_t oracle_momentum_pairs(const uint8_t mid[32], oracle_pair **pairs)
             sum += c;
         }
         for (uint32_t i = 0; i < N; i++)
-            tmp[count[(keys[i] >> shift) & 1023]++] = keys[i];
-        uint64_t *t = keys;
-        keys = tmp;
-        tmp = t;
+            (*tmp)[count[((*keys)[i] >> shift) & 1023]++] = (*keys)[i];
+        uint64_t *t = *keys;
+        *keys = *tmp;
+        *tmp = t;
     }
+}
+
+size_t oracle_momentum_pairs(const uint8_t mid[32], oracle_pair **pairs)
+{
+    uint64_t *bd = malloc((size_t)N * 8), *keys = malloc((size_t)N * 8), *tmp = malloc((size_t)N * 8);
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    size_t found = (size_t)-1;
+    *pairs = NULL;
+    if (bd == NULL || keys == NULL || tmp == NULL || ctx == NULL)
+        goto out;
+    birthdays(ctx, mid, bd, keys);
+    radix_sort(&keys, &tmp);
     /* The repeated values (few), then every nonce that has one. */
     size_t dups = 0;
     for (uint32_t i = 1; i < N; i++)

@@ -8,7 +8,7 @@ if(TARGET lode_stratum)
   add_executable(test_stratum_msg test_stratum_msg.c)
   target_link_libraries(test_stratum_msg PRIVATE lode_stratum lode_test_util lode_warnings)
   add_test(NAME stratum_msg COMMAND test_stratum_msg)
-  # Credentials in pool and proxy URLs: escapes, raw characters, messages.
+  # Pool and proxy URLs: the forms taken and refused, credentials, pins.
   add_executable(test_stratum_url test_stratum_url.c)
   target_link_libraries(test_stratum_url PRIVATE lode_stratum lode_test_util lode_warnings)
   add_test(NAME stratum_url COMMAND test_stratum_url)

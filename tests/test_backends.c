@@ -446,6 +446,45 @@ static void test_momentum(lode_handle *h)
     lode_hits_free(&hits);
 }
 
+/* The checks of one device, algorithm and variant (NULL: the default);
+ * 1 when they ran, 0 when the device did not open. */
+static int test_variant(const lode_device_ref *dev, lode_algo algo, const char *variant)
+{
+    printf("%s %s %s\n", dev->id, lode_algo_get(algo)->name, variant ? variant : "default");
+    lode_open_params params = {.algo = algo, .variant = variant};
+    lode_handle h;
+    int rc = lode_handle_open(&h, dev, &params);
+    CHECK(rc == LODE_OK, "%s opens (%s)", dev->id, lode_status_str(rc));
+    if (rc != LODE_OK)
+        return 0;
+    if (lode_algo_get(algo)->kind == LODE_WORK_TF) {
+        /* Every known factor (tests/vectors/mersenne-factors.json);
+         * tests/test_tf.c has the rest. */
+        char why[512];
+        CHECK(lode_tf_selftest_handle(&h, false, NULL, why, sizeof why) == 0, "%s tf: %s",
+              dev->id, why);
+        lode_handle_close(&h);
+        return 1;
+    }
+    if (lode_algo_get(algo)->kind == LODE_WORK_COLLISION_SEARCH) {
+        test_versions_refused(&h);
+        test_momentum(&h);
+        lode_handle_close(&h);
+        return 1;
+    }
+    bool cheap = algo == LODE_ALGO_SHA256D;
+    test_vectors(&h);
+    test_boundaries(&h);
+    test_random(&h, cheap ? 40 : 3, cheap ? 300 : 48);
+    test_abort(&h);
+    if (algo == LODE_ALGO_SHA256D)
+        test_versions(&h);
+    else
+        test_versions_refused(&h);
+    lode_handle_close(&h);
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     const char *only_variant = NULL, *only_backend = NULL;
@@ -482,42 +521,7 @@ int main(int argc, char **argv)
                 if (only_variant == NULL && v > 0 && a == LODE_ALGO_MOMENTUM &&
                     strcmp(devices[d].backend->name, "cpu") == 0)
                     continue;
-                printf("%s %s %s\n", devices[d].id, lode_algo_get((lode_algo)a)->name,
-                       names[v] ? names[v] : "default");
-                lode_open_params params = {.algo = (lode_algo)a, .variant = names[v]};
-                lode_handle h;
-                int rc = lode_handle_open(&h, &devices[d], &params);
-                CHECK(rc == LODE_OK, "%s opens (%s)", devices[d].id, lode_status_str(rc));
-                if (rc != LODE_OK)
-                    continue;
-                if (lode_algo_get((lode_algo)a)->kind == LODE_WORK_TF) {
-                    /* Every known factor (tests/vectors/mersenne-factors.json);
-                     * tests/test_tf.c has the rest. */
-                    char why[512];
-                    CHECK(lode_tf_selftest_handle(&h, false, NULL, why, sizeof why) == 0, "%s tf: %s",
-                          devices[d].id, why);
-                    lode_handle_close(&h);
-                    runs++;
-                    continue;
-                }
-                if (lode_algo_get((lode_algo)a)->kind == LODE_WORK_COLLISION_SEARCH) {
-                    test_versions_refused(&h);
-                    test_momentum(&h);
-                    lode_handle_close(&h);
-                    runs++;
-                    continue;
-                }
-                bool cheap = a == LODE_ALGO_SHA256D;
-                test_vectors(&h);
-                test_boundaries(&h);
-                test_random(&h, cheap ? 40 : 3, cheap ? 300 : 48);
-                test_abort(&h);
-                if (a == LODE_ALGO_SHA256D)
-                    test_versions(&h);
-                else
-                    test_versions_refused(&h);
-                lode_handle_close(&h);
-                runs++;
+                runs += test_variant(&devices[d], (lode_algo)a, names[v]);
             }
         }
     }

@@ -348,6 +348,61 @@ static void on_found(void *user, const lode_found *f)
     pthread_mutex_unlock(&c->lock);
 }
 
+/* One job over [0, span) on the faulty devices: the whole range scanned,
+ * every hit exactly once with its job's source tag. */
+static void run_checked_job(lode_dispatcher *m, collected *c, int job, uint32_t span)
+{
+    lode_work w = {.algo = LODE_ALGO_SHA256D, .source_tag = {c->tag[0], c->tag[1]}};
+    test_rand_bytes(w.header.header, 80);
+    memset(w.header.target.w, 0xff, sizeof w.header.target.w);
+    w.header.target.w[7] = TEST_TARGET_TOP; /* about one nonce in 16 */
+    memset(c->seen, 0, span * sizeof(uint32_t)); /* the last job's scans are all back */
+    uint64_t seq = lode_dispatcher_set_job(m, &w, 0, span);
+    int rc;
+    while ((rc = lode_dispatcher_wait_job(m, seq, 1000)) == 0)
+        ;
+    CHECK(rc == 1, "job %d: the whole range gets scanned", job);
+    CHECK(c->wrong_tag == 0, "every hit comes with its job and the job's source tag (%zu without)", c->wrong_tag);
+
+    size_t missing = 0, duplicated = 0, extra = 0;
+    for (uint32_t n = 0; n < span; n++) {
+        bool want = ref_hit(&w, n);
+        missing += want && c->seen[n] == 0;
+        duplicated += c->seen[n] > 1;
+        extra += !want && c->seen[n] > 0;
+    }
+    CHECK(missing == 0 && duplicated == 0 && extra == 0,
+          "job %d: every hit exactly once: %zu missing, %zu duplicated, %zu false", job, missing, duplicated,
+          extra);
+}
+
+/* After the jobs: the broken device refused, the liar's hits hardware
+ * errors, the dying device restarted, the counts adding up. */
+static void check_faulty_stats(lode_dispatcher *m, int jobs, uint32_t span, double want_expected)
+{
+    lode_device_stats st;
+    lode_dispatcher_device_stats(m, FAKE_BROKEN, &st);
+    CHECK(st.workers_failed == 1 && st.hashes == 0, "the broken device is refused and gets no work");
+    lode_dispatcher_device_stats(m, FAKE_LIAR, &st);
+    CHECK(st.hw_errors > 0, "the liar's made-up hits count as hardware errors (%llu, %llu hashes)",
+          (unsigned long long)st.hw_errors, (unsigned long long)st.hashes);
+    lode_dispatcher_device_stats(m, FAKE_DIES, &st);
+    CHECK(st.restarts >= 1 && strstr(st.last_error, "device error") != NULL,
+          "the dying device is restarted (%u restarts, last error '%s')", st.restarts, st.last_error);
+    uint64_t total = 0;
+    double expected = 0;
+    for (int i = 0; i < FAKE_MODES; i++) {
+        lode_dispatcher_device_stats(m, (size_t)i, &st);
+        total += st.hashes;
+        expected += st.hits_expected;
+    }
+    CHECK(total == (uint64_t)span * (uint64_t)jobs, "scanned counts add up to the ranges (%llu over %d jobs)",
+          (unsigned long long)total, jobs);
+    /* The target's chance from first principles: 0x0fffffff.ff.. + 1 over 2^256 is 2^-4. */
+    CHECK(fabs(expected - want_expected) < 1e-6, "the expected hits are the ranges times the target's chance "
+          "(%.6f, want %.6f)", expected, want_expected);
+}
+
 static void test_faulty_devices(void)
 {
     /* Hundreds of scans a job; jobs until the liar and the dying device have
@@ -374,32 +429,10 @@ static void test_faulty_devices(void)
     CHECK(m != NULL, "miner starts: %s", err);
     CHECK(lode_dispatcher_wait_ready(m, -1) == FAKE_MODES - 1, "all but the broken device pass");
 
-    lode_device_stats st;
     int jobs = 0;
     double want_expected = 0;
     for (bool both_scanned = false; !both_scanned && jobs < MAX_JOBS; jobs++) {
-        lode_work w = {.algo = LODE_ALGO_SHA256D, .source_tag = {c.tag[0], c.tag[1]}};
-        test_rand_bytes(w.header.header, 80);
-        memset(w.header.target.w, 0xff, sizeof w.header.target.w);
-        w.header.target.w[7] = TEST_TARGET_TOP; /* about one nonce in 16 */
-        memset(c.seen, 0, SPAN * sizeof(uint32_t)); /* the last job's scans are all back */
-        uint64_t seq = lode_dispatcher_set_job(m, &w, 0, SPAN);
-        int rc;
-        while ((rc = lode_dispatcher_wait_job(m, seq, 1000)) == 0)
-            ;
-        CHECK(rc == 1, "job %d: the whole range gets scanned", jobs);
-        CHECK(c.wrong_tag == 0, "every hit comes with its job and the job's source tag (%zu without)", c.wrong_tag);
-
-        size_t missing = 0, duplicated = 0, extra = 0;
-        for (uint32_t n = 0; n < SPAN; n++) {
-            bool want = ref_hit(&w, n);
-            missing += want && c.seen[n] == 0;
-            duplicated += c.seen[n] > 1;
-            extra += !want && c.seen[n] > 0;
-        }
-        CHECK(missing == 0 && duplicated == 0 && extra == 0,
-              "job %d: every hit exactly once: %zu missing, %zu duplicated, %zu false", jobs, missing, duplicated,
-              extra);
+        run_checked_job(m, &c, jobs, SPAN);
         want_expected += SPAN / 16.0;
         lode_device_stats liar, dies;
         lode_dispatcher_device_stats(m, FAKE_LIAR, &liar);
@@ -409,26 +442,7 @@ static void test_faulty_devices(void)
     if (jobs > 1)
         printf("NOTE: the liar and the dying device had scans after %d jobs\n", jobs);
 
-    lode_dispatcher_device_stats(m, FAKE_BROKEN, &st);
-    CHECK(st.workers_failed == 1 && st.hashes == 0, "the broken device is refused and gets no work");
-    lode_dispatcher_device_stats(m, FAKE_LIAR, &st);
-    CHECK(st.hw_errors > 0, "the liar's made-up hits count as hardware errors (%llu, %llu hashes)",
-          (unsigned long long)st.hw_errors, (unsigned long long)st.hashes);
-    lode_dispatcher_device_stats(m, FAKE_DIES, &st);
-    CHECK(st.restarts >= 1 && strstr(st.last_error, "device error") != NULL,
-          "the dying device is restarted (%u restarts, last error '%s')", st.restarts, st.last_error);
-    uint64_t total = 0;
-    double expected = 0;
-    for (int i = 0; i < FAKE_MODES; i++) {
-        lode_dispatcher_device_stats(m, (size_t)i, &st);
-        total += st.hashes;
-        expected += st.hits_expected;
-    }
-    CHECK(total == (uint64_t)SPAN * (uint64_t)jobs, "scanned counts add up to the ranges (%llu over %d jobs)",
-          (unsigned long long)total, jobs);
-    /* The target's chance from first principles: 0x0fffffff.ff.. + 1 over 2^256 is 2^-4. */
-    CHECK(fabs(expected - want_expected) < 1e-6, "the expected hits are the ranges times the target's chance "
-          "(%.6f, want %.6f)", expected, want_expected);
+    check_faulty_stats(m, jobs, SPAN, want_expected);
     lode_dispatcher_free(m);
     free(c.seen);
 }

@@ -34,7 +34,7 @@ typedef struct address_case {
     const char *script_hex;
 } address_case;
 
-static void test_addresses(void)
+static void test_valid_addresses(void)
 {
     static const address_case valid[] = {
         /* BIP 350 test vectors (bech32 for v0, bech32m for v1+). */
@@ -80,7 +80,12 @@ static void test_addresses(void)
         if (rc == 0 && a.script_len == want_len)
             CHECK_BYTES(a.script, want, want_len, "%s", valid[i].address);
     }
+}
 
+/* BIP 350's invalid list, damaged checksums, unknown versions and junk:
+ * each refused with a message. */
+static void test_invalid_addresses(void)
+{
     static const char *invalid[] = {
         /* BIP 350's invalid list */
         "tc1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vq5zuyut",
@@ -240,6 +245,71 @@ static uint64_t read_varint(const uint8_t *p, size_t *pos)
 static const char *regtest_templates[] = {"regtest_hogex_only.json", "regtest_mweb_pegin.json",
                                           "regtest_txs_hogex.json"};
 
+/* A real template's job: the coinbase around the extranonce, the job's
+ * fields, prevhash in the header's order. */
+static void check_job_fields(const char *name, const char *text, const lode_gbt_template *t, const lode_job *job)
+{
+    uint8_t push[8];
+    size_t push_len = lode_gbt_height_push(t->height, push);
+    CHECK(job->coinb1_len > 42 + push_len && job->coinb1[41] >= 2 + 9 &&
+              job->coinb1[41] <= 100,
+          "%s: scriptSig length %u", name, job->coinb1[41]);
+    CHECK_BYTES(job->coinb1 + 42, push, push_len, "%s: BIP34 push", name);
+    CHECK(job->coinb1[job->coinb1_len - 1] == 8, "%s: extranonce push", name);
+    CHECK(job->extranonce1_len == 0 && job->extranonce2_len == 8 && job->version_mask == 0,
+          "%s: extranonce layout", name);
+    CHECK(job->nbits == t->bits && job->ntime == t->curtime && job->version == t->version &&
+              job->clean && strcmp(job->id, "t1") == 0,
+          "%s: job fields", name);
+    CHECK(memcmp(job->prevhash, t->prevhash, 32) == 0, "%s: prevhash", name);
+    /* previousblockhash is display order: the header holds it reversed */
+    uint8_t display[32];
+    json_t *root = json_loads(text, 0, NULL);
+    lode_hex_decode(json_string_value(json_object_get(root, "previousblockhash")), display, 32);
+    json_decref(root);
+    CHECK(display[0] == t->prevhash[31] && display[31] == t->prevhash[0], "%s: reversed", name);
+
+}
+
+/* A real template's block: header, count, the coinbase with its witness,
+ * the transactions, the MWEB tail; the coinbase pays the payout script. */
+static void check_block_layout(const char *name, const lode_gbt_template *t, const lode_job *job, const uint8_t header[80],
+                               const uint8_t *block, size_t block_len, const uint8_t *payout, size_t payout_len)
+{
+    /* header || varint || coinbase (witness) || txs || 01 mweb */
+    size_t pos = 80;
+    CHECK_BYTES(block, header, 80, "%s: header", name);
+    CHECK(read_varint(block, &pos) == t->tx_count + 1, "%s: count", name);
+    size_t cb_start = pos;
+    CHECK(block[pos + 4] == 0x00 && block[pos + 5] == 0x01, "%s: segwit marker", name);
+    size_t nonwitness_len = job->coinb1_len + 8 + job->coinb2_len;
+    size_t cb_witness_len = nonwitness_len + 2 + 34;
+    /* witness: one item of 32 zero bytes, just before the locktime */
+    const uint8_t *w = block + cb_start + cb_witness_len - 4 - 34;
+    static const uint8_t zeros[32];
+    CHECK(w[0] == 1 && w[1] == 32 && memcmp(w + 2, zeros, 32) == 0,
+          "%s: reserved value", name);
+    pos = cb_start + cb_witness_len;
+    for (size_t i = 0; i < t->tx_count; i++) {
+        CHECK(pos + t->txs[i].data_len <= block_len &&
+                  memcmp(block + pos, t->txs[i].data, t->txs[i].data_len) == 0,
+              "%s: tx %zu", name, i);
+        pos += t->txs[i].data_len;
+    }
+    CHECK(pos + 1 + t->mweb_len == block_len && block[pos] == 0x01 &&
+              memcmp(block + pos + 1, t->mweb, t->mweb_len) == 0,
+          "%s: mweb tail", name);
+    /* the coinbase pays coinbasevalue to the payout script */
+    uint8_t value[8];
+    for (int i = 0; i < 8; i++)
+        value[i] = (uint8_t)(t->coinbasevalue >> (8 * i));
+    CHECK(memmem(job->coinb2, job->coinb2_len, value, 8) != NULL, "%s: value", name);
+    CHECK(memmem(job->coinb2, job->coinb2_len, payout, payout_len) != NULL,
+          "%s: payout", name);
+    CHECK(memmem(job->coinb2, job->coinb2_len, t->witness_commitment_script, 38) != NULL,
+          "%s: commitment output", name);
+}
+
 static void test_real_templates(void)
 {
     static const uint8_t payout[] = {0x00, 0x14, 1, 2,  3,  4,  5,  6,  7,  8,  9,
@@ -272,26 +342,7 @@ static void test_real_templates(void)
         rc = lode_gbt_build_job(&t, &params, &job, err, sizeof err);
         CHECK(rc == 0, "%s: build job: %s", name, err);
         if (rc == 0) {
-            uint8_t push[8];
-            size_t push_len = lode_gbt_height_push(t.height, push);
-            CHECK(job.coinb1_len > 42 + push_len && job.coinb1[41] >= 2 + 9 &&
-                      job.coinb1[41] <= 100,
-                  "%s: scriptSig length %u", name, job.coinb1[41]);
-            CHECK_BYTES(job.coinb1 + 42, push, push_len, "%s: BIP34 push", name);
-            CHECK(job.coinb1[job.coinb1_len - 1] == 8, "%s: extranonce push", name);
-            CHECK(job.extranonce1_len == 0 && job.extranonce2_len == 8 && job.version_mask == 0,
-                  "%s: extranonce layout", name);
-            CHECK(job.nbits == t.bits && job.ntime == t.curtime && job.version == t.version &&
-                      job.clean && strcmp(job.id, "t1") == 0,
-                  "%s: job fields", name);
-            CHECK(memcmp(job.prevhash, t.prevhash, 32) == 0, "%s: prevhash", name);
-            /* previousblockhash is display order: the header holds it reversed */
-            uint8_t display[32];
-            json_t *root = json_loads(text, 0, NULL);
-            lode_hex_decode(json_string_value(json_object_get(root, "previousblockhash")), display, 32);
-            json_decref(root);
-            CHECK(display[0] == t.prevhash[31] && display[31] == t.prevhash[0], "%s: reversed", name);
-
+            check_job_fields(name, text, &t, &job);
             uint8_t en2[8] = {1, 2, 3, 4, 5, 6, 7, 8};
             uint8_t header[80];
             lode_job_header(&job, en2, job.ntime, job.version, header);
@@ -300,38 +351,7 @@ static void test_real_templates(void)
             rc = lode_gbt_build_block(&t, &job, header, en2, &block, &block_len, err, sizeof err);
             CHECK(rc == 0, "%s: build block: %s", name, err);
             if (rc == 0) {
-                /* header || varint || coinbase (witness) || txs || 01 mweb */
-                size_t pos = 80;
-                CHECK_BYTES(block, header, 80, "%s: header", name);
-                CHECK(read_varint(block, &pos) == t.tx_count + 1, "%s: count", name);
-                size_t cb_start = pos;
-                CHECK(block[pos + 4] == 0x00 && block[pos + 5] == 0x01, "%s: segwit marker", name);
-                size_t nonwitness_len = job.coinb1_len + 8 + job.coinb2_len;
-                size_t cb_witness_len = nonwitness_len + 2 + 34;
-                /* witness: one item of 32 zero bytes, just before the locktime */
-                const uint8_t *w = block + cb_start + cb_witness_len - 4 - 34;
-                static const uint8_t zeros[32];
-                CHECK(w[0] == 1 && w[1] == 32 && memcmp(w + 2, zeros, 32) == 0,
-                      "%s: reserved value", name);
-                pos = cb_start + cb_witness_len;
-                for (size_t i = 0; i < t.tx_count; i++) {
-                    CHECK(pos + t.txs[i].data_len <= block_len &&
-                              memcmp(block + pos, t.txs[i].data, t.txs[i].data_len) == 0,
-                          "%s: tx %zu", name, i);
-                    pos += t.txs[i].data_len;
-                }
-                CHECK(pos + 1 + t.mweb_len == block_len && block[pos] == 0x01 &&
-                          memcmp(block + pos + 1, t.mweb, t.mweb_len) == 0,
-                      "%s: mweb tail", name);
-                /* the coinbase pays coinbasevalue to the payout script */
-                uint8_t value[8];
-                for (int i = 0; i < 8; i++)
-                    value[i] = (uint8_t)(t.coinbasevalue >> (8 * i));
-                CHECK(memmem(job.coinb2, job.coinb2_len, value, 8) != NULL, "%s: value", name);
-                CHECK(memmem(job.coinb2, job.coinb2_len, payout, sizeof payout) != NULL,
-                      "%s: payout", name);
-                CHECK(memmem(job.coinb2, job.coinb2_len, t.witness_commitment_script, 38) != NULL,
-                      "%s: commitment output", name);
+                check_block_layout(name, &t, &job, header, block, block_len, payout, sizeof payout);
                 free(block);
             }
             /* A header that commits to something else is refused. */
@@ -430,8 +450,13 @@ static void test_hostile_templates(void)
         CHECK(err[0] != '\0', "hostile template %zu: no message", i);
         CHECK(t.txs == NULL && t.mweb == NULL, "hostile template %zu: left allocations", i);
     }
+}
 
-    /* Real templates with one thing broken. */
+/* Real templates with one thing broken. */
+static void test_broken_real_templates(void)
+{
+    lode_gbt_template t;
+    char err[256];
     size_t len;
     char *text = read_text("regtest_txs_hogex.json", &len);
     json_t *root = json_loads(text, 0, NULL);
@@ -713,12 +738,14 @@ static void test_printable(void)
 int main(void)
 {
     test_seed();
-    test_addresses();
+    test_valid_addresses();
+    test_invalid_addresses();
     test_height_push();
     test_vector_heights();
     test_merkle();
     test_real_templates();
     test_hostile_templates();
+    test_broken_real_templates();
     test_no_witness_block();
     test_pow_check_real_headers();
     test_pow_check_easy_target();

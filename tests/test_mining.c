@@ -2,7 +2,6 @@
  * against OpenSSL: merkle branches against whole trees, headers rebuilt
  * independently, and every share the session reports re-hashed, on the
  * real CPU backend with extranonce2, version and ntime rolling. */
-#include <openssl/sha.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,20 +11,8 @@
 #include "core/base/job.h"
 #include "core/dispatch/registry.h"
 #include "core/mining/mining.h"
+#include "tests/mining_fixture.h"
 #include "tests/test_util.h"
-
-static void ossl_sha256d(const void *data, size_t len, uint8_t out[32])
-{
-    uint8_t first[32];
-    SHA256(data, len, first);
-    SHA256(first, 32, out);
-}
-
-static void random_bytes(uint8_t *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        p[i] = (uint8_t)rand();
-}
 
 /* The whole tree, level by level, as Bitcoin builds it. */
 static void full_merkle_root(uint8_t (*leaves)[32], size_t n, uint8_t root[32])
@@ -66,76 +53,6 @@ static void test_merkle_branch(void)
     CHECK(lode_merkle_branch(NULL, 0, NULL) == -1, "no leaves: no branch");
 }
 
-/* A header built by hand: coinbase, txid, fold, fields little-endian. */
-static void independent_header(const lode_job *job, const uint8_t *en2, uint32_t ntime,
-                               uint32_t version, uint32_t nonce, uint8_t header[80])
-{
-    size_t len = job->coinb1_len + job->extranonce1_len + job->extranonce2_len + job->coinb2_len;
-    uint8_t *cb = malloc(len), *p = cb;
-    memcpy(p, job->coinb1, job->coinb1_len), p += job->coinb1_len;
-    memcpy(p, job->extranonce1, job->extranonce1_len), p += job->extranonce1_len;
-    memcpy(p, en2, job->extranonce2_len), p += job->extranonce2_len;
-    memcpy(p, job->coinb2, job->coinb2_len);
-    uint8_t root[32];
-    ossl_sha256d(cb, len, root);
-    free(cb);
-    for (size_t i = 0; i < job->branch_len; i++) {
-        uint8_t pair[64];
-        memcpy(pair, root, 32);
-        memcpy(pair + 32, job->branch[i], 32);
-        ossl_sha256d(pair, 64, root);
-    }
-    uint32_t fields[4] = {version, ntime, job->nbits, nonce};
-    uint8_t le[4][4];
-    for (int f = 0; f < 4; f++)
-        for (int b = 0; b < 4; b++)
-            le[f][b] = (uint8_t)(fields[f] >> (8 * b));
-    memcpy(header, le[0], 4);
-    memcpy(header + 4, job->prevhash, 32);
-    memcpy(header + 36, root, 32);
-    memcpy(header + 68, le[1], 4);
-    memcpy(header + 72, le[2], 4);
-    memcpy(header + 76, le[3], 4);
-}
-
-static void make_job(lode_job *job, const char *id, bool clean)
-{
-    memset(job, 0, sizeof *job);
-    snprintf(job->id, sizeof job->id, "%s", id);
-    job->algo = LODE_ALGO_SHA256D;
-    job->version = 0x20000000;
-    job->version_mask = 0x00006000; /* two bits: four versions, then extranonce2 rolls */
-    random_bytes(job->prevhash, 32);
-    job->nbits = 0x1d00ffff;
-    job->ntime = 0x65000000;
-    job->ntime_roll_max = 600;
-    uint8_t c1[70], c2[90];
-    random_bytes(c1, sizeof c1);
-    random_bytes(c2, sizeof c2);
-    lode_job_set_coinbase(job, c1, sizeof c1, c2, sizeof c2);
-    job->extranonce1_len = 4;
-    random_bytes(job->extranonce1, 4);
-    job->extranonce2_len = 4;
-    job->branch_len = 5;
-    random_bytes(&job->branch[0][0], 5 * 32);
-    /* 1 hash in 65536 is a share. */
-    memset(&job->share_target, 0xff, sizeof job->share_target);
-    job->share_target.w[7] = 0x0000ffff;
-    job->clean = clean;
-}
-
-/* A narrow job: one extranonce2 byte, the given version bits and seconds of
- * ntime, and a share in every 2^32 / (share_top + 1) hashes. */
-static void make_narrow_job(lode_job *job, const char *id, bool clean, uint32_t version_mask, uint32_t roll_max,
-                            uint32_t share_top)
-{
-    make_job(job, id, clean);
-    job->extranonce2_len = 1;
-    job->version_mask = version_mask;
-    job->ntime_roll_max = roll_max;
-    job->share_target.w[7] = share_top;
-}
-
 static void test_job_header(void)
 {
     for (int trial = 0; trial < 20; trial++) {
@@ -159,224 +76,100 @@ static void test_job_header(void)
     }
 }
 
-/* The fake source: records every share. */
-#define MAX_SHARES 20000
-typedef struct recorded_share {
-    lode_share share;
-    lode_job job; /* copy */
-    bool stale;
-    double when;
-} recorded_share;
+enum { STORM_MIN = 40, STORM_MAX = 1000 };
 
-typedef struct fake_source {
-    pthread_mutex_t lock;
-    pthread_cond_t released;
-    bool hold_next, held; /* the next submit blocks (held) until released */
-    recorded_share *shares;
-    size_t count;
-    size_t dropped; /* shares past MAX_SHARES: a test that lets this many come is wrong */
-} fake_source;
-
-static double now_s(void)
+/* A storm of clean jobs with easy targets, S0, S1, ...: it goes on (a
+ * bounded while) until some hit was in flight at a switch, however the
+ * machine schedules. storm_event[k]: the job event of Sk; after the last,
+ * UINT64_MAX. */
+static void clean_job_storm(lode_mining *m, uint64_t *storm_event)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void fake_submit(void *source, const lode_share *share, bool stale)
-{
-    fake_source *s = source;
-    pthread_mutex_lock(&s->lock);
-    if (s->hold_next) {
-        s->hold_next = false;
-        s->held = true;
-        while (s->held)
-            pthread_cond_wait(&s->released, &s->lock);
+    int storm = 0;
+    for (lode_mining_stats st = {0}; storm < STORM_MAX && (storm < STORM_MIN || st.stale == 0); storm++) {
+        lode_job s;
+        make_job(&s, "S", true);
+        snprintf(s.id, sizeof s.id, "S%d", storm);
+        s.share_target.w[7] = 0x000fffff;
+        lode_mining_set_job(m, &s);
+        storm_event[storm] = job_events(m);
+        lode_job_free(&s);
+        sleep_ms(5);
+        lode_mining_stats_get(m, &st);
     }
-    if (s->count < MAX_SHARES) {
-        recorded_share *r = &s->shares[s->count++];
-        r->share = *share;
-        lode_job_copy(&r->job, share->job);
-        r->share.job = NULL;
-        r->stale = stale;
-        r->when = now_s();
-    } else {
-        s->dropped++;
-    }
-    pthread_mutex_unlock(&s->lock);
+    storm_event[storm] = UINT64_MAX;
 }
 
-static const lode_job_source_ops fake_ops = {.submit = fake_submit};
+/* test_session's shares sorted out: those that fail a check, and those
+ * that show what the checks are about. */
+typedef struct session_tally {
+    size_t bad_hash, bad_stale, bad_version, bad_ntime;
+    size_t per_job[3], stale, a_fresh_after_b, b_stale_after_c;
+    uint32_t versions_seen;
+    uint64_t en2_seen[3];
+} session_tally;
 
-static size_t share_count(fake_source *s)
+static void tally_session(const fake_source *src, uint64_t b_event, uint64_t c_event, const uint64_t *storm_event,
+                          session_tally *t)
 {
-    pthread_mutex_lock(&s->lock);
-    size_t n = s->count;
-    pthread_mutex_unlock(&s->lock);
-    return n;
-}
-
-/* Shares recorded so far whose job id starts with prefix. */
-static size_t shares_of(fake_source *s, const char *prefix)
-{
-    size_t n = 0;
-    pthread_mutex_lock(&s->lock);
-    for (size_t i = 0; i < s->count; i++)
-        n += strncmp(s->shares[i].job.id, prefix, strlen(prefix)) == 0;
-    pthread_mutex_unlock(&s->lock);
-    return n;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-/* Waits (up to 30 s) for n shares of the jobs whose id starts with prefix. */
-static void wait_shares(fake_source *s, const char *prefix, size_t n)
-{
-    for (int i = 0; i < 3000 && shares_of(s, prefix) < n; i++)
-        sleep_ms(10);
-}
-
-/* The session's job event counter now. A share's staleness is decided when
- * its hit is confirmed, a moment before the source records it, so a test
- * asks the share when it was decided (lode_share.decided_at), never the
- * clock: a share decided at or after a clean job's event must be stale,
- * however loaded the machine. */
-static uint64_t job_events(lode_mining *m)
-{
-    lode_mining_stats st;
-    lode_mining_stats_get(m, &st);
-    return st.job_events;
-}
-
-static int compare_headers(const void *a, const void *b)
-{
-    return memcmp(a, b, 80);
-}
-
-/* Once no scan can be claimed (the job withdrawn or spent): waits (up to a
- * minute) until the session's devices have no scan out and no hit waiting
- * for its re-check, so every share of the work done is handed over however
- * long the machine starved a thread. Returns the count of shares then. */
-static size_t drain(lode_mining *m, fake_source *src)
-{
-    CHECK(lode_dispatcher_wait_scans_counted(lode_mining_miner(m), 60000) == 1,
-          "the devices' scans came back and their hits were re-checked");
-    return share_count(src);
-}
-
-/* The count of jobs the session has reported spent so far. */
-static uint64_t spent_now(lode_mining *m)
-{
-    lode_mining_stats st;
-    lode_mining_stats_get(m, &st);
-    return st.spent;
-}
-
-/* Waits (up to limit_s) until the session has reported `want` jobs spent. */
-static bool wait_spent(lode_mining *m, uint64_t want, int limit_s)
-{
-    for (int i = 0; i < limit_s * 100 && spent_now(m) < want; i++)
-        sleep_ms(10);
-    return spent_now(m) >= want;
-}
-
-/* An empty fake source, and its end (the recorded jobs freed too). */
-static void source_init(fake_source *s)
-{
-    *s = (fake_source){.shares = calloc(MAX_SHARES, sizeof(recorded_share))};
-    pthread_mutex_init(&s->lock, NULL);
-    pthread_cond_init(&s->released, NULL);
-}
-
-static void source_free(fake_source *s)
-{
-    CHECK(s->dropped == 0, "the fake source recorded every share (%zu past its %d)", s->dropped, MAX_SHARES);
-    for (size_t i = 0; i < s->count; i++)
-        lode_job_free(&s->shares[i].job);
-    pthread_cond_destroy(&s->released);
-    pthread_mutex_destroy(&s->lock);
-    free(s->shares);
-}
-
-/* A fake source and a session on it, its devices ready; NULL (the source
- * freed) if the session did not start. */
-static lode_mining *open_session(fake_source *src, uint64_t nonces_per_header)
-{
-    source_init(src);
-    lode_device_ref *devices;
-    size_t count;
-    char err[512];
-    if (lode_registry_select("cpu", LODE_ALGO_SHA256D, &devices, &count, err, sizeof err) != 0) {
-        CHECK(false, "cpu device: %s", err);
-        source_free(src);
-        return NULL;
-    }
-    lode_mining_config config = {
-        .miner = {.algo = LODE_ALGO_SHA256D, .devices = devices, .device_count = count, .threads = 2,
-                  .chunk_ms = 20},
-        .source_ops = &fake_ops,
-        .source = src,
-        .nonces_per_header = nonces_per_header,
-    };
-    lode_mining *m = lode_mining_start(&config, err, sizeof err);
-    free(devices);
-    CHECK(m != NULL, "session starts: %s", m ? "" : err);
-    if (m != NULL && lode_dispatcher_wait_ready(lode_mining_miner(m), 60000) <= 0) {
-        CHECK(false, "devices ready");
-        lode_mining_free(m);
-        m = NULL;
-    }
-    if (m == NULL)
-        source_free(src);
-    return m;
-}
-
-/* Whether a recorded share rebuilds, by hand from its job, into the header
- * it names, and OpenSSL's hash of that header is the hash it names and meets
- * the job's share target. */
-static bool share_rebuilds(const recorded_share *r)
-{
-    uint8_t want[80], hash[32];
-    independent_header(&r->job, r->share.extranonce2, r->share.ntime, r->share.version, r->share.nonce, want);
-    ossl_sha256d(want, 80, hash);
-    return memcmp(want, r->share.header, 80) == 0 && memcmp(hash, r->share.hash, 32) == 0 &&
-           lode_hash_meets_target(hash, &r->job.share_target);
-}
-
-/* Of the first n shares: those that do not rebuild from their job by hand
- * and hash right by OpenSSL, or change a version bit outside the job's
- * mask (bad_hash), and those whose ntime leaves the job's roll. */
-static void audit_shares(fake_source *s, size_t n, size_t *bad_hash, size_t *bad_ntime)
-{
-    *bad_hash = *bad_ntime = 0;
-    for (size_t i = 0; i < n; i++) {
-        const lode_share *sh = &s->shares[i].share;
-        const lode_job *j = &s->shares[i].job;
-        *bad_hash += !share_rebuilds(&s->shares[i]) ||
-                     (sh->version & ~j->version_mask) != (j->version & ~j->version_mask);
-        *bad_ntime += sh->ntime < j->ntime || sh->ntime > j->ntime + j->ntime_roll_max;
+    *t = (session_tally){0};
+    for (size_t i = 0; i < src->count; i++) {
+        const recorded_share *r = &src->shares[i];
+        const lode_job *j = &r->job;
+        int which = j->id[0] - 'A';
+        t->bad_hash += !share_rebuilds(r);
+        t->bad_version += (r->share.version & ~j->version_mask) != (j->version & ~j->version_mask);
+        t->bad_ntime += r->share.ntime < j->ntime || r->share.ntime > j->ntime + j->ntime_roll_max;
+        if (j->id[0] == 'S') {
+            int k = atoi(j->id + 1);
+            if (r->share.decided_at >= storm_event[k + 1])
+                t->a_fresh_after_b += !r->stale;
+            t->stale += r->stale;
+            continue;
+        }
+        if (which >= 0 && which < 3) {
+            t->per_job[which]++;
+            uint64_t en2 = 0;
+            for (size_t k = 0; k < j->extranonce2_len; k++)
+                en2 |= (uint64_t)r->share.extranonce2[k] << (8 * k);
+            t->en2_seen[which] |= UINT64_C(1) << (en2 & 63);
+        }
+        if (which == 0)
+            t->versions_seen |= 1u << ((r->share.version >> 13) & 3);
+        t->stale += r->stale;
+        /* A's shares after B (clean) was installed must be stale; B's after
+         * C (not clean) must not be; B and C's never are. */
+        if (which == 0 && r->share.decided_at >= b_event)
+            t->a_fresh_after_b += !r->stale;
+        if (which == 1 && r->share.decided_at >= c_event)
+            t->b_stale_after_c += r->stale;
+        if (which > 0)
+            t->bad_stale += r->stale;
     }
 }
 
-/* How many of the first n recorded shares repeat an earlier one's header. */
-static size_t repeated_headers(fake_source *s, size_t n)
+/* What test_session asks of its shares' tally and the session's counts. */
+static void check_tally(const session_tally *t, const lode_mining_stats *stats, fake_source *src)
 {
-    uint8_t (*headers)[80] = malloc(n * 80 + 80);
-    pthread_mutex_lock(&s->lock);
-    for (size_t i = 0; i < n; i++)
-        memcpy(headers[i], s->shares[i].share.header, 80);
-    pthread_mutex_unlock(&s->lock);
-    qsort(headers, n, 80, compare_headers);
-    size_t repeats = 0;
-    for (size_t i = 1; i < n; i++)
-        repeats += memcmp(headers[i - 1], headers[i], 80) == 0;
-    free(headers);
-    return repeats;
+    printf("session: %zu shares (A %zu, B %zu, C %zu), %zu handed over stale, %llu stale in all; jobs %llu\n",
+           src->count, t->per_job[0], t->per_job[1], t->per_job[2], t->stale, (unsigned long long)stats->stale,
+           (unsigned long long)stats->jobs);
+    size_t repeats = repeated_headers(src, src->count);
+    CHECK(repeats == 0, "no header is submitted twice, even for a repeated job (%zu)", repeats);
+    CHECK(t->per_job[0] >= 100 && t->per_job[1] > 10 && t->per_job[2] > 10, "shares on every job");
+    CHECK(t->bad_hash == 0, "every share's header rebuilds from its job and hashes right by OpenSSL (%zu bad)",
+          t->bad_hash);
+    CHECK(t->bad_version == 0, "rolled versions stay inside the mask (%zu bad)", t->bad_version);
+    CHECK(t->bad_ntime == 0, "ntime stays within the job's roll (%zu bad)", t->bad_ntime);
+    CHECK(t->versions_seen == 0xf, "all four versions of the 2-bit mask were mined (%x)", t->versions_seen);
+    CHECK(__builtin_popcountll(t->en2_seen[0]) > 1 && __builtin_popcountll(t->en2_seen[2]) > 1,
+          "extranonce2 rolled on A and on C");
+    CHECK(t->a_fresh_after_b == 0, "shares of a job after the next clean job are stale (%zu were not)",
+          t->a_fresh_after_b);
+    CHECK(stats->stale > 0, "some hits were in flight at a clean switch (else the check above is empty)");
+    CHECK(t->b_stale_after_c == 0 && t->bad_stale == 0, "a non-clean job leaves older shares valid");
+    CHECK(stats->shares == src->count - t->stale && stats->stale >= t->stale,
+          "session counts agree with the source (%llu + %llu stale vs %zu, %zu stale)",
+          (unsigned long long)stats->shares, (unsigned long long)stats->stale, src->count, t->stale);
 }
 
 static void test_session(void)
@@ -415,21 +208,8 @@ static void test_session(void)
     /* A storm of clean jobs with easy targets: hits in flight at each
      * switch must come back stale. It goes on (a bounded while) until some
      * hit was in flight at a switch, however the machine schedules. */
-    enum { STORM_MIN = 40, STORM_MAX = 1000 };
     static uint64_t storm_event[STORM_MAX + 1];
-    int storm = 0;
-    for (lode_mining_stats st = {0}; storm < STORM_MAX && (storm < STORM_MIN || st.stale == 0); storm++) {
-        lode_job s;
-        make_job(&s, "S", true);
-        snprintf(s.id, sizeof s.id, "S%d", storm);
-        s.share_target.w[7] = 0x000fffff;
-        lode_mining_set_job(m, &s);
-        storm_event[storm] = job_events(m);
-        lode_job_free(&s);
-        sleep_ms(5);
-        lode_mining_stats_get(m, &st);
-    }
-    storm_event[storm] = UINT64_MAX;
+    clean_job_storm(m, storm_event);
     lode_mining_clear_job(m);
     /* Hits in flight at the clear are still handed over: once the scans
      * came back and their hits were re-checked, none may come at all. */
@@ -441,77 +221,13 @@ static void test_session(void)
     lode_mining_stats_get(m, &stats);
     lode_mining_free(m);
 
-    size_t bad_hash = 0, bad_stale = 0, bad_version = 0, bad_ntime = 0;
-    size_t per_job[3] = {0}, stale = 0, a_fresh_after_b = 0, b_stale_after_c = 0;
-    uint32_t versions_seen = 0;
-    uint64_t en2_seen[3] = {0};
-    for (size_t i = 0; i < src.count; i++) {
-        recorded_share *r = &src.shares[i];
-        const lode_job *j = &r->job;
-        int which = j->id[0] - 'A';
-        bad_hash += !share_rebuilds(r);
-        bad_version += (r->share.version & ~j->version_mask) != (j->version & ~j->version_mask);
-        bad_ntime += r->share.ntime < j->ntime || r->share.ntime > j->ntime + j->ntime_roll_max;
-        if (j->id[0] == 'S') {
-            int k = atoi(j->id + 1);
-            if (r->share.decided_at >= storm_event[k + 1])
-                a_fresh_after_b += !r->stale;
-            stale += r->stale;
-            continue;
-        }
-        if (which >= 0 && which < 3) {
-            per_job[which]++;
-            uint64_t en2 = 0;
-            for (size_t k = 0; k < j->extranonce2_len; k++)
-                en2 |= (uint64_t)r->share.extranonce2[k] << (8 * k);
-            en2_seen[which] |= UINT64_C(1) << (en2 & 63);
-        }
-        if (which == 0)
-            versions_seen |= 1u << ((r->share.version >> 13) & 3);
-        stale += r->stale;
-        /* A's shares after B (clean) was installed must be stale; B's after
-         * C (not clean) must not be; B and C's never are. */
-        if (which == 0 && r->share.decided_at >= b_event)
-            a_fresh_after_b += !r->stale;
-        if (which == 1 && r->share.decided_at >= c_event)
-            b_stale_after_c += r->stale;
-        if (which > 0)
-            bad_stale += r->stale;
-    }
-    printf("session: %zu shares (A %zu, B %zu, C %zu), %zu handed over stale, %llu stale in all; jobs %llu\n",
-           src.count, per_job[0], per_job[1], per_job[2], stale, (unsigned long long)stats.stale,
-           (unsigned long long)stats.jobs);
-    size_t repeats = repeated_headers(&src, src.count);
-    CHECK(repeats == 0, "no header is submitted twice, even for a repeated job (%zu)", repeats);
-    CHECK(per_job[0] >= 100 && per_job[1] > 10 && per_job[2] > 10, "shares on every job");
-    CHECK(bad_hash == 0, "every share's header rebuilds from its job and hashes right by OpenSSL (%zu bad)",
-          bad_hash);
-    CHECK(bad_version == 0, "rolled versions stay inside the mask (%zu bad)", bad_version);
-    CHECK(bad_ntime == 0, "ntime stays within the job's roll (%zu bad)", bad_ntime);
-    CHECK(versions_seen == 0xf, "all four versions of the 2-bit mask were mined (%x)", versions_seen);
-    CHECK(__builtin_popcountll(en2_seen[0]) > 1 && __builtin_popcountll(en2_seen[2]) > 1,
-          "extranonce2 rolled on A and on C");
-    CHECK(a_fresh_after_b == 0, "shares of a job after the next clean job are stale (%zu were not)",
-          a_fresh_after_b);
-    CHECK(stats.stale > 0, "some hits were in flight at a clean switch (else the check above is empty)");
-    CHECK(b_stale_after_c == 0 && bad_stale == 0, "a non-clean job leaves older shares valid");
-    CHECK(stats.shares == src.count - stale && stats.stale >= stale,
-          "session counts agree with the source (%llu + %llu stale vs %zu, %zu stale)",
-          (unsigned long long)stats.shares, (unsigned long long)stats.stale, src.count, stale);
+    session_tally t;
+    tally_session(&src, b_event, c_event, storm_event, &t);
+    check_tally(&t, &stats, &src);
     source_free(&src);
     lode_job_free(&a);
     lode_job_free(&b);
     lode_job_free(&c);
-}
-
-/* Blocks the next submit (true) until released (false). */
-static void source_hold_next(fake_source *s, bool hold)
-{
-    pthread_mutex_lock(&s->lock);
-    s->hold_next = hold;
-    s->held = s->held && hold;
-    pthread_cond_broadcast(&s->released);
-    pthread_mutex_unlock(&s->lock);
 }
 
 /* A job with one extranonce2 byte, no version bits and one second of ntime

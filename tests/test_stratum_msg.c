@@ -189,9 +189,11 @@ static char *notify_with(const char *prev, const char *coinb1, const char *branc
     return s;
 }
 
+/* A well-formed prevhash, for lines broken elsewhere. */
+static const char p64[] = "0c859545a3498373a57452fac22eb7113df2a465000543520000000000000000";
+
 static void test_hostile(void)
 {
-    const char *p64 = "0c859545a3498373a57452fac22eb7113df2a465000543520000000000000000";
     const char *lines[] = {
         "", "   ", "garbage", "{", "{\"id\":1,", "[1,2,3]", "\"str\"", "42", "null",
         "{\"method\":\"mining.notify\"}", "{\"id\":null,\"method\":\"mining.notify\",\"params\":{}}",
@@ -217,7 +219,12 @@ static void test_hostile(void)
     };
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
         expect_error(lines[i], strlen(lines[i]), lines[i]);
+}
 
+/* Notifies with one field malformed, too many branch entries, job ids
+ * at and past their limit. */
+static void test_hostile_notifies(void)
+{
     struct { const char *prev, *coinb1, *branch, *version, *clean, *what; } notifies[] = {
         {"0c859545a3498373a57452fac22eb7113df2a4650005435200000000000000000", "01", "[]", "20000004", "true", "65-hex prevhash"},
         {"0c859545a3498373a57452fac22eb7113df2a46500054352000000000000000", "01", "[]", "20000004", "true", "63-hex prevhash"},
@@ -254,8 +261,12 @@ static void test_hostile(void)
     CHECK(parse(ok_id, &m, err, sizeof err) == 0, "63-character job id: %s", err);
     lode_stratum_msg_free(&m);
     expect_error(long_id, strlen(long_id), "64-character job id");
+}
 
-    /* NUL inside, nested depth, a huge array, an over-long line. */
+/* NUL inside, nested depth, a huge array, an over-long line. */
+static void test_hostile_lines(void)
+{
+    char err[256];
     const char with_nul[] = "{\"id\":1,\"result\":true}\0{}";
     expect_error(with_nul, sizeof with_nul - 1, "NUL byte");
     const char nul_in_string[] = "{\"id\":null,\"method\":\"mining.notify\\u0000x\",\"params\":[]}";
@@ -425,6 +436,8 @@ int main(int argc, char **argv)
     test_builders();
     test_parse();
     test_hostile();
+    test_hostile_notifies();
+    test_hostile_lines();
     test_vectors();
     return test_summary();
 }

@@ -1,7 +1,7 @@
-/* Unit tests of trial factoring's files (core/tf): the worktodo file, the
- * checkpoint record, the result lines and the finishing steps of the class
- * driver, without a device. The oracles are mfaktc's formats
- * (worktodo, checkpoints, results) written out as literal expected text, with
+/* Unit tests of trial factoring's files (core/tf): the file reader, the
+ * worktodo file and the checkpoint record, without a device (the result
+ * lines and the finishing steps: test_tf_results.c). The oracles are
+ * mfaktc's formats (worktodo, checkpoints) written out as literal expected text, with
  * CRC-32 values from Python's zlib.crc32 and factors checked there with
  * pow(2, p, q) == 1 (M100003: 6400193; M100043: 200087, 9604129, 47420383). */
 #include <errno.h>
@@ -292,6 +292,18 @@ static const char reported_text[] = "lode-tf-checkpoint 1\nexponent 100003\nbits
                                      "classes_done 960\nclass_log 0\nfactors 1 32\naid N/A\nreported 1\n"
                                      "crc32 6294C448\n";
 
+/* Every class done, with the factor 6400193 (k = 32). */
+static lode_tf_progress finished_progress(void)
+{
+    lode_tf_progress done;
+    lode_tf_progress_init(&done);
+    done.next_class = LODE_TF_CLASSES;
+    done.classes_done = LODE_TF_NEEDED_CLASSES;
+    done.factors = 1;
+    done.k[0] = 32;
+    return done;
+}
+
 static void test_checkpoint_format(void)
 {
     lode_tf_assignment a = test_assignment("Factor=N/A,100003,1,30");
@@ -314,12 +326,7 @@ static void test_checkpoint_format(void)
           "running record read back");
     CHECK(lode_tf_checkpoint_format(&a, &pr, buf, 50) == -1, "too small a buffer: -1");
 
-    lode_tf_progress done;
-    lode_tf_progress_init(&done);
-    done.next_class = LODE_TF_CLASSES;
-    done.classes_done = LODE_TF_NEEDED_CLASSES;
-    done.factors = 1;
-    done.k[0] = 32;
+    lode_tf_progress done = finished_progress();
     done.state = LODE_TF_CKP_PENDING;
     done.results_offset = 100;
     n = lode_tf_checkpoint_format(&a, &done, buf, sizeof buf);
@@ -335,8 +342,29 @@ static void test_checkpoint_format(void)
     CHECK(lode_tf_checkpoint_parse(buf, (size_t)n, &a, &back) == 1 && back.state == LODE_TF_CKP_REPORTED,
           "reported record read back");
 
-    /* A proof line round-trips; a record whose proof line is damaged under
-     * a good checksum is refused. */
+    /* 64 factors of 20 digits and a 63-character key fit. */
+    lode_tf_assignment big = test_assignment("Factor=ABCDEFGHIJABCDEFGHIJABCDEFGHIJABCDEFGHIJABCDEFGHIJABCDEFGHIJABC,100003,1,30");
+    done.factors = LODE_TF_MAX_FACTORS;
+    for (int i = 0; i < LODE_TF_MAX_FACTORS; i++)
+        done.k[i] = UINT64_MAX - (uint64_t)i;
+    done.state = LODE_TF_CKP_PENDING;
+    n = lode_tf_checkpoint_format(&big, &done, buf, sizeof buf);
+    CHECK(n > 0 && lode_tf_checkpoint_parse(buf, (size_t)n, &big, &back) == 1 && back.factors == 64 &&
+              back.k[63] == UINT64_MAX - 63 && strcmp(back.aid, big.aid) == 0,
+          "the largest record round-trips (%d bytes)", n);
+}
+
+/* A proof line round-trips; a record whose proof line is damaged under a
+ * good checksum is refused. */
+static void test_checkpoint_proof(void)
+{
+    lode_tf_assignment a = test_assignment("Factor=N/A,100003,1,30");
+    lode_tf_progress done = finished_progress();
+    done.state = LODE_TF_CKP_REPORTED;
+    done.results_offset = 100;
+    lode_tf_progress back;
+    char buf[4096];
+    int n;
     lode_tf_progress kept = done;
     kept.state = LODE_TF_CKP_RUNNING;
     kept.proof_kept = true;
@@ -373,17 +401,6 @@ static void test_checkpoint_format(void)
               back.proof_count == LODE_TF_PROOF_MAX && back.proof_k[LODE_TF_PROOF_MAX - 1] == UINT64_MAX - 4095,
           "a full proof round-trips (%d bytes)", n);
     free(large);
-
-    /* 64 factors of 20 digits and a 63-character key fit. */
-    lode_tf_assignment big = test_assignment("Factor=ABCDEFGHIJABCDEFGHIJABCDEFGHIJABCDEFGHIJABCDEFGHIJABCDEFGHIJABC,100003,1,30");
-    done.factors = LODE_TF_MAX_FACTORS;
-    for (int i = 0; i < LODE_TF_MAX_FACTORS; i++)
-        done.k[i] = UINT64_MAX - (uint64_t)i;
-    done.state = LODE_TF_CKP_PENDING;
-    n = lode_tf_checkpoint_format(&big, &done, buf, sizeof buf);
-    CHECK(n > 0 && lode_tf_checkpoint_parse(buf, (size_t)n, &big, &back) == 1 && back.factors == 64 &&
-              back.k[63] == UINT64_MAX - 63 && strcmp(back.aid, big.aid) == 0,
-          "the largest record round-trips (%d bytes)", n);
 }
 
 static void test_checkpoint_damage(void)
@@ -417,7 +434,14 @@ static void test_checkpoint_damage(void)
     CHECK(lode_tf_checkpoint_parse("", 0, &a, &pr) == -1, "empty");
     CHECK(lode_tf_checkpoint_parse("crc32 00000000\n", 15, &a, &pr) == -1, "a checksum alone");
 
-    /* Good records that are not this assignment's, or not usable as they are. */
+}
+
+/* Good records that are not this assignment's, or not usable as they are. */
+static void test_checkpoint_other_records(void)
+{
+    lode_tf_assignment a = test_assignment("Factor=N/A,100003,1,30");
+    lode_tf_progress pr;
+    size_t len = strlen(pending_text);
     lode_tf_assignment other = test_assignment("Factor=N/A,100019,1,30");
     CHECK(lode_tf_checkpoint_parse(running_text, strlen(running_text), &other, &pr) == 0, "another exponent: 0");
     lode_tf_assignment bits = test_assignment("Factor=N/A,100003,1,31");
@@ -450,8 +474,17 @@ static void test_checkpoint_damage(void)
     CHECK(lode_tf_checkpoint_parse(with_crc, (size_t)m, &plain, &pr) == 1 && pr.state == LODE_TF_CKP_PENDING &&
               pr.results_offset == 0 && pr.legacy_offset == -1,
           "a pending record without aid and legacy_offset");
+}
 
-    /* Files: save and load, a damaged file, an unwritable directory. */
+/* Files: save and load, a damaged file, an unwritable directory. */
+static void test_checkpoint_files(void)
+{
+    lode_tf_assignment a = test_assignment("Factor=N/A,100003,1,30");
+    lode_tf_progress pr;
+    size_t len = strlen(pending_text);
+    char copy[sizeof pending_text];
+    memcpy(copy, pending_text, len);
+    copy[len - 2] = copy[len - 2] == 'F' ? 'E' : 'F'; /* a wrong checksum */
     char path[4200];
     lode_tf_checkpoint_path(test_root, &a, path, sizeof path);
     CHECK(strcmp(path + strlen(test_root), "/M100003_1_30.ckp") == 0, "the file name: %s", path);
@@ -497,287 +530,6 @@ static void test_remove_stale(void)
     CHECK(exists(test_path("stale/M100003_1_30.ckp")), "a running record is kept");
 }
 
-/* ---- results ---- */
-
-static const lode_tf_report_info fixed_info = {.version = "0.1.0", .kernel = "cpu_montgomery",
-                                               .details = "AMD EPYC", .os = "Linux", .arch = "x86_64",
-                                               .timestamp = "2026-01-02 03:04:05"};
-
-static const char json_one[] =
-    "{\"exponent\": 100003, \"worktype\": \"TF\", \"status\": \"F\", \"bitlo\": 1, \"bithi\": 30, "
-    "\"rangecomplete\": true, \"factors\": [\"6400193\"], \"program\": {\"name\": \"lode\", \"version\": \"0.1.0\", "
-    "\"kernel\": \"cpu_montgomery\", \"details\": \"AMD EPYC\"}, \"timestamp\": \"2026-01-02 03:04:05\", "
-    "\"os\": {\"os\": \"Linux\", \"architecture\": \"x86_64\"}, \"checksum\": {\"version\": 1, \"checksum\": "
-    "\"843E1B2E\"}}\n";
-
-static void test_results_json(void)
-{
-    lode_tf_assignment a = test_assignment("Factor=N/A,100003,1,30");
-    uint64_t k = 32;
-    char *line = lode_tf_result_json(&a, &k, 1, &fixed_info);
-    CHECK(line != NULL && strcmp(line, json_one) == 0, "one factor, key N/A (no aid):\n%s", line ? line : "NULL");
-    free(line);
-
-    /* Three factors, a 32-hex key, user and computer that need escaping. */
-    lode_tf_assignment b = test_assignment("Factor=0123456789ABCDEF0123456789abcdef,100043,1,30");
-    uint64_t ks[] = {1, 48, 237};
-    lode_tf_report_info info = fixed_info;
-    info.user = "ann \"the miner\"";
-    info.computer = "box\\1\t\x1b";
-    line = lode_tf_result_json(&b, ks, 3, &info);
-    const char want[] =
-        "{\"exponent\": 100043, \"worktype\": \"TF\", \"status\": \"F\", \"bitlo\": 1, \"bithi\": 30, "
-        "\"rangecomplete\": true, \"factors\": [\"200087\", \"9604129\", \"47420383\"], \"program\": {\"name\": "
-        "\"lode\", \"version\": \"0.1.0\", \"kernel\": \"cpu_montgomery\", \"details\": \"AMD EPYC\"}, "
-        "\"timestamp\": \"2026-01-02 03:04:05\", \"user\": \"ann \\\"the miner\\\"\", \"computer\": "
-        "\"box\\\\1\\t\\u001B\", \"aid\": \"0123456789ABCDEF0123456789abcdef\", \"os\": {\"os\": \"Linux\", "
-        "\"architecture\": \"x86_64\"}, \"checksum\": {\"version\": 1, \"checksum\": \"23557A5F\"}}\n";
-    CHECK(line != NULL && strcmp(line, want) == 0, "three factors, aid, escapes:\n%s", line ? line : "NULL");
-    free(line);
-
-    /* No factor: "NF", no "factors" key; the checksum over an empty list. */
-    lode_tf_assignment c = test_assignment("Factor=100043,20,33");
-    info = fixed_info;
-    info.kernel = "cpu_montgomery+opencl_x";
-    info.details = "dev \"1\"";
-    line = lode_tf_result_json(&c, NULL, 0, &info);
-    const char want_nf[] =
-        "{\"exponent\": 100043, \"worktype\": \"TF\", \"status\": \"NF\", \"bitlo\": 20, \"bithi\": 33, "
-        "\"rangecomplete\": true, \"program\": {\"name\": \"lode\", \"version\": \"0.1.0\", \"kernel\": "
-        "\"cpu_montgomery+opencl_x\", \"details\": \"dev \\\"1\\\"\"}, \"timestamp\": \"2026-01-02 03:04:05\", "
-        "\"os\": {\"os\": \"Linux\", \"architecture\": \"x86_64\"}, \"checksum\": {\"version\": 1, \"checksum\": "
-        "\"267EDC54\"}}\n";
-    CHECK(line != NULL && strcmp(line, want_nf) == 0, "no factor:\n%s", line ? line : "NULL");
-    free(line);
-
-    /* With a proof: "lode_proof" after "os", outside the checksum (the same
-     * checksum as without). */
-    lode_tf_proof_summary proof = {.t = 30, .count = 1287, .expected = 1299.9349, .file = "M100043_20_33.proof"};
-    memset(proof.sha256, 'a', 64);
-    proof.sha256[64] = '\0';
-    info.proof = &proof;
-    line = lode_tf_result_json(&c, NULL, 0, &info);
-    const char want_proof[] =
-        "\"os\": {\"os\": \"Linux\", \"architecture\": \"x86_64\"}, \"lode_proof\": {\"t\": 30, \"count\": 1287, "
-        "\"expected\": 1299.9, \"sha256\": \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\", \"file\": "
-        "\"M100043_20_33.proof\"}, \"checksum\": {\"version\": 1, \"checksum\": \"267EDC54\"}}\n";
-    CHECK(line != NULL && strstr(line, want_proof) != NULL, "with a proof:\n%s", line ? line : "NULL");
-    free(line);
-
-    /* Without os, arch and time: uname's and now, still one valid line. */
-    info = fixed_info;
-    info.os = info.arch = info.timestamp = NULL;
-    line = lode_tf_result_json(&a, &k, 1, &info);
-    json_t *r = line ? json_loads(line, 0, NULL) : NULL;
-    const char *ts = json_string_value(json_object_get(r, "timestamp"));
-    CHECK(r != NULL && ts != NULL && strlen(ts) == 19 && ts[4] == '-' && ts[13] == ':', "now: %s",
-          line ? line : "NULL");
-    json_decref(r);
-    free(line);
-}
-
-static void test_results_legacy(void)
-{
-    char out[2048];
-    lode_tf_assignment a = test_assignment("Factor=N/A,100003,1,30");
-    uint64_t k = 32;
-    size_t n = lode_tf_legacy_lines(&a, &k, 1, &fixed_info, true, out, sizeof out);
-    const char tagged[] = "M100003 has a factor: 6400193 [TF:1:30:lode 0.1.0 cpu_montgomery]\n"
-                          "found 1 factor for M100003 from 2^1 to 2^30 [lode 0.1.0 cpu_montgomery]\n";
-    CHECK(n == strlen(tagged) && strcmp(out, tagged) == 0, "results.txt, one factor:\n%s", out);
-    lode_tf_legacy_lines(&a, &k, 1, &fixed_info, false, out, sizeof out);
-    CHECK(strcmp(out, "M100003 has a factor: 6400193\nfound 1 factor for M100003 from 2^1 to 2^30\n") == 0,
-          "stdout, one factor:\n%s", out);
-    lode_tf_assignment b = test_assignment("Factor=100043,1,30");
-    uint64_t ks[] = {1, 48, 237};
-    lode_tf_legacy_lines(&b, ks, 3, &fixed_info, false, out, sizeof out);
-    CHECK(strcmp(out, "M100043 has a factor: 200087\nM100043 has a factor: 9604129\nM100043 has a factor: 47420383\n"
-                      "found 3 factors for M100043 from 2^1 to 2^30\n") == 0,
-          "stdout, three factors:\n%s", out);
-    lode_tf_assignment c = test_assignment("Factor=100043,20,33");
-    n = lode_tf_legacy_lines(&c, NULL, 0, &fixed_info, true, out, sizeof out);
-    CHECK(strcmp(out, "no factor for M100043 from 2^20 to 2^33 [lode 0.1.0 cpu_montgomery]\n") == 0,
-          "results.txt, no factor:\n%s", out);
-    /* Cut to the buffer, the full length returned. */
-    char small[16];
-    size_t full = lode_tf_legacy_lines(&c, NULL, 0, &fixed_info, true, small, sizeof small);
-    CHECK(full == n && strlen(small) == sizeof small - 1 && memcmp(small, out, sizeof small - 1) == 0,
-          "cut: '%s' of %zu", small, full);
-}
-
-static void test_results_present(void)
-{
-    lode_tf_assignment a = test_assignment("Factor=N/A,100003,1,30");
-    const char *res = test_path("present.json.txt");
-    const char earlier[] = "{\"exponent\": 100019, \"worktype\": \"TF\", \"bitlo\": 1, \"bithi\": 30}\n";
-    test_put_file(res, earlier, strlen(earlier));
-    long offset = (long)strlen(earlier);
-    CHECK(!lode_tf_result_present(res, offset, &a, true), "not there yet");
-    CHECK(lode_tf_append_record(res, json_one, strlen(json_one) - 1) == 0, "a line cut short (no newline)");
-    CHECK(!lode_tf_result_present(res, offset, &a, true), "a cut-short line does not count");
-    test_put_file(res, earlier, strlen(earlier));
-    CHECK(lode_tf_append_record(res, json_one, strlen(json_one)) == 0, "append");
-    CHECK(lode_tf_result_present(res, offset, &a, true), "there after the offset");
-    CHECK(!lode_tf_result_present(res, offset + 1, &a, true), "not from the middle of the line");
-    CHECK(!lode_tf_result_present(res, 1 << 20, &a, true), "an offset past the end");
-    CHECK(!lode_tf_result_present(res, -1, &a, true), "no offset");
-    lode_tf_assignment keyed = test_assignment("Factor=0123456789ABCDEF0123456789abcdef,100003,1,30");
-    CHECK(!lode_tf_result_present(res, offset, &keyed, true), "another key: not this assignment's line");
-    lode_tf_assignment bits = test_assignment("Factor=N/A,100003,1,31");
-    CHECK(!lode_tf_result_present(res, offset, &bits, true), "other bits");
-
-    const char *leg = test_path("present.txt");
-    char text[512];
-    lode_tf_legacy_lines(&a, (uint64_t[]){32}, 1, &fixed_info, true, text, sizeof text);
-    test_put_file(leg, "", 0);
-    CHECK(!lode_tf_result_present(leg, 0, &a, false), "legacy: not there");
-    CHECK(lode_tf_append_record(leg, text, strlen(text)) == 0 && lode_tf_result_present(leg, 0, &a, false),
-          "legacy: the summary line counts");
-    lode_tf_assignment other = test_assignment("Factor=100043,1,30");
-    CHECK(!lode_tf_result_present(leg, 0, &other, false), "legacy: another exponent");
-}
-
-/* ---- the finishing steps ---- */
-
-static void finish_setup(lode_tf_driver *d, const char *dir, FILE *out)
-{
-    lode_tf_driver_init(d);
-    d->worktodo = test_path(dir);
-    static char results[4200], legacy[4200], ckp[4200];
-    snprintf(results, sizeof results, "%s/%s.json", test_root, dir);
-    snprintf(legacy, sizeof legacy, "%s/%s.txt", test_root, dir);
-    snprintf(ckp, sizeof ckp, "%s", test_root);
-    d->results = results;
-    d->legacy = legacy;
-    d->ckp_dir = ckp;
-    d->info = fixed_info;
-    d->out = out;
-}
-
-static void test_finish(void)
-{
-    lode_tf_assignment a = test_assignment("Factor=N/A,100003,1,30");
-    const char legacy_text[] = "M100003 has a factor: 6400193 [TF:1:30:lode 0.1.0 cpu_montgomery]\n"
-                               "found 1 factor for M100003 from 2^1 to 2^30 [lode 0.1.0 cpu_montgomery]\n";
-    lode_tf_progress done;
-    lode_tf_progress_init(&done);
-    done.next_class = LODE_TF_CLASSES;
-    done.classes_done = LODE_TF_NEEDED_CLASSES;
-    done.factors = 1;
-    done.k[0] = 32;
-    char ckp[4200];
-    lode_tf_checkpoint_path(test_root, &a, ckp, sizeof ckp);
-
-    /* The whole way: both results once, the line and the checkpoint gone,
-     * the stdout lines printed. */
-    FILE *out = tmpfile();
-    lode_tf_driver d;
-    finish_setup(&d, "fin.txt", out);
-    test_put_file(d.worktodo, "// top\nFactor=N/A,100003,1,30\nrest", 34);
-    lode_tf_progress pr = done;
-    CHECK(lode_tf_driver_finish(&d, &a, &pr) == LODE_TF_DONE, "finished");
-    CHECK(test_file_is(d.results, json_one, strlen(json_one)), "the JSON line");
-    CHECK(test_file_is(d.legacy, legacy_text, strlen(legacy_text)), "the legacy lines");
-    CHECK(test_file_is(d.worktodo, "// top\nrest", 11), "the line removed");
-    CHECK(!exists(ckp), "the checkpoint removed");
-    char printed[256] = "";
-    rewind(out);
-    size_t got = fread(printed, 1, sizeof printed - 1, out);
-    printed[got] = '\0';
-    CHECK(strcmp(printed, "M100003 has a factor: 6400193\nfound 1 factor for M100003 from 2^1 to 2^30\n") == 0,
-          "printed: %s", printed);
-    fclose(out);
-    lode_tf_driver_destroy(&d);
-
-    /* The results file cannot be written (a directory): failed, the
-     * pending checkpoint and the worktodo line kept; the next call (as a
-     * restart that read the checkpoint) writes each result once. */
-    finish_setup(&d, "fail.txt", NULL);
-    test_put_file(d.worktodo, "Factor=N/A,100003,1,30\n", 23);
-    mkdir(d.results, 0755);
-    pr = done;
-    CHECK(lode_tf_driver_finish(&d, &a, &pr) == LODE_TF_FAILED, "unwritable results: failed");
-    CHECK(test_file_is(d.worktodo, "Factor=N/A,100003,1,30\n", 23), "the line kept");
-    lode_tf_progress back;
-    CHECK(lode_tf_checkpoint_load(ckp, &a, &back) == 1 && back.state == LODE_TF_CKP_PENDING &&
-              back.results_offset == 0 && back.legacy_offset == 0,
-          "the pending record kept (state %d)", back.state);
-    CHECK(test_file_is(d.legacy, legacy_text, strlen(legacy_text)), "the legacy lines were written before");
-    rmdir(d.results);
-    CHECK(lode_tf_driver_finish(&d, &a, &back) == LODE_TF_DONE, "the next run finishes");
-    CHECK(test_file_is(d.results, json_one, strlen(json_one)), "the JSON line once");
-    CHECK(test_file_is(d.legacy, legacy_text, strlen(legacy_text)), "the legacy lines once (not again)");
-    CHECK(test_file_is(d.worktodo, "", 0) && !exists(ckp), "line and checkpoint gone");
-    lode_tf_driver_destroy(&d);
-
-    /* Pending with the JSON line already there (killed after the append):
-     * not appended again. */
-    finish_setup(&d, "again.txt", NULL);
-    d.legacy = NULL;
-    test_put_file(d.worktodo, "Factor=N/A,100003,1,30\n", 23);
-    test_put_file(d.results, json_one, strlen(json_one));
-    pr = done;
-    pr.state = LODE_TF_CKP_PENDING;
-    pr.results_offset = 0;
-    CHECK(lode_tf_driver_finish(&d, &a, &pr) == LODE_TF_DONE, "finished");
-    CHECK(test_file_is(d.results, json_one, strlen(json_one)), "still one JSON line");
-    lode_tf_driver_destroy(&d);
-
-    /* Factors found out of order are reported in ascending order. */
-    finish_setup(&d, "order.txt", NULL);
-    lode_tf_assignment b = test_assignment("Factor=100043,1,30");
-    test_put_file(d.worktodo, "Factor=100043,1,30\n", 19);
-    pr = done;
-    pr.factors = 3;
-    pr.k[0] = 237;
-    pr.k[1] = 1;
-    pr.k[2] = 48;
-    const char sorted[] = "M100043 has a factor: 200087 [TF:1:30:lode 0.1.0 cpu_montgomery]\n"
-                          "M100043 has a factor: 9604129 [TF:1:30:lode 0.1.0 cpu_montgomery]\n"
-                          "M100043 has a factor: 47420383 [TF:1:30:lode 0.1.0 cpu_montgomery]\n"
-                          "found 3 factors for M100043 from 2^1 to 2^30 [lode 0.1.0 cpu_montgomery]\n";
-    CHECK(lode_tf_driver_finish(&d, &b, &pr) == LODE_TF_DONE && test_file_is(d.legacy, sorted, strlen(sorted)),
-          "ascending factors");
-    lode_tf_driver_destroy(&d);
-
-    /* The checkpoint directory cannot be written: the result is not
-     * written either (nothing would guard it against a second report). */
-    finish_setup(&d, "nockp.txt", NULL);
-    d.ckp_dir = test_path("no-such-dir");
-    test_put_file(d.worktodo, "Factor=N/A,100003,1,30\n", 23);
-    pr = done;
-    CHECK(lode_tf_driver_finish(&d, &a, &pr) == LODE_TF_FAILED && !exists(d.results) && !exists(d.legacy),
-          "no record, no result");
-    lode_tf_driver_destroy(&d);
-
-    /* The worktodo file cannot be rewritten: failed, the result written
-     * once and the record says "reported"; the next run only cleans up. */
-    finish_setup(&d, "norewrite.txt", NULL);
-    test_put_file(d.worktodo, "Factor=N/A,100003,1,30\n", 23);
-    mkdir(test_path("norewrite.txt.tmp"), 0755);
-    pr = done;
-    CHECK(lode_tf_driver_finish(&d, &a, &pr) == LODE_TF_FAILED, "worktodo not rewritable: failed");
-    rmdir(test_path("norewrite.txt.tmp"));
-    CHECK(lode_tf_checkpoint_load(ckp, &a, &back) == 1 && back.state == LODE_TF_CKP_REPORTED,
-          "the record says reported");
-    CHECK(test_file_is(d.worktodo, "Factor=N/A,100003,1,30\n", 23), "the line kept");
-    CHECK(lode_tf_driver_finish(&d, &a, &back) == LODE_TF_DONE && test_file_is(d.results, json_one, strlen(json_one)),
-          "the next run only cleans up: still one JSON line");
-    CHECK(test_file_is(d.worktodo, "", 0) && !exists(ckp), "line and checkpoint gone");
-    lode_tf_driver_destroy(&d);
-
-    char eta[48];
-    struct {
-        double s;
-        const char *want;
-    } etas[] = {{0, "0s"}, {59.4, "59s"}, {61, "1m 01s"}, {4 * 3600 + 300, "4h 05m"},
-                {3 * 86400 + 4 * 3600 + 5 * 60, "3d 04h 05m"}, {-1, "0s"}};
-    for (size_t i = 0; i < sizeof etas / sizeof etas[0]; i++) {
-        lode_tf_format_eta(etas[i].s, eta, sizeof eta);
-        CHECK(strcmp(eta, etas[i].want) == 0, "ETA %g: %s", etas[i].s, eta);
-    }
-}
-
 int main(void)
 {
     if (test_root_make("lode-tf-files") != 0)
@@ -789,12 +541,11 @@ int main(void)
     test_merge_add();
     test_lock();
     test_checkpoint_format();
+    test_checkpoint_proof();
     test_checkpoint_damage();
+    test_checkpoint_other_records();
+    test_checkpoint_files();
     test_remove_stale();
-    test_results_json();
-    test_results_legacy();
-    test_results_present();
-    test_finish();
     test_root_remove();
     return test_summary();
 }

@@ -1,11 +1,17 @@
-# Trial factoring's files (core/tf): the worktodo file, checkpoints, result
-# lines and the finishing steps, without a device. The device side is
+# Trial factoring's files (core/tf): the worktodo file and checkpoints,
+# without a device. The device side is
 # tests/test_tf.c, the lode tf command tests/test_tf.py.
 lode_test_program(test_tf_files)
 target_sources(test_tf_files PRIVATE tf_test_files.c)
 target_link_libraries(test_tf_files PRIVATE lode_tf)
 add_test(NAME tf_files COMMAND test_tf_files)
 set_tests_properties(tf_files PROPERTIES TIMEOUT 120)
+# The result lines and the class driver's finishing steps (core/tf).
+lode_test_program(test_tf_results)
+target_sources(test_tf_results PRIVATE tf_test_files.c)
+target_link_libraries(test_tf_results PRIVATE lode_tf)
+add_test(NAME tf_results COMMAND test_tf_results)
+set_tests_properties(tf_results PROPERTIES TIMEOUT 120)
 # Stages and partial ranges (issue 40): a worktodo line raised past a
 # stage, the partial result's checkpoint and lines, a stage's finish.
 lode_test_program(test_tf_stages)

@@ -560,6 +560,52 @@ static void row_error(row_worker *w, int rc, const char *fmt, unsigned long long
     pthread_mutex_unlock(w->lock);
 }
 
+/* The worker's handle, opened, self-tested and tuned; false (the row's
+ * error set) when it cannot be. */
+static bool open_worker(row_worker *w, lode_handle *h)
+{
+    lode_check_row *row = w->row;
+    lode_open_params params = {.algo = row->algo, .worker = w->worker,
+                               .variant = row->variant[0] ? row->variant : NULL, .id = row->device->id};
+    int rc = lode_handle_open(h, row->device, &params);
+    if (rc != LODE_OK) {
+        row_error(w, rc, "worker %llu cannot open: %s", w->worker, lode_status_str(rc));
+        return false;
+    }
+    char why[256];
+    if (lode_selftest_handle(h, NULL, why, sizeof why) != 0) {
+        row_error(w, LODE_ERR_DEVICE, "worker %llu: self-test failed: %s", w->worker, why);
+        lode_handle_close(h);
+        return false;
+    }
+    lode_handle_tune(h, 200.0);
+    pthread_mutex_lock(w->lock);
+    row->ran = true;
+    pthread_mutex_unlock(w->lock);
+    return true;
+}
+
+/* One job's scan and reference answer in the row's figures, compared. */
+static void record_job(row_worker *w, const check_job *job, const lode_hits *dev, const lode_hits *ref,
+                       double scan_s)
+{
+    lode_check_row *row = w->row;
+    const lode_check_config *cfg = w->d->cfg;
+    pthread_mutex_lock(w->lock);
+    row->device_s += scan_s;
+    row->indices += lode_work_hashes(&job->work, job->range.count);
+    row->indices_exact += lode_work_hashes(&job->work, job->window.count);
+    row->hits_reported += dev->count;
+    comparison c = {.row = row, .job = job, .t0 = w->d->t0};
+    compare(&c, dev, ref);
+    row->jobs++;
+    note_sensors(row);
+    row->seconds = lode_clock_s() - w->row_t0;
+    if (cfg->progress)
+        cfg->progress(cfg->user, row);
+    pthread_mutex_unlock(w->lock);
+}
+
 static void *run_row_worker(void *arg)
 {
     row_worker *w = arg;
@@ -567,23 +613,9 @@ static void *run_row_worker(void *arg)
     lode_check_row *row = w->row;
     const lode_check_config *cfg = d->cfg;
     lode_handle h;
-    lode_open_params params = {.algo = row->algo, .worker = w->worker,
-                               .variant = row->variant[0] ? row->variant : NULL, .id = row->device->id};
-    int rc = lode_handle_open(&h, row->device, &params);
-    if (rc != LODE_OK) {
-        row_error(w, rc, "worker %llu cannot open: %s", w->worker, lode_status_str(rc));
+    if (!open_worker(w, &h))
         return NULL;
-    }
-    char why[256];
-    if (lode_selftest_handle(&h, NULL, why, sizeof why) != 0) {
-        row_error(w, LODE_ERR_DEVICE, "worker %llu: self-test failed: %s", w->worker, why);
-        lode_handle_close(&h);
-        return NULL;
-    }
-    lode_handle_tune(&h, 200.0);
-    pthread_mutex_lock(w->lock);
-    row->ran = true;
-    pthread_mutex_unlock(w->lock);
+    int rc;
     sizing sz = {.exact = cfg->duration_s <= 0, .reference_due = true};
     {
         rng r = job_rng(cfg->seed, row->algo, 0);
@@ -624,19 +656,7 @@ static void *run_row_worker(void *arg)
             qsort(dev.items, dev.count, sizeof *dev.items, lode_hit_compare);
         if (ref.count > 1)
             qsort(ref.items, ref.count, sizeof *ref.items, lode_hit_compare);
-        pthread_mutex_lock(w->lock);
-        row->device_s += scan_s;
-        row->indices += lode_work_hashes(&job.work, job.range.count);
-        row->indices_exact += lode_work_hashes(&job.work, job.window.count);
-        row->hits_reported += dev.count;
-        comparison c = {.row = row, .job = &job, .t0 = d->t0};
-        compare(&c, &dev, &ref);
-        row->jobs++;
-        note_sensors(row);
-        row->seconds = lode_clock_s() - w->row_t0;
-        if (cfg->progress)
-            cfg->progress(cfg->user, row);
-        pthread_mutex_unlock(w->lock);
+        record_job(w, &job, &dev, &ref, scan_s);
         if (!sz.exact)
             resize(&sz, row->algo, scan_s,
                    reference_total > 0 ? reference_indices / reference_total / w->reference_threads : 0,

@@ -253,6 +253,148 @@ static void worker_exit(worker *w, const char *why)
         dispatch_destroy(m);
 }
 
+/* What one worker carries from scan to scan. Chunks and rates count
+ * hashes, not indices: an index of a version-rolled job is several hashes
+ * (lode_work_hashes), and a switch between such jobs must not change how
+ * long a scan runs. */
+typedef struct scan_state {
+    double chunk_s;         /* the scan length aimed at */
+    uint64_t chunk;         /* hashes of the next scan */
+    double rate;            /* hashes per second of the last measured scan; 0 = none yet */
+    uint64_t installed;     /* the job on the handle; job sequence numbers start at 1 */
+    uint64_t claimed_seq;   /* the job this worker last claimed from */
+    lode_work work;
+    lode_hits hits;
+    long scans;
+} scan_state;
+
+/* Waits for a range of the current job and marks the worker busy on it
+ * (watched by the monitor until the scan returns, set_work included);
+ * false at a stop or once the device is quarantined. */
+static bool claim_next(worker *w, scan_state *st, lode_range *r, bool *reinstall)
+{
+    lode_dispatcher *m = w->miner;
+    device_counters *c = &m->counters[w->device];
+    pthread_mutex_lock(&m->lock);
+    while (!m->stopping && !c->quarantined &&
+           (!dispatch_takes_work(c) ||
+            !claim(m, chunk_indices(&m->job, st->chunk), m->job.seq != st->claimed_seq, r)))
+        pthread_cond_wait(&m->work_ready, &m->lock);
+    if (m->stopping || c->quarantined) {
+        pthread_mutex_unlock(&m->lock);
+        return false;
+    }
+    st->claimed_seq = m->job.seq;
+    *reinstall = m->job.seq != st->installed;
+    if (*reinstall)
+        st->work = m->job;
+    atomic_store(&w->abort, 0);
+    w->busy = true;
+    w->scan_out = true;
+    w->range = *r;
+    w->busy_seq = m->job.seq;
+    w->busy_since = lode_clock_s();
+    w->hang_limit_s = hang_limit(m, st->rate > 0 ? (double)lode_work_hashes(&m->job, r->count) / st->rate : 0);
+    pthread_mutex_unlock(&m->lock);
+    return true;
+}
+
+/* Scans r (the job installed first where it changed) and sizes the next
+ * chunk from the rate; the scan's status, *done the indices scanned. */
+static int run_scan(worker *w, lode_handle *h, scan_state *st, const lode_range *r, bool reinstall, uint64_t *done)
+{
+    lode_dispatcher *m = w->miner;
+    *done = 0;
+    int rc = reinstall ? lode_handle_set_work(h, &st->work) : LODE_OK;
+    if (rc == LODE_OK && m->fail_after >= 0 && st->scans++ >= m->fail_after)
+        rc = LODE_ERR_DEVICE; /* the injected fault: as a device lost mid-run */
+    if (rc != LODE_OK)
+        return rc;
+    st->installed = st->work.seq;
+    atomic_store(&w->on_job, st->installed);
+    lode_hits_clear(&st->hits);
+    double t0 = lode_clock_s();
+    rc = lode_handle_scan(h, r, &st->hits, done, &w->abort);
+    double elapsed = lode_clock_s() - t0;
+    if (*done > r->count)
+        *done = r->count;
+    if (rc == LODE_ERR_HITS_OVERFLOW) { /* rescan the range in smaller pieces */
+        *done = 0;
+        lode_hits_clear(&st->hits);
+        st->chunk = lode_work_hashes(&st->work, r->count) > 1 ? lode_work_hashes(&st->work, r->count) / 2 : 1;
+        rc = LODE_OK;
+    } else if (elapsed > 1e-3 && *done > 0) {
+        /* Aim each scan at chunk_ms, growing at most 4x at a time. */
+        st->rate = (double)lode_work_hashes(&st->work, *done) / elapsed;
+        double want = st->rate * st->chunk_s;
+        uint64_t next = want < 1 ? 1 : (uint64_t)want;
+        st->chunk = next > 4 * st->chunk ? 4 * st->chunk : next;
+    } else if (*done == r->count && st->chunk < (UINT64_C(1) << 40)) {
+        st->chunk *= 4;
+    }
+    return rc;
+}
+
+/* Counts a returned scan: its hits, hashes and expected hits, and the rest
+ * of its range given back. *taken: the watchdog had declared it hung and
+ * handed its range to the others already, so what it did is dropped (or it
+ * would count twice). True when the worker was abandoned meanwhile. */
+static bool finish_scan(worker *w, scan_state *st, const lode_range *r, uint64_t done, bool *taken)
+{
+    lode_dispatcher *m = w->miner;
+    device_counters *c = &m->counters[w->device];
+    const lode_work *work = &st->work;
+    pthread_mutex_lock(&m->lock);
+    w->busy = false;
+    *taken = w->state == WORKER_HUNG || w->state == WORKER_ABANDONED;
+    pthread_mutex_unlock(&m->lock);
+    if (!*taken) {
+        lode_range scanned = {.start = r->start, .count = done};
+        if (st->hits.count > 0 && !dispatch_verify_later(m, w->device, work, &scanned, &st->hits))
+            dispatch_confirm_hits(m, w->device, work, &scanned, &st->hits);
+        atomic_fetch_add(&c->hashes, lode_work_hashes(work, done));
+    }
+
+    bool exhausted = false;
+    pthread_mutex_lock(&m->lock);
+    if (!*taken && lode_algo_get(work->algo)->kind == LODE_WORK_NONCE_SCAN)
+        c->hits_expected += (double)lode_work_hashes(work, done) * lode_target_chance(&work->header.target);
+    w->scan_out = false; /* its hashes are in the counters now */
+    if (m->counts_waiters > 0)
+        pthread_cond_broadcast(&m->state_changed);
+    if (!*taken && m->job.seq == work->seq) {
+        m->unscanned -= done;
+        dispatch_give_back(m, r->start + done, r->count - done);
+        exhausted = m->unscanned == 0 && done > 0;
+        if (exhausted)
+            pthread_cond_broadcast(&m->state_changed);
+    }
+    bool abandoned = w->state == WORKER_ABANDONED;
+    pthread_mutex_unlock(&m->lock);
+    if (exhausted && m->config.callbacks.exhausted)
+        m->config.callbacks.exhausted(m->config.callbacks.user, work->seq);
+    return abandoned;
+}
+
+/* After a device error or a hung scan: a fresh handle (restart), the job
+ * to go in again; the device's rate stays what it was, and so do its
+ * chunks. False when the device is not reopened. */
+static bool recover(worker *w, lode_handle *h, scan_state *st, int rc, bool taken, char *why, size_t why_len)
+{
+    if (rc != LODE_OK)
+        snprintf(why, why_len, "worker %u: device error: %s", w->slot, lode_status_str(rc));
+    else
+        snprintf(why, why_len, "worker %u: its scan hung", w->slot);
+    if (!restart(w, h, why, taken))
+        return false;
+    st->installed = 0;
+    st->chunk = st->rate > 0 ? (uint64_t)(st->rate * st->chunk_s)
+                             : lode_handle_preferred_chunk(h, w->miner->config.chunk_ms);
+    if (st->chunk == 0)
+        st->chunk = st->rate > 0 ? 1 : 256;
+    return true;
+}
+
 static void *worker_main(void *arg)
 {
     worker *w = arg;
@@ -271,123 +413,23 @@ static void *worker_main(void *arg)
     if (opened)
         tune(w, &h);
 
-    /* Chunks and rates count hashes, not indices: an index of a
-     * version-rolled job is several hashes (lode_work_hashes), and a switch
-     * between such jobs must not change how long a scan runs. */
-    double chunk_s = m->config.chunk_ms / 1000.0;
-    uint64_t chunk = opened ? lode_handle_preferred_chunk(&h, m->config.chunk_ms) : 0;
-    if (chunk == 0)
-        chunk = 256;
-    double rate = 0; /* hashes per second of the last measured scan; 0 = none yet */
-    uint64_t installed = 0; /* job sequence numbers start at 1 */
-    uint64_t claimed_seq = 0; /* the job this worker last claimed from */
-    lode_work work;
-    lode_hits hits = {0};
-    device_counters *c = &m->counters[w->device];
-    long scans = 0;
-
+    scan_state st = {.chunk_s = m->config.chunk_ms / 1000.0};
+    st.chunk = opened ? lode_handle_preferred_chunk(&h, m->config.chunk_ms) : 0;
+    if (st.chunk == 0)
+        st.chunk = 256;
     while (opened) {
         lode_range r;
-        pthread_mutex_lock(&m->lock);
-        while (!m->stopping && !c->quarantined &&
-               (!dispatch_takes_work(c) || !claim(m, chunk_indices(&m->job, chunk), m->job.seq != claimed_seq, &r)))
-            pthread_cond_wait(&m->work_ready, &m->lock);
-        if (m->stopping || c->quarantined) {
-            pthread_mutex_unlock(&m->lock);
+        bool reinstall, taken;
+        if (!claim_next(w, &st, &r, &reinstall))
             break;
-        }
-        claimed_seq = m->job.seq;
-        bool reinstall = m->job.seq != installed;
-        if (reinstall)
-            work = m->job;
-        atomic_store(&w->abort, 0);
-        /* Watched by the monitor until it returns (set_work included). */
-        w->busy = true;
-        w->scan_out = true;
-        w->range = r;
-        w->busy_seq = m->job.seq;
-        w->busy_since = lode_clock_s();
-        w->hang_limit_s = hang_limit(m, rate > 0 ? (double)lode_work_hashes(&m->job, r.count) / rate : 0);
-        pthread_mutex_unlock(&m->lock);
-
-        uint64_t done = 0;
-        int rc = reinstall ? lode_handle_set_work(&h, &work) : LODE_OK;
-        if (rc == LODE_OK && m->fail_after >= 0 && scans++ >= m->fail_after)
-            rc = LODE_ERR_DEVICE; /* the injected fault: as a device lost mid-run */
-        if (rc == LODE_OK) {
-            installed = work.seq;
-            atomic_store(&w->on_job, installed);
-            lode_hits_clear(&hits);
-            double t0 = lode_clock_s();
-            rc = lode_handle_scan(&h, &r, &hits, &done, &w->abort);
-            double elapsed = lode_clock_s() - t0;
-            if (done > r.count)
-                done = r.count;
-            if (rc == LODE_ERR_HITS_OVERFLOW) { /* rescan the range in smaller pieces */
-                done = 0;
-                lode_hits_clear(&hits);
-                chunk = lode_work_hashes(&work, r.count) > 1 ? lode_work_hashes(&work, r.count) / 2 : 1;
-                rc = LODE_OK;
-            } else if (elapsed > 1e-3 && done > 0) {
-                /* Aim each scan at chunk_ms, growing at most 4x at a time. */
-                rate = (double)lode_work_hashes(&work, done) / elapsed;
-                double want = rate * chunk_s;
-                uint64_t next = want < 1 ? 1 : (uint64_t)want;
-                chunk = next > 4 * chunk ? 4 * chunk : next;
-            } else if (done == r.count && chunk < (UINT64_C(1) << 40)) {
-                chunk *= 4;
-            }
-        }
-
-        /* A scan the watchdog declared hung has had its range handed to the
-         * others already: what it did now is dropped, or it would count twice. */
-        pthread_mutex_lock(&m->lock);
-        w->busy = false;
-        bool taken = w->state == WORKER_HUNG || w->state == WORKER_ABANDONED;
-        pthread_mutex_unlock(&m->lock);
-        if (!taken) {
-            lode_range scanned = {.start = r.start, .count = done};
-            if (hits.count > 0 && !dispatch_verify_later(m, w->device, &work, &scanned, &hits))
-                dispatch_confirm_hits(m, w->device, &work, &scanned, &hits);
-            atomic_fetch_add(&c->hashes, lode_work_hashes(&work, done));
-        }
-
-        bool exhausted = false;
-        pthread_mutex_lock(&m->lock);
-        if (!taken && lode_algo_get(work.algo)->kind == LODE_WORK_NONCE_SCAN)
-            c->hits_expected += (double)lode_work_hashes(&work, done) * lode_target_chance(&work.header.target);
-        w->scan_out = false; /* its hashes are in the counters now */
-        if (m->counts_waiters > 0)
-            pthread_cond_broadcast(&m->state_changed);
-        if (!taken && m->job.seq == work.seq) {
-            m->unscanned -= done;
-            dispatch_give_back(m, r.start + done, r.count - done);
-            exhausted = m->unscanned == 0 && done > 0;
-            if (exhausted)
-                pthread_cond_broadcast(&m->state_changed);
-        }
-        bool abandoned = w->state == WORKER_ABANDONED;
-        pthread_mutex_unlock(&m->lock);
-        if (exhausted && m->config.callbacks.exhausted)
-            m->config.callbacks.exhausted(m->config.callbacks.user, work.seq);
-        if (abandoned)
+        uint64_t done;
+        int rc = run_scan(w, &h, &st, &r, reinstall, &done);
+        if (finish_scan(w, &st, &r, done, &taken))
             break;
-        if (rc != LODE_OK || taken) {
-            if (rc != LODE_OK)
-                snprintf(why, sizeof why, "worker %u: device error: %s", w->slot, lode_status_str(rc));
-            else
-                snprintf(why, sizeof why, "worker %u: its scan hung", w->slot);
-            if (!restart(w, &h, why, taken))
-                break;
-            /* A fresh handle: the job goes in again; the device's rate
-             * stays what it was, and so do its chunks. */
-            installed = 0;
-            chunk = rate > 0 ? (uint64_t)(rate * chunk_s) : lode_handle_preferred_chunk(&h, m->config.chunk_ms);
-            if (chunk == 0)
-                chunk = rate > 0 ? 1 : 256;
-        }
+        if ((rc != LODE_OK || taken) && !recover(w, &h, &st, rc, taken, why, sizeof why))
+            break;
     }
-    lode_hits_free(&hits);
+    lode_hits_free(&st.hits);
     lode_handle_close(&h);
     worker_exit(w, why);
     return NULL;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/base/backoff.h"
 #include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/dispatch/dispatch_internal.h"
@@ -139,10 +140,8 @@ double dispatch_count_restart(lode_dispatcher *m, size_t device, const char *why
         dispatch_quarantine(m, device, msg);
         return -1;
     }
-    double backoff = m->config.backoff_s;
-    for (unsigned i = 1; i < c->window_restarts && backoff < MAX_BACKOFF_S; i++)
-        backoff *= 2;
-    return backoff < MAX_BACKOFF_S ? backoff : MAX_BACKOFF_S;
+    unsigned earlier = c->window_restarts ? c->window_restarts - 1 : 0;
+    return lode_backoff_s(m->config.backoff_s, earlier, MAX_BACKOFF_S);
 }
 
 /* A device takes work unless paused (by the user or its temperature) or

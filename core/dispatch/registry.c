@@ -315,6 +315,42 @@ int lode_registry_select_all(const char *spec, lode_device_ref **devices, size_t
     return select_devices(spec, LODE_ALGO_COUNT, devices, count, err, err_len);
 }
 
+/* Marks in chosen the devices that the entry p (len bytes of the list)
+ * names: "backend" (those that run algo) or "backend:N" (that one). */
+static int choose_named(const char *p, size_t len, lode_algo algo, const lode_device_ref *all, size_t n_all,
+                        bool *chosen, char *err, size_t err_len)
+{
+    const char *colon = memchr(p, ':', len);
+    size_t name_len = colon ? (size_t)(colon - p) : len;
+    int b = backend_named(p, name_len);
+    if (len == 0 || b < 0) {
+        snprintf(err, err_len, "unknown device '%.*s' (see lode --list-devices)", (int)len, p);
+        return -1;
+    }
+    size_t n_backends;
+    const lode_backend_ops *ops = active(&n_backends)[b];
+    char why[LODE_WHY_LEN];
+    if (lode_backend_probe((size_t)b, why) != 0) {
+        snprintf(err, err_len, "device '%.*s': the %s backend is unavailable: %s", (int)len,
+                 p, ops->name, why);
+        return -1;
+    }
+    bool matched = false;
+    for (size_t i = 0; i < n_all; i++) {
+        if (all[i].backend != ops)
+            continue;
+        if (colon && strlen(all[i].id) == len && strncmp(all[i].id, p, len) == 0)
+            matched = true, chosen[i] = true;
+        else if (!colon && runs_algo(&all[i], algo))
+            matched = true, chosen[i] = true;
+    }
+    if (!matched) {
+        snprintf(err, err_len, "no device '%.*s' (see lode --list-devices)", (int)len, p);
+        return -1;
+    }
+    return 0;
+}
+
 static int select_devices(const char *spec, lode_algo algo, lode_device_ref **devices, size_t *count,
                           char *err, size_t err_len)
 {
@@ -345,37 +381,7 @@ static int select_devices(const char *spec, lode_algo algo, lode_device_ref **de
         const char *p = spec;
         while (rc == 0) {
             size_t len = strcspn(p, ",");
-            const char *colon = memchr(p, ':', len);
-            size_t name_len = colon ? (size_t)(colon - p) : len;
-            int b = backend_named(p, name_len);
-            if (len == 0 || b < 0) {
-                snprintf(err, err_len, "unknown device '%.*s' (see lode --list-devices)", (int)len, p);
-                rc = -1;
-                break;
-            }
-            size_t n_backends;
-            const lode_backend_ops *ops = active(&n_backends)[b];
-            char why[LODE_WHY_LEN];
-            if (lode_backend_probe((size_t)b, why) != 0) {
-                snprintf(err, err_len, "device '%.*s': the %s backend is unavailable: %s", (int)len,
-                         p, ops->name, why);
-                rc = -1;
-                break;
-            }
-            bool matched = false;
-            for (size_t i = 0; i < n_all; i++) {
-                if (all[i].backend != ops)
-                    continue;
-                if (colon && strlen(all[i].id) == len && strncmp(all[i].id, p, len) == 0)
-                    matched = true, chosen[i] = true;
-                else if (!colon && runs_algo(&all[i], algo))
-                    matched = true, chosen[i] = true;
-            }
-            if (!matched) {
-                snprintf(err, err_len, "no device '%.*s' (see lode --list-devices)", (int)len, p);
-                rc = -1;
-                break;
-            }
+            rc = choose_named(p, len, algo, all, n_all, chosen, err, err_len);
             if (p[len] == '\0')
                 break;
             p += len + 1;

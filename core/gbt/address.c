@@ -3,11 +3,11 @@
  * of SHA-256d). */
 #include "core/gbt/address.h"
 
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "core/base/errmsg.h"
 #include "core/base/sha256_ref.h"
 
 #define BECH32_MAX_LEN 90
@@ -21,18 +21,6 @@
 #define OP_EQUAL 0x87
 #define OP_EQUALVERIFY 0x88
 #define OP_CHECKSIG 0xac
-
-static int fail(char *err, size_t err_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t err_len, const char *fmt, ...)
-{
-    if (err && err_len) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, err_len, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 /* ---- bech32 / bech32m ---- */
 
@@ -71,15 +59,14 @@ static const segwit_network *segwit_network_of(const char *lower, size_t sep)
     return NULL;
 }
 
-static int parse_segwit(const char *address, size_t len, lode_address *out, char *err,
-                        size_t err_len)
+/* The address in lower case (a bech32 address is all one case). */
+static int lower_case(const char *address, size_t len, char *lower, char *err, size_t err_len)
 {
-    char lower[BECH32_MAX_LEN + 1];
     bool has_lower = false, has_upper = false;
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)address[i];
         if (c < 33 || c > 126)
-            return fail(err, err_len, "bech32 address has an invalid character");
+            return lode_fail(err, err_len, "bech32 address has an invalid character");
         if (c >= 'a' && c <= 'z')
             has_lower = true;
         if (c >= 'A' && c <= 'Z') {
@@ -90,15 +77,48 @@ static int parse_segwit(const char *address, size_t len, lode_address *out, char
     }
     lower[len] = '\0';
     if (has_lower && has_upper)
-        return fail(err, err_len, "bech32 address mixes upper and lower case");
+        return lode_fail(err, err_len, "bech32 address mixes upper and lower case");
+    return 0;
+}
+
+/* The witness program from its 5-bit groups (values[1 .. data_len - 6));
+ * leftover bits must be fewer than 5 and zero. */
+static int witness_program(const uint8_t *values, size_t data_len, uint8_t program[64], size_t *program_len,
+                           char *err, size_t err_len)
+{
+    uint32_t acc = 0;
+    unsigned bits = 0;
+    *program_len = 0;
+    for (size_t i = 1; i < data_len - 6; i++) {
+        acc = (acc << 5) | values[i];
+        bits += 5;
+        if (bits >= 8) {
+            bits -= 8;
+            if (*program_len >= 64)
+                return lode_fail(err, err_len, "bech32 witness program is too long");
+            program[(*program_len)++] = (uint8_t)(acc >> bits);
+        }
+        acc &= (1u << bits) - 1u;
+    }
+    if (bits >= 5 || acc != 0)
+        return lode_fail(err, err_len, "bech32 address has invalid padding");
+    return 0;
+}
+
+static int parse_segwit(const char *address, size_t len, lode_address *out, char *err,
+                        size_t err_len)
+{
+    char lower[BECH32_MAX_LEN + 1];
+    if (lower_case(address, len, lower, err, err_len) != 0)
+        return -1;
     const char *sep_ptr = strrchr(lower, '1');
     size_t sep = (size_t)(sep_ptr - lower);
     const segwit_network *net = segwit_network_of(lower, sep);
     if (!net)
-        return fail(err, err_len, "unknown bech32 prefix (expected ltc, tltc, rltc, bc, tb or bcrt)");
+        return lode_fail(err, err_len, "unknown bech32 prefix (expected ltc, tltc, rltc, bc, tb or bcrt)");
     size_t data_len = len - sep - 1;
     if (data_len < 6 + 1)
-        return fail(err, err_len, "bech32 address is too short");
+        return lode_fail(err, err_len, "bech32 address is too short");
 
     uint8_t values[BECH32_MAX_LEN];
     uint32_t chk = 1;
@@ -110,7 +130,7 @@ static int parse_segwit(const char *address, size_t len, lode_address *out, char
     for (size_t i = 0; i < data_len; i++) {
         const char *pos = strchr(bech32_charset, lower[sep + 1 + i]);
         if (!pos)
-            return fail(err, err_len, "bech32 address has a character outside the bech32 set");
+            return lode_fail(err, err_len, "bech32 address has a character outside the bech32 set");
         values[i] = (uint8_t)(pos - bech32_charset);
         chk = bech32_polymod_step(chk, values[i]);
     }
@@ -120,38 +140,24 @@ static int parse_segwit(const char *address, size_t len, lode_address *out, char
     else if (chk == BECH32M_CONST)
         is_bech32m = true;
     else
-        return fail(err, err_len, "bech32 address checksum is wrong");
+        return lode_fail(err, err_len, "bech32 address checksum is wrong");
 
     unsigned witness_version = values[0];
     if (witness_version > 16)
-        return fail(err, err_len, "bech32 address has witness version %u (max 16)", witness_version);
+        return lode_fail(err, err_len, "bech32 address has witness version %u (max 16)", witness_version);
     if (witness_version == 0 && is_bech32m)
-        return fail(err, err_len, "witness v0 address must use bech32, not bech32m");
+        return lode_fail(err, err_len, "witness v0 address must use bech32, not bech32m");
     if (witness_version != 0 && !is_bech32m)
-        return fail(err, err_len, "witness v%u address must use bech32m (BIP 350)", witness_version);
+        return lode_fail(err, err_len, "witness v%u address must use bech32m (BIP 350)", witness_version);
 
-    /* 5-bit groups -> bytes; leftover bits must be fewer than 5 and zero. */
     uint8_t program[64];
-    size_t program_len = 0;
-    uint32_t acc = 0;
-    unsigned bits = 0;
-    for (size_t i = 1; i < data_len - 6; i++) {
-        acc = (acc << 5) | values[i];
-        bits += 5;
-        if (bits >= 8) {
-            bits -= 8;
-            if (program_len >= sizeof program)
-                return fail(err, err_len, "bech32 witness program is too long");
-            program[program_len++] = (uint8_t)(acc >> bits);
-        }
-        acc &= (1u << bits) - 1u;
-    }
-    if (bits >= 5 || acc != 0)
-        return fail(err, err_len, "bech32 address has invalid padding");
+    size_t program_len;
+    if (witness_program(values, data_len, program, &program_len, err, err_len) != 0)
+        return -1;
     if (program_len < 2 || program_len > 40)
-        return fail(err, err_len, "witness program is %zu bytes (must be 2..40)", program_len);
+        return lode_fail(err, err_len, "witness program is %zu bytes (must be 2..40)", program_len);
     if (witness_version == 0 && program_len != 20 && program_len != 32)
-        return fail(err, err_len, "witness v0 program is %zu bytes (must be 20 or 32)",
+        return lode_fail(err, err_len, "witness v0 program is %zu bytes (must be 20 or 32)",
                     program_len);
 
     out->script[0] = (uint8_t)(witness_version == 0 ? OP_0 : OP_1 + witness_version - 1);
@@ -190,7 +196,7 @@ static int parse_base58(const char *address, size_t len, lode_address *out, char
                         size_t err_len)
 {
     if (len > BASE58_MAX_LEN)
-        return fail(err, err_len, "address is too long");
+        return lode_fail(err, err_len, "address is too long");
     /* Big-endian base-256 number, built digit by digit. */
     uint8_t num[BASE58_MAX_LEN];
     size_t num_len = 0;
@@ -200,7 +206,7 @@ static int parse_base58(const char *address, size_t len, lode_address *out, char
     for (size_t i = 0; i < len; i++) {
         const char *pos = strchr(base58_alphabet, address[i]);
         if (!pos || address[i] == '\0')
-            return fail(err, err_len, "address has a character that is neither base58 nor bech32");
+            return lode_fail(err, err_len, "address has a character that is neither base58 nor bech32");
         unsigned carry = (unsigned)(pos - base58_alphabet);
         for (size_t j = 0; j < num_len; j++) {
             carry += (unsigned)num[num_len - 1 - j] * 58u;
@@ -219,7 +225,7 @@ static int parse_base58(const char *address, size_t len, lode_address *out, char
         significant++;
     size_t decoded_len = leading_zeros + (num_len - significant);
     if (decoded_len != 25)
-        return fail(err, err_len, "base58 address decodes to %zu bytes (expected 25)", decoded_len);
+        return lode_fail(err, err_len, "base58 address decodes to %zu bytes (expected 25)", decoded_len);
     uint8_t decoded[25];
     memset(decoded, 0, leading_zeros);
     memcpy(decoded + leading_zeros, num + significant, num_len - significant);
@@ -227,14 +233,14 @@ static int parse_base58(const char *address, size_t len, lode_address *out, char
     uint8_t digest[32];
     lode_ref_sha256d(decoded, 21, digest);
     if (memcmp(digest, decoded + 21, 4) != 0)
-        return fail(err, err_len, "base58 address checksum is wrong");
+        return lode_fail(err, err_len, "base58 address checksum is wrong");
 
     const base58_version *kind = NULL;
     for (size_t i = 0; i < sizeof base58_versions / sizeof base58_versions[0]; i++)
         if (base58_versions[i].version == decoded[0])
             kind = &base58_versions[i];
     if (!kind)
-        return fail(err, err_len, "base58 address has unknown version byte 0x%02x", decoded[0]);
+        return lode_fail(err, err_len, "base58 address has unknown version byte 0x%02x", decoded[0]);
 
     if (kind->is_p2sh) {
         out->script[0] = OP_HASH160;
@@ -261,10 +267,10 @@ int lode_address_parse(const char *address, lode_address *out, char *err, size_t
 {
     memset(out, 0, sizeof *out);
     if (!address || !*address)
-        return fail(err, err_len, "no payout address given");
+        return lode_fail(err, err_len, "no payout address given");
     size_t len = strnlen(address, BECH32_MAX_LEN + 1);
     if (len > BECH32_MAX_LEN)
-        return fail(err, err_len, "address is too long");
+        return lode_fail(err, err_len, "address is too long");
     /* A '1' after a known segwit prefix marks bech32; base58 never has the
      * lower-case 'l' of ltc/tltc/rltc, but "bc1..." could be base58 text, so
      * a known prefix decides. */

@@ -1,29 +1,17 @@
 /* Coinbase, job and block assembly for getblocktemplate mining. */
 #include "core/gbt/block.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/errmsg.h"
 #include "core/base/sha256_ref.h"
 
 #define DEFAULT_TAG "/lode/"
 #define OP_0 0x00
 #define OP_1 0x51
 #define OP_PUSHDATA1 0x4c
-
-static int fail(char *err, size_t err_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t err_len, const char *fmt, ...)
-{
-    if (err && err_len) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, err_len, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 /* ---- a growable byte buffer; `failed` latches an allocation failure ---- */
 
@@ -161,29 +149,36 @@ int lode_gbt_witness_commitment(const lode_gbt_template *t, uint8_t commitment[3
     return 0;
 }
 
-int lode_gbt_build_job(const lode_gbt_template *t, const lode_gbt_job_params *params,
-                       lode_job *job, char *err, size_t err_len)
+/* The job's inputs as lode_gbt_build_job takes them: a tag that fits, a
+ * payout script, a job id, and a witness commitment that matches the
+ * template's transactions. */
+static int check_job_inputs(const lode_gbt_template *t, const lode_gbt_job_params *params, size_t tag_len,
+                            char *err, size_t err_len)
 {
-    memset(job, 0, sizeof *job);
-    const char *tag = params->tag ? params->tag : DEFAULT_TAG;
-    size_t tag_len = strlen(tag);
     if (tag_len > LODE_GBT_TAG_MAX)
-        return fail(err, err_len, "coinbase tag is longer than %d bytes", LODE_GBT_TAG_MAX);
+        return lode_fail(err, err_len, "coinbase tag is longer than %d bytes", LODE_GBT_TAG_MAX);
     if (!params->payout_script || params->payout_script_len == 0 ||
         params->payout_script_len > 10000)
-        return fail(err, err_len, "no payout script");
+        return lode_fail(err, err_len, "no payout script");
     if (!params->job_id || strlen(params->job_id) >= LODE_JOB_ID_MAX)
-        return fail(err, err_len, "job id missing or too long");
+        return lode_fail(err, err_len, "job id missing or too long");
 
     if (t->has_witness_commitment) {
         uint8_t commitment[32];
         if (lode_gbt_witness_commitment(t, commitment) != 0)
-            return fail(err, err_len, "out of memory for the witness commitment");
+            return lode_fail(err, err_len, "out of memory for the witness commitment");
         if (memcmp(commitment, t->witness_commitment_script + 6, 32) != 0)
-            return fail(err, err_len, "the template's default_witness_commitment does not match "
+            return lode_fail(err, err_len, "the template's default_witness_commitment does not match "
                                       "the commitment recomputed from its transactions");
     }
+    return 0;
+}
 
+/* The coinbase around the extranonce: b1 up to the extranonce's push,
+ * b2 from the tag to the locktime. */
+static int coinbase_halves(const lode_gbt_template *t, const lode_gbt_job_params *params, const char *tag,
+                           size_t tag_len, bytes *b1, bytes *b2, char *err, size_t err_len)
+{
     /* scriptSig around the extranonce. */
     uint8_t height_push[5];
     size_t height_len = lode_gbt_height_push(t->height, height_push);
@@ -191,56 +186,69 @@ int lode_gbt_build_job(const lode_gbt_template *t, const lode_gbt_job_params *pa
     size_t tag_push_len = tag_len ? 1 + (tag_len >= OP_PUSHDATA1) + tag_len : 0;
     size_t script_sig_len = height_len + aux_len + 1 + LODE_GBT_EXTRANONCE_LEN + tag_push_len;
     if (script_sig_len > LODE_GBT_SCRIPT_SIG_MAX)
-        return fail(err, err_len, "coinbase scriptSig would be %zu bytes (limit %d): shorten the tag",
+        return lode_fail(err, err_len, "coinbase scriptSig would be %zu bytes (limit %d): shorten the tag",
                     script_sig_len, LODE_GBT_SCRIPT_SIG_MAX);
 
-    bytes b1 = {0}, b2 = {0};
     static const uint8_t null_prevout[32] = {0};
-    put_le32(&b1, 1);          /* transaction version */
-    put_byte(&b1, 1);          /* one input */
-    put(&b1, null_prevout, 32);
-    put_le32(&b1, 0xffffffffu);
-    put_varint(&b1, script_sig_len);
-    put(&b1, height_push, height_len);
+    put_le32(b1, 1);          /* transaction version */
+    put_byte(b1, 1);          /* one input */
+    put(b1, null_prevout, 32);
+    put_le32(b1, 0xffffffffu);
+    put_varint(b1, script_sig_len);
+    put(b1, height_push, height_len);
     if (t->coinbaseaux_len)
-        put_push(&b1, t->coinbaseaux, t->coinbaseaux_len);
-    put_byte(&b1, LODE_GBT_EXTRANONCE_LEN); /* the extranonce's push opcode */
+        put_push(b1, t->coinbaseaux, t->coinbaseaux_len);
+    put_byte(b1, LODE_GBT_EXTRANONCE_LEN); /* the extranonce's push opcode */
 
     if (tag_len)
-        put_push(&b2, (const uint8_t *)tag, tag_len);
-    put_le32(&b2, 0xffffffffu); /* sequence */
-    put_varint(&b2, t->has_witness_commitment ? 2 : 1);
-    put_le64(&b2, t->coinbasevalue);
-    put_varint(&b2, params->payout_script_len);
-    put(&b2, params->payout_script, params->payout_script_len);
+        put_push(b2, (const uint8_t *)tag, tag_len);
+    put_le32(b2, 0xffffffffu); /* sequence */
+    put_varint(b2, t->has_witness_commitment ? 2 : 1);
+    put_le64(b2, t->coinbasevalue);
+    put_varint(b2, params->payout_script_len);
+    put(b2, params->payout_script, params->payout_script_len);
     if (t->has_witness_commitment) {
-        put_le64(&b2, 0);
-        put_varint(&b2, sizeof t->witness_commitment_script);
-        put(&b2, t->witness_commitment_script, sizeof t->witness_commitment_script);
+        put_le64(b2, 0);
+        put_varint(b2, sizeof t->witness_commitment_script);
+        put(b2, t->witness_commitment_script, sizeof t->witness_commitment_script);
     }
-    put_le32(&b2, 0); /* locktime */
+    put_le32(b2, 0); /* locktime */
+    if (b1->failed || b2->failed)
+        return lode_fail(err, err_len, "out of memory building the coinbase");
+    return 0;
+}
 
-    int rc = -1;
-    if (b1.failed || b2.failed) {
-        fail(err, err_len, "out of memory building the coinbase");
-        goto done;
-    }
-    /* The branch: leaf 0 is the coinbase placeholder, then every txid. */
+/* The job's merkle branch: leaf 0 is the coinbase placeholder, then every
+ * txid. */
+static int set_branch(const lode_gbt_template *t, lode_job *job, char *err, size_t err_len)
+{
     size_t leaves_n = t->tx_count + 1;
     uint8_t(*leaves)[32] = calloc(leaves_n, sizeof *leaves);
-    if (!leaves) {
-        fail(err, err_len, "out of memory for the merkle branch");
-        goto done;
-    }
+    if (!leaves)
+        return lode_fail(err, err_len, "out of memory for the merkle branch");
     for (size_t i = 0; i < t->tx_count; i++)
         memcpy(leaves[i + 1], t->txs[i].txid, 32);
     int branch_len = lode_merkle_branch((const uint8_t(*)[32])leaves, leaves_n, job->branch);
     free(leaves);
-    if (branch_len < 0) {
-        fail(err, err_len, "merkle branch of %zu leaves is too long", leaves_n);
-        goto done;
-    }
+    if (branch_len < 0)
+        return lode_fail(err, err_len, "merkle branch of %zu leaves is too long", leaves_n);
     job->branch_len = (size_t)branch_len;
+    return 0;
+}
+
+int lode_gbt_build_job(const lode_gbt_template *t, const lode_gbt_job_params *params,
+                       lode_job *job, char *err, size_t err_len)
+{
+    memset(job, 0, sizeof *job);
+    const char *tag = params->tag ? params->tag : DEFAULT_TAG;
+    size_t tag_len = strlen(tag);
+    if (check_job_inputs(t, params, tag_len, err, err_len) != 0)
+        return -1;
+    bytes b1 = {0}, b2 = {0};
+    int rc = -1;
+    if (coinbase_halves(t, params, tag, tag_len, &b1, &b2, err, err_len) != 0 ||
+        set_branch(t, job, err, err_len) != 0)
+        goto done;
 
     snprintf(job->id, sizeof job->id, "%s", params->job_id);
     job->algo = params->algo;
@@ -257,7 +265,7 @@ int lode_gbt_build_job(const lode_gbt_template *t, const lode_gbt_job_params *pa
     job->generation = 0;
     if (lode_job_set_coinbase(job, b1.data, b1.len, b2.data, b2.len) != 0) {
         lode_job_free(job);
-        fail(err, err_len, "out of memory for the job");
+        lode_fail(err, err_len, "out of memory for the job");
         goto done;
     }
     rc = 0;
@@ -275,7 +283,7 @@ int lode_gbt_build_block(const lode_gbt_template *t, const lode_job *job,
     *block_len = 0;
     if (job->coinb1_len < 5 + 32 + 4 || job->coinb2_len < 4 ||
         job->extranonce1_len > LODE_EXTRANONCE_MAX || job->extranonce2_len > LODE_EXTRANONCE_MAX)
-        return fail(err, err_len, "job is not a getblocktemplate job");
+        return lode_fail(err, err_len, "job is not a getblocktemplate job");
 
     bytes coinbase = {0};
     put(&coinbase, job->coinb1, job->coinb1_len);
@@ -283,13 +291,13 @@ int lode_gbt_build_block(const lode_gbt_template *t, const lode_job *job,
     put(&coinbase, extranonce2, job->extranonce2_len);
     put(&coinbase, job->coinb2, job->coinb2_len);
     if (coinbase.failed)
-        return fail(err, err_len, "out of memory building the coinbase");
+        return lode_fail(err, err_len, "out of memory building the coinbase");
 
     /* The header must commit to exactly this coinbase and these transactions. */
     uint8_t(*leaves)[32] = malloc((t->tx_count + 1) * sizeof *leaves);
     if (!leaves) {
         free(coinbase.data);
-        return fail(err, err_len, "out of memory for the merkle tree");
+        return lode_fail(err, err_len, "out of memory for the merkle tree");
     }
     lode_ref_sha256d(coinbase.data, coinbase.len, leaves[0]);
     for (size_t i = 0; i < t->tx_count; i++)
@@ -299,7 +307,7 @@ int lode_gbt_build_block(const lode_gbt_template *t, const lode_job *job,
     free(leaves);
     if (rc != 0 || memcmp(root, header + 36, 32) != 0) {
         free(coinbase.data);
-        return fail(err, err_len, "the header's merkle root does not match the template and coinbase");
+        return lode_fail(err, err_len, "the header's merkle root does not match the template and coinbase");
     }
 
     bytes out = {0};
@@ -326,7 +334,7 @@ int lode_gbt_build_block(const lode_gbt_template *t, const lode_job *job,
     }
     if (out.failed) {
         free(out.data);
-        return fail(err, err_len, "out of memory building the block");
+        return lode_fail(err, err_len, "out of memory building the block");
     }
     *block = out.data;
     *block_len = out.len;

@@ -7,7 +7,6 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +14,9 @@
 #include <strings.h>
 #include <time.h>
 
+#include "core/base/backoff.h"
 #include "core/base/clock.h"
+#include "core/base/errmsg.h"
 #include "core/base/hex.h"
 #include "core/base/log.h"
 #include "core/base/sha256_ref.h"
@@ -103,6 +104,35 @@ void lode_gbt_display_hash(const uint8_t internal[32], char out[65])
     lode_hex_encode_reversed(internal, 32, out);
 }
 
+/* Keeps tpl and its job as template number, the one now mined; true when
+ * it builds on a block lode sent. */
+static bool keep_template(lode_gbt *g, uint64_t number, lode_gbt_template *tpl, const lode_job *job)
+{
+    pthread_mutex_lock(&g->lock);
+    kept_template *slot = &g->kept[number % KEPT_TEMPLATES];
+    if (slot->number) {
+        lode_gbt_template_free(&slot->tpl);
+        lode_job_free(&slot->job);
+    }
+    slot->number = number;
+    slot->tpl = *tpl;
+    slot->job = *job;
+    g->template_count = number;
+    g->has_current = true;
+    memcpy(g->current_prevhash, tpl->prevhash, 32);
+    snprintf(g->current_longpollid, sizeof g->current_longpollid, "%s", tpl->longpollid);
+    g->current_curtime = tpl->curtime;
+    g->stats.height = tpl->height;
+    /* On a block of our own, "block accepted at height N" already says that
+     * N + 1 is next: one line per block, not two. */
+    bool on_own_block = false;
+    for (size_t i = 0; i < SENT_HASHES; i++)
+        on_own_block = on_own_block || memcmp(g->sent_hash[i], tpl->prevhash, 32) == 0;
+    pthread_cond_broadcast(&g->wake); /* the longpoller waits for a longpollid */
+    pthread_mutex_unlock(&g->lock);
+    return on_own_block;
+}
+
 /* Makes tpl the current template unless it is the one already mined
  * (same previous block and longpollid). Takes ownership of tpl. */
 static void install_job(lode_gbt *g, lode_gbt_template *tpl, const char *origin)
@@ -151,31 +181,10 @@ static void install_job(lode_gbt *g, lode_gbt_template *tpl, const char *origin)
         return;
     }
 
-    pthread_mutex_lock(&g->lock);
-    kept_template *slot = &g->kept[number % KEPT_TEMPLATES];
-    if (slot->number) {
-        lode_gbt_template_free(&slot->tpl);
-        lode_job_free(&slot->job);
-    }
-    slot->number = number;
-    slot->tpl = *tpl;
-    slot->job = job;
-    g->template_count = number;
-    g->has_current = true;
-    memcpy(g->current_prevhash, tpl->prevhash, 32);
-    snprintf(g->current_longpollid, sizeof g->current_longpollid, "%s", tpl->longpollid);
-    g->current_curtime = tpl->curtime;
-    g->stats.height = tpl->height;
     uint32_t height = tpl->height;
     size_t tx_count = tpl->tx_count;
     uint64_t value = tpl->coinbasevalue;
-    /* On a block of our own, "block accepted at height N" already says that
-     * N + 1 is next: one line per block, not two. */
-    bool on_own_block = false;
-    for (size_t i = 0; i < SENT_HASHES; i++)
-        on_own_block = on_own_block || memcmp(g->sent_hash[i], tpl->prevhash, 32) == 0;
-    pthread_cond_broadcast(&g->wake); /* the longpoller waits for a longpollid */
-    pthread_mutex_unlock(&g->lock);
+    bool on_own_block = keep_template(g, number, tpl, &job);
 
     if (params.clean && !on_own_block) {
         char prev[65];
@@ -264,16 +273,6 @@ void lode_gbt_give_up(lode_gbt *g, const char *why)
 
 typedef enum check_result { CHECK_OK, CHECK_RETRY, CHECK_REFUSED } check_result;
 
-/* A message cut to err_len on purpose (the node's text can be long). */
-static void say(char *err, size_t err_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char *err, size_t err_len, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, err_len, fmt, ap);
-    va_end(ap);
-}
-
 /* Does the node take the payout address, as the same script lode pays to? */
 static check_result check_address(lode_gbt *g, CURL *curl, rpc_status *status, char *err,
                                   size_t err_len)
@@ -301,14 +300,14 @@ static check_result check_address(lode_gbt *g, CURL *curl, rpc_status *status, c
         const json_t *why = json_object_get(r, "error");
         char text[64];
         lode_log_printable(text, sizeof text, json_is_string(why) ? json_string_value(why) : "");
-        say(err, err_len, "the node does not take the payout address %.74s (lode reads a %s %s "
+        lode_fail(err, err_len, "the node does not take the payout address %.74s (lode reads a %s %s "
                  "address)%s%s: give an address of the node's chain (--coinbase-addr)",
                  g->payout_text, g->payout.network, g->payout.kind, text[0] ? ": " : "", text);
         out = CHECK_REFUSED;
     } else if (json_is_string(script) && strcasecmp(json_string_value(script), ours) != 0) {
         char text[2 * LODE_ADDRESS_SCRIPT_MAX + 1];
         lode_log_printable(text, sizeof text, json_string_value(script));
-        say(err, err_len, "the node reads the payout address %.74s as script %s, lode as %s: "
+        lode_fail(err, err_len, "the node reads the payout address %.74s as script %s, lode as %s: "
                  "not mining to it", g->payout_text, text, ours);
         out = CHECK_REFUSED;
     }
@@ -425,7 +424,7 @@ static void *poller_main(void *arg)
 {
     lode_gbt *g = arg;
     CURL *curl = curl_easy_init();
-    double backoff = 1;
+    unsigned failures = 0;      /* in a row: the backoff's attempt */
     unsigned auth_refusals = 0; /* in a row */
     while (!atomic_load(&g->stopping)) {
         pthread_mutex_lock(&g->lock);
@@ -456,7 +455,7 @@ static void *poller_main(void *arg)
                    fetch_template(g, curl, NULL, g->timeout_s, &tpl, &status, err, sizeof err) == 0) {
             note_success(g);
             install_template(g, &tpl, "poll");
-            backoff = 1;
+            failures = 0;
             auth_refusals = 0;
         } else {
             /* Refused credentials are the user's to fix: a few tries (a node
@@ -469,8 +468,9 @@ static void *poller_main(void *arg)
                 break;
             }
             note_failure(g, err, auth_refusals > 0); /* said once, when giving up */
-            wait = backoff;
-            backoff = backoff * 2 > MAX_BACKOFF_S ? MAX_BACKOFF_S : backoff * 2;
+            wait = lode_backoff_s(1, failures, MAX_BACKOFF_S);
+            if (failures < 32) /* the cap is reached long before */
+                failures++;
         }
         lode_gbt_sleep_or_wake(g, wait, &g->refresh_requested);
     }
@@ -525,38 +525,28 @@ static void init_curl(void)
     curl_init_result = curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-lode_gbt *lode_gbt_create(const lode_gbt_config *config, char *err, size_t err_len)
+/* The configuration as lode_gbt_create takes it: a node URL, a nonce-scan
+ * algorithm, credentials (a cookie file that exists now), a tag that fits,
+ * a payout address (parsed into *payout), times in bounds. */
+static int check_config(const lode_gbt_config *config, lode_address *payout, char *err, size_t err_len)
 {
     if (!config->url || (strncmp(config->url, "http://", 7) != 0 &&
-                         strncmp(config->url, "https://", 8) != 0)) {
-        snprintf(err, err_len, "the node URL must start with http:// or https:// (got \"%s\")",
-                 config->url ? config->url : "");
-        return NULL;
-    }
-    if (strlen(config->url) > 1000 || strpbrk(config->url, " \t\r\n")) {
-        snprintf(err, err_len, "the node URL is malformed");
-        return NULL;
-    }
+                         strncmp(config->url, "https://", 8) != 0))
+        return lode_fail(err, err_len, "the node URL must start with http:// or https:// (got \"%s\")",
+                         config->url ? config->url : "");
+    if (strlen(config->url) > 1000 || strpbrk(config->url, " \t\r\n"))
+        return lode_fail(err, err_len, "the node URL is malformed");
     if (config->algo >= LODE_ALGO_COUNT ||
-        lode_algo_get(config->algo)->kind != LODE_WORK_NONCE_SCAN) {
-        snprintf(err, err_len, "getblocktemplate mining needs a nonce-scan algorithm");
-        return NULL;
-    }
-    if (!config->user && !config->cookie_file) {
-        snprintf(err, err_len, "getblocktemplate needs an RPC user/password or the node's cookie file");
-        return NULL;
-    }
-    if (config->coinbase_tag && strlen(config->coinbase_tag) > LODE_GBT_TAG_MAX) {
-        snprintf(err, err_len, "the coinbase tag is longer than %d bytes", LODE_GBT_TAG_MAX);
-        return NULL;
-    }
-    lode_address payout;
+        lode_algo_get(config->algo)->kind != LODE_WORK_NONCE_SCAN)
+        return lode_fail(err, err_len, "getblocktemplate mining needs a nonce-scan algorithm");
+    if (!config->user && !config->cookie_file)
+        return lode_fail(err, err_len, "getblocktemplate needs an RPC user/password or the node's cookie file");
+    if (config->coinbase_tag && strlen(config->coinbase_tag) > LODE_GBT_TAG_MAX)
+        return lode_fail(err, err_len, "the coinbase tag is longer than %d bytes", LODE_GBT_TAG_MAX);
     char why[160];
-    if (lode_address_parse(config->payout_address, &payout, why, sizeof why) != 0) {
-        snprintf(err, err_len, "payout address \"%.100s\": %s",
-                 config->payout_address ? config->payout_address : "", why);
-        return NULL;
-    }
+    if (lode_address_parse(config->payout_address, payout, why, sizeof why) != 0)
+        return lode_fail(err, err_len, "payout address \"%.100s\": %s",
+                         config->payout_address ? config->payout_address : "", why);
     if (!config->user) {
         /* A cookie file missing now is a wrong path (or a node not started):
          * said at once. Later the node may remove and rewrite it when it
@@ -568,14 +558,20 @@ lode_gbt *lode_gbt_create(const lode_gbt_config *config, char *err, size_t err_l
             size_t n = strlen(err);
             snprintf(err + n, err_len - n, " (the node writes it in its datadir when it starts; "
                      "is it running, and is this its datadir?)");
-            return NULL;
+            return -1;
         }
     }
     if (config->poll_s < 0 || config->timeout_s < 0 || config->poll_s > 3600 ||
-        config->timeout_s > 3600) {
-        snprintf(err, err_len, "poll and timeout must be 0..3600 seconds");
+        config->timeout_s > 3600)
+        return lode_fail(err, err_len, "poll and timeout must be 0..3600 seconds");
+    return 0;
+}
+
+lode_gbt *lode_gbt_create(const lode_gbt_config *config, char *err, size_t err_len)
+{
+    lode_address payout;
+    if (check_config(config, &payout, err, err_len) != 0)
         return NULL;
-    }
     pthread_once(&curl_once, init_curl);
     if (curl_init_result != CURLE_OK) {
         snprintf(err, err_len, "libcurl: %s", curl_easy_strerror(curl_init_result));

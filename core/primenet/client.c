@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,6 +7,7 @@
 #include <sys/utsname.h>
 #include <time.h>
 
+#include "core/base/backoff.h"
 #include "core/base/clock.h"
 #include "core/base/log.h"
 #include "core/primenet/client_internal.h"
@@ -128,7 +130,7 @@ int pn_transact(lode_primenet_client *c, const char *t, const pn_param *params, 
         if (rc != 0 || reply->code == LODE_PN_SERVER_BUSY) {
             /* 1, 2, 4 s with the default retry interval of 60 s (tests
              * shorten both). */
-            double wait = c->cfg.retry_s / 60.0 * (double)(1 << attempt);
+            double wait = lode_backoff_s(c->cfg.retry_s / 60.0, (unsigned)attempt, HUGE_VAL);
             if (rc == 0)
                 snprintf(err, sizeof err, "the server is busy (error 3)");
             pn_note_error(c, "t=%s: %s%s", t, err, attempt < PN_QUICK_RETRIES ? "; trying again" : "");
@@ -192,8 +194,8 @@ static bool wait_due(lode_primenet_client *c, double next_pass)
 
 static double doubled(double wait, double first)
 {
-    wait = wait > 0 ? wait * 2 : first;
-    return wait < PN_LONGEST_WAIT ? wait : PN_LONGEST_WAIT;
+    /* The first wait, then each one twice the last. */
+    return wait > 0 ? lode_backoff_s(wait, 1, PN_LONGEST_WAIT) : lode_backoff_s(first, 0, PN_LONGEST_WAIT);
 }
 
 static int run_pass(lode_primenet_client *c, bool last)

@@ -130,5 +130,14 @@ int stratum_handle_message(session *ss, lode_stratum_msg *msg, session_end *end)
 int stratum_send_queued_shares(session *ss);
 /* Counts and warns of submits unanswered past the stall timeout. */
 int stratum_check_unanswered(session *ss, const char *where);
+/* One session on pool at url, from connect to its end; how it ended. */
+session_end stratum_run_session(lode_stratum *s, size_t pool, const lode_stratum_url *url, session *ss);
+/* After stratum_run_session: counts what the session left unsent or
+ * unanswered, takes its job back and closes the connection. */
+void stratum_end_session(lode_stratum *s, session *ss, size_t pool);
+
+/* The I/O thread (stratum_failover.c): sessions one after another, the
+ * pool chosen by failover, redirects and the backoff between them. */
+void *stratum_io_thread(void *arg);
 
 #endif

@@ -14,7 +14,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +22,7 @@
 #include <unistd.h>
 
 #include "core/base/clock.h"
+#include "core/base/errmsg.h"
 #include "core/base/hex.h"
 #include "core/base/log.h"
 #include "core/stratum/url_userinfo.h"
@@ -57,18 +57,6 @@ static void dump_line(const lode_stratum_conn *c, const char *direction, const c
     free(shown);
 }
 
-static int fail(char *err, size_t err_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t err_len, const char *fmt, ...)
-{
-    if (err != NULL && err_len > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, err_len, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
 /* The schemes of pool URLs; a URL without "://" is stratum+tcp. */
 static const struct {
     const char *prefix;
@@ -94,9 +82,9 @@ int lode_stratum_url_parse(const char *url, lode_stratum_url *out, char *err, si
 {
     memset(out, 0, sizeof *out);
     if (url == NULL || *url == '\0')
-        return fail(err, err_len, "no pool URL");
+        return lode_fail(err, err_len, "no pool URL");
     if (strlen(url) > URL_TEXT_MAX)
-        return fail(err, err_len, "pool URL longer than %d characters", URL_TEXT_MAX);
+        return lode_fail(err, err_len, "pool URL longer than %d characters", URL_TEXT_MAX);
     const char *rest = url;
     const char *sep = strstr(url, "://");
     if (sep != NULL) {
@@ -105,7 +93,7 @@ int lode_stratum_url_parse(const char *url, lode_stratum_url *out, char *err, si
             i++;
         if (i == n) {
             int shown = sep - url < 32 ? (int)(sep - url) : 32;
-            return fail(err, err_len,
+            return lode_fail(err, err_len,
                         "pool URL scheme '%.*s://' is not stratum+tcp://, stratum+ssl://, stratum+tls:// or "
                         "stratum+tcps:// (a node for solo mining is http://)",
                         shown, url);
@@ -130,20 +118,20 @@ int lode_stratum_url_parse(const char *url, lode_stratum_url *out, char *err, si
         host_begin = rest + 1;
         host_end = strchr(host_begin, ']');
         if (host_end == NULL || host_end[1] != ':')
-            return fail(err, err_len, "pool URL '%.80s': bad [IPv6]:port", rest);
+            return lode_fail(err, err_len, "pool URL '%.80s': bad [IPv6]:port", rest);
         port = host_end + 2;
     } else {
         host_end = strrchr(rest, ':');
         if (host_end == NULL)
-            return fail(err, err_len, "pool URL '%.80s' has no :port", rest);
+            return lode_fail(err, err_len, "pool URL '%.80s' has no :port", rest);
         port = host_end + 1;
     }
     size_t host_len = (size_t)(host_end - host_begin);
     if (host_len == 0 || host_len >= sizeof out->host)
-        return fail(err, err_len, "pool URL '%.80s': host empty or too long", rest);
+        return lode_fail(err, err_len, "pool URL '%.80s': host empty or too long", rest);
     for (const char *c = host_begin; c < host_end; c++)
         if (*c == '/' || *c == '@' || *c == ' ' || (unsigned char)*c < 0x20 || (*c == ':' && *rest != '['))
-            return fail(err, err_len, "pool URL '%.80s': invalid host", rest);
+            return lode_fail(err, err_len, "pool URL '%.80s': invalid host", rest);
     memcpy(out->host, host_begin, host_len);
     char *end;
     errno = 0;
@@ -151,7 +139,7 @@ int lode_stratum_url_parse(const char *url, lode_stratum_url *out, char *err, si
     /* A trailing "/" is common in copied URLs; anything else after the port is not. */
     if (end == port || *port < '0' || *port > '9' || (*end != '\0' && strcmp(end, "/") != 0) || p < 1 ||
         p > 65535 || errno)
-        return fail(err, err_len, "pool URL '%.80s': port must be 1..65535", rest);
+        return lode_fail(err, err_len, "pool URL '%.80s': port must be 1..65535", rest);
     snprintf(out->port, sizeof out->port, "%ld", p);
     return 0;
 }
@@ -180,9 +168,9 @@ void lode_stratum_proxy_display(const char *proxy, char *out, size_t out_len)
 int lode_stratum_proxy_check(const char *proxy, char *err, size_t err_len)
 {
     if (proxy == NULL || *proxy == '\0')
-        return fail(err, err_len, "empty proxy URL");
+        return lode_fail(err, err_len, "empty proxy URL");
     if (strlen(proxy) > URL_TEXT_MAX)
-        return fail(err, err_len, "proxy URL longer than %d characters", URL_TEXT_MAX);
+        return lode_fail(err, err_len, "proxy URL longer than %d characters", URL_TEXT_MAX);
     char shown[256];
     lode_stratum_proxy_display(proxy, shown, sizeof shown);
     const char *host = NULL;
@@ -190,10 +178,10 @@ int lode_stratum_proxy_check(const char *proxy, char *err, size_t err_len)
         if (strncmp(proxy, proxy_schemes[i], strlen(proxy_schemes[i])) == 0)
             host = proxy + strlen(proxy_schemes[i]);
     if (host == NULL)
-        return fail(err, err_len, "proxy '%s' must start with socks5://, socks5h://, socks4://, socks4a:// or http://",
+        return lode_fail(err, err_len, "proxy '%s' must start with socks5://, socks5h://, socks4://, socks4a:// or http://",
                     shown);
     if (has_control(proxy, strlen(proxy)))
-        return fail(err, err_len, "proxy URL holds control characters");
+        return lode_fail(err, err_len, "proxy URL holds control characters");
     const char *at = strrchr(host, '@');
     if (at != NULL) {
         char user[LODE_STRATUM_CRED_MAX], pass[LODE_STRATUM_CRED_MAX];
@@ -206,7 +194,7 @@ int lode_stratum_proxy_check(const char *proxy, char *err, size_t err_len)
         host = at + 1;
     }
     if (*host == '\0' || *host == ':' || *host == '/')
-        return fail(err, err_len, "proxy '%s' has no host", shown);
+        return lode_fail(err, err_len, "proxy '%s' has no host", shown);
     return 0;
 }
 
@@ -325,7 +313,7 @@ static int connect_tcp(const lode_stratum_url *url, double deadline, const atomi
     struct addrinfo *list = NULL;
     int gai = getaddrinfo(url->host, url->port, &hints, &list);
     if (gai != 0)
-        return fail(err, err_len, "cannot resolve %s: %s", url->host, gai_strerror(gai));
+        return lode_fail(err, err_len, "cannot resolve %s: %s", url->host, gai_strerror(gai));
     int fd = -1;
     char last[160] = "no address";
     for (struct addrinfo *a = list; a != NULL && fd < 0; a = a->ai_next) {
@@ -358,7 +346,7 @@ static int connect_tcp(const lode_stratum_url *url, double deadline, const atomi
     }
     freeaddrinfo(list);
     if (fd < 0)
-        return fail(err, err_len, "cannot connect to %s:%s: %s", url->host, url->port, last);
+        return lode_fail(err, err_len, "cannot connect to %s:%s: %s", url->host, url->port, last);
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
@@ -392,10 +380,10 @@ static int tls_handshake(lode_stratum_conn *c, const lode_stratum_url *url, cons
     uint8_t pin[32];
     bool pinned = cert_pin != NULL && cert_pin[0] != '\0';
     if (pinned && lode_stratum_pin_parse(cert_pin, pin) != 0)
-        return fail(err, err_len, "certificate pin must be 64 hex digits (SHA-256 of the certificate)");
+        return lode_fail(err, err_len, "certificate pin must be 64 hex digits (SHA-256 of the certificate)");
     c->ctx = SSL_CTX_new(TLS_client_method());
     if (c->ctx == NULL)
-        return fail(err, err_len, "cannot create a TLS context");
+        return lode_fail(err, err_len, "cannot create a TLS context");
     SSL_CTX_set_min_proto_version(c->ctx, TLS1_2_VERSION);
     SSL_CTX_set_mode(c->ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
     if (!pinned)
@@ -405,7 +393,7 @@ static int tls_handshake(lode_stratum_conn *c, const lode_stratum_url *url, cons
     SSL_CTX_set_verify(c->ctx, SSL_VERIFY_NONE, NULL);
     c->ssl = SSL_new(c->ctx);
     if (c->ssl == NULL || SSL_set_fd(c->ssl, c->fd) != 1)
-        return fail(err, err_len, "cannot create a TLS session");
+        return lode_fail(err, err_len, "cannot create a TLS session");
     struct in6_addr addr6;
     struct in_addr addr4;
     bool is_ip = inet_pton(AF_INET, url->host, &addr4) == 1 || inet_pton(AF_INET6, url->host, &addr6) == 1;
@@ -432,28 +420,28 @@ static int tls_handshake(lode_stratum_conn *c, const lode_stratum_url *url, cons
             openssl_reason(why, sizeof why);
         else
             snprintf(why, sizeof why, "%s", w == 0 ? "timed out" : "cancelled");
-        return fail(err, err_len, "TLS handshake with %s:%s failed: %s", url->host, url->port, why);
+        return lode_fail(err, err_len, "TLS handshake with %s:%s failed: %s", url->host, url->port, why);
     }
     X509 *cert = SSL_get1_peer_certificate(c->ssl);
     if (cert == NULL)
-        return fail(err, err_len, "TLS: %s:%s sent no certificate", url->host, url->port);
+        return lode_fail(err, err_len, "TLS: %s:%s sent no certificate", url->host, url->port);
     uint8_t seen[32];
     unsigned seen_len = 0;
     int digest_ok = X509_digest(cert, EVP_sha256(), seen, &seen_len);
     X509_free(cert);
     if (!digest_ok || seen_len != 32)
-        return fail(err, err_len, "TLS: cannot hash the certificate");
+        return lode_fail(err, err_len, "TLS: cannot hash the certificate");
     char seen_hex[65];
     lode_hex_encode(seen, 32, seen_hex);
     if (pinned) {
         if (memcmp(seen, pin, 32) != 0)
-            return fail(err, err_len, "TLS: %s:%s presented certificate sha256 %s, not the pinned one",
+            return lode_fail(err, err_len, "TLS: %s:%s presented certificate sha256 %s, not the pinned one",
                         url->host, url->port, seen_hex);
         return 0;
     }
     long verify = SSL_get_verify_result(c->ssl);
     if (verify != X509_V_OK)
-        return fail(err, err_len,
+        return lode_fail(err, err_len,
                     "TLS: certificate of %s:%s not trusted (%s); to trust exactly this certificate, pin sha256 %s",
                     url->host, url->port, X509_verify_cert_error_string(verify), seen_hex);
     return 0;
@@ -488,7 +476,7 @@ static int connect_proxy(lode_stratum_conn *c, const lode_stratum_url *url, cons
     lode_stratum_proxy_display(proxy, shown, sizeof shown);
     c->proxy = curl_easy_init();
     if (c->proxy == NULL)
-        return fail(err, err_len, "libcurl could not start");
+        return lode_fail(err, err_len, "libcurl could not start");
     /* The target as an http:// URL only names host and port: with
      * CONNECT_ONLY nothing is sent to it but the bytes lode writes. */
     bool v6 = strchr(url->host, ':') != NULL;
@@ -531,13 +519,13 @@ static int connect_proxy(lode_stratum_conn *c, const lode_stratum_url *url, cons
     memset(pass, 0, sizeof pass);
     if (rc != CURLE_OK) {
         if (cancelled(c->cancel))
-            return fail(err, err_len, "cancelled");
-        return fail(err, err_len, "cannot connect to %s:%s through proxy %s: %s", url->host, url->port, shown,
+            return lode_fail(err, err_len, "cancelled");
+        return lode_fail(err, err_len, "cannot connect to %s:%s through proxy %s: %s", url->host, url->port, shown,
                     curl_err[0] ? curl_err : curl_easy_strerror(rc));
     }
     curl_socket_t fd = CURL_SOCKET_BAD;
     if (curl_easy_getinfo(h, CURLINFO_ACTIVESOCKET, &fd) != CURLE_OK || fd == CURL_SOCKET_BAD)
-        return fail(err, err_len, "proxy %s: libcurl gave no socket", shown);
+        return lode_fail(err, err_len, "proxy %s: libcurl gave no socket", shown);
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
     return (int)fd;
 }
@@ -548,7 +536,7 @@ lode_stratum_conn *lode_stratum_conn_open(const lode_stratum_url *url, const cha
 {
     lode_stratum_conn *c = calloc(1, sizeof *c);
     if (c == NULL) {
-        fail(err, err_len, "out of memory");
+        lode_fail(err, err_len, "out of memory");
         return NULL;
     }
     c->cancel = cancel;
@@ -589,19 +577,19 @@ static int read_some(lode_stratum_conn *c, short *want, char *err, size_t err_le
             return 0;
         }
         if (e == SSL_ERROR_ZERO_RETURN)
-            return fail(err, err_len, "the pool closed the connection");
+            return lode_fail(err, err_len, "the pool closed the connection");
         char why[200];
         openssl_reason(why, sizeof why);
-        return fail(err, err_len, "TLS read failed: %s", why);
+        return lode_fail(err, err_len, "TLS read failed: %s", why);
     }
     ssize_t r = recv(c->fd, c->buf + c->buf_len, room, 0);
     if (r > 0)
         return (int)r;
     if (r == 0)
-        return fail(err, err_len, "the pool closed the connection");
+        return lode_fail(err, err_len, "the pool closed the connection");
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
         return 0;
-    return fail(err, err_len, "read failed: %s", strerror(errno));
+    return lode_fail(err, err_len, "read failed: %s", strerror(errno));
 }
 
 lode_conn_status lode_stratum_conn_read_line(lode_stratum_conn *c, const lode_wake *wake,
@@ -631,7 +619,7 @@ lode_conn_status lode_stratum_conn_read_line(lode_stratum_conn *c, const lode_wa
         scanned = c->buf_len;
         if (c->buf_len > LODE_STRATUM_LINE_MAX) {
             c->overlong++;
-            fail(err, err_len, "the pool sent a line longer than %d bytes", LODE_STRATUM_LINE_MAX);
+            lode_fail(err, err_len, "the pool sent a line longer than %d bytes", LODE_STRATUM_LINE_MAX);
             return LODE_CONN_ERROR;
         }
         short want;
@@ -648,7 +636,7 @@ lode_conn_status lode_stratum_conn_read_line(lode_stratum_conn *c, const lode_wa
         struct pollfd p[2] = {{.fd = c->fd, .events = want}, {.fd = wake ? wake->fds[0] : -1, .events = POLLIN}};
         int pr = poll(p, 2, (int)(left * 1000) + 1);
         if (pr < 0 && errno != EINTR) {
-            fail(err, err_len, "poll failed: %s", strerror(errno));
+            lode_fail(err, err_len, "poll failed: %s", strerror(errno));
             return LODE_CONN_ERROR;
         }
         if (pr > 0 && (p[1].revents & POLLIN))
@@ -678,7 +666,7 @@ int lode_stratum_conn_write(lode_stratum_conn *c, const char *data, size_t len, 
             } else if (e != SSL_ERROR_WANT_WRITE) {
                 char why[200];
                 openssl_reason(why, sizeof why);
-                return fail(err, err_len, "TLS write failed: %s", why);
+                return lode_fail(err, err_len, "TLS write failed: %s", why);
             }
         } else {
             ssize_t r = send(c->fd, data + done, len - done, MSG_NOSIGNAL);
@@ -687,11 +675,11 @@ int lode_stratum_conn_write(lode_stratum_conn *c, const char *data, size_t len, 
                 continue;
             }
             if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-                return fail(err, err_len, "write failed: %s", strerror(errno));
+                return lode_fail(err, err_len, "write failed: %s", strerror(errno));
         }
         int w = wait_fd(c->fd, want, deadline, c->cancel);
         if (w <= 0)
-            return fail(err, err_len, "write %s", w == 0 ? "timed out" : "cancelled");
+            return lode_fail(err, err_len, "write %s", w == 0 ? "timed out" : "cancelled");
     }
     dump_line(c, ">", data, len);
     return 0;

@@ -1,27 +1,15 @@
 #include "core/stratum/stratum_msg.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/errmsg.h"
 #include "core/base/hex.h"
 #include "core/base/json_line.h"
 #include "core/base/log.h"
 #include "core/base/target.h"
-
-static int fail(char *err, size_t err_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t err_len, const char *fmt, ...)
-{
-    if (err != NULL && err_len > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, err_len, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 /* Exactly 8 hex digits -> the big-endian integer they spell. */
 static int parse_hex32(const json_t *v, uint32_t *out)
@@ -70,44 +58,44 @@ static int parse_hex_bounded(const json_t *v, uint8_t *out, size_t max, size_t *
 static int parse_notify(const json_t *params, lode_stratum_notify *n, char *err, size_t err_len)
 {
     if (!json_is_array(params) || json_array_size(params) < 9)
-        return fail(err, err_len, "mining.notify: params must be an array of 9");
+        return lode_fail(err, err_len, "mining.notify: params must be an array of 9");
     const json_t *job_id = json_array_get(params, 0);
     const char *id = json_string_value(job_id);
     if (id == NULL || json_string_length(job_id) == 0 ||
         json_string_length(job_id) >= LODE_JOB_ID_MAX || strlen(id) != json_string_length(job_id))
-        return fail(err, err_len, "mining.notify: job_id must be a string of 1..%d characters",
+        return lode_fail(err, err_len, "mining.notify: job_id must be a string of 1..%d characters",
                     LODE_JOB_ID_MAX - 1);
     memcpy(n->job_id, id, json_string_length(job_id) + 1);
 
     const json_t *prev = json_array_get(params, 1);
     if (!json_is_string(prev) || json_string_length(prev) != 64 ||
         lode_hex_decode(json_string_value(prev), n->prevhash, 32) != 0)
-        return fail(err, err_len, "mining.notify: prevhash must be exactly 64 hex digits");
+        return lode_fail(err, err_len, "mining.notify: prevhash must be exactly 64 hex digits");
     if (parse_hex_alloc(json_array_get(params, 2), &n->coinb1, &n->coinb1_len) != 0)
-        return fail(err, err_len, "mining.notify: coinb1 is not hex");
+        return lode_fail(err, err_len, "mining.notify: coinb1 is not hex");
     if (parse_hex_alloc(json_array_get(params, 3), &n->coinb2, &n->coinb2_len) != 0)
-        return fail(err, err_len, "mining.notify: coinb2 is not hex");
+        return lode_fail(err, err_len, "mining.notify: coinb2 is not hex");
 
     const json_t *branch = json_array_get(params, 4);
     if (!json_is_array(branch) || json_array_size(branch) > LODE_MERKLE_BRANCH_MAX)
-        return fail(err, err_len, "mining.notify: merkle_branch must be an array of at most %d",
+        return lode_fail(err, err_len, "mining.notify: merkle_branch must be an array of at most %d",
                     LODE_MERKLE_BRANCH_MAX);
     n->branch_len = json_array_size(branch);
     for (size_t i = 0; i < n->branch_len; i++) {
         const json_t *h = json_array_get(branch, i);
         if (!json_is_string(h) || json_string_length(h) != 64 ||
             lode_hex_decode(json_string_value(h), n->branch[i], 32) != 0)
-            return fail(err, err_len, "mining.notify: merkle_branch[%zu] is not 64 hex digits", i);
+            return lode_fail(err, err_len, "mining.notify: merkle_branch[%zu] is not 64 hex digits", i);
     }
     if (parse_hex32(json_array_get(params, 5), &n->version) != 0)
-        return fail(err, err_len, "mining.notify: version must be 8 hex digits");
+        return lode_fail(err, err_len, "mining.notify: version must be 8 hex digits");
     if (parse_hex32(json_array_get(params, 6), &n->nbits) != 0)
-        return fail(err, err_len, "mining.notify: nbits must be 8 hex digits");
+        return lode_fail(err, err_len, "mining.notify: nbits must be 8 hex digits");
     if (parse_hex32(json_array_get(params, 7), &n->ntime) != 0)
-        return fail(err, err_len, "mining.notify: ntime must be 8 hex digits");
+        return lode_fail(err, err_len, "mining.notify: ntime must be 8 hex digits");
     const json_t *clean = json_array_get(params, 8);
     if (!json_is_boolean(clean))
-        return fail(err, err_len, "mining.notify: clean_jobs must be true or false");
+        return lode_fail(err, err_len, "mining.notify: clean_jobs must be true or false");
     n->clean_jobs = json_is_true(clean);
     return 0;
 }
@@ -141,17 +129,17 @@ static int parse_reconnect(const json_t *params, lode_stratum_msg *msg, char *er
 {
     /* Empty params: reconnect to the same place. */
     if (!json_is_array(params))
-        return fail(err, err_len, "client.reconnect: params must be an array");
+        return lode_fail(err, err_len, "client.reconnect: params must be an array");
     const json_t *host = json_array_get(params, 0);
     if (host != NULL && !json_is_null(host)) {
         const char *h = json_string_value(host);
         if (h == NULL || json_string_length(host) >= LODE_STRATUM_HOST_MAX ||
             strlen(h) != json_string_length(host))
-            return fail(err, err_len, "client.reconnect: host must be a string");
+            return lode_fail(err, err_len, "client.reconnect: host must be a string");
         for (const char *c = h; *c; c++)
             if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
                   *c == '.' || *c == '-' || *c == ':' || *c == '_'))
-                return fail(err, err_len, "client.reconnect: host has invalid characters");
+                return lode_fail(err, err_len, "client.reconnect: host has invalid characters");
         memcpy(msg->u.reconnect.host, h, strlen(h) + 1);
     }
     const json_t *port = json_array_get(params, 1);
@@ -163,12 +151,12 @@ static int parse_reconnect(const json_t *params, lode_stratum_msg *msg, char *er
         const char *s = json_string_value(port);
         p = strtoll(s, &end, 10);
         if (*s == '\0' || *end != '\0')
-            return fail(err, err_len, "client.reconnect: port is not a number");
+            return lode_fail(err, err_len, "client.reconnect: port is not a number");
     } else if (port != NULL && !json_is_null(port)) {
-        return fail(err, err_len, "client.reconnect: port must be a number or a string");
+        return lode_fail(err, err_len, "client.reconnect: port must be a number or a string");
     }
     if (p < 0 || p > 65535)
-        return fail(err, err_len, "client.reconnect: port out of range");
+        return lode_fail(err, err_len, "client.reconnect: port out of range");
     msg->u.reconnect.port = (uint16_t)p;
     const json_t *wait = json_array_get(params, 2);
     double w = 0;
@@ -177,7 +165,7 @@ static int parse_reconnect(const json_t *params, lode_stratum_msg *msg, char *er
     else if (json_is_string(wait))
         w = strtod(json_string_value(wait), NULL);
     if (!isfinite(w) || w < 0 || w > 3600)
-        return fail(err, err_len, "client.reconnect: wait must be 0..3600 seconds");
+        return lode_fail(err, err_len, "client.reconnect: wait must be 0..3600 seconds");
     msg->u.reconnect.wait_s = w;
     return 0;
 }
@@ -194,7 +182,7 @@ static int parse_method(const char *method, const json_t *params, lode_stratum_m
         const json_t *d = json_array_get(params, 0);
         double v = json_is_number(d) ? json_number_value(d) : NAN;
         if (!isfinite(v) || v <= 0)
-            return fail(err, err_len, "mining.set_difficulty: difficulty must be a finite number > 0");
+            return lode_fail(err, err_len, "mining.set_difficulty: difficulty must be a finite number > 0");
         msg->u.difficulty = v;
         return 0;
     }
@@ -202,12 +190,12 @@ static int parse_method(const char *method, const json_t *params, lode_stratum_m
         msg->kind = LODE_STRATUM_SET_EXTRANONCE;
         if (parse_hex_bounded(json_array_get(params, 0), msg->u.set_extranonce.extranonce1,
                               LODE_EXTRANONCE_MAX, &msg->u.set_extranonce.extranonce1_len) != 0)
-            return fail(err, err_len, "mining.set_extranonce: extranonce1 must be hex of at most %d bytes",
+            return lode_fail(err, err_len, "mining.set_extranonce: extranonce1 must be hex of at most %d bytes",
                         LODE_EXTRANONCE_MAX);
         const json_t *size = json_array_get(params, 1);
         if (!json_is_integer(size) || json_integer_value(size) < 1 ||
             json_integer_value(size) > LODE_EXTRANONCE_MAX)
-            return fail(err, err_len, "mining.set_extranonce: extranonce2_size must be 1..%d",
+            return lode_fail(err, err_len, "mining.set_extranonce: extranonce2_size must be 1..%d",
                         LODE_EXTRANONCE_MAX);
         msg->u.set_extranonce.extranonce2_size = (size_t)json_integer_value(size);
         return 0;
@@ -215,7 +203,7 @@ static int parse_method(const char *method, const json_t *params, lode_stratum_m
     if (strcmp(method, "mining.set_version_mask") == 0) {
         msg->kind = LODE_STRATUM_SET_VERSION_MASK;
         if (parse_hex32(json_array_get(params, 0), &msg->u.version_mask) != 0)
-            return fail(err, err_len, "mining.set_version_mask: mask must be 8 hex digits");
+            return lode_fail(err, err_len, "mining.set_version_mask: mask must be 8 hex digits");
         return 0;
     }
     if (strcmp(method, "client.reconnect") == 0) {
@@ -226,7 +214,7 @@ static int parse_method(const char *method, const json_t *params, lode_stratum_m
         msg->kind = LODE_STRATUM_SHOW_MESSAGE;
         const char *text = json_string_value(json_array_get(params, 0));
         if (text == NULL)
-            return fail(err, err_len, "client.show_message: the message must be a string");
+            return lode_fail(err, err_len, "client.show_message: the message must be a string");
         lode_log_printable(msg->u.text, sizeof msg->u.text, text);
         return 0;
     }
@@ -248,20 +236,20 @@ int lode_stratum_parse_line(const char *line, size_t len, lode_stratum_msg *msg,
 {
     memset(msg, 0, sizeof *msg);
     if (line == NULL)
-        return fail(err, err_len, "no line");
+        return lode_fail(err, err_len, "no line");
     while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
         len--;
     if (len > LODE_STRATUM_LINE_MAX)
-        return fail(err, err_len, "line of %zu bytes is longer than %d", len, LODE_STRATUM_LINE_MAX);
+        return lode_fail(err, err_len, "line of %zu bytes is longer than %d", len, LODE_STRATUM_LINE_MAX);
     if (memchr(line, '\0', len) != NULL)
-        return fail(err, err_len, "line holds a NUL byte");
+        return lode_fail(err, err_len, "line holds a NUL byte");
     json_error_t jerr;
     json_t *root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
     if (root == NULL)
-        return fail(err, err_len, "invalid JSON: %s (column %d)", jerr.text, jerr.column);
+        return lode_fail(err, err_len, "invalid JSON: %s (column %d)", jerr.text, jerr.column);
     if (!json_is_object(root)) {
         json_decref(root);
-        return fail(err, err_len, "not a JSON object");
+        return lode_fail(err, err_len, "not a JSON object");
     }
     json_t *id = json_object_get(root, "id");
     msg->id = id != NULL ? json_incref(id) : json_null();
@@ -274,7 +262,7 @@ int lode_stratum_parse_line(const char *line, size_t len, lode_stratum_msg *msg,
     if (method != NULL && !json_is_null(method)) {
         const char *name = json_string_value(method);
         if (name == NULL || strlen(name) != json_string_length(method)) {
-            rc = fail(err, err_len, "method is not a string");
+            rc = lode_fail(err, err_len, "method is not a string");
         } else {
             json_t *params = json_object_get(root, "params");
             if (params == NULL)
@@ -282,7 +270,7 @@ int lode_stratum_parse_line(const char *line, size_t len, lode_stratum_msg *msg,
             else
                 json_incref(params);
             if (params == NULL)
-                rc = fail(err, err_len, "out of memory");
+                rc = lode_fail(err, err_len, "out of memory");
             else
                 rc = parse_method(name, params, msg, err, err_len);
             json_decref(params);
@@ -297,7 +285,7 @@ int lode_stratum_parse_line(const char *line, size_t len, lode_stratum_msg *msg,
         else if (result == NULL || json_is_null(result)) /* no result, no error: count as an error */
             parse_error_member(json_null(), msg);
     } else {
-        rc = fail(err, err_len, "neither a method call nor a reply with an id");
+        rc = lode_fail(err, err_len, "neither a method call nor a reply with an id");
     }
     json_decref(root);
     if (rc != 0)
@@ -326,7 +314,7 @@ int lode_stratum_parse_subscribe_result(const json_t *result, char session_id[LO
 {
     session_id[0] = '\0';
     if (!json_is_array(result) || json_array_size(result) < 3)
-        return fail(err, err_len, "mining.subscribe: the result must be an array of 3");
+        return lode_fail(err, err_len, "mining.subscribe: the result must be an array of 3");
     /* The subscriptions: a list of [method, id] pairs, or one bare pair. */
     const json_t *subs = json_array_get(result, 0);
     bool single_pair = json_is_array(subs) && json_is_string(json_array_get(subs, 0));
@@ -343,12 +331,12 @@ int lode_stratum_parse_subscribe_result(const json_t *result, char session_id[LO
     }
     if (parse_hex_bounded(json_array_get(result, 1), extranonce1, LODE_EXTRANONCE_MAX,
                           extranonce1_len) != 0)
-        return fail(err, err_len, "mining.subscribe: extranonce1 must be hex of at most %d bytes",
+        return lode_fail(err, err_len, "mining.subscribe: extranonce1 must be hex of at most %d bytes",
                     LODE_EXTRANONCE_MAX);
     const json_t *size = json_array_get(result, 2);
     if (!json_is_integer(size) || json_integer_value(size) < 1 ||
         json_integer_value(size) > LODE_EXTRANONCE_MAX)
-        return fail(err, err_len, "mining.subscribe: extranonce2_size must be 1..%d",
+        return lode_fail(err, err_len, "mining.subscribe: extranonce2_size must be 1..%d",
                     LODE_EXTRANONCE_MAX);
     *extranonce2_size = (size_t)json_integer_value(size);
     return 0;
@@ -359,11 +347,11 @@ int lode_stratum_parse_configure_result(const json_t *result, uint32_t *mask, ch
 {
     *mask = 0;
     if (!json_is_object(result))
-        return fail(err, err_len, "mining.configure: the result must be an object");
+        return lode_fail(err, err_len, "mining.configure: the result must be an object");
     if (!json_is_true(json_object_get(result, "version-rolling")))
         return 0;
     if (parse_hex32(json_object_get(result, "version-rolling.mask"), mask) != 0)
-        return fail(err, err_len, "mining.configure: version-rolling.mask must be 8 hex digits");
+        return lode_fail(err, err_len, "mining.configure: version-rolling.mask must be 8 hex digits");
     return 0;
 }
 
@@ -453,19 +441,19 @@ int lode_stratum_notify_to_job(const lode_stratum_notify *notify,
     memset(job, 0, sizeof *job);
     if (session->extranonce1_len > LODE_EXTRANONCE_MAX || session->extranonce2_size < 1 ||
         session->extranonce2_size > LODE_EXTRANONCE_MAX)
-        return fail(err, err_len, "extranonce sizes out of range (%zu, %zu)",
+        return lode_fail(err, err_len, "extranonce sizes out of range (%zu, %zu)",
                     session->extranonce1_len, session->extranonce2_size);
     if (notify->branch_len > LODE_MERKLE_BRANCH_MAX)
-        return fail(err, err_len, "merkle branch too long");
+        return lode_fail(err, err_len, "merkle branch too long");
     if (session->algo >= LODE_ALGO_COUNT)
-        return fail(err, err_len, "unknown algorithm");
+        return lode_fail(err, err_len, "unknown algorithm");
     if (lode_target_from_difficulty(session->difficulty, session->algo, &job->share_target) != 0)
-        return fail(err, err_len, "invalid pool difficulty %g", session->difficulty);
+        return lode_fail(err, err_len, "invalid pool difficulty %g", session->difficulty);
     if (lode_u256_is_zero(&job->share_target))
-        return fail(err, err_len, "pool difficulty %g is too high: no hash can meet it", session->difficulty);
+        return lode_fail(err, err_len, "pool difficulty %g is too high: no hash can meet it", session->difficulty);
     size_t id_len = strnlen(notify->job_id, LODE_JOB_ID_MAX);
     if (id_len == 0 || id_len >= LODE_JOB_ID_MAX)
-        return fail(err, err_len, "job id empty or too long");
+        return lode_fail(err, err_len, "job id empty or too long");
     memcpy(job->id, notify->job_id, id_len + 1);
     job->algo = session->algo;
     job->version = notify->version;
@@ -488,7 +476,7 @@ int lode_stratum_notify_to_job(const lode_stratum_notify *notify,
     if (lode_job_set_coinbase(job, notify->coinb1 ? notify->coinb1 : empty, notify->coinb1_len,
                               notify->coinb2 ? notify->coinb2 : empty, notify->coinb2_len) != 0) {
         lode_job_free(job);
-        return fail(err, err_len, "out of memory for the coinbase");
+        return lode_fail(err, err_len, "out of memory for the coinbase");
     }
     return 0;
 }

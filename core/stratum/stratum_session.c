@@ -1,6 +1,7 @@
-/* One stratum connection's messages: requests and their pending
- * replies, share accounting, notifications, the submit queue's sending and
- * the unanswered-submit watch. Only the I/O thread runs this. */
+/* One stratum connection: its connect and read loop, requests and their
+ * pending replies, share accounting, notifications, the submit queue's
+ * sending and the unanswered-submit watch. Only the I/O thread runs this
+ * (stratum_failover.c chooses the pool). */
 #include <math.h>
 #include <poll.h>
 #include <pthread.h>
@@ -205,6 +206,45 @@ static void count_share(session *ss, const pending_request *req, const lode_stra
         lode_log_event(LODE_LOG_WARN, "share", fields, "rejected: %s", reason);
 }
 
+/* The answer to mining.subscribe: on success the requests that follow it
+ * (extranonce subscription, authorize, suggested difficulty). */
+static int subscribe_answered(session *ss, const lode_stratum_msg *msg, bool ok, session_end *end)
+{
+    lode_stratum *s = ss->s;
+    pool_state *p = session_pool(ss);
+    char err[256];
+    if (!ok || lode_stratum_parse_subscribe_result(msg->u.response.result, p->session_id,
+                                                   ss->job_state.extranonce1,
+                                                   &ss->job_state.extranonce1_len,
+                                                   &ss->job_state.extranonce2_size, err, sizeof err) != 0) {
+        if (ss->resuming) { /* the pool forgot the session: start a fresh one */
+            lode_log(LODE_LOG_INFO, "stratum: session not resumed, subscribing afresh");
+            p->session_id[0] = '\0';
+            return stratum_send_subscribe(ss, NULL) == 0 ? 0 : (*end = END_FAILED, -1);
+        }
+        lode_log(LODE_LOG_ERROR, "stratum: %s: subscribe failed: %s", p->url_text,
+                 ok ? err : msg->u.response.error_message);
+        *end = END_FAILED;
+        return -1;
+    }
+    ss->subscribed = true;
+    ss->extranonce_changed = false;
+    if (s->config.extranonce_subscribe) {
+        int64_t id = ss->next_id++;
+        if (stratum_send_request(ss, REQ_EXTRANONCE, lode_stratum_build_extranonce_subscribe(id), id, 0, NULL) != 0)
+            return *end = END_FAILED, -1;
+    }
+    int64_t auth_id = ss->next_id++;
+    if (stratum_send_request(ss, REQ_AUTHORIZE, lode_stratum_build_authorize(auth_id, p->user, p->pass), auth_id, 0, NULL) != 0)
+        return *end = END_FAILED, -1;
+    if (s->config.suggest_difficulty > 0) {
+        int64_t id = ss->next_id++;
+        if (stratum_send_request(ss, REQ_SUGGEST, lode_stratum_build_suggest_difficulty(id, s->config.suggest_difficulty), id, 0, NULL) != 0)
+            return *end = END_FAILED, -1;
+    }
+    return 0;
+}
+
 /* Returns -1 to end the session (with *end set). */
 static int handle_response(session *ss, const lode_stratum_msg *msg, session_end *end)
 {
@@ -228,36 +268,7 @@ static int handle_response(session *ss, const lode_stratum_msg *msg, session_end
         return 0;
     }
     case REQ_SUBSCRIBE:
-        if (!ok || lode_stratum_parse_subscribe_result(msg->u.response.result, p->session_id,
-                                                       ss->job_state.extranonce1,
-                                                       &ss->job_state.extranonce1_len,
-                                                       &ss->job_state.extranonce2_size, err, sizeof err) != 0) {
-            if (ss->resuming) { /* the pool forgot the session: start a fresh one */
-                lode_log(LODE_LOG_INFO, "stratum: session not resumed, subscribing afresh");
-                p->session_id[0] = '\0';
-                return stratum_send_subscribe(ss, NULL) == 0 ? 0 : (*end = END_FAILED, -1);
-            }
-            lode_log(LODE_LOG_ERROR, "stratum: %s: subscribe failed: %s", p->url_text,
-                     ok ? err : msg->u.response.error_message);
-            *end = END_FAILED;
-            return -1;
-        }
-        ss->subscribed = true;
-        ss->extranonce_changed = false;
-        if (s->config.extranonce_subscribe) {
-            int64_t id = ss->next_id++;
-            if (stratum_send_request(ss, REQ_EXTRANONCE, lode_stratum_build_extranonce_subscribe(id), id, 0, NULL) != 0)
-                return *end = END_FAILED, -1;
-        }
-        int64_t auth_id = ss->next_id++;
-        if (stratum_send_request(ss, REQ_AUTHORIZE, lode_stratum_build_authorize(auth_id, p->user, p->pass), auth_id, 0, NULL) != 0)
-            return *end = END_FAILED, -1;
-        if (s->config.suggest_difficulty > 0) {
-            int64_t id = ss->next_id++;
-            if (stratum_send_request(ss, REQ_SUGGEST, lode_stratum_build_suggest_difficulty(id, s->config.suggest_difficulty), id, 0, NULL) != 0)
-                return *end = END_FAILED, -1;
-        }
-        return 0;
+        return subscribe_answered(ss, msg, ok, end);
     case REQ_AUTHORIZE:
         if (!ok || !json_is_true(msg->u.response.result)) {
             /* The user's mistake, not the pool's: said clearly once per pool
@@ -453,4 +464,268 @@ int stratum_check_unanswered(session *ss, const char *where)
     lode_log(LODE_LOG_WARN, "stratum: %s: %zu share submit(s) unanswered for %.0f s; counted unanswered", where,
              old, limit);
     return 0;
+}
+
+/* ---- one session: connect, read and handle until it ends ---- */
+
+/* Is pools[0] answering? A connection and a successful subscribe reply. */
+static bool probe_primary(lode_stratum *s)
+{
+    pool_state *p = &s->pools[0];
+    char err[256];
+    lode_stratum_conn *c = lode_stratum_conn_open(&p->url, p->cert_pin, s->config.proxy, PROBE_TIMEOUT_S, &s->stop, err, sizeof err);
+    if (c == NULL)
+        return false;
+    bool ok = false;
+    char *line = lode_stratum_build_subscribe(1, s->agent, NULL);
+    if (line != NULL && lode_stratum_conn_write(c, line, strlen(line), PROBE_TIMEOUT_S, err, sizeof err) == 0) {
+        double deadline = lode_clock_s() + PROBE_TIMEOUT_S;
+        while (!ok && !stratum_stopping(s) && lode_clock_s() < deadline) {
+            const char *text;
+            size_t len;
+            lode_conn_status st = lode_stratum_conn_read_line(c, NULL, deadline - lode_clock_s(), &text, &len, err, sizeof err);
+            if (st != LODE_CONN_LINE)
+                break;
+            lode_stratum_msg msg;
+            if (lode_stratum_parse_line(text, len, &msg, err, sizeof err) != 0)
+                continue;
+            ok = msg.kind == LODE_STRATUM_RESPONSE && msg.id_is_int && msg.int_id == 1 && !msg.u.response.is_error;
+            lode_stratum_msg_free(&msg);
+        }
+    }
+    free(line);
+    lode_stratum_conn_close(c);
+    return ok;
+}
+
+static bool has_pending_submit(const session *ss)
+{
+    for (size_t i = 0; i < ss->pending_len; i++)
+        if (ss->pending[i].kind == REQ_SUBMIT)
+            return true;
+    return false;
+}
+
+/* Before leaving a pool that still works (run_session's planned ends),
+ * stop mining its jobs and wait a little for the answers to the shares
+ * already sent, so that lode's counts agree with the pool's. Only replies
+ * are handled; new jobs are ignored. */
+static void drain_submits(lode_stratum *s, session *ss)
+{
+    pthread_mutex_lock(&s->lock);
+    s->accepting = false; /* shares found from now on are dropped */
+    pthread_mutex_unlock(&s->lock);
+    if (ss->job_installed)
+        lode_mining_clear_job(s->mining);
+    double deadline = lode_clock_s() + DRAIN_TIMEOUT_S;
+    char err[256];
+    while (!stratum_stopping(s) && has_pending_submit(ss) && lode_clock_s() < deadline) {
+        const char *line;
+        size_t len;
+        lode_conn_status st =
+            lode_stratum_conn_read_line(ss->conn, &s->wake, deadline - lode_clock_s(), &line, &len, err, sizeof err);
+        if (st == LODE_CONN_WOKEN) {
+            lode_wake_drain(&s->wake);
+            continue;
+        }
+        if (st != LODE_CONN_LINE)
+            break;
+        lode_stratum_msg msg;
+        if (len == 0 || lode_stratum_parse_line(line, len, &msg, err, sizeof err) != 0)
+            continue;
+        if (msg.kind == LODE_STRATUM_RESPONSE) {
+            session_end ignored = END_GOOD;
+            stratum_handle_message(ss, &msg, &ignored);
+        }
+        lode_stratum_msg_free(&msg);
+    }
+}
+
+/* Connects to url and sends the opening requests (mining.configure where
+ * versions roll, mining.subscribe); END_GOOD when the session goes on. */
+static session_end open_session(lode_stratum *s, size_t pool, const lode_stratum_url *url, session *ss,
+                                const char *where)
+{
+    pool_state *p = &s->pools[pool];
+    char err[256];
+    ss->conn = lode_stratum_conn_open(url, p->cert_pin, s->config.proxy, s->config.connect_timeout_s, &s->stop, err, sizeof err);
+    if (ss->conn == NULL) {
+        if (!stratum_stopping(s))
+            lode_log(LODE_LOG_WARN, "stratum: %s", err);
+        return stratum_stopping(s) ? END_STOP : END_FAILED;
+    }
+    lode_log_event(LODE_LOG_INFO, "pool_connect", LODE_LOG_FIELDS(LODE_LOG_STR("pool", where), LODE_LOG_INT("index", pool)),
+                   "stratum: connected to %s", where);
+    pthread_mutex_lock(&s->lock);
+    ss->generation = ++s->generation;
+    s->accepting = false;
+    s->current_pool = pool;
+    p->stats.connects++;
+    pthread_mutex_unlock(&s->lock);
+    ss->next_id = 1;
+    ss->job_state.algo = s->config.algo;
+    ss->job_state.difficulty = 1.0; /* until set_difficulty says otherwise */
+    ss->next_difficulty = 1.0;
+    ss->job_state.ntime_roll_max = LODE_STRATUM_NTIME_ROLL_MAX;
+    ss->job_state.generation = ss->generation;
+    ss->last_progress = ss->last_probe = ss->last_submit_answer = lode_clock_s();
+
+    if (s->config.algo == LODE_ALGO_SHA256D && s->config.version_rolling) {
+        int64_t id = ss->next_id++;
+        if (stratum_send_request(ss, REQ_CONFIGURE, lode_stratum_build_configure(id, LODE_STRATUM_VERSION_MASK, 2), id, 0, NULL) != 0)
+            return END_FAILED;
+    }
+    /* Resume only on the pool that issued the session. */
+    bool own_url = strcmp(url->host, p->url.host) == 0 && strcmp(url->port, p->url.port) == 0;
+    if (stratum_send_subscribe(ss, own_url ? p->session_id : NULL) != 0)
+        return END_FAILED;
+    return END_GOOD;
+}
+
+/* Before each read: is it time to leave this pool (shares that cannot be
+ * sent, a stall, submits unanswered, a switch asked for, the first pool
+ * answering again)? If so, true and *end says how. */
+static bool time_to_leave(lode_stratum *s, session *ss, size_t pool, const char *where, session_end *end)
+{
+    pool_state *p = &s->pools[pool];
+    if (stratum_send_queued_shares(ss) != 0) {
+        *end = ss->got_job ? END_GOOD : END_FAILED;
+        return true;
+    }
+    double now = lode_clock_s();
+    if (now - ss->last_progress > s->config.stall_timeout_s) {
+        lode_log(LODE_LOG_WARN, "stratum: %s: no job or reply for %.0f s, reconnecting", where,
+                 now - ss->last_progress);
+        ss->stalled = true;
+        *end = END_FAILED;
+        return true;
+    }
+    if (stratum_check_unanswered(ss, where) != 0) {
+        ss->stalled = true;
+        *end = END_FAILED;
+        return true;
+    }
+    if (atomic_exchange(&s->next_pool, false)) {
+        lode_log_event(LODE_LOG_INFO, "pool_switch",
+                       LODE_LOG_FIELDS(LODE_LOG_STR("from", p->url_text),
+                                       LODE_LOG_STR("to", s->pools[(pool + 1) % s->pool_count].url_text),
+                                       LODE_LOG_STR("reason", "asked")),
+                       "stratum: leaving %s for the next pool, as asked", where);
+        *end = END_NEXT_POOL;
+        return true;
+    }
+    if (pool != 0 && !ss->chosen && now - ss->last_probe > s->config.primary_check_s) {
+        ss->last_probe = now;
+        if (probe_primary(s)) {
+            lode_log_event(LODE_LOG_INFO, "pool_switch",
+                           LODE_LOG_FIELDS(LODE_LOG_STR("from", p->url_text), LODE_LOG_STR("to", s->pools[0].url_text),
+                                           LODE_LOG_STR("reason", "primary back")),
+                           "stratum: %s answers again, switching back", s->pools[0].url_text);
+            *end = END_PRIMARY_BACK;
+            return true;
+        }
+        ss->last_probe = lode_clock_s();
+    }
+    return false;
+}
+
+static void count_bad_line(lode_stratum *s, pool_state *p)
+{
+    pthread_mutex_lock(&s->lock);
+    p->stats.bad_lines++;
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Reads one line (or waits up to 1 s for one) and handles it; true when
+ * the session ends, *end saying how. */
+static bool read_and_handle(lode_stratum *s, session *ss, pool_state *p, const char *where, bool *read_more,
+                            session_end *end)
+{
+    char err[256];
+    const char *line;
+    size_t len;
+    /* After a line, read on without waiting while lines are there:
+     * answers are taken as fast as they come, between submit batches. */
+    lode_conn_status st = lode_stratum_conn_read_line(ss->conn, &s->wake, *read_more ? 0 : 1.0, &line, &len,
+                                                      err, sizeof err);
+    *read_more = st == LODE_CONN_LINE;
+    if (st == LODE_CONN_WOKEN) {
+        lode_wake_drain(&s->wake);
+        return false;
+    }
+    if (st == LODE_CONN_TIMEOUT)
+        return false;
+    if (st == LODE_CONN_ERROR) {
+        if (lode_stratum_conn_overlong_lines(ss->conn) > 0)
+            count_bad_line(s, p);
+        if (!stratum_stopping(s))
+            lode_log(LODE_LOG_WARN, "stratum: %s: %s", where, err);
+        *end = ss->got_job ? END_GOOD : END_FAILED;
+        return true;
+    }
+    if (len == 0)
+        return false; /* blank lines are harmless keep-alives */
+    lode_stratum_msg msg;
+    if (lode_stratum_parse_line(line, len, &msg, err, sizeof err) != 0) {
+        count_bad_line(s, p);
+        lode_log_limited(&ss->events.bad_line, LODE_LOG_WARN, "stratum: bad line from the pool skipped: %s", err);
+        return false;
+    }
+    int rc = stratum_handle_message(ss, &msg, end);
+    lode_stratum_msg_free(&msg);
+    if (rc != 0) {
+        if (*end == END_GOOD && !ss->got_job)
+            *end = END_FAILED;
+        return true;
+    }
+    return false;
+}
+
+session_end stratum_run_session(lode_stratum *s, size_t pool, const lode_stratum_url *url, session *ss)
+{
+    char where[300];
+    lode_stratum_url_format(url, where, sizeof where);
+    session_end end = open_session(s, pool, url, ss, where);
+    if (end != END_GOOD)
+        return end;
+    bool read_more = false;
+    while (!stratum_stopping(s)) {
+        if (time_to_leave(s, ss, pool, where, &end) ||
+            read_and_handle(s, ss, &s->pools[pool], where, &read_more, &end))
+            break;
+    }
+    /* Leaving a pool that still works (asked to, the first pool back, or
+     * the pool's redirect): its answers to the submits in flight may still
+     * come, and a share it accepts counts accepted, not unanswered. */
+    if (end == END_NEXT_POOL || end == END_PRIMARY_BACK || end == END_REDIRECT)
+        drain_submits(s, ss);
+    return stratum_stopping(s) ? END_STOP : end;
+}
+
+void stratum_end_session(lode_stratum *s, session *ss, size_t pool)
+{
+    if (ss->conn != NULL) {
+        char where[300];
+        lode_stratum_url_format(&ss->url, where, sizeof where);
+        lode_log_event(LODE_LOG_DEBUG, "pool_disconnect",
+                       LODE_LOG_FIELDS(LODE_LOG_STR("pool", where), LODE_LOG_INT("index", pool),
+                                       LODE_LOG_INT("unanswered", ss->submits_in_flight)),
+                       "stratum: disconnected from %s", where);
+    }
+    lode_pool_events_flush(&ss->events);
+    pthread_mutex_lock(&s->lock);
+    s->accepting = false;
+    s->pools[pool].stats.connected = false;
+    /* Shares still queued never left: unsent (their jobs did not end). */
+    s->pools[pool].stats.unsent += s->queue_len;
+    s->queue_len = 0;
+    /* Submits sent that the pool never answered. */
+    s->pools[pool].stats.unanswered += ss->submits_in_flight;
+    pthread_mutex_unlock(&s->lock);
+    if (ss->job_installed)
+        lode_mining_clear_job(s->mining);
+    lode_stratum_conn_close(ss->conn);
+    ss->conn = NULL;
+    if (ss->have_held)
+        lode_stratum_msg_free(&ss->held);
 }

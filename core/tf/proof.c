@@ -336,6 +336,187 @@ static bool parse_expected(const char *s, double *e, int *decimals)
     return *end == '\0' && isfinite(*e);
 }
 
+/* What the header says, and the expected count lode computes from it. */
+typedef struct proof_header {
+    uint32_t p, a, b, t, count;
+    double e;
+    char digest[65];
+} proof_header;
+
+/* The header's format, exponent, bits and t lines, each said ok. */
+static bool read_assignment(verifier *v, proof_header *h)
+{
+    uint32_t format = 0;
+    char why[160];
+    if (!next(v)) {
+        if (!v->read_error)
+            say(v, "FAIL: the file is empty");
+        return false;
+    }
+    if (!header_u32_here(v, "lode-tf-proof", &format))
+        return false;
+    if (format != LODE_TF_PROOF_FORMAT) {
+        say(v, "FAIL: line 1: format %u, this lode reads format %d", format, LODE_TF_PROOF_FORMAT);
+        return false;
+    }
+    say(v, "format %u: ok", format);
+    if (!header_u32(v, "exponent", &h->p))
+        return false;
+    if (!next(v)) {
+        say(v, "FAIL: the file ends before its \"bits\" line");
+        return false;
+    }
+    const char *s = value_of(v, "bits");
+    char a_s[16], b_s[16], extra;
+    if (s == NULL || sscanf(s, "%15[0-9] %15[0-9]%c", a_s, b_s, &extra) != 2 || !parse_u32(a_s, &h->a) ||
+        !parse_u32(b_s, &h->b) || strchr(s, '\t') != NULL || strstr(s, "  ") != NULL) {
+        say(v, "FAIL: line %u: want \"bits A B\", not \"%s\"", v->line_no, shown(v));
+        return false;
+    }
+    if (lode_tf_validate(h->p, h->a, h->b, why, sizeof why) != 0) {
+        say(v, "FAIL: M%u from 2^%u to 2^%u is not a valid assignment: %s", h->p, h->a, h->b, why);
+        return false;
+    }
+    say(v, "assignment M%u from 2^%u to 2^%u: ok (exponent prime, bits in bounds)", h->p, h->a, h->b);
+    char n_cand[48]; /* "2599590", not 2.59959e+06 */
+    lode_format_decimal(lode_tf_proof_candidates(h->p, h->a, h->b), 6, n_cand, sizeof n_cand);
+    unsigned t_want = lode_tf_proof_bits(h->p, h->a, h->b);
+    if (!header_u32(v, "t", &h->t))
+        return false;
+    if (h->t != t_want) {
+        say(v, "FAIL: t %u: lode chooses t = %u for this assignment (N = %s candidate primes)", h->t, t_want,
+            n_cand);
+        return false;
+    }
+    say(v, "t %u: ok (N = %s candidate primes)", h->t, n_cand);
+    return true;
+}
+
+/* The header's expected, count and sha256 lines. */
+static bool read_totals(verifier *v, proof_header *h)
+{
+    h->e = lode_tf_proof_expected(h->p, h->a, h->b, h->t);
+    double e_hdr;
+    int decimals;
+    if (!next(v)) {
+        say(v, "FAIL: the file ends before its \"expected\" line");
+        return false;
+    }
+    const char *s = value_of(v, "expected");
+    if (s == NULL || !parse_expected(s, &e_hdr, &decimals)) {
+        say(v, "FAIL: line %u: want \"expected E\", not \"%s\"", v->line_no, shown(v));
+        return false;
+    }
+    double slack = fmax(1e-3 * h->e, pow(10.0, -decimals));
+    if (fabs(e_hdr - h->e) > slack) {
+        say(v, "FAIL: expected %s: lode computes %.4f for (p, a, b, t)", s, h->e);
+        return false;
+    }
+    say(v, "expected %s: ok (lode computes %.4f)", s, h->e);
+    if (!header_u32(v, "count", &h->count))
+        return false;
+    if (!next(v)) {
+        say(v, "FAIL: the file ends before its \"sha256\" line");
+        return false;
+    }
+    s = value_of(v, "sha256");
+    if (s == NULL || strlen(s) != 64 || strspn(s, "0123456789abcdef") != 64) {
+        say(v, "FAIL: line %u: want \"sha256\" and 64 lower-case hex digits, not \"%s\"", v->line_no, shown(v));
+        return false;
+    }
+    memcpy(h->digest, s, 65);
+    return true;
+}
+
+/* Why the number q cannot be the list's next entry after prev (listed so
+ * far), or NULL when it can. */
+static const char *bad_entry(const proof_header *h, lode_u128 q, lode_u128 prev, size_t listed)
+{
+    lode_u128 lo = (lode_u128)1 << h->a, hi = (lode_u128)1 << h->b, step = 2 * (lode_u128)h->p;
+    if (listed > 0 && q == prev)
+        return "repeated";
+    if (listed > 0 && q < prev)
+        return "not in ascending order (below the line before)";
+    if (q < lo || q >= hi)
+        return "outside the range [2^a, 2^b)";
+    if ((q - 1) % step != 0)
+        return "not of the form 2kp + 1";
+    if ((q & 7) != 1 && (q & 7) != 7)
+        return "not +-1 mod 8";
+    if (!lode_tf_proof_condition(h->p, q, h->t))
+        return "fails C(p, q, t): (2^(p+96) mod q) mod 2^t != (2^96 mod q) mod 2^t";
+    if (!lode_tf_is_prime_u128(q))
+        return "composite";
+    return NULL;
+}
+
+/* The list up to its "end" line, each entry checked and hashed into ctx;
+ * *listed counts them. */
+static bool read_list(verifier *v, const proof_header *h, lode_ref_sha256_ctx *ctx, size_t *listed)
+{
+    lode_u128 prev = 0;
+    bool ended = false;
+    while (next(v)) {
+        if (!v->cut && strcmp(v->line, "end") == 0) {
+            ended = true;
+            break;
+        }
+        lode_u128 q = 0;
+        const char *bad = v->cut || !parse_u128(v->line, &q) ? "not a decimal number below 2^127"
+                                                              : bad_entry(h, q, prev, *listed);
+        if (bad != NULL) {
+            say(v, "FAIL: line %u: q = %s: %s", v->line_no, shown(v), bad);
+            return false;
+        }
+        char qs[48];
+        lode_tf_u128_str(q, qs);
+        size_t l = strlen(qs);
+        qs[l++] = '\n';
+        lode_ref_sha256_update(ctx, qs, l);
+        prev = q;
+        (*listed)++;
+    }
+    if (!ended) {
+        say(v, "FAIL: no \"end\" line: the file is cut short (%zu q read)", *listed);
+        return false;
+    }
+    if (next(v)) {
+        say(v, "FAIL: line %u: text after the \"end\" line: \"%s\"", v->line_no, shown(v));
+        return false;
+    }
+    return !v->read_error;
+}
+
+/* The list against the header: its count, its SHA-256 and the floor
+ * E - 5 sqrt(E) a searched range stays above. */
+static bool check_totals(verifier *v, const proof_header *h, lode_ref_sha256_ctx *ctx, size_t listed)
+{
+    say(v, "list: %zu q, each decimal, ascending without repeats, in [2^%u, 2^%u), 2kp + 1 with k >= 1, "
+        "+-1 mod 8, passing C(p, q, %u), prime: ok", listed, h->a, h->b, h->t);
+    if (listed != h->count) {
+        say(v, "FAIL: count %u: the file lists %zu q", h->count, listed);
+        return false;
+    }
+    say(v, "count %u: ok", h->count);
+    uint8_t d[32];
+    char got[65];
+    lode_ref_sha256_final(ctx, d);
+    hex_of(d, got);
+    if (strcmp(got, h->digest) != 0) {
+        say(v, "FAIL: sha256 %s: the list's SHA-256 is %s", h->digest, got);
+        return false;
+    }
+    say(v, "sha256 %s: ok", h->digest);
+    double floor5 = h->e - 5 * sqrt(h->e);
+    if ((double)listed < floor5) {
+        say(v, "FAIL: %zu q listed, below E - 5 sqrt(E) = %.1f (E = %.1f): part of the range was not searched",
+            listed, floor5, h->e);
+        return false;
+    }
+    say(v, "count %zu >= E - 5 sqrt(E) = %.1f (E = %.1f): ok", listed, floor5, h->e);
+    return true;
+}
+
 int lode_tf_proof_verify(const char *path, FILE *out)
 {
     verifier v = {.out = out};
@@ -346,160 +527,13 @@ int lode_tf_proof_verify(const char *path, FILE *out)
         return 1;
     }
     lode_tf_lines_stop_after(v.lines, sizeof v.line); /* a longer line fails: read no further */
-    int rc = 1;
-    uint32_t format = 0, p = 0, a = 0, b = 0, t = 0, count = 0;
-    lode_u128 prev = 0;
-    size_t listed = 0;
-    char why[160];
-
-    /* The header. */
-    if (!next(&v)) {
-        if (!v.read_error)
-            say(&v, "FAIL: the file is empty");
-        goto done;
-    }
-    if (!header_u32_here(&v, "lode-tf-proof", &format))
-        goto done;
-    if (format != LODE_TF_PROOF_FORMAT) {
-        say(&v, "FAIL: line 1: format %u, this lode reads format %d", format, LODE_TF_PROOF_FORMAT);
-        goto done;
-    }
-    say(&v, "format %u: ok", format);
-    if (!header_u32(&v, "exponent", &p))
-        goto done;
-    if (!next(&v)) {
-        say(&v, "FAIL: the file ends before its \"bits\" line");
-        goto done;
-    }
-    const char *s = value_of(&v, "bits");
-    char a_s[16], b_s[16], extra;
-    if (s == NULL || sscanf(s, "%15[0-9] %15[0-9]%c", a_s, b_s, &extra) != 2 || !parse_u32(a_s, &a) ||
-        !parse_u32(b_s, &b) || strchr(s, '\t') != NULL || strstr(s, "  ") != NULL) {
-        say(&v, "FAIL: line %u: want \"bits A B\", not \"%s\"", v.line_no, shown(&v));
-        goto done;
-    }
-    if (lode_tf_validate(p, a, b, why, sizeof why) != 0) {
-        say(&v, "FAIL: M%u from 2^%u to 2^%u is not a valid assignment: %s", p, a, b, why);
-        goto done;
-    }
-    say(&v, "assignment M%u from 2^%u to 2^%u: ok (exponent prime, bits in bounds)", p, a, b);
-    char n_cand[48]; /* "2599590", not 2.59959e+06 */
-    lode_format_decimal(lode_tf_proof_candidates(p, a, b), 6, n_cand, sizeof n_cand);
-    unsigned t_want = lode_tf_proof_bits(p, a, b);
-    if (!header_u32(&v, "t", &t))
-        goto done;
-    if (t != t_want) {
-        say(&v, "FAIL: t %u: lode chooses t = %u for this assignment (N = %s candidate primes)", t, t_want, n_cand);
-        goto done;
-    }
-    say(&v, "t %u: ok (N = %s candidate primes)", t, n_cand);
-    double e = lode_tf_proof_expected(p, a, b, t), e_hdr;
-    int decimals;
-    if (!next(&v)) {
-        say(&v, "FAIL: the file ends before its \"expected\" line");
-        goto done;
-    }
-    s = value_of(&v, "expected");
-    if (s == NULL || !parse_expected(s, &e_hdr, &decimals)) {
-        say(&v, "FAIL: line %u: want \"expected E\", not \"%s\"", v.line_no, shown(&v));
-        goto done;
-    }
-    double slack = fmax(1e-3 * e, pow(10.0, -decimals));
-    if (fabs(e_hdr - e) > slack) {
-        say(&v, "FAIL: expected %s: lode computes %.4f for (p, a, b, t)", s, e);
-        goto done;
-    }
-    say(&v, "expected %s: ok (lode computes %.4f)", s, e);
-    if (!header_u32(&v, "count", &count))
-        goto done;
-    if (!next(&v)) {
-        say(&v, "FAIL: the file ends before its \"sha256\" line");
-        goto done;
-    }
-    s = value_of(&v, "sha256");
-    char digest[65];
-    if (s == NULL || strlen(s) != 64 || strspn(s, "0123456789abcdef") != 64) {
-        say(&v, "FAIL: line %u: want \"sha256\" and 64 lower-case hex digits, not \"%s\"", v.line_no, shown(&v));
-        goto done;
-    }
-    memcpy(digest, s, 65);
-
-    /* The list. */
+    proof_header h = {0};
     lode_ref_sha256_ctx ctx;
     lode_ref_sha256_init(&ctx);
-    lode_u128 lo = (lode_u128)1 << a, hi = (lode_u128)1 << b, step = 2 * (lode_u128)p;
-    bool ended = false;
-    while (next(&v)) {
-        if (!v.cut && strcmp(v.line, "end") == 0) {
-            ended = true;
-            break;
-        }
-        lode_u128 q;
-        const char *bad = NULL;
-        if (v.cut || !parse_u128(v.line, &q))
-            bad = "not a decimal number below 2^127";
-        else if (listed > 0 && q == prev)
-            bad = "repeated";
-        else if (listed > 0 && q < prev)
-            bad = "not in ascending order (below the line before)";
-        else if (q < lo || q >= hi)
-            bad = "outside the range [2^a, 2^b)";
-        else if ((q - 1) % step != 0)
-            bad = "not of the form 2kp + 1";
-        else if ((q & 7) != 1 && (q & 7) != 7)
-            bad = "not +-1 mod 8";
-        else if (!lode_tf_proof_condition(p, q, t))
-            bad = "fails C(p, q, t): (2^(p+96) mod q) mod 2^t != (2^96 mod q) mod 2^t";
-        else if (!lode_tf_is_prime_u128(q))
-            bad = "composite";
-        if (bad != NULL) {
-            say(&v, "FAIL: line %u: q = %s: %s", v.line_no, shown(&v), bad);
-            goto done;
-        }
-        char qs[48];
-        lode_tf_u128_str(q, qs);
-        size_t l = strlen(qs);
-        qs[l++] = '\n';
-        lode_ref_sha256_update(&ctx, qs, l);
-        prev = q;
-        listed++;
-    }
-    if (!ended) {
-        say(&v, "FAIL: no \"end\" line: the file is cut short (%zu q read)", listed);
-        goto done;
-    }
-    if (next(&v)) {
-        say(&v, "FAIL: line %u: text after the \"end\" line: \"%s\"", v.line_no, shown(&v));
-        goto done;
-    }
-    if (v.read_error)
-        goto done;
-    say(&v, "list: %zu q, each decimal, ascending without repeats, in [2^%u, 2^%u), 2kp + 1 with k >= 1, "
-        "+-1 mod 8, passing C(p, q, %u), prime: ok", listed, a, b, t);
-    if (listed != count) {
-        say(&v, "FAIL: count %u: the file lists %zu q", count, listed);
-        goto done;
-    }
-    say(&v, "count %u: ok", count);
-    uint8_t d[32];
-    char got[65];
-    lode_ref_sha256_final(&ctx, d);
-    hex_of(d, got);
-    if (strcmp(got, digest) != 0) {
-        say(&v, "FAIL: sha256 %s: the list's SHA-256 is %s", digest, got);
-        goto done;
-    }
-    say(&v, "sha256 %s: ok", digest);
-    double floor5 = e - 5 * sqrt(e);
-    if ((double)listed < floor5) {
-        say(&v, "FAIL: %zu q listed, below E - 5 sqrt(E) = %.1f (E = %.1f): part of the range was not searched",
-            listed, floor5, e);
-        goto done;
-    }
-    say(&v, "count %zu >= E - 5 sqrt(E) = %.1f (E = %.1f): ok", listed, floor5, e);
-    rc = 0;
-done:
-    say(&v, rc == 0 ? "proof holds" : "proof does NOT hold");
+    size_t listed = 0;
+    bool holds = read_assignment(&v, &h) && read_totals(&v, &h) && read_list(&v, &h, &ctx, &listed) &&
+                 check_totals(&v, &h, &ctx, listed);
+    say(&v, holds ? "proof holds" : "proof does NOT hold");
     lode_tf_lines_close(v.lines);
-    return rc;
+    return holds ? 0 : 1;
 }
