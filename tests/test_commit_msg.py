@@ -15,6 +15,7 @@ GOOD = [
     "stratum: the failover loop in a file of its own",
     "stratum: the failover loop in a file of its own\n\nWhy, in a body.\n",
     "docs: GIMPS.md says what the client does with 31",
+    "backend_support: Momentum batches of candidates, one way",
     "scripts/run.sh, ci: one preset for both",
     "tf: " + "x" * 68,
     "stratum: a subject\n# a comment line git strips\n\nThe body.\n",
@@ -22,7 +23,6 @@ GOOD = [
 ]
 BAD = {
     "Fix the stratum client": "not 'area: what changed'",
-    "stratum: Fix the client": "starts upper-case",
     "stratum:no space": "not 'area: what changed'",
     "Stratum: the client": "not 'area: what changed'",
     "tf: " + "x" * 69: "73 characters",
