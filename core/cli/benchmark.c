@@ -13,8 +13,13 @@
 #include "core/base/log.h"
 #include "core/base/target.h"
 #include "core/base/text.h"
-#include "core/cli/cli.h"
+#include "core/cli/commands.h"
+#include "core/cli/messages.h"
+#include "core/cli/options.h"
+#include "core/cli/report.h"
+#include "core/cli/run_api.h"
 #include "core/cli/run_setup.h"
+#include "core/cli/signals.h"
 #include "core/dispatch/dispatch.h"
 
 #define REPORT_SECONDS 5.0 /* between hashrate lines, unless --log-interval */

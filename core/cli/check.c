@@ -16,8 +16,12 @@
 #include "core/base/sensors.h"
 #include "core/base/status.h"
 #include "core/base/text.h"
-#include "core/cli/cli.h"
+#include "core/cli/commands.h"
+#include "core/cli/messages.h"
+#include "core/cli/options.h"
+#include "core/cli/report.h"
 #include "core/cli/run_setup.h"
+#include "core/cli/signals.h"
 #include "core/dispatch/check.h"
 
 #define DEFAULT_JOBS 4

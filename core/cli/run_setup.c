@@ -2,10 +2,30 @@
 #include <stdlib.h>
 
 #include "core/base/log.h"
+#include "core/cli/background.h"
+#include "core/cli/devices.h"
+#include "core/cli/health.h"
+#include "core/cli/messages.h"
+#include "core/cli/notify.h"
+#include "core/cli/options.h"
+#include "core/cli/report.h"
+#include "core/cli/run_api.h"
 #include "core/cli/run_setup.h"
+#include "core/cli/signals.h"
 #include "core/dispatch/dispatch.h"
 #include "core/dispatch/registry.h"
 #include "core/mining/mining.h"
+
+int cli_wait_ready(lode_dispatcher *m)
+{
+    int ready;
+    while ((ready = lode_dispatcher_wait_ready(m, 100)) < 0)
+        if (cli_interrupted())
+            return -1;
+    return ready;
+}
+
+size_t cli_devices_left(lode_dispatcher *m) { return lode_dispatcher_devices_left(m); }
 
 int cli_run_select(cli_run *run, const cli_options *o, lode_algo algo)
 {

@@ -10,11 +10,25 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "core/cli/cli.h"
+#include "core/base/algo.h"
+#include "core/cli/notify.h"
+#include "core/cli/options.h"
+#include "core/cli/report.h"
+#include "core/cli/run_api.h"
 
 struct lode_dispatcher_config;
 struct lode_mining;
 struct lode_mining_config;
+
+struct lode_device_ref;
+struct lode_dispatcher;
+
+/* Waits for the dispatcher's self-tests like lode_dispatcher_wait_ready,
+ * but gives up (-1) as soon as the user presses Ctrl-C. */
+int cli_wait_ready(struct lode_dispatcher *m);
+/* Devices mining or that may again (restarting, paused); 0: every device
+ * failed or is quarantined, nothing is left to mine. */
+size_t cli_devices_left(struct lode_dispatcher *m);
 
 typedef struct cli_run {
     struct lode_device_ref *devices; /* freed by cli_run_end */
