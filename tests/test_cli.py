@@ -417,7 +417,7 @@ def test_mining_closed_stderr():
 
 
 def test_help_exit_statuses():
-    """--help documents every exit status of cli.h."""
+    """--help documents every exit status of messages.h."""
     r = run("--help", timeout=60)
     text = " ".join(r.stdout.split())
     m = re.search(r"Exit status: (.*)", text)

@@ -77,7 +77,7 @@ static const lode_setting table[LODE_SETTING_COUNT] = {
     {LODE_SETTING_API_TOKEN, "LODE_API_TOKEN", .kind = LODE_SETTING_TEXT, .group = LODE_SETTING_TUNING,
      .default_text = "unset (no token)",
      .help = "the HTTP API's token when neither --api-token nor --api-token-file is given (never logged)",
-     .readers = "core/cli/api.c"},
+     .readers = "core/cli/run_api.c"},
     /* ---- measurements ---- */
     {LODE_SETTING_MOMENTUM_PROFILE, "LODE_MOMENTUM_PROFILE", .kind = LODE_SETTING_FLAG,
      .group = LODE_SETTING_MEASURE, .default_text = "0",

@@ -21,7 +21,9 @@
 #include <unistd.h>
 
 #include "core/base/log.h"
-#include "core/cli/cli.h"
+#include "core/cli/background.h"
+#include "core/cli/messages.h"
+#include "core/cli/signals.h"
 
 #define RUNNING_BYTE 'R'
 

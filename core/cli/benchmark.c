@@ -13,7 +13,13 @@
 #include "core/base/log.h"
 #include "core/base/target.h"
 #include "core/base/text.h"
-#include "core/cli/cli.h"
+#include "core/cli/commands.h"
+#include "core/cli/messages.h"
+#include "core/cli/options.h"
+#include "core/cli/report.h"
+#include "core/cli/run_api.h"
+#include "core/cli/run_setup.h"
+#include "core/cli/signals.h"
 #include "core/dispatch/dispatch.h"
 
 #define REPORT_SECONDS 5.0 /* between hashrate lines, unless --log-interval */
@@ -104,72 +110,17 @@ static void print_total(lode_algo algo, double total)
     printf("%s total %s %s\n", lode_algo_get(algo)->name, number, cli_rate_unit(algo));
 }
 
-int cmd_benchmark(const cli_options *o)
+/* A random header as the first job's: version 2, the rest plausible. */
+static void fill_first_header(bench_job_source *s)
 {
-    if (!o->algo_given)
-        return cli_usage_error("--benchmark needs --algo (%s)", lode_algo_names());
-    if (lode_algo_get(o->algo)->kind == LODE_WORK_TF)
-        return cli_usage_error("--benchmark hashes block headers, not tf (trial factoring: lode tf --help)");
-    if (cli_api_check(o) != 0)
-        return EXIT_USAGE;
-    lode_device_ref *devices;
-    size_t count;
-    char err[512];
-    if (lode_registry_select(o->devices, o->algo, &devices, &count, err, sizeof err) != 0)
-        return cli_usage_error("%s", err);
-    if (cli_check_variant(o, o->algo, devices, count) != 0) {
-        free(devices);
-        return EXIT_USAGE;
-    }
-
-    bench_job_source source = {.work = {.algo = o->algo}, .difficulty = 1.0};
-    pthread_mutex_init(&source.lock, NULL);
     srand((unsigned)time(NULL));
     for (int i = 0; i < 76; i++)
-        source.work.header.header[i] = (uint8_t)rand();
-    source.work.header.header[0] = 0x02; /* version 2 */
-    source.roll_versions = o->algo == LODE_ALGO_SHA256D && !o->no_version_rolling;
+        s->work.header.header[i] = (uint8_t)rand();
+    s->work.header.header[0] = 0x02; /* version 2 */
+}
 
-    lode_dispatcher_config config = {
-        .algo = o->algo,
-        .devices = devices,
-        .device_count = count,
-        .threads = o->threads,
-        .variant = o->variant,
-        .callbacks = {.user = &source, .found = on_found, .exhausted = on_exhausted},
-    };
-    double *temps;
-    int health = cli_health_config(o, &config, &temps);
-    lode_dispatcher *m = health == 0 ? lode_dispatcher_start(&config, err, sizeof err) : NULL;
-    free(temps);
-    free(devices);
-    if (health != 0) {
-        pthread_mutex_destroy(&source.lock);
-        return health;
-    }
-    if (m == NULL) {
-        pthread_mutex_destroy(&source.lock);
-        lode_log(LODE_LOG_ERROR, "%s", err);
-        return EXIT_RUNTIME;
-    }
-    source.miner = m;
-    cli_api_source api_source = {.miner = m, .algo = o->algo, .kind = "benchmark", .where = "benchmark",
-                                 .unit = cli_rate_unit(o->algo)};
-    lode_api *api = NULL;
-    if (cli_api_start(o, &api_source, &api) != 0) {
-        lode_dispatcher_free(m);
-        pthread_mutex_destroy(&source.lock);
-        return EXIT_RUNTIME;
-    }
-    int ready = cli_wait_ready(m);
-    if (ready <= 0) {
-        if (ready == 0)
-            lode_log(LODE_LOG_ERROR, "no device passed its self-test");
-        cli_api_stop(api);
-        lode_dispatcher_free(m);
-        pthread_mutex_destroy(&source.lock);
-        return ready == 0 ? EXIT_RUNTIME : EXIT_INTERRUPTED;
-    }
+static void log_ready_devices(const cli_options *o, lode_dispatcher *m, const bench_job_source *source)
+{
     size_t n = lode_dispatcher_device_count(m);
     for (size_t d = 0; d < n; d++) {
         lode_device_stats st;
@@ -180,22 +131,14 @@ int cmd_benchmark(const cli_options *o)
     }
     lode_log(LODE_LOG_INFO, "benchmarking %s%s%s%s; Ctrl-C stops", lode_algo_get(o->algo)->name,
              o->variant ? " with variant " : "", o->variant ? o->variant : "",
-             source.roll_versions ? ", rolling 8 versions a nonce as BIP 310 pools allow (--no-version-rolling: one)"
-                                  : "");
+             source->roll_versions ? ", rolling 8 versions a nonce as BIP 310 pools allow (--no-version-rolling: one)"
+                                   : "");
+}
 
-    cli_rate_report report;
-    double interval = o->log_interval > 0 ? o->log_interval : REPORT_SECONDS;
-    if (cli_rate_report_init(&report, m, cli_rate_unit(o->algo), interval) != 0) {
-        cli_api_stop(api);
-        lode_dispatcher_free(m);
-        pthread_mutex_destroy(&source.lock);
-        lode_log(LODE_LOG_ERROR, "out of memory");
-        return EXIT_RUNTIME;
-    }
-    next_job(&source);
-    cli_background_running();
-    cli_notify *notify = cli_notify_ready(m, lode_algo_get(o->algo)->name, cli_rate_unit(o->algo), status_extra,
-                                          &source);
+/* Hashes until Ctrl-C, --time-limit or no device left, raising the share
+ * difficulty as a pool would: the exit status. */
+static int bench_until_stopped(const cli_options *o, cli_run *run, bench_job_source *source)
+{
     double start = lode_clock_s(), window_start = start;
     uint64_t window_shares = 0;
     int status = 0;
@@ -205,15 +148,15 @@ int cmd_benchmark(const cli_options *o)
         const double now = lode_clock_s();
         if (o->time_limit > 0 && now - start >= o->time_limit)
             break;
-        const uint64_t shares = atomic_load(&source.shares);
+        const uint64_t shares = atomic_load(&source->shares);
         if (now - window_start >= SHARE_WINDOW_S ||
             (double)(shares - window_shares) > SHARES_PER_S_MAX * SHARE_WINDOW_S) {
-            adjust_difficulty(&source, shares - window_shares, now - window_start);
+            adjust_difficulty(source, shares - window_shares, now - window_start);
             window_shares = shares;
             window_start = now;
         }
-        cli_rate_report_tick(&report);
-        if (cli_devices_left(m) == 0) {
+        cli_rate_report_tick(&run->report);
+        if (cli_devices_left(run->miner) == 0) {
             lode_log(LODE_LOG_ERROR, "every device has failed or is quarantined; nothing is hashing");
             status = EXIT_RUNTIME;
             break;
@@ -221,15 +164,61 @@ int cmd_benchmark(const cli_options *o)
     }
     if (status == 0 && cli_interrupted())
         status = EXIT_INTERRUPTED;
-    cli_notify_stop(notify);
+    return status;
+}
+
+/* The benchmark on the selected devices, from start to the total line. */
+static int run_benchmark(const cli_options *o, cli_run *run, bench_job_source *source)
+{
+    fill_first_header(source);
+    source->roll_versions = o->algo == LODE_ALGO_SHA256D && !o->no_version_rolling;
+    lode_dispatcher_config config = {
+        .algo = o->algo,
+        .devices = run->devices,
+        .device_count = run->device_count,
+        .threads = o->threads,
+        .variant = o->variant,
+        .callbacks = {.user = source, .found = on_found, .exhausted = on_exhausted},
+    };
+    int status = cli_run_start_dispatcher(run, o, &config);
+    if (status != 0)
+        return status;
+    source->miner = run->miner;
+    run->api_source = (cli_api_source){.algo = o->algo, .kind = "benchmark", .where = "benchmark",
+                                       .unit = cli_rate_unit(o->algo)};
+    if ((status = cli_run_start_api(run, o)) != 0 || (status = cli_run_wait_ready(run)) != 0)
+        return status;
+    log_ready_devices(o, run->miner, source);
+    if ((status = cli_run_start_report(run, cli_rate_unit(o->algo),
+                                       o->log_interval > 0 ? o->log_interval : REPORT_SECONDS)) != 0)
+        return status;
+    next_job(source);
+    cli_run_running(run, lode_algo_get(o->algo)->name, cli_rate_unit(o->algo), status_extra, source);
+    status = bench_until_stopped(o, run, source);
+    cli_run_stopping(run);
     uint64_t hw_errors;
-    double total = cli_rate_report_stop_and_summarise(&report, &hw_errors);
+    double total = cli_rate_report_stop_and_summarise(&run->report, &hw_errors);
     print_total(o->algo, total);
-    cli_rate_report_free(&report);
-    cli_api_stop(api);
-    lode_dispatcher_free(m);
-    pthread_mutex_destroy(&source.lock);
     if (hw_errors && status == 0)
         status = EXIT_RUNTIME;
+    return status;
+}
+
+int cmd_benchmark(const cli_options *o)
+{
+    if (!o->algo_given)
+        return cli_usage_error("--benchmark needs --algo (%s)", lode_algo_names());
+    if (lode_algo_get(o->algo)->kind == LODE_WORK_TF)
+        return cli_usage_error("--benchmark hashes block headers, not tf (trial factoring: lode tf --help)");
+    if (cli_api_check(o) != 0)
+        return EXIT_USAGE;
+    cli_run run = {0};
+    bench_job_source source = {.work = {.algo = o->algo}, .difficulty = 1.0};
+    pthread_mutex_init(&source.lock, NULL);
+    int status = cli_run_select(&run, o, o->algo);
+    if (status == 0)
+        status = run_benchmark(o, &run, &source);
+    cli_run_end(&run); /* the dispatcher's workers before the job source they call */
+    pthread_mutex_destroy(&source.lock);
     return status;
 }

@@ -16,7 +16,12 @@
 #include "core/base/sensors.h"
 #include "core/base/status.h"
 #include "core/base/text.h"
-#include "core/cli/cli.h"
+#include "core/cli/commands.h"
+#include "core/cli/messages.h"
+#include "core/cli/options.h"
+#include "core/cli/report.h"
+#include "core/cli/run_setup.h"
+#include "core/cli/signals.h"
 #include "core/dispatch/check.h"
 
 #define DEFAULT_JOBS 4
@@ -356,70 +361,14 @@ static uint64_t fresh_seed(void)
     return s % 1000000000000u; /* short enough to type */
 }
 
-int cmd_check(const cli_options *o, int argc, char **argv)
+/* The verdict, on stderr as well as in the report. */
+static void log_verdict(const lode_check *result, uint64_t seed, bool stopped, bool passed)
 {
-    lode_log_configure(o->quiet, false);
-    if (argc > 0)
-        return cli_usage_error("unexpected argument '%s' (see lode check --help)", argv[0]);
-    if (o->check.duration > 0 && o->check.jobs > 0)
-        return cli_usage_error("give --jobs or --duration, not both");
-    lode_algo algos[LODE_ALGO_COUNT];
-    size_t algo_count = o->check.algo_count;
-    memcpy(algos, o->check.algos, sizeof algos);
-    if (algo_count == 0)
-        for (int a = 0; a < LODE_ALGO_COUNT; a++)
-            algos[algo_count++] = (lode_algo)a;
-    lode_device_ref *devices;
-    size_t device_count;
-    char err[512];
-    if (lode_registry_select_all(o->devices, &devices, &device_count, err, sizeof err) != 0)
-        return cli_usage_error("%s", err);
-
-    cli_options shown = *o;
-    if (shown.check.jobs == 0 && shown.check.duration <= 0)
-        shown.check.jobs = DEFAULT_JOBS;
-    uint64_t seed = o->check.seed_given ? o->check.seed : fresh_seed();
-    progress_state progress = {.lock = PTHREAD_MUTEX_INITIALIZER, .start = lode_clock_s(), .json = o->check.json};
-    lode_check_config cfg = {.devices = devices, .device_count = device_count, .algos = algos,
-                             .algo_count = algo_count, .variant = o->variant, .seed = seed,
-                             .jobs = shown.check.jobs, .duration_s = o->check.duration,
-                             .reference_threads = o->threads,
-                             .progress = o->check.duration > 0 ? on_progress : NULL, .row_done = on_row_done,
-                             .user = &progress};
-    if (o->check.duration > 0)
-        lode_log(LODE_LOG_INFO, "check: seed %llu, %.0f s over %zu device(s)", (unsigned long long)seed,
-                 o->check.duration, device_count);
-    else
-        lode_log(LODE_LOG_INFO, "check: seed %llu, %llu jobs per device x variant x algorithm on %zu device(s)",
-                 (unsigned long long)seed, (unsigned long long)shown.check.jobs, device_count);
-
-    atomic_int watching_done = 0;
-    pthread_t watcher;
-    bool watching = pthread_create(&watcher, NULL, watch_signals, &watching_done) == 0;
-    lode_check result;
-    int rc = lode_check_run(&cfg, &stop_flag, &result, err, sizeof err);
-    atomic_store(&watching_done, 1);
-    if (watching)
-        pthread_join(watcher, NULL);
-    if (rc != 0) {
-        free(devices);
-        return cli_usage_error("%s", err);
-    }
-    bool stopped = cli_interrupted();
-    bool passed = lode_check_passed(&result);
-    int status = stopped ? EXIT_INTERRUPTED : passed ? 0 : EXIT_RUNTIME;
-    if (o->check.json) {
-        if (print_json(&result, seed, &shown, passed, stopped) != 0)
-            status = EXIT_RUNTIME;
-    } else {
-        print_text(&result, seed, &shown, &progress);
-    }
-    /* The verdict, on stderr as well as in the report. */
     uint64_t jobs = 0, hits = 0;
     char bad[512] = "";
     size_t bad_used = 0;
-    for (size_t i = 0; i < result.row_count; i++) {
-        const lode_check_row *r = &result.rows[i];
+    for (size_t i = 0; i < result->row_count; i++) {
+        const lode_check_row *r = &result->rows[i];
         jobs += r->jobs;
         hits += r->hits_reported;
         if (r->differences || r->error != LODE_OK || !r->ran)
@@ -438,10 +387,84 @@ int cmd_check(const cli_options *o, int argc, char **argv)
                  (unsigned long long)seed);
     else
         lode_log(LODE_LOG_ERROR, "check FAILED (seed %llu): %s", (unsigned long long)seed, bad);
-    if (result.abandoned > 0) /* its threads still use the devices and the progress */
+}
+
+/* Runs the check with Ctrl-C watched (it sets the check's stop flag). */
+static int run_watched(const lode_check_config *cfg, lode_check *result, char *err, size_t err_len)
+{
+    atomic_int watching_done = 0;
+    pthread_t watcher;
+    bool watching = pthread_create(&watcher, NULL, watch_signals, &watching_done) == 0;
+    int rc = lode_check_run(cfg, &stop_flag, result, err, err_len);
+    atomic_store(&watching_done, 1);
+    if (watching)
+        pthread_join(watcher, NULL);
+    return rc;
+}
+
+/* The check of the selected devices, from the first job to the verdict. */
+static int run_check(const cli_options *o, cli_run *run, const lode_algo *algos, size_t algo_count,
+                     progress_state *progress, bool *abandoned)
+{
+    cli_options shown = *o;
+    if (shown.check.jobs == 0 && shown.check.duration <= 0)
+        shown.check.jobs = DEFAULT_JOBS;
+    uint64_t seed = o->check.seed_given ? o->check.seed : fresh_seed();
+    lode_check_config cfg = {.devices = run->devices, .device_count = run->device_count, .algos = algos,
+                             .algo_count = algo_count, .variant = o->variant, .seed = seed,
+                             .jobs = shown.check.jobs, .duration_s = o->check.duration,
+                             .reference_threads = o->threads,
+                             .progress = o->check.duration > 0 ? on_progress : NULL, .row_done = on_row_done,
+                             .user = progress};
+    if (o->check.duration > 0)
+        lode_log(LODE_LOG_INFO, "check: seed %llu, %.0f s over %zu device(s)", (unsigned long long)seed,
+                 o->check.duration, run->device_count);
+    else
+        lode_log(LODE_LOG_INFO, "check: seed %llu, %llu jobs per device x variant x algorithm on %zu device(s)",
+                 (unsigned long long)seed, (unsigned long long)shown.check.jobs, run->device_count);
+    lode_check result;
+    char err[512];
+    if (run_watched(&cfg, &result, err, sizeof err) != 0)
+        return cli_usage_error("%s", err);
+    bool stopped = cli_interrupted();
+    bool passed = lode_check_passed(&result);
+    int status = stopped ? EXIT_INTERRUPTED : passed ? 0 : EXIT_RUNTIME;
+    if (o->check.json) {
+        if (print_json(&result, seed, &shown, passed, stopped) != 0)
+            status = EXIT_RUNTIME;
+    } else {
+        print_text(&result, seed, &shown, progress);
+    }
+    log_verdict(&result, seed, stopped, passed);
+    *abandoned = result.abandoned > 0;
+    if (!*abandoned)
+        lode_check_free(&result);
+    return status;
+}
+
+int cmd_check(const cli_options *o, int argc, char **argv)
+{
+    lode_log_configure(o->quiet, false);
+    if (argc > 0)
+        return cli_usage_error("unexpected argument '%s' (see lode check --help)", argv[0]);
+    if (o->check.duration > 0 && o->check.jobs > 0)
+        return cli_usage_error("give --jobs or --duration, not both");
+    lode_algo algos[LODE_ALGO_COUNT];
+    size_t algo_count = o->check.algo_count;
+    memcpy(algos, o->check.algos, sizeof algos);
+    if (algo_count == 0)
+        for (int a = 0; a < LODE_ALGO_COUNT; a++)
+            algos[algo_count++] = (lode_algo)a;
+    cli_run run = {0};
+    int status = cli_run_select_all(&run, o);
+    if (status != 0)
         return status;
-    lode_check_free(&result);
+    progress_state progress = {.lock = PTHREAD_MUTEX_INITIALIZER, .start = lode_clock_s(), .json = o->check.json};
+    bool abandoned = false;
+    status = run_check(o, &run, algos, algo_count, &progress, &abandoned);
+    if (abandoned) /* its threads still use the devices and the progress */
+        return status;
     free(progress.done);
-    free(devices);
+    cli_run_end(&run);
     return status;
 }

@@ -2,13 +2,15 @@
  * command line or config file brings: applied with lode's meaning where it
  * has one, otherwise accepted with one warning that says why it is ignored
  * (docs/OPERATIONS.md, "Coming from another miner"). Their table entries
- * are in options.c's one table; cli_apply_option hands them here. */
+ * are in option_table.c's one table, with these setters. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/base/log.h"
-#include "core/cli/cli.h"
+#include "core/cli/compat_options.h"
+#include "core/cli/option_parse.h"
+#include "core/cli/options.h"
 
 /* The ignored ones: lode has nothing to set, and says why. */
 static const struct {
@@ -31,32 +33,45 @@ static const struct {
 
 _Static_assert(sizeof ignored / sizeof ignored[0] <= 8 * sizeof(unsigned), "cli_options.compat_ignored bits");
 
-int cli_apply_compat_option(cli_options *o, const char *name, const char *value, char *err, size_t err_len)
+int cli_set_ignored(cli_options *o, const cli_option *opt, const char *value, char *err, size_t err_len)
 {
+    (void)value;
     for (size_t i = 0; i < sizeof ignored / sizeof ignored[0]; i++)
-        if (strcmp(name, ignored[i].name) == 0) {
+        if (strcmp(opt->name, ignored[i].name) == 0) {
             o->compat_ignored |= 1u << i;
             return 0;
         }
-    if (strcmp(name, "scrypt") == 0) { /* cgminer's --scrypt: -a scrypt */
-        o->algo = LODE_ALGO_SCRYPT;
-        o->algo_given = true;
-    } else if (strcmp(name, "api-listen") == 0) {
-        /* cgminer's: its API on 127.0.0.1:4028, unless --api-bind says where. */
-        if (o->api_bind == NULL)
-            o->api_bind = "127.0.0.1:4028";
-    } else if (strcmp(name, "protocol-dump") == 0) {
-        o->protocol_dump = true;
-    } else if (strcmp(name, "shares-limit") == 0) {
-        char *end = "";
-        unsigned long long n = value && *value >= '0' && *value <= '9' ? strtoull(value, &end, 10) : 0;
-        if (n == 0 || *end != '\0' || n > 1000000000)
-            return snprintf(err, err_len, "--shares-limit wants a number of shares from 1 to 1000000000, not '%s'",
-                            value ? value : ""), -1;
-        o->shares_limit = n;
-    } else {
-        return 1;
-    }
+    return lode_fail(err, err_len, "unknown option '%s'", opt->name); /* a row without its entry above */
+}
+
+/* cgminer's --scrypt: -a scrypt. */
+int cli_set_scrypt(cli_options *o, const cli_option *opt, const char *value, char *err, size_t err_len)
+{
+    (void)opt, (void)value, (void)err, (void)err_len;
+    o->algo = LODE_ALGO_SCRYPT;
+    o->algo_given = true;
+    return 0;
+}
+
+/* cgminer's --api-listen: its API on 127.0.0.1:4028, unless --api-bind says where. */
+int cli_set_api_listen(cli_options *o, const cli_option *opt, const char *value, char *err, size_t err_len)
+{
+    (void)opt, (void)value, (void)err, (void)err_len;
+    if (o->api_bind == NULL)
+        o->api_bind = "127.0.0.1:4028";
+    return 0;
+}
+
+/* ccminer's --shares-limit N. */
+int cli_set_shares_limit(cli_options *o, const cli_option *opt, const char *value, char *err, size_t err_len)
+{
+    (void)opt;
+    char *end = "";
+    unsigned long long n = value && *value >= '0' && *value <= '9' ? strtoull(value, &end, 10) : 0;
+    if (n == 0 || *end != '\0' || n > 1000000000)
+        return lode_fail(err, err_len, "--shares-limit wants a number of shares from 1 to 1000000000, not '%s'",
+                        value ? value : "");
+    o->shares_limit = n;
     return 0;
 }
 

@@ -13,7 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/cli/cli.h"
+#include "core/cli/config.h"
+#include "core/cli/options.h"
 
 #define CONFIG_MAX_BYTES (1u << 20)
 

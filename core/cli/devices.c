@@ -5,7 +5,11 @@
 
 #include "core/base/status.h"
 #include "core/base/text.h"
-#include "core/cli/cli.h"
+#include "core/cli/devices.h"
+#include "core/cli/messages.h"
+#include "core/cli/options.h"
+#include "core/cli/report.h"
+#include "core/cli/signals.h"
 #include "core/dispatch/registry.h"
 #include "core/dispatch/selftest.h"
 #include "core/dispatch/tf_selftest.h"

@@ -4,7 +4,9 @@
 #include <string.h>
 
 #include "core/base/log.h"
-#include "core/cli/cli.h"
+#include "core/cli/health.h"
+#include "core/cli/messages.h"
+#include "core/cli/options.h"
 #include "core/dispatch/dispatch.h"
 
 /* Whether a --max-temp entry names the device: its id, or its backend. */

@@ -9,8 +9,14 @@
 #include "core/api/api.h"
 #include "core/base/clock.h"
 #include "core/base/log.h"
-#include "core/cli/cli.h"
-#include "core/dispatch/registry.h"
+#include "core/cli/commands.h"
+#include "core/cli/messages.h"
+#include "core/cli/options.h"
+#include "core/cli/report.h"
+#include "core/cli/run_api.h"
+#include "core/cli/run_setup.h"
+#include "core/cli/signals.h"
+#include "core/dispatch/dispatch.h"
 #include "core/gbt/gbt_client.h"
 #include "core/mining/mining.h"
 #include "core/stratum/stratum_client.h"
@@ -182,6 +188,100 @@ static bool shares_limit_reached(const cli_options *o, mine_source *s)
     return true;
 }
 
+/* Mines until Ctrl-C, --time-limit, --shares-limit, a refusal by the pool
+ * or node, or no device left: the exit status. */
+static int mine_until_stopped(const cli_options *o, cli_run *run, mine_source *source)
+{
+    double start = lode_clock_s();
+    char why[256];
+    int status = 0;
+    while (!cli_interrupted()) {
+        struct timespec nap = {0, 100 * 1000 * 1000};
+        nanosleep(&nap, NULL);
+        if ((o->time_limit > 0 && lode_clock_s() - start >= o->time_limit) || shares_limit_reached(o, source))
+            break;
+        cli_rate_report_tick(&run->report);
+        if (lode_mining_failure(run->mining, why, sizeof why)) {
+            lode_log(LODE_LOG_ERROR, "%s", why);
+            status = EXIT_REFUSED;
+            break;
+        }
+        if (cli_devices_left(run->miner) == 0) {
+            lode_log(LODE_LOG_ERROR, "every device has failed or is quarantined; nothing is mining");
+            status = EXIT_RUNTIME;
+            break;
+        }
+    }
+    if (status == 0)
+        status = cli_interrupted() ? EXIT_INTERRUPTED : 0;
+    return status;
+}
+
+/* The summary lines; a run with hardware errors, or without a single job,
+ * turns a 0 status into EXIT_RUNTIME. */
+static int summarise_run(const cli_options *o, cli_run *run, mine_source *source, int status)
+{
+    uint64_t hw_errors;
+    cli_rate_report_stop_and_summarise(&run->report, &hw_errors);
+    lode_mining_stats ms;
+    lode_mining_stats_get(run->mining, &ms);
+    /* Hits on live jobs (a hit is a share); the other lines count the dropped. */
+    lode_log(LODE_LOG_NOTICE, "summary: jobs %llu, %llu %s passed to the %s", (unsigned long long)ms.jobs,
+             (unsigned long long)ms.shares, source->gbt ? "blocks" : "shares", source->gbt ? "node" : "pool");
+    summarise_source(source, o);
+    if (hw_errors && status == 0)
+        status = EXIT_RUNTIME;
+    if (status == 0 && ms.jobs == 0) {
+        /* The run ended (--time-limit) without a job: its pool, proxy or
+         * node was never reached, and nothing was mined: not a success. */
+        lode_log(LODE_LOG_ERROR, "no job came from %s in the whole run: nothing was mined (see the errors above)",
+                 source->gbt ? "the node" : o->pool_count > 1 ? "any pool" : "the pool");
+        status = EXIT_RUNTIME;
+    }
+    return status;
+}
+
+/* The mining session on the selected devices, from start to summary. */
+static int run_mining(const cli_options *o, cli_run *run, mine_source *source)
+{
+    lode_mining_config config = {
+        .miner = {.algo = o->algo, .devices = run->devices, .device_count = run->device_count,
+                  .threads = o->threads, .variant = o->variant},
+        .source_ops = source->gbt ? &lode_gbt_source_ops : &lode_stratum_source_ops,
+        .source = source->gbt ? (void *)source->gbt : (void *)source->stratum,
+    };
+    int status = cli_run_start_mining(run, o, &config);
+    if (status != 0)
+        return status;
+    run->api_source = (cli_api_source){.algo = o->algo, .kind = source->gbt ? "gbt" : "stratum",
+                                       .where = o->pools[0].url, .stratum = source->stratum, .gbt = source->gbt,
+                                       .node_url = o->pools[0].url, .unit = cli_rate_unit(o->algo)};
+    for (size_t i = 0; i < o->pool_count; i++)
+        run->api_source.pool_urls[i] = o->pools[i].url;
+    if ((status = cli_run_start_api(run, o)) != 0 || (status = cli_run_wait_ready(run)) != 0 ||
+        (status = cli_run_start_report(run, cli_rate_unit(o->algo),
+                                       o->log_interval > 0 ? o->log_interval : DEFAULT_LOG_INTERVAL)) != 0)
+        return status;
+    int started = source->gbt ? lode_gbt_start(source->gbt, run->mining)
+                              : lode_stratum_start(source->stratum, run->mining);
+    if (started != 0) {
+        lode_log(LODE_LOG_ERROR, "cannot start the job source");
+        status = EXIT_RUNTIME;
+    } else {
+        lode_log(LODE_LOG_INFO, "mining %s on %zu device(s) from %s; Ctrl-C stops", lode_algo_get(o->algo)->name,
+                 lode_dispatcher_device_count(run->miner), o->pools[0].url);
+        cli_run_running(run, lode_algo_get(o->algo)->name, cli_rate_unit(o->algo), status_extra, source);
+        status = mine_until_stopped(o, run, source);
+        lode_log(LODE_LOG_INFO, "stopping");
+        cli_run_stopping(run);
+        if (source->gbt)
+            lode_gbt_stop(source->gbt);
+        else
+            lode_stratum_stop(source->stratum);
+    }
+    return summarise_run(o, run, source, status);
+}
+
 int cmd_mine(const cli_options *o)
 {
     if (!o->algo_given)
@@ -196,127 +296,11 @@ int cmd_mine(const cli_options *o)
     mine_source source = {0};
     if (create_source(o, &source, err, sizeof err) != 0)
         return cli_usage_error("%s", err);
-
-    lode_device_ref *devices;
-    size_t count;
-    if (lode_registry_select(o->devices, o->algo, &devices, &count, err, sizeof err) != 0) {
-        lode_stratum_free(source.stratum);
-        lode_gbt_free(source.gbt);
-        return cli_usage_error("%s", err);
-    }
-    if (cli_check_variant(o, o->algo, devices, count) != 0) {
-        free(devices);
-        lode_stratum_free(source.stratum);
-        lode_gbt_free(source.gbt);
-        return EXIT_USAGE;
-    }
-    lode_mining_config config = {
-        .miner = {.algo = o->algo, .devices = devices, .device_count = count, .threads = o->threads,
-                  .variant = o->variant},
-        .source_ops = source.gbt ? &lode_gbt_source_ops : &lode_stratum_source_ops,
-        .source = source.gbt ? (void *)source.gbt : (void *)source.stratum,
-    };
-    double *temps;
-    int health = cli_health_config(o, &config.miner, &temps);
-    lode_mining *mining = health == 0 ? lode_mining_start(&config, err, sizeof err) : NULL;
-    free(temps);
-    free(devices);
-    if (health != 0) {
-        lode_stratum_free(source.stratum);
-        lode_gbt_free(source.gbt);
-        return health;
-    }
-    int status = 0;
-    lode_api *api = NULL;
-    if (mining == NULL) {
-        lode_log(LODE_LOG_ERROR, "%s", err);
-        status = EXIT_RUNTIME;
-        goto out_source;
-    }
-    cli_api_source api_source = {.miner = lode_mining_miner(mining), .algo = o->algo,
-                                 .kind = source.gbt ? "gbt" : "stratum", .where = o->pools[0].url,
-                                 .stratum = source.stratum, .gbt = source.gbt, .node_url = o->pools[0].url,
-                                 .unit = cli_rate_unit(o->algo)};
-    for (size_t i = 0; i < o->pool_count; i++)
-        api_source.pool_urls[i] = o->pools[i].url;
-    if ((status = cli_api_start(o, &api_source, &api)) != 0)
-        goto out_mining;
-    int ready = cli_wait_ready(lode_mining_miner(mining));
-    if (ready <= 0) {
-        if (ready == 0)
-            lode_log(LODE_LOG_ERROR, "no device passed its self-test");
-        status = ready == 0 ? EXIT_RUNTIME : EXIT_INTERRUPTED;
-        goto out_mining;
-    }
-    cli_rate_report report;
-    if (cli_rate_report_init(&report, lode_mining_miner(mining), cli_rate_unit(o->algo),
-                             o->log_interval > 0 ? o->log_interval : DEFAULT_LOG_INTERVAL) != 0) {
-        lode_log(LODE_LOG_ERROR, "out of memory");
-        status = EXIT_RUNTIME;
-        goto out_mining;
-    }
-    int started = source.gbt ? lode_gbt_start(source.gbt, mining) : lode_stratum_start(source.stratum, mining);
-    cli_notify *notify = NULL;
-    if (started != 0) {
-        lode_log(LODE_LOG_ERROR, "cannot start the job source");
-        status = EXIT_RUNTIME;
-    } else {
-        lode_log(LODE_LOG_INFO, "mining %s on %zu device(s) from %s; Ctrl-C stops",
-                 lode_algo_get(o->algo)->name, lode_dispatcher_device_count(lode_mining_miner(mining)),
-                 o->pools[0].url);
-        cli_background_running();
-        notify = cli_notify_ready(lode_mining_miner(mining), lode_algo_get(o->algo)->name, cli_rate_unit(o->algo),
-                                  status_extra, &source);
-        double start = lode_clock_s();
-        char why[256];
-        while (!cli_interrupted()) {
-            struct timespec nap = {0, 100 * 1000 * 1000};
-            nanosleep(&nap, NULL);
-            if ((o->time_limit > 0 && lode_clock_s() - start >= o->time_limit) || shares_limit_reached(o, &source))
-                break;
-            cli_rate_report_tick(&report);
-            if (lode_mining_failure(mining, why, sizeof why)) {
-                lode_log(LODE_LOG_ERROR, "%s", why);
-                status = EXIT_REFUSED;
-                break;
-            }
-            if (cli_devices_left(lode_mining_miner(mining)) == 0) {
-                lode_log(LODE_LOG_ERROR, "every device has failed or is quarantined; nothing is mining");
-                status = EXIT_RUNTIME;
-                break;
-            }
-        }
-        if (status == 0)
-            status = cli_interrupted() ? EXIT_INTERRUPTED : 0;
-        lode_log(LODE_LOG_INFO, "stopping");
-        cli_notify_stop(notify);
-        if (source.gbt)
-            lode_gbt_stop(source.gbt);
-        else
-            lode_stratum_stop(source.stratum);
-    }
-    uint64_t hw_errors;
-    cli_rate_report_stop_and_summarise(&report, &hw_errors);
-    lode_mining_stats ms;
-    lode_mining_stats_get(mining, &ms);
-    /* Hits on live jobs (a hit is a share); the other lines count the dropped. */
-    lode_log(LODE_LOG_NOTICE, "summary: jobs %llu, %llu %s passed to the %s", (unsigned long long)ms.jobs,
-             (unsigned long long)ms.shares, source.gbt ? "blocks" : "shares", source.gbt ? "node" : "pool");
-    summarise_source(&source, o);
-    cli_rate_report_free(&report);
-    if (hw_errors && status == 0)
-        status = EXIT_RUNTIME;
-    if (status == 0 && ms.jobs == 0) {
-        /* The run ended (--time-limit) without a job: its pool, proxy or
-         * node was never reached, and nothing was mined: not a success. */
-        lode_log(LODE_LOG_ERROR, "no job came from %s in the whole run: nothing was mined (see the errors above)",
-                 source.gbt ? "the node" : o->pool_count > 1 ? "any pool" : "the pool");
-        status = EXIT_RUNTIME;
-    }
-out_mining:
-    cli_api_stop(api); /* before what it reads goes */
-    lode_mining_free(mining);
-out_source:
+    cli_run run = {0};
+    int status = cli_run_select(&run, o, o->algo);
+    if (status == 0)
+        status = run_mining(o, &run, &source);
+    cli_run_end(&run); /* the session before its job source */
     lode_stratum_free(source.stratum);
     lode_gbt_free(source.gbt);
     return status;

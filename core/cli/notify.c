@@ -1,4 +1,4 @@
-/* systemd's notify protocol through libsystemd (sd_notify): see cli.h.
+/* systemd's notify protocol through libsystemd (sd_notify): see notify.h.
  * The protocol is datagrams on the socket NOTIFY_SOCKET names; libsystemd
  * speaks it (abstract sockets, credentials) so lode need not.
  *
@@ -20,7 +20,7 @@
 #include "core/base/log.h"
 #include "core/base/stuck_threads.h"
 #include "core/base/text.h"
-#include "core/cli/cli.h"
+#include "core/cli/notify.h"
 #include "core/dispatch/dispatch.h"
 #ifdef LODE_HAVE_SYSTEMD
 #include <systemd/sd-daemon.h>

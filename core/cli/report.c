@@ -8,7 +8,7 @@
 #include "core/base/log.h"
 #include "core/base/sensors.h"
 #include "core/base/text.h"
-#include "core/cli/cli.h"
+#include "core/cli/report.h"
 #include "core/dispatch/dispatch.h"
 #include "core/dispatch/registry.h"
 

@@ -9,7 +9,12 @@
 #include "core/base/momentum_ref.h"
 #include "core/base/target.h"
 #include "core/base/tf_ref.h"
-#include "core/cli/cli.h"
+#include "core/cli/commands.h"
+#include "core/cli/devices.h"
+#include "core/cli/messages.h"
+#include "core/cli/options.h"
+#include "core/cli/run_setup.h"
+#include "core/cli/signals.h"
 #include "core/dispatch/dispatch.h"
 
 typedef struct scan_results {

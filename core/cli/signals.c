@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/cli/cli.h"
+#include "core/cli/signals.h"
 
 static atomic_int stops;     /* stop requests so far (2 and more: stop now) */
 static atomic_int stop_flag; /* the abort flag handed to device calls */

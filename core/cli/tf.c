@@ -25,8 +25,15 @@
 #include "core/base/log.h"
 #include "core/base/status.h"
 #include "core/base/tf_ref.h"
-#include "core/cli/cli.h"
+#include "core/cli/commands.h"
+#include "core/cli/devices.h"
+#include "core/cli/messages.h"
+#include "core/cli/options.h"
+#include "core/cli/run_api.h"
+#include "core/cli/run_setup.h"
+#include "core/cli/signals.h"
 #include "core/cli/tf_primenet.h"
+#include "core/cli/tf_summary.h"
 #include "core/dispatch/dispatch.h"
 #include "core/tf/class_driver.h"
 #include "core/tf/proof.h"
@@ -177,51 +184,36 @@ static void setup_driver(lode_tf_driver *driver, const cli_options *opts, const 
 }
 
 /* The dispatcher, the API and the run: the exit status. */
-static int run_driver(const cli_options *opts, lode_tf_driver *driver, lode_dispatcher_config *cfg,
+static int run_driver(const cli_options *opts, cli_run *run, lode_tf_driver *driver, lode_dispatcher_config *cfg,
                       const char *where, lode_tf_assignment **list, size_t *count)
 {
-    char err[512];
-    double *temps;
-    int health = cli_health_config(opts, cfg, &temps);
-    lode_dispatcher *m = health == 0 ? lode_dispatcher_start(cfg, err, sizeof err) : NULL;
-    free(temps);
-    if (m == NULL) {
-        if (health == 0)
-            lode_log(LODE_LOG_ERROR, "%s", err);
-        return health != 0 ? health : EXIT_RUNTIME;
-    }
-    driver->miner = m;
+    int status = cli_run_start_dispatcher(run, opts, cfg);
+    if (status != 0)
+        return status;
+    driver->miner = run->miner;
     /* The client first (it registers and fetches while the devices test
      * themselves): the API then shows its state from the start. */
     cli_tf_primenet *primenet = NULL;
-    int status = 0;
     if (opts->tf.primenet && (primenet = cli_tf_primenet_start(opts, driver, driver->info.details)) == NULL)
         status = EXIT_RUNTIME;
-    cli_api_source api_source = {.miner = m, .algo = LODE_ALGO_TF, .kind = "tf", .where = where, .tf = driver,
-                                 .unit = "candidates/s", .primenet = primenet ? cli_tf_primenet_api_status : NULL,
-                                 .primenet_user = primenet};
-    lode_api *api = NULL;
+    run->api_source = (cli_api_source){.algo = LODE_ALGO_TF, .kind = "tf", .where = where, .tf = driver,
+                                       .unit = "candidates/s",
+                                       .primenet = primenet ? cli_tf_primenet_api_status : NULL,
+                                       .primenet_user = primenet};
     if (status == 0)
-        status = cli_api_start(opts, &api_source, &api);
-    int ready = status == 0 ? cli_wait_ready(m) : 1;
-    if (ready <= 0) {
-        lode_log(LODE_LOG_ERROR, ready < 0 ? "interrupted" : "no device passed its self-test");
-        status = ready < 0 ? EXIT_INTERRUPTED : EXIT_RUNTIME;
-    }
+        status = cli_run_start_api(run, opts);
+    if (status == 0 && (status = cli_run_wait_ready(run)) == EXIT_INTERRUPTED)
+        lode_log(LODE_LOG_ERROR, "interrupted");
     if (status == 0) {
-        cli_background_running();
-        cli_notify *notify = cli_notify_ready(m, "tf", "candidates/s", NULL, NULL);
+        cli_run_running(run, "tf", "candidates/s", NULL, NULL);
         double started = lode_clock_s();
         int r = primenet != NULL ? cli_tf_primenet_run(primenet, driver, list, count)
                                  : lode_tf_driver_run_list(driver, list, count);
-        cli_notify_stop(notify);
-        cli_tf_summary(m, driver, lode_clock_s() - started);
+        cli_run_stopping(run);
+        cli_tf_summary(run->miner, driver, lode_clock_s() - started);
         status = r == LODE_TF_DONE ? 0 : r == LODE_TF_STOPPED ? EXIT_INTERRUPTED : EXIT_RUNTIME;
     }
-    status = cli_tf_primenet_end(primenet, status);
-    cli_api_stop(api);
-    lode_dispatcher_free(m);
-    return status;
+    return cli_tf_primenet_end(primenet, status);
 }
 
 int cmd_tf(const cli_options *opts, int argc, char **argv)
@@ -243,25 +235,25 @@ int cmd_tf(const cli_options *opts, int argc, char **argv)
     if (cli_api_check(opts) != 0 || cli_tf_primenet_check(opts, argc) != 0)
         return EXIT_USAGE;
     lode_tf_assignment *list;
-    size_t count, ndev;
+    size_t count;
     int bad_lines, lock_fd;
     int status = load_assignments(opts, argc, argv, &list, &count, &bad_lines, &lock_fd);
     if (status >= 0)
         return status;
     const char *worktodo = argc > 0 ? NULL : opts->tf.worktodo ? opts->tf.worktodo : "worktodo.txt";
-    lode_device_ref *devices;
+    cli_run run = {0};
     char kernel[128], details[256], where[300];
-    status = select_devices(opts, &devices, &ndev) != 0 ? EXIT_USAGE : 0;
+    status = select_devices(opts, &run.devices, &run.device_count) != 0 ? EXIT_USAGE : 0;
     if (status == 0) {
-        describe_devices(devices, ndev, kernel, sizeof kernel, details, sizeof details);
+        describe_devices(run.devices, run.device_count, kernel, sizeof kernel, details, sizeof details);
         lode_tf_driver driver;
         setup_driver(&driver, opts, worktodo, kernel, details);
-        lode_dispatcher_config cfg = {.algo = LODE_ALGO_TF, .devices = devices, .device_count = ndev,
-                                      .threads = opts->threads, .chunk_ms = 100,
+        lode_dispatcher_config cfg = {.algo = LODE_ALGO_TF, .devices = run.devices,
+                                      .device_count = run.device_count, .threads = opts->threads, .chunk_ms = 100,
                                       .callbacks = {.user = &driver, .found = lode_tf_driver_on_found}};
         snprintf(where, sizeof where, "%s", worktodo != NULL ? worktodo : "command line");
-        status = run_driver(opts, &driver, &cfg, where, &list, &count);
-        free(devices);
+        status = run_driver(opts, &run, &driver, &cfg, where, &list, &count);
+        cli_run_end(&run); /* the dispatcher before the driver it calls */
         lode_tf_driver_destroy(&driver);
     }
     free(list);

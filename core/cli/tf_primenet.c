@@ -2,6 +2,9 @@
  * client's files beside the worktodo and results files, the machine as uc
  * describes it, and the run that waits for assignments when the worktodo
  * runs out. */
+#include "core/cli/messages.h"
+#include "core/cli/options.h"
+#include "core/cli/signals.h"
 #include "core/cli/tf_primenet.h"
 
 #include <errno.h>

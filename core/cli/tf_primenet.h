@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "core/cli/cli.h"
+#include "core/cli/options.h"
 #include "core/tf/class_driver.h"
 
 /* The PrimeNet options against the rest (argc: assignments on the command

@@ -7,7 +7,7 @@
 #include "core/base/log.h"
 #include "core/base/sensors.h"
 #include "core/base/text.h"
-#include "core/cli/cli.h"
+#include "core/cli/tf_summary.h"
 #include "core/dispatch/dispatch.h"
 #include "core/dispatch/registry.h"
 #include "core/tf/class_driver.h"

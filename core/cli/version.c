@@ -16,7 +16,7 @@
 #include <microhttpd.h>
 #endif
 
-#include "core/cli/cli.h"
+#include "core/cli/commands.h"
 #include "core/dispatch/registry.h"
 
 #ifndef LODE_BUILD_COMPILER

@@ -4,7 +4,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/cli/cli.h"
+#include "core/cli/config.h"
+#include "core/cli/options.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
