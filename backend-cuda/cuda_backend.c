@@ -39,7 +39,7 @@
 #include "core/base/status.h"
 #include "core/base/text.h"
 #include "core/base/tf_ref.h"
-#include "core/base/tune_cache.h"
+#include "core/backend_support/tune_cache.h"
 static const variant_desc sha256d_variants[] = {{"imad", 1, 1}, {"iadd3", 0, 1}};
 /* scrypt: a hash per thread, leaving out every 8th, none, every 4th or
  * every 2nd scratchpad entry; then four threads per hash with lookup gaps

@@ -26,7 +26,7 @@
 #include "core/base/status.h"
 #include "core/base/text.h"
 #include "core/base/tf_ref.h"
-#include "core/base/tune_cache.h"
+#include "core/backend_support/tune_cache.h"
 
 /* Aimed duration of one launch: long enough that launch overhead vanishes,
  * short enough that a new job (abort) is picked up quickly. */
@@ -52,7 +52,7 @@ typedef struct variant_desc {
 /* Best first (the order of variants()). */
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Launch parameters: tuned, cached (core/base/tune_cache.h) or set by LODE_CUDA_TUNE
+/* Launch parameters: tuned, cached (core/backend_support/tune_cache.h) or set by LODE_CUDA_TUNE
  * (keys tpb, npt, waves). */
 typedef struct cuda_tune_params {
     unsigned threads_per_block;

@@ -29,7 +29,7 @@
 #include "core/base/status.h"
 #include "core/base/text.h"
 #include "core/base/tf_ref.h"
-#include "core/base/tune_cache.h"
+#include "core/backend_support/tune_cache.h"
 
 /* Aimed duration of one launch: long enough that launch overhead vanishes,
  * short enough that a new job (abort) is picked up quickly. */
@@ -57,7 +57,7 @@ enum { XCHG_SINGLE = 0, XCHG_LOCAL = 1, XCHG_NV = 2, XCHG_KHR = 3, XCHG_INTEL = 
 #define STAGED_ROW_BYTES 144u
 #define STAGED_MAX_LOCAL 128u
 
-/* Launch parameters: tuned, cached (core/base/tune_cache.h) or set by
+/* Launch parameters: tuned, cached (core/backend_support/tune_cache.h) or set by
  * LODE_OPENCL_TUNE (keys ls, npt, il, batch). */
 typedef struct ocl_tune_params {
     unsigned local_size; /* work-group size of the main kernel */

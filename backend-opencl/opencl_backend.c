@@ -41,7 +41,7 @@
 #include "core/base/status.h"
 #include "core/base/text.h"
 #include "core/base/tf_ref.h"
-#include "core/base/tune_cache.h"
+#include "core/backend_support/tune_cache.h"
 
 /* ---- errors ---------------------------------------------------------- */
 

@@ -1,4 +1,4 @@
-/* The tuning cache and environment override (core/base/tune_cache.h):
+/* The tuning cache and environment override (core/backend_support/tune_cache.h):
  * - a store loads back, and a missing name loads nothing;
  * - an entry of another driver or lode version is stale: not loaded, and
  *   replaced by the next store of its slot;
@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/base/tune_cache.h"
+#include "core/backend_support/tune_cache.h"
 #include "tests/test_util.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))

@@ -1,6 +1,6 @@
 /* The tuning cache and environment override of the GPU backends
  * (tune_cache.h). All JSON goes through jansson. */
-#include "core/base/tune_cache.h"
+#include "core/backend_support/tune_cache.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -16,8 +16,8 @@
  *   retune                       ignore the cache and tune again
  *   sha256d:k=N,k=N;scrypt:k=N   fixed parameters for those algorithms, with
  *                                the backend's short keys; N a positive integer */
-#ifndef LODE_CORE_TUNE_CACHE_H
-#define LODE_CORE_TUNE_CACHE_H
+#ifndef LODE_BACKEND_SUPPORT_TUNE_CACHE_H
+#define LODE_BACKEND_SUPPORT_TUNE_CACHE_H
 
 #include "core/base/settings.h"
 
