@@ -121,11 +121,11 @@ void ocl_release_mem(cl_mem *m)
 
 /* ---- enumeration ------------------------------------------------------ */
 
-static int opencl_probe(char why[LODE_WHY_LEN]) { return ocl_devices_probe(why, LODE_WHY_LEN); }
+static int ocl_probe(char why[LODE_WHY_LEN]) { return ocl_devices_probe(why, LODE_WHY_LEN); }
 
-static int opencl_device_count(void) { return ocl_devices_count(); }
+static int ocl_device_count(void) { return ocl_devices_count(); }
 
-static int opencl_device_info(int index, lode_device_info *out)
+static int ocl_device_info(int index, lode_device_info *out)
 {
     const ocl_dev_desc *d = ocl_devices_get(index);
     if (d == NULL)
@@ -146,7 +146,7 @@ static int opencl_device_info(int index, lode_device_info *out)
 }
 
 /* Variants the device supports, best first (ocl_<name>.c). */
-static int opencl_variants(int index, lode_algo algo, const char **names, int max)
+static int ocl_variants(int index, lode_algo algo, const char **names, int max)
 {
     const ocl_dev_desc *d = ocl_devices_get(index);
     const ocl_algo_ops *ops = ops_of(algo);
@@ -188,7 +188,7 @@ int ocl_max_local(lode_device *d, cl_kernel k, size_t *out)
 
 /* ---- open and close ------------------------------------------------------ */
 
-static void opencl_close(lode_device *d)
+static void ocl_close(lode_device *d)
 {
     if (d == NULL)
         return;
@@ -217,7 +217,7 @@ static int open_variant(lode_device *d)
     return d->ops->open(d);
 }
 
-static int opencl_open(int index, const lode_open_params *params, lode_device **out)
+static int ocl_open(int index, const lode_open_params *params, lode_device **out)
 {
     const ocl_dev_desc *x = ocl_devices_get(index);
     const ocl_algo_ops *ops = ops_of(params->algo);
@@ -251,7 +251,7 @@ static int opencl_open(int index, const lode_open_params *params, lode_device **
             *out = d;
             return LODE_OK;
         }
-        opencl_close(d);
+        ocl_close(d);
         if (params->variant != NULL || rc == LODE_ERR_NO_MEMORY)
             return rc;
         lode_log(LODE_LOG_WARN, "%s: variant %s failed, trying the next", label, names[i]);
@@ -261,9 +261,9 @@ static int opencl_open(int index, const lode_open_params *params, lode_device **
 
 /* ---- jobs and scanning ---------------------------------------------------- */
 
-static int opencl_set_work(lode_device *d, const lode_work *work) { return d->ops->set_work(d, work); }
+static int ocl_set_work(lode_device *d, const lode_work *work) { return d->ops->set_work(d, work); }
 
-static int opencl_scan(lode_device *d, const lode_range *r, lode_hits *hits, uint64_t *done,
+static int ocl_scan(lode_device *d, const lode_range *r, lode_hits *hits, uint64_t *done,
                        const atomic_int *abort)
 {
     *done = 0;
@@ -271,12 +271,12 @@ static int opencl_scan(lode_device *d, const lode_range *r, lode_hits *hits, uin
     return lode_launch_run(&d->driver, &e, r->start, r->count, hits, done, abort);
 }
 
-static uint64_t opencl_preferred_chunk(lode_device *d, double target_ms)
+static uint64_t ocl_preferred_chunk(lode_device *d, double target_ms)
 {
     return d->ops->preferred_chunk(d, target_ms);
 }
 
-static int opencl_tune(lode_device *d, double target_ms)
+static int ocl_tune(lode_device *d, double target_ms)
 {
     return d->ops->tune != NULL ? d->ops->tune(d, target_ms) : LODE_OK;
 }
@@ -286,7 +286,7 @@ static int opencl_tune(lode_device *d, double target_ms)
 /* A GPU's sensors from its PCI bus id: amdgpu's hwmon files where the
  * amdgpu driver runs it, NVML for NVIDIA's GPUs (the same shared code the
  * CUDA backend reads them with); nothing for other devices. */
-static int opencl_read_sensors(int index, lode_sensors *out)
+static int ocl_read_sensors(int index, lode_sensors *out)
 {
     const ocl_dev_desc *d = ocl_devices_get(index);
     if (d == NULL)
@@ -300,7 +300,7 @@ static int opencl_read_sensors(int index, lode_sensors *out)
     return LODE_ERR_UNSUPPORTED;
 }
 
-static void opencl_describe(char *buf, size_t len)
+static void ocl_describe(char *buf, size_t len)
 {
     size_t used = 0;
     char why[LODE_WHY_LEN] = "";
@@ -330,17 +330,17 @@ static void opencl_describe(char *buf, size_t len)
 
 const lode_backend_ops lode_backend_opencl = {
     .name = "opencl",
-    .probe = opencl_probe,
-    .device_count = opencl_device_count,
-    .device_info = opencl_device_info,
-    .open = opencl_open,
-    .close = opencl_close,
-    .set_work = opencl_set_work,
-    .scan = opencl_scan,
+    .probe = ocl_probe,
+    .device_count = ocl_device_count,
+    .device_info = ocl_device_info,
+    .open = ocl_open,
+    .close = ocl_close,
+    .set_work = ocl_set_work,
+    .scan = ocl_scan,
     .rolls_versions = true,
-    .variants = opencl_variants,
-    .preferred_chunk = opencl_preferred_chunk,
-    .tune = opencl_tune,
-    .read_sensors = opencl_read_sensors,
-    .describe = opencl_describe,
+    .variants = ocl_variants,
+    .preferred_chunk = ocl_preferred_chunk,
+    .tune = ocl_tune,
+    .read_sensors = ocl_read_sensors,
+    .describe = ocl_describe,
 };
