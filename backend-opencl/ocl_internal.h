@@ -1,63 +1,99 @@
-/* The OpenCL backend's private parts, shared by opencl_backend.c (the
- * vtable, enumeration, programs, open and close, jobs, scanning),
- * ocl_tune.c and ocl_engines.c. */
+/* The OpenCL backend's private parts: the handle ocl_backend.c opens, the
+ * table of per-algorithm operations it opens it through (one
+ * ocl_<name>_ops per algorithm of core/base/algos.def, in ocl_<name>.c),
+ * the device helpers of ocl_backend.c and the nonce scans SHA-256d and
+ * scrypt share (ocl_nonce.c). */
 #ifndef LODE_BACKEND_OPENCL_INTERNAL_H
 #define LODE_BACKEND_OPENCL_INTERNAL_H
 
-#include <inttypes.h>
-#include <pthread.h>
 #include <stdbool.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
+#include <stddef.h>
+#include <stdint.h>
+
 #include "backend-opencl/ocl_api.h"
 #include "backend-opencl/ocl_devices.h"
-#include "backend-opencl/ocl_momentum.h"
-#include "backend-opencl/ocl_program.h"
-#include "backend-opencl/ocl_tf.h"
+#include "core/backend_support/hit_collect.h"
 #include "core/backend_support/kernel_params.h"
 #include "core/backend_support/launch_driver.h"
-#include "core/backend_support/nvml_sensors.h"
-#include "core/backend_support/sha256d_job.h"
-#include "core/backend_support/sha256d_lanes.h"
-#include "core/backend_support/sysfs_sensors.h"
-#include "core/base/clock.h"
-#include "core/base/backend.h"
-#include "core/base/log.h"
-#include "core/base/settings.h"
-#include "core/base/status.h"
-#include "core/base/text.h"
-#include "core/base/tf_ref.h"
 #include "core/backend_support/tune_cache.h"
+#include "core/base/backend.h"
 
 /* Aimed duration of one launch: long enough that launch overhead vanishes,
  * short enough that a new job (abort) is picked up quickly. */
 #define LAUNCH_MS 50.0
 #define IN_FLIGHT 2
-/* Largest nonce count of one SHA-256d launch (32-bit offsets stay safe). */
-#define SHA256D_MAX_LAUNCH (UINT64_C(1) << 31)
-/* The hit buffer and the parameter blocks: core/backend_support/kernel_params.h. */
-#define PARAM_WORDS 64
-_Static_assert(LODE_SHA256D_PARAM_WORDS <= PARAM_WORDS && LODE_SCRYPT_PARAM_WORDS <= PARAM_WORDS, "parameter block");
-/* scrypt: per slot LODE_SCRYPT_STATE_WORDS between the kernels, and the scratchpad. */
-#define SCRYPT_STATE_BYTES (LODE_SCRYPT_STATE_WORDS * 4u)
-#define SCRYPT_MEM_SHARE 0.85
-/* Slots come in multiples of this: every work-group shape the tuner tries
- * holds a divisor of it (at most 256 work-items, 4 per hash or 1). */
-#define SCRYPT_SLOT_QUANTUM 256u
-/* The pbkdf2 kernels' work-group size. */
-#define PBKDF2_LOCAL 64u
+#define VENDOR_NVIDIA 0x10de
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-/* How the four work-items of a scrypt hash trade words (kernels/scrypt.cl XCHG). */
-enum { XCHG_SINGLE = 0, XCHG_LOCAL = 1, XCHG_NV = 2, XCHG_KHR = 3, XCHG_INTEL = 4, XCHG_STAGED = 5 };
-/* romix_thread stages 144 bytes per work-item in local memory. */
-#define STAGED_ROW_BYTES 144u
-#define STAGED_MAX_LOCAL 128u
+/* One algorithm on an OpenCL device, chosen once when a handle opens. Its
+ * state (lode_device.state) is the algorithm's own, made by open. */
+typedef struct ocl_algo_ops {
+    /* The variants device x runs, best first; at most max. */
+    int (*variants)(const ocl_dev_desc *x, const char **names, int max);
+    /* Makes the state for d->variant in d's context and queue. On failure
+     * the handle is closed (close sees the state as far as it got). */
+    int (*open)(lode_device *d);
+    /* Frees the state (NULL: open failed before making it); nothing is
+     * left running on the queue. */
+    void (*close)(lode_device *d);
+    int (*set_work)(lode_device *d, const lode_work *work);
+    /* The launch driver's engine for the next scan. */
+    lode_launch_engine (*engine)(lode_device *d);
+    uint64_t (*preferred_chunk)(lode_device *d, double target_ms);
+    /* Measures the launch shape; NULL: nothing to tune. */
+    int (*tune)(lode_device *d, double target_ms);
+} ocl_algo_ops;
 
-/* Launch parameters: tuned, cached (core/backend_support/tune_cache.h) or set by
+#define LODE_ALGO(ID, name, ...) extern const ocl_algo_ops ocl_##name##_ops;
+#include "core/base/algos.def"
+#undef LODE_ALGO
+
+struct lode_device {
+    int index;
+    const ocl_dev_desc *desc;
+    char label[180]; /* "opencl:0 (NVIDIA H100 80GB HBM3)" for messages */
+    lode_algo algo;
+    const char *variant;
+    bool cpu; /* a CPU device: other defaults and tuning choices */
+    cl_context ctx;
+    cl_command_queue queue;
+    const ocl_algo_ops *ops;
+    void *state;
+    lode_launch_driver driver;
+};
+
+#define OCL_TRY(d, what, call)                                                                         \
+    do {                                                                                           \
+        cl_int err_ = (call);                                                                      \
+        if (err_ != CL_SUCCESS)                                                                    \
+            return ocl_fail((d), (what), err_);                                                    \
+    } while (0)
+
+/* ---- ocl_backend.c: device helpers ---- */
+/* Logs "<label>: <what> failed: <error>" and returns its lode status. */
+int ocl_fail(const lode_device *d, const char *what, cl_int err);
+const char *ocl_algo_name(lode_algo algo);
+bool ocl_is_cpu(const ocl_dev_desc *x);
+/* Copies the first of list's n variants, at most max; returns how many. */
+int ocl_take_variants(const char *const *list, int n, const char **names, int max);
+int ocl_create_buffer(lode_device *d, cl_mem_flags flags, size_t size, cl_mem *out);
+int ocl_make_kernel(lode_device *d, cl_program prog, const char *name, cl_kernel *out);
+/* The build options every program gets; returns their length. */
+int ocl_common_options(const lode_device *d, char *options, size_t len);
+/* The device's largest work-group for kernel k. */
+int ocl_max_local(lode_device *d, cl_kernel k, size_t *out);
+int ocl_set_args(lode_device *d, cl_kernel k, unsigned n, const size_t *sizes, const void *const *vals);
+/* ev, if given, receives the kernel's event (a previous one is released). */
+int ocl_run_kernel(lode_device *d, cl_kernel k, size_t global, size_t local, const char *what, cl_event *ev);
+static inline size_t ocl_round_up(size_t n, size_t q) { return (n + q - 1) / q * q; }
+void ocl_release_kernel(cl_kernel *k);
+void ocl_release_program(cl_program *p);
+void ocl_release_mem(cl_mem *m);
+
+/* ---- ocl_nonce.c: nonce scans (SHA-256d, scrypt) ---- */
+
+/* Launch parameters: tuned, cached (tune_cache.h) or set by
  * LODE_OPENCL_TUNE (keys ls, npt, il, batch). */
 typedef struct ocl_tune_params {
     unsigned local_size; /* work-group size of the main kernel */
@@ -66,84 +102,58 @@ typedef struct ocl_tune_params {
     double rate;         /* measured hashes per second, 0 if unknown */
 } ocl_tune_params;
 
-struct lode_device {
-    int index;
-    const ocl_dev_desc *desc;
-    char label[180]; /* "opencl:0 (NVIDIA H100 80GB HBM3)" for messages */
-    lode_algo algo;
-    const char *variant;
-    int xchg;             /* scrypt */
-    unsigned lookup_gap;  /* scrypt */
-    bool cpu;             /* a CPU device: other defaults and tuning choices */
+/* What a nonce algorithm gives the shared scan and tuner. */
+typedef struct ocl_nonce_algo {
+    /* Queues one launch's kernels over [start, start + count) writing into
+     * hits; *kernel_done receives the last kernel's event. */
+    int (*enqueue)(lode_device *d, cl_mem hits, cl_event *kernel_done, uint64_t start, uint64_t count);
+    /* Brings the parameters into what the kernels and the device accept. */
+    void (*clamp)(lode_device *d);
+    /* Builds the program for the parameters (a no-op when it stands). */
+    int (*build)(lode_device *d);
+    /* Sets the indices per launch from the rate. */
+    void (*size_launches)(lode_device *d);
+    /* Tuning: candidate shapes, each timed after clamp and build. */
+    size_t (*candidates)(const lode_device *d);
+    bool warm_up_first;                   /* one untimed launch before the first trial */
+    int (*tune_begin)(lode_device *d);    /* a job without hits, calibration */
+    int (*tune_end)(lode_device *d);      /* the job back */
+    void (*shape)(lode_device *d, size_t i);
+    uint64_t (*trial_count)(lode_device *d);
+    void (*report)(lode_device *d);       /* logs the shape chosen */
+} ocl_nonce_algo;
 
-    cl_context ctx;
-    cl_command_queue queue;
-    cl_program prog;
-    cl_kernel k_main, k_in, k_out; /* sha256d_search_* or romix_*, pbkdf2_in, pbkdf2_out */
-    cl_program vprog;              /* sha256d: the version-rolled search, built on first use */
-    cl_kernel k_versions;
-    size_t versions_max_local;     /* the device's limit for k_versions */
-    unsigned prog_hashes;          /* HASHES the scrypt program was built with */
-    size_t main_max_local;         /* the device's limit for k_main */
-    cl_mem params, hits[IN_FLIGHT], state, pad; /* params: scrypt's block */
+/* The first member of a nonce algorithm's state, so that the shared code
+ * reaches it through lode_device.state. */
+typedef struct ocl_nonce_scan {
+    const ocl_nonce_algo *algo;
+    cl_mem hits[IN_FLIGHT];
     cl_event finished[IN_FLIGHT];    /* a launch's hit read-back */
     cl_event kernel_done[IN_FLIGHT]; /* its last kernel: polled (a pageable read-back may
                                         complete only inside clWaitForEvents) */
     uint32_t hits_host[IN_FLIGHT][LODE_HITS_WORDS];
-    sha256d_job host_job; /* sha256d on the host: precomputation, exact check */
-    bool versions;        /* the sha256d job is version-rolled: vjobs and vparams hold it */
-    sha256d_version_set vjobs;
-    uint32_t vparams[LODE_SHA256D_VERSIONS * LODE_SHA256D_PARAM_WORDS];
-
+    lode_nonce_hit_check check; /* what collected hits are checked against */
     ocl_tune_params tune;
     bool tuned; /* tune holds measured or user-given values */
     lode_tune_mode mode;
     uint64_t launch_count; /* indices per launch */
-    unsigned slots;        /* scrypt hash slots allocated */
+} ocl_nonce_scan;
 
-    uint8_t header[80];
-    lode_u256 target;
-    uint32_t param_words[PARAM_WORDS];
-    ocl_momentum *momentum;
-    momentum_pairs pairs;
-    ocl_tf *tf; /* trial factoring */
+static inline ocl_nonce_scan *ocl_nonce_of(lode_device *d) { return d->state; }
 
-    lode_launch_driver driver;
-    /* What the last wait returned (Momentum: the launch's sweeps, their
-     * candidates copied one after another, sweep j's from sweep_at[j];
-     * trial factoring: the launch's factors). */
-    momentum_entry *cands;
-    size_t cand_cap, sweep_at[OCL_MOMENTUM_BATCH_MAX + 1];
-    unsigned sweeps;
-    uint64_t tf_n0, tf_count;
-    const ocl_tf_part *tf_parts;
-    unsigned tf_nparts;
-    bool tf_overflow;
-};
-#define TRY(d, what, call)                                                                         \
-    do {                                                                                           \
-        cl_int err_ = (call);                                                                      \
-        if (err_ != CL_SUCCESS)                                                                    \
-            return ocl_fail((d), (what), err_);                                                        \
-    } while (0)
-
-/* opencl_backend.c */
-const char *ocl_algo_name(lode_algo algo);
-bool ocl_sha256d_exact(const void *ctx, uint32_t nonce);
-int ocl_build_program(lode_device *d, unsigned hashes);
-int ocl_enqueue(lode_device *d, int slot, uint64_t start, uint64_t count);
-int ocl_fail(const lode_device *d, const char *what, cl_int err);
-/* ocl_tune.c: one work-item per hash (the single and staged exchanges). */
-bool ocl_item_per_hash(const lode_device *d);
-int ocl_nonce_query(void *ctx, unsigned slot);
-int ocl_nonce_wait(void *ctx, unsigned slot);
-int ocl_tune_measure(lode_device *d, double target_ms);
-int ocl_upload_params(lode_device *d);
-lode_launch_engine ocl_engine_of(lode_device *d);
-uint64_t ocl_preferred_chunk(lode_device *d, double target_ms);
-unsigned ocl_per_group(const lode_device *d);
-void ocl_clamp_params(lode_device *d);
-void ocl_load_params(lode_device *d);
-void ocl_size_launches(lode_device *d);
+/* Allocates the hit buffers. */
+int ocl_nonce_open(lode_device *d);
+void ocl_nonce_close(ocl_nonce_scan *s);
+/* The parameters from LODE_OPENCL_TUNE or the cache, else defaults. */
+void ocl_nonce_load_params(lode_device *d, ocl_tune_params defaults);
+/* After the kernels' buffers: parameters, program, launch size. */
+int ocl_nonce_ready(lode_device *d);
+/* The largest power of two <= want and <= max, at least floor. */
+unsigned ocl_pow2_local(unsigned want, size_t max, unsigned floor);
+lode_launch_engine ocl_nonce_engine(lode_device *d);
+uint64_t ocl_nonce_preferred_chunk(lode_device *d, double target_ms);
+int ocl_nonce_tune(lode_device *d, double target_ms);
+/* One launch of count indices from 0, timed (seconds), or < 0 with *rc set. */
+double ocl_nonce_time_launch(lode_device *d, uint64_t count, int *rc);
 
 #endif

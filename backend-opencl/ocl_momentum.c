@@ -1,3 +1,5 @@
+/* Momentum on an OpenCL device: the engine of ocl_momentum.h over
+ * kernels/momentum.cl, and the backend's ocl_momentum_ops over it. */
 #include "backend-opencl/ocl_momentum.h"
 #include "core/base/settings.h"
 
@@ -5,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend-opencl/ocl_internal.h"
 #include "backend-opencl/ocl_program.h"
 #include "core/backend_support/kernel_params.h"
+#include "core/backend_support/momentum_batch.h"
 #include "core/base/log.h"
 #include "core/base/status.h"
 
@@ -440,3 +444,147 @@ static int sweep_filter(ocl_momentum *m, const momentum_consts *c, momentum_entr
                                                       counts, 0, NULL, NULL));
     return read_list(m, m->list[LIST_ROUNDS & 1], counts[LIST_ROUNDS], list, count);
 }
+
+/* ---- the backend's Momentum: ocl_momentum_ops ----------------------------- */
+
+typedef struct momentum_state {
+    ocl_momentum *engine;
+    momentum_batch batch; /* the last finished launch's candidates, per sweep */
+    unsigned sweeps;      /* that launch's sweeps */
+    uint8_t header[80];
+    lode_u256 target;
+} momentum_state;
+
+static momentum_state *state_of(void *ctx) { return ((lode_device *)ctx)->state; }
+
+static int momentum_variants(const ocl_dev_desc *x, const char **names, int max)
+{
+    const char *list[2];
+    int n = 0;
+    if (ocl_momentum_bucket_fits(x))
+        list[n++] = "bucket";
+    list[n++] = "filter";
+    return ocl_take_variants(list, n, names, max);
+}
+
+static int momentum_open(lode_device *d)
+{
+    momentum_state *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return LODE_ERR_NO_MEMORY;
+    d->state = s;
+    int rc = momentum_batch_init(&s->batch, OCL_MOMENTUM_BATCH_MAX);
+    if (rc != LODE_OK)
+        return rc;
+    return ocl_momentum_new(d->desc, d->ctx, d->queue, d->label, strcmp(d->variant, "bucket") == 0, &s->engine);
+}
+
+static void momentum_close(lode_device *d)
+{
+    momentum_state *s = d->state;
+    if (s == NULL)
+        return;
+    ocl_momentum_free(s->engine);
+    momentum_batch_free(&s->batch);
+    free(s);
+}
+
+static int momentum_set_work(lode_device *d, const lode_work *work)
+{
+    momentum_state *s = d->state;
+    memcpy(s->header, work->header.header, 80);
+    s->target = work->header.target;
+    return LODE_OK;
+}
+
+/* A launch is up to ocl_momentum_batch() sweeps, one per header nonce,
+ * queued ahead as deep as the engine takes; fetch copies their candidates
+ * (a later launch's read-back overwrites them), so the next launch is
+ * queued before the host pairs them. */
+static int momentum_enqueue(void *ctx, unsigned slot, uint64_t start, uint64_t count)
+{
+    momentum_state *s = state_of(ctx);
+    (void)slot;
+    momentum_consts c[OCL_MOMENTUM_BATCH_MAX];
+    if (count == 0 || count > OCL_MOMENTUM_BATCH_MAX)
+        return LODE_ERR_INVALID;
+    for (uint64_t j = 0; j < count; j++) {
+        uint8_t mid[32];
+        momentum_midhash(s->header, (uint32_t)(start + j), mid);
+        momentum_consts_init(&c[j], mid);
+    }
+    return ocl_momentum_enqueue(s->engine, c, (unsigned)count);
+}
+
+static int momentum_query(void *ctx, unsigned slot)
+{
+    (void)slot; /* the engine finishes its oldest launch */
+    return ocl_momentum_ready(state_of(ctx)->engine);
+}
+
+static int momentum_wait(void *ctx, unsigned slot)
+{
+    momentum_state *s = state_of(ctx);
+    (void)slot;
+    s->sweeps = 0;
+    return ocl_momentum_finish(s->engine, &s->sweeps);
+}
+
+static int momentum_fetch(void *ctx, unsigned slot)
+{
+    momentum_state *s = state_of(ctx);
+    (void)slot;
+    momentum_batch_begin(&s->batch);
+    for (unsigned j = 0; j < s->sweeps; j++) {
+        momentum_entry *list;
+        size_t n;
+        int rc = ocl_momentum_sweep(s->engine, j, &list, &n); /* an overflowed sweep is redone here */
+        if (rc == LODE_OK)
+            rc = momentum_batch_add(&s->batch, list, n);
+        if (rc != LODE_OK)
+            return rc;
+    }
+    return LODE_OK;
+}
+
+static int momentum_collect(void *ctx, unsigned slot, uint64_t start, uint64_t count, lode_hits *hits)
+{
+    const lode_device *d = ctx;
+    momentum_state *s = state_of(ctx);
+    (void)slot;
+    if (count != s->sweeps) {
+        lode_log(LODE_LOG_ERROR, "%s: a Momentum launch of %u sweeps for %llu indices", d->label, s->sweeps,
+                 (unsigned long long)count);
+        return LODE_ERR_DEVICE;
+    }
+    return momentum_batch_push_hits(&s->batch, s->header, start, &s->target, hits);
+}
+
+static void momentum_drain(void *ctx) { ocl_momentum_discard(state_of(ctx)->engine); }
+
+static lode_launch_engine momentum_engine(lode_device *d)
+{
+    momentum_state *s = d->state;
+    return (lode_launch_engine){.ctx = d, .depth = ocl_momentum_depth(s->engine),
+                                .launch_size = ocl_momentum_batch(s->engine), .enqueue = momentum_enqueue,
+                                .query = momentum_query, .wait = momentum_wait, .fetch = momentum_fetch,
+                                .collect = momentum_collect, .drain = momentum_drain};
+}
+
+/* ~4 ms a sweep on a GPU: whole launches where that is more. */
+static uint64_t momentum_preferred_chunk(lode_device *d, double target_ms)
+{
+    const momentum_state *s = d->state;
+    const uint64_t n = d->cpu || target_ms * 0.25 < 1 ? 1 : (uint64_t)(target_ms * 0.25);
+    const uint64_t batch = ocl_momentum_batch(s->engine);
+    return n >= batch ? n / batch * batch : n;
+}
+
+const ocl_algo_ops ocl_momentum_ops = {
+    .variants = momentum_variants,
+    .open = momentum_open,
+    .close = momentum_close,
+    .set_work = momentum_set_work,
+    .engine = momentum_engine,
+    .preferred_chunk = momentum_preferred_chunk,
+};

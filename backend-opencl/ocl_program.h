@@ -18,11 +18,11 @@
 #include "backend-opencl/ocl_devices.h"
 
 /* Generated from the files in kernels/ by EmbedKernels.cmake, with the
- * kernel code they include from core/backend_support inlined. */
-extern const char lode_ocl_src_sha256d[];
-extern const char lode_ocl_src_scrypt[];
-extern const char lode_ocl_src_momentum[];
-extern const char lode_ocl_src_tf[];
+ * kernel code they include from core/backend_support inlined: one
+ * lode_ocl_src_<name> per algorithm of core/base/algos.def. */
+#define LODE_ALGO(ID, name, ...) extern const char lode_ocl_src_##name[];
+#include "core/base/algos.def"
+#undef LODE_ALGO
 
 /* The lode cache folder with sub appended ("opencl", ...), created when
  * make is set. 0, or -1 if there is no HOME/XDG_CACHE_HOME or no folder. */

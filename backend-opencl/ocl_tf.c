@@ -1,9 +1,12 @@
+/* Mersenne trial factoring on an OpenCL device: the engine of ocl_tf.h
+ * over kernels/tf.cl, and the backend's ocl_tf_ops over it. */
 #include "backend-opencl/ocl_tf.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend-opencl/ocl_internal.h"
 #include "backend-opencl/ocl_program.h"
 #include "core/backend_support/tf_tables.h"
 #include "core/base/log.h"
@@ -246,16 +249,9 @@ static int setup_lane(ocl_tf *f, const ocl_dev_desc *desc, lane *l, bool first)
     return LODE_OK;
 }
 
-int ocl_tf_new(const ocl_dev_desc *desc, cl_context ctx, cl_command_queue queue, const char *label,
-               ocl_tf **out)
+/* The sizes from the settings and the device. */
+static void configure(ocl_tf *f, const ocl_dev_desc *desc)
 {
-    *out = NULL;
-    ocl_tf *f = calloc(1, sizeof *f);
-    if (f == NULL)
-        return LODE_ERR_NO_MEMORY;
-    f->label = label;
-    f->ctx = ctx;
-    f->queue = queue;
     const bool cpu = (desc->type & CL_DEVICE_TYPE_CPU) != 0;
     f->want_primes = lode_setting_unsigned_in(LODE_SETTING_TF_SIEVE_PRIMES, cpu ? 20000 : 1000000, 14, 2000000);
     f->launch_bits = lode_setting_unsigned_in(LODE_SETTING_TF_LAUNCH_BITS, cpu ? 20 : 27, 17, 28);
@@ -274,6 +270,65 @@ int ocl_tf_new(const ocl_dev_desc *desc, cl_context ctx, cl_command_queue queue,
      * (kernels/tf.cl): 132 and 264 on the H200's 132 SMs ran the same. */
     f->exp_prep_groups = desc->compute_units ? desc->compute_units : 1;
     f->profile = lode_setting_flag(LODE_SETTING_TF_PROFILE);
+}
+
+/* The program and its two table kernels. */
+static int build_program(ocl_tf *f, const ocl_dev_desc *desc)
+{
+    const char *sources[1] = {lode_ocl_src_tf};
+    /* NVIDIA's compiler takes inline PTX: the squaring's carry chains.
+     * 48 registers (54 uncapped, no spills at 48) fit five of the
+     * exponentiation's 256-item work-groups on an SM instead of four, as
+     * CUDA's kernel (46): +0.7% on the H200 (docs/PERFORMANCE.md). */
+    char options[96];
+    snprintf(options, sizeof options, "-cl-std=CL1.2%s%s", desc->caps & OCL_CAP_NV_SHFL ? " -D LODE_NV_PTX=1" : "",
+             desc->caps & OCL_CAP_NV_OPTIONS ? " -cl-nv-maxrregcount=48" : "");
+    int rc = ocl_program_build(desc, f->ctx, f->label, sources, 1, options, &f->prog);
+    if (rc == LODE_OK && (rc = kernel(f, "tf_fill", &f->k_fill)) == LODE_OK)
+        rc = kernel(f, "tf_tables", &f->k_tables);
+    return rc;
+}
+
+/* The prime list (uploaded), the tables, the results and their host copy,
+ * and tf_tables' buffer arguments. */
+static int alloc_buffers(ocl_tf *f)
+{
+    int rc = buffer(f, f->want_primes * sizeof(uint32_t), &f->primes_dev);
+    if (rc == LODE_OK)
+        rc = buffer(f, LODE_TF_TABLES * (size_t)f->want_primes * sizeof(uint32_t), &f->tables);
+    const size_t results = (size_t)DEPTH * f->batch * AREA_WORDS * sizeof(uint32_t);
+    if (rc == LODE_OK)
+        rc = buffer(f, results, &f->results);
+    if (rc != LODE_OK)
+        return rc;
+    cl_int err = ocl_pinned_new(f->ctx, f->queue, results, &f->host);
+    if (err != CL_SUCCESS)
+        return fail(f, "allocating the host results", err);
+    err = ocl.clEnqueueWriteBuffer(f->queue, f->primes_dev, CL_TRUE, 0, f->want_primes * sizeof(uint32_t),
+                                   f->primes, 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+        return fail(f, "uploading the sieve primes", err);
+    cl_kernel k = f->k_tables;
+    const cl_uint stride = f->want_primes;
+    err = ocl.clSetKernelArg(k, 0, sizeof(cl_mem), &f->primes_dev);
+    if (err == CL_SUCCESS)
+        err = ocl.clSetKernelArg(k, 5, sizeof(cl_mem), &f->tables);
+    if (err == CL_SUCCESS)
+        err = ocl.clSetKernelArg(k, 6, sizeof stride, &stride);
+    return err != CL_SUCCESS ? fail(f, "clSetKernelArg", err) : LODE_OK;
+}
+
+int ocl_tf_new(const ocl_dev_desc *desc, cl_context ctx, cl_command_queue queue, const char *label,
+               ocl_tf **out)
+{
+    *out = NULL;
+    ocl_tf *f = calloc(1, sizeof *f);
+    if (f == NULL)
+        return LODE_ERR_NO_MEMORY;
+    f->label = label;
+    f->ctx = ctx;
+    f->queue = queue;
+    configure(f, desc);
     int rc = LODE_OK;
     if ((f->primes = tf_sieve_primes(f->want_primes)) == NULL)
         rc = LODE_ERR_NO_MEMORY;
@@ -281,49 +336,10 @@ int ocl_tf_new(const ocl_dev_desc *desc, cl_context ctx, cl_command_queue queue,
         if ((f->launches[s].part = calloc(f->batch, sizeof(ocl_tf_part))) == NULL ||
             (f->profile && (f->launches[s].stage = calloc(f->batch, sizeof *f->launches[s].stage)) == NULL))
             rc = LODE_ERR_NO_MEMORY;
-    if (rc == LODE_OK) {
-        const char *sources[1] = {lode_ocl_src_tf};
-        /* NVIDIA's compiler takes inline PTX: the squaring's carry chains.
-         * 48 registers (54 uncapped, no spills at 48) fit five of the
-         * exponentiation's 256-item work-groups on an SM instead of four, as
-         * CUDA's kernel (46): +0.7% on the H200 (docs/PERFORMANCE.md). */
-        char options[96];
-        snprintf(options, sizeof options, "-cl-std=CL1.2%s%s",
-                 desc->caps & OCL_CAP_NV_SHFL ? " -D LODE_NV_PTX=1" : "",
-                 desc->caps & OCL_CAP_NV_OPTIONS ? " -cl-nv-maxrregcount=48" : "");
-        rc = ocl_program_build(desc, ctx, label, sources, 1, options, &f->prog);
-    }
-    if (rc == LODE_OK && (rc = kernel(f, "tf_fill", &f->k_fill)) == LODE_OK)
-        rc = kernel(f, "tf_tables", &f->k_tables);
     if (rc == LODE_OK)
-        rc = buffer(f, f->want_primes * sizeof(uint32_t), &f->primes_dev);
+        rc = build_program(f, desc);
     if (rc == LODE_OK)
-        rc = buffer(f, LODE_TF_TABLES * (size_t)f->want_primes * sizeof(uint32_t), &f->tables);
-    const size_t results = (size_t)DEPTH * f->batch * AREA_WORDS * sizeof(uint32_t);
-    if (rc == LODE_OK)
-        rc = buffer(f, results, &f->results);
-    if (rc == LODE_OK) {
-        cl_int err = ocl_pinned_new(ctx, queue, results, &f->host);
-        if (err != CL_SUCCESS)
-            rc = fail(f, "allocating the host results", err);
-    }
-    if (rc == LODE_OK) {
-        cl_int err = ocl.clEnqueueWriteBuffer(queue, f->primes_dev, CL_TRUE, 0, f->want_primes * sizeof(uint32_t),
-                                              f->primes, 0, NULL, NULL);
-        if (err != CL_SUCCESS)
-            rc = fail(f, "uploading the sieve primes", err);
-    }
-    if (rc == LODE_OK) { /* the buffer arguments of tf_tables */
-        cl_kernel k = f->k_tables;
-        const cl_uint stride = f->want_primes;
-        cl_int err = ocl.clSetKernelArg(k, 0, sizeof(cl_mem), &f->primes_dev);
-        if (err == CL_SUCCESS)
-            err = ocl.clSetKernelArg(k, 5, sizeof(cl_mem), &f->tables);
-        if (err == CL_SUCCESS)
-            err = ocl.clSetKernelArg(k, 6, sizeof stride, &stride);
-        if (err != CL_SUCCESS)
-            rc = fail(f, "clSetKernelArg", err);
-    }
+        rc = alloc_buffers(f);
     for (int q = 0; q < LANES && rc == LODE_OK; q++)
         rc = setup_lane(f, desc, &f->lanes[q], q == 0);
     if (rc != LODE_OK) {
@@ -606,3 +622,113 @@ void ocl_tf_discard(ocl_tf *f)
         release_events(&f->launches[s], f->batch);
     f->queued = 0;
 }
+
+/* ---- the backend's trial factoring: ocl_tf_ops ---------------------------- */
+
+typedef struct tf_state {
+    ocl_tf *engine;
+    /* What the last wait returned: the launch's factors. */
+    uint64_t n0, count;
+    const ocl_tf_part *parts;
+    unsigned nparts;
+    bool overflow;
+} tf_state;
+
+static tf_state *state_of(void *ctx) { return ((lode_device *)ctx)->state; }
+
+static int tf_variants(const ocl_dev_desc *x, const char **names, int max)
+{
+    (void)x;
+    static const char *const list[] = {"gpusieve"};
+    return ocl_take_variants(list, (int)COUNT(list), names, max);
+}
+
+static int tf_open(lode_device *d)
+{
+    tf_state *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return LODE_ERR_NO_MEMORY;
+    d->state = s;
+    return ocl_tf_new(d->desc, d->ctx, d->queue, d->label, &s->engine);
+}
+
+static void tf_close(lode_device *d)
+{
+    tf_state *s = d->state;
+    if (s == NULL)
+        return;
+    ocl_tf_free(s->engine);
+    free(s);
+}
+
+static int tf_set_work(lode_device *d, const lode_work *work)
+{
+    return ocl_tf_set_job(state_of(d)->engine, &work->factor);
+}
+
+/* Launches of up to ocl_tf_launch_size() indices (a batch of sub-launches
+ * over the engine's two queues), two in flight; the dispatcher re-checks
+ * every factor with the reference. */
+static int tf_enqueue(void *ctx, unsigned slot, uint64_t start, uint64_t count)
+{
+    (void)slot; /* the engine queues in turn */
+    return ocl_tf_enqueue(state_of(ctx)->engine, start, count);
+}
+
+static int tf_query(void *ctx, unsigned slot)
+{
+    (void)slot;
+    return ocl_tf_ready(state_of(ctx)->engine);
+}
+
+static int tf_wait(void *ctx, unsigned slot)
+{
+    tf_state *s = state_of(ctx);
+    (void)slot;
+    return ocl_tf_finish(s->engine, &s->n0, &s->count, &s->parts, &s->nparts, &s->overflow);
+}
+
+static int tf_collect(void *ctx, unsigned slot, uint64_t start, uint64_t count, lode_hits *hits)
+{
+    const lode_device *d = ctx;
+    const tf_state *s = state_of(ctx);
+    (void)slot;
+    if (s->n0 != start || s->count != count) {
+        lode_log(LODE_LOG_ERROR, "%s: a trial-factoring launch out of order", d->label);
+        return LODE_ERR_DEVICE;
+    }
+    if (s->overflow)
+        return LODE_ERR_HITS_OVERFLOW;
+    int rc = LODE_OK;
+    for (unsigned j = 0; j < s->nparts && rc == LODE_OK; j++) {
+        const ocl_tf_part *part = &s->parts[j];
+        rc = lode_collect_factor_offsets(d->label, part->n0, part->count, part->found, part->nfound, hits);
+    }
+    return rc;
+}
+
+static void tf_drain(void *ctx) { ocl_tf_discard(state_of(ctx)->engine); }
+
+static lode_launch_engine tf_engine(lode_device *d)
+{
+    const tf_state *s = d->state;
+    return (lode_launch_engine){.ctx = d, .depth = ocl_tf_depth(s->engine),
+                                .launch_size = ocl_tf_launch_size(s->engine), .enqueue = tf_enqueue,
+                                .query = tf_query, .wait = tf_wait, .collect = tf_collect, .drain = tf_drain};
+}
+
+/* The dispatcher measures from a launch. */
+static uint64_t tf_preferred_chunk(lode_device *d, double target_ms)
+{
+    (void)target_ms;
+    return ocl_tf_launch_size(state_of(d)->engine);
+}
+
+const ocl_algo_ops ocl_tf_ops = {
+    .variants = tf_variants,
+    .open = tf_open,
+    .close = tf_close,
+    .set_work = tf_set_work,
+    .engine = tf_engine,
+    .preferred_chunk = tf_preferred_chunk,
+};

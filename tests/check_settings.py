@@ -11,7 +11,10 @@ Fails on:
 - a "LODE_..." name inside a string literal (not a -DLODE_ kernel macro) of core/ or backend-*/ sources
   (messages that name a variable, tune_cache's keys) that the table lacks;
 - a getenv("LODE_...") / os.environ LODE_ name in tests/ that the table
-  lacks (tests may read their own hooks directly, but the hooks are listed).
+  lacks (tests may read their own hooks directly, but the hooks are listed);
+- a row whose readers name a file that does not exist or does not use the
+  setting (its LODE_SETTING_ id or its name), so `lode --help-env` points
+  at the code that reads it.
 """
 import pathlib
 import re
@@ -60,6 +63,15 @@ for p in sources("tests/**/*.c", "tests/**/*.h", "tests/**/*.py", "scripts/**/*.
             for name in re.findall(pat, line):
                 if name not in table:
                     errors.append(f"{rel}:{n}: {name} is not in core/base/settings.c's table")
+
+ROW = re.compile(r'\{(LODE_SETTING_\w+),\s*"(' + NAME + r')".*?\.readers\s*=\s*"([^"]*)"', re.S)
+for setting_id, name, readers in ROW.findall(table_src):
+    for path in re.findall(r"[\w./-]+\.(?:cu|cl|c|h|py)\b", readers):
+        source = root / path
+        if not source.is_file():
+            errors.append(f"core/base/settings.c: {name}: reader {path} does not exist")
+        elif not re.search(r"\b(" + setting_id + "|" + name + r")\b", source.read_text(errors="replace")):
+            errors.append(f"core/base/settings.c: {name}: reader {path} does not use it")
 
 for e in errors:
     print(e)

@@ -426,22 +426,23 @@ static inline void block_mix_quad(uint4 *x0, uint4 *x1, quad *q XCHG_PARAM)
  * local size / 4 * HASHES): no item may leave early, for the barriers and
  * the full-warp shuffles. XCHG 1 needs local memory of
  * 2 * 3 * HASHES * local size uints in xbuf. */
-__kernel void romix_quad(__global uint *state, __global uint4 *pad, uint slots XCHG_PARAM)
+/* This work-item's place in its quad. */
+static inline void quad_init(quad *q)
 {
-    const uint gid = (uint)get_global_id(0);
-    const uint slot0 = (gid >> 2) * HASHES;
-    quad q;
-    q.lid = (uint)get_local_id(0);
-    q.ls = (uint)get_local_size(0);
-    q.t = q.lid & 3u;
-    q.base = q.lid & ~3u;
-    q.next = (q.t + 1) & 3u;
-    q.prev = (q.t + 3) & 3u;
-    q.across = q.t ^ 2u;
-    q.phase = 0;
-    const uint t = q.t;
+    q->lid = (uint)get_local_id(0);
+    q->ls = (uint)get_local_size(0);
+    q->t = q->lid & 3u;
+    q->base = q->lid & ~3u;
+    q->next = (q->t + 1) & 3u;
+    q->prev = (q->t + 3) & 3u;
+    q->across = q->t ^ 2u;
+    q->phase = 0;
+}
 
-    uint4 x0[HASHES], x1[HASHES];
+/* Item t's diagonal of each hash's state (words 5t, 5t + 4, ... mod 16 of
+ * both halves), from pbkdf2_in's slots. */
+static inline void quad_load_state(__global const uint *state, uint slot0, uint t, uint4 *x0, uint4 *x1)
+{
 #pragma unroll
     for (int h = 0; h < HASHES; h++) {
         __global const uint *xs = state + (size_t)(slot0 + h) * LODE_SCRYPT_STATE_WORDS;
@@ -450,6 +451,35 @@ __kernel void romix_quad(__global uint *state, __global uint4 *pad, uint slots X
         x1[h] = (uint4)(xs[16 + ((5 * t) & 15)], xs[16 + ((5 * t + 4) & 15)],
                         xs[16 + ((5 * t + 8) & 15)], xs[16 + ((5 * t + 12) & 15)]);
     }
+}
+
+/* The diagonal back, for pbkdf2_out. */
+static inline void quad_store_state(__global uint *state, uint slot0, uint t, const uint4 *x0, const uint4 *x1)
+{
+#pragma unroll
+    for (int h = 0; h < HASHES; h++) {
+        __global uint *xs = state + (size_t)(slot0 + h) * LODE_SCRYPT_STATE_WORDS;
+        xs[(5 * t) & 15] = x0[h].x;
+        xs[(5 * t + 4) & 15] = x0[h].y;
+        xs[(5 * t + 8) & 15] = x0[h].z;
+        xs[(5 * t + 12) & 15] = x0[h].w;
+        xs[16 + ((5 * t) & 15)] = x1[h].x;
+        xs[16 + ((5 * t + 4) & 15)] = x1[h].y;
+        xs[16 + ((5 * t + 8) & 15)] = x1[h].z;
+        xs[16 + ((5 * t + 12) & 15)] = x1[h].w;
+    }
+}
+
+__kernel void romix_quad(__global uint *state, __global uint4 *pad, uint slots XCHG_PARAM)
+{
+    const uint gid = (uint)get_global_id(0);
+    const uint slot0 = (gid >> 2) * HASHES;
+    quad q;
+    quad_init(&q);
+    const uint t = q.t;
+
+    uint4 x0[HASHES], x1[HASHES];
+    quad_load_state(state, slot0, t, x0, x1);
     __global uint4 *mine = pad + (size_t)slot0 * 8 + t;
     const size_t stride = (size_t)slots * 8;
 
@@ -498,18 +528,7 @@ __kernel void romix_quad(__global uint *state, __global uint4 *pad, uint slots X
         }
         block_mix_quad(x0, x1, &q XCHG_ARG);
     }
-#pragma unroll
-    for (int h = 0; h < HASHES; h++) {
-        __global uint *xs = state + (size_t)(slot0 + h) * LODE_SCRYPT_STATE_WORDS;
-        xs[(5 * t) & 15] = x0[h].x;
-        xs[(5 * t + 4) & 15] = x0[h].y;
-        xs[(5 * t + 8) & 15] = x0[h].z;
-        xs[(5 * t + 12) & 15] = x0[h].w;
-        xs[16 + ((5 * t) & 15)] = x1[h].x;
-        xs[16 + ((5 * t + 4) & 15)] = x1[h].y;
-        xs[16 + ((5 * t + 8) & 15)] = x1[h].z;
-        xs[16 + ((5 * t + 12) & 15)] = x1[h].w;
-    }
+    quad_store_state(state, slot0, t, x0, x1);
 }
 
 #endif /* XCHG */

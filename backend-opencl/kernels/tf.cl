@@ -121,11 +121,71 @@ inline segment_prime segment_prime_at(__global const uint *prime, __global const
     return sp;
 }
 
+/* Inclusive prefix sum of n over the work-group (Hillis-Steele) in sums. */
+inline void group_prefix_sum(__local uint *sums, uint t, uint n)
+{
+    sums[t] = n;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint d = 1; d < LODE_TF_OCL_SIEVE_LOCAL; d *= 2) {
+        uint add = t >= d ? sums[t - d] : 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        sums[t] += add;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+/* The item's survivors (its words of sm, n bits set) as offsets into cand,
+ * the work-group's from base; sums is the group's prefix sum of n. */
+inline void segment_write_candidates(__global uint *cand, uint base, __local const uint *sums,
+                                     __local const uint *sm, uint t, uint n, uint seg0)
+{
+#ifdef LODE_NV_PTX
+    /* A warp's survivors go to consecutive places, one per lane with some
+     * left each round (the exponentiation takes them in any order): whole
+     * lines instead of a sector per item. */
+    const uint lane = t & 31, first = t & ~31u;
+    uint pos = base + (first == 0 ? 0 : sums[first - 1]);
+    const uint below = (1u << lane) - 1;
+    uint j = 0, v = sm[t];
+    (void)n;
+    for (;;) {
+        while (v == 0 && j + 1 < WORDS_PER_ITEM)
+            v = sm[t + ++j * LODE_TF_OCL_SIEVE_LOCAL];
+        const uint active = lode_ballot(v);
+        if (active == 0)
+            break;
+        if (v != 0) {
+            const uint bit = 31 - clz(v & -v);
+            v &= v - 1;
+            cand[pos + popcount(active & below)] = seg0 + (t + j * LODE_TF_OCL_SIEVE_LOCAL) * 32 + bit;
+        }
+        pos += popcount(active);
+    }
+#else
+    uint pos = base + sums[t] - n;
+    for (uint j = 0; j < WORDS_PER_ITEM; j++) {
+        uint v = sm[t + j * LODE_TF_OCL_SIEVE_LOCAL];
+        while (v != 0) {
+            uint bit = 31 - clz(v & -v);
+            v &= v - 1;
+            cand[pos++] = seg0 + (t + j * LODE_TF_OCL_SIEVE_LOCAL) * 32 + bit;
+        }
+    }
+#endif
+}
+
 /* One work-group per segment: pattern primes, middle primes with local
  * atomics, AND the global bits, then the survivors' offsets appended to cand
  * (one atomic_add per work-group). Every segment sets its words of the
  * global bits back to all ones once read (a launch of fewer segments leaves
- * the others untouched), so the next launch on this buffer needs no fill. */
+ * the others untouched), so the next launch on this buffer needs no fill.
+ *
+ * sm is not volatile: atomics need no volatile, and barriers order the
+ * other items' uses. With volatile (and the loops below unrolled), trial
+ * factoring ran 2% slower on NVIDIA. The pattern primes are unrolled over
+ * the constant primes, as CUDA's (tf_sieve.h): no loads of the primes, each
+ * pattern and step folded. On the H200 it times the same as the rolled loop
+ * over the table; it keeps one form for both backends. */
 __kernel __attribute__((reqd_work_group_size(LODE_TF_OCL_SIEVE_LOCAL, 1, 1)))
 void tf_segments(__global const uint *tables, uint stride, uint n_small, uint count, __global uint *lane_buf,
                  uint bits_at, uint cand_at, __global uint *results, uint area)
@@ -134,9 +194,6 @@ void tf_segments(__global const uint *tables, uint stride, uint n_small, uint co
     __global const uint *minv = tables + LODE_TF_TABLE_MINV * stride, *start = lane_buf;
     __global uint *bits = lane_buf + bits_at, *cand = lane_buf + cand_at;
     __global volatile uint *cand_count = results + area * AREA_WORDS;
-    /* Not volatile: atomics need no volatile, and barriers order the other
-     * items' uses. With volatile (and the loops below unrolled), trial
-     * factoring ran 2% slower on NVIDIA. */
     __local uint sm[SEG_WORDS];
     __local uint sums[LODE_TF_OCL_SIEVE_LOCAL];
     __local uint base;
@@ -144,10 +201,6 @@ void tf_segments(__global const uint *tables, uint stride, uint n_small, uint co
     const uint seg0 = b * LODE_TF_OCL_SEG_BITS;
     const uint seg_bits = count - seg0 < LODE_TF_OCL_SEG_BITS ? count - seg0 : LODE_TF_OCL_SEG_BITS;
 
-    /* Unrolled over the constant primes, as CUDA's (tf_sieve.h): no loads
-     * of the primes, each pattern and step folded. On the H200 it times the
-     * same as the rolled loop over the table; it keeps one form for both
-     * backends. */
     uint w[WORDS_PER_ITEM];
 #pragma unroll
     for (uint j = 0; j < WORDS_PER_ITEM; j++)
@@ -206,50 +259,11 @@ void tf_segments(__global const uint *tables, uint stride, uint n_small, uint co
         sm[wi] = v;
         n += popcount(v);
     }
-    /* Inclusive prefix sum of n over the work-group (Hillis-Steele). */
-    sums[t] = n;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint d = 1; d < LODE_TF_OCL_SIEVE_LOCAL; d *= 2) {
-        uint add = t >= d ? sums[t - d] : 0;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        sums[t] += add;
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
+    group_prefix_sum(sums, t, n);
     if (t == LODE_TF_OCL_SIEVE_LOCAL - 1)
         base = atomic_add(cand_count, sums[t]);
     barrier(CLK_LOCAL_MEM_FENCE);
-#ifdef LODE_NV_PTX
-    /* A warp's survivors go to consecutive places, one per lane with some
-     * left each round (the exponentiation takes them in any order): whole
-     * lines instead of a sector per item. */
-    const uint lane = t & 31, first = t & ~31u;
-    uint pos = base + (first == 0 ? 0 : sums[first - 1]);
-    const uint below = (1u << lane) - 1;
-    uint j = 0, v = sm[t];
-    for (;;) {
-        while (v == 0 && j + 1 < WORDS_PER_ITEM)
-            v = sm[t + ++j * LODE_TF_OCL_SIEVE_LOCAL];
-        const uint active = lode_ballot(v);
-        if (active == 0)
-            break;
-        if (v != 0) {
-            const uint bit = 31 - clz(v & -v);
-            v &= v - 1;
-            cand[pos + popcount(active & below)] = seg0 + (t + j * LODE_TF_OCL_SIEVE_LOCAL) * 32 + bit;
-        }
-        pos += popcount(active);
-    }
-#else
-    uint pos = base + sums[t] - n;
-    for (uint j = 0; j < WORDS_PER_ITEM; j++) {
-        uint v = sm[t + j * LODE_TF_OCL_SIEVE_LOCAL];
-        while (v != 0) {
-            uint bit = 31 - clz(v & -v);
-            v &= v - 1;
-            cand[pos++] = seg0 + (t + j * LODE_TF_OCL_SIEVE_LOCAL) * 32 + bit;
-        }
-    }
-#endif
+    segment_write_candidates(cand, base, sums, sm, t, n, seg0);
 }
 
 /* ---- 3 x 32-bit Montgomery arithmetic, R = 2^96 (tf_mont.h) ---- */

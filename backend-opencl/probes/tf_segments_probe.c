@@ -196,8 +196,9 @@ static char *traced_source(const char *shipped)
     s = edit(s, "    /* Survivors: words t, t + L", "    TRACE_STAMP(3);\n    /* Survivors: words t, t + L");
     s = edit(s, "base = atomic_add(cand_count, sums[t]);\n    barrier(CLK_LOCAL_MEM_FENCE);\n",
              "base = atomic_add(cand_count, sums[t]);\n    barrier(CLK_LOCAL_MEM_FENCE);\n    TRACE_STAMP(4);\n");
-    s = edit(s, "#endif\n}\n\n/* ---- 3 x 32-bit",
-             "#endif\n    barrier(CLK_LOCAL_MEM_FENCE);\n    TRACE_STAMP(5);\n}\n\n/* ---- 3 x 32-bit");
+    s = edit(s, "segment_write_candidates(cand, base, sums, sm, t, n, seg0);\n}",
+             "segment_write_candidates(cand, base, sums, sm, t, n, seg0);\n"
+             "    barrier(CLK_LOCAL_MEM_FENCE);\n    TRACE_STAMP(5);\n}");
     return s;
 }
 

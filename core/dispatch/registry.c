@@ -21,7 +21,7 @@
 #include "backend-cuda/cuda_backend.h"
 #endif
 #ifdef LODE_HAVE_OPENCL
-#include "backend-opencl/opencl_backend.h"
+#include "backend-opencl/ocl_backend.h"
 #endif
 
 /* The one place that knows which backends were compiled in, preferred

@@ -1,8 +1,8 @@
 /* The OpenCL backend's public header: its vtable, all that the layers above
  * (the registry, core/dispatch/registry.c) see of it. Everything else in
  * backend-opencl/ is private to the backend. */
-#ifndef LODE_BACKEND_OPENCL_PUBLIC_H
-#define LODE_BACKEND_OPENCL_PUBLIC_H
+#ifndef LODE_BACKEND_OCL_BACKEND_H
+#define LODE_BACKEND_OCL_BACKEND_H
 
 #include "core/base/backend.h"
 
