@@ -22,7 +22,7 @@
 
 /* A hash per thread, leaving out every 8th, none, every 4th or every 2nd
  * scratchpad entry; then four threads per hash with lookup gaps 1, 2, 4
- * (the shuffle layout of seed 000). Ordered by H100 rate
+ * (four threads trading words by warp shuffles). Ordered by H100 rate
  * (docs/PERFORMANCE.md). */
 typedef struct scrypt_variant {
     unsigned gap;
