@@ -22,8 +22,8 @@
 
 /* A hash per thread, leaving out every 8th, none, every 4th or every 2nd
  * scratchpad entry; then four threads per hash with lookup gaps 1, 2, 4
- * (CUDA_SCRYPT_QUAD, the four trading words by shuffles). Ordered by H100
- * rate (docs/PERFORMANCE.md). */
+ * (four threads trading words by warp shuffles). Ordered by H100 rate
+ * (docs/PERFORMANCE.md). */
 typedef struct scrypt_variant {
     unsigned gap;
     unsigned lanes; /* at most this many launches run at once (1 or 2) */

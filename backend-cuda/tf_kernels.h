@@ -4,7 +4,7 @@
  *
  * One pipeline per worker handle. A launch covers up to cuda_tf_launch_size()
  * consecutive indices n of one class (k = c + 4620 n, q = 2kp + 1) and runs
- * entirely on the GPU:
+ * entirely on the GPU, sieve included:
  *   1. a memset sets one bit per n;
  *   2. the large sieve primes (above the segment size) clear their
  *      multiples with atomicAnd in that global bitmap, one thread a prime;

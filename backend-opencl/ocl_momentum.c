@@ -132,7 +132,7 @@ static int kernel(ocl_momentum *m, const char *name, cl_kernel *out)
 
 /* The filter method's buffers (the bucket method makes them on its first
  * redo). Table: 2^27 counters (32 MiB, L2-sized on an H100, as CUDA's;
- * the seed's design is 2^30), fewer where memory or the largest buffer is
+ * a 2^30 table is the textbook size), fewer where memory or the largest buffer is
  * short; LODE_MOMENTUM_TABLE_BITS overrides. */
 static int setup_filter(ocl_momentum *m)
 {

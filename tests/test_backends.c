@@ -81,17 +81,23 @@ static void check_scan(lode_handle *h, const lode_work *w, uint64_t start, uint6
     lode_hits_free(&hits);
 }
 
+/* The algorithm's vectors, tests/vectors/<name>.json, read as its
+ * "lode_embed" object describes them (as the self-test's embedding does). */
 static void test_vectors(lode_handle *h)
 {
-    json_t *root = test_load_vectors(h->algo == LODE_ALGO_SHA256D ? "sha256d.json" : "scrypt.json");
-    json_t *list = json_object_get(root, h->algo == LODE_ALGO_SHA256D ? "vectors" : "litecoin_headers");
-    const char *hash_key = h->algo == LODE_ALGO_SHA256D ? "block_hash" : "pow_hash_scrypt";
+    char file[64];
+    snprintf(file, sizeof file, "%s.json", lode_algo_get(h->algo)->name);
+    json_t *root = test_load_vectors(file);
+    json_t *embed = json_object_get(root, "lode_embed");
+    json_t *list = json_object_get(root, test_json_str(embed, "array"));
+    const char *header_key = test_json_str(embed, "header");
+    const char *hash_key = test_json_str(embed, "hash");
     json_t *v;
     size_t i;
     json_array_foreach(list, i, v) {
         lode_work w = {.algo = h->algo};
         uint8_t hash_be[32], hash_le[32];
-        test_json_hex(v, "header_hex", w.header.header, 80);
+        test_json_hex(v, header_key, w.header.header, 80);
         test_json_hex(v, hash_key, hash_be, 32);
         for (int b = 0; b < 32; b++)
             hash_le[b] = hash_be[31 - b];

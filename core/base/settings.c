@@ -47,7 +47,7 @@ static const lode_setting table[LODE_SETTING_COUNT] = {
     {LODE_SETTING_MOMENTUM_BATCH, "LODE_MOMENTUM_BATCH", UNSIGNED(1, 64, 16), .group = LODE_SETTING_TUNING,
      .default_text = "16",
      .help = "GPU Momentum bucket method: sweeps per launch (one host wait and one read-back each)",
-     .readers = "backend-cuda/momentum.cu, backend-opencl/ocl_momentum.c"},
+     .readers = "backend-cuda/cuda_momentum.c, backend-opencl/ocl_momentum.c"},
     {LODE_SETTING_TF_SIEVE_PRIMES, "LODE_TF_SIEVE_PRIMES", UNSIGNED(0, 2000000, 1000000),
      .group = LODE_SETTING_TUNING,
      .default_text = "per backend: CPU 4000 (0..100000), CUDA 1000000 (14..2000000), "
@@ -73,7 +73,7 @@ static const lode_setting table[LODE_SETTING_COUNT] = {
     {LODE_SETTING_CUDA_NO_GRAPHS, "LODE_CUDA_NO_GRAPHS", .kind = LODE_SETTING_FLAG, .group = LODE_SETTING_TUNING,
      .default_text = "0",
      .help = "1: CUDA Momentum and trial factoring queue each launch call by call, not as a CUDA graph",
-     .readers = "backend-cuda/momentum.cu, backend-cuda/cuda_tf.c"},
+     .readers = "backend-cuda/cuda_momentum.c, backend-cuda/cuda_tf.c"},
     {LODE_SETTING_API_TOKEN, "LODE_API_TOKEN", .kind = LODE_SETTING_TEXT, .group = LODE_SETTING_TUNING,
      .default_text = "unset (no token)",
      .help = "the HTTP API's token when neither --api-token nor --api-token-file is given (never logged)",
@@ -81,7 +81,7 @@ static const lode_setting table[LODE_SETTING_COUNT] = {
     /* ---- measurements ---- */
     {LODE_SETTING_MOMENTUM_PROFILE, "LODE_MOMENTUM_PROFILE", .kind = LODE_SETTING_FLAG,
      .group = LODE_SETTING_MEASURE, .default_text = "0",
-     .help = "1: log CUDA Momentum stage times (CUDA events)", .readers = "backend-cuda/momentum.cu"},
+     .help = "1: log CUDA Momentum stage times (CUDA events)", .readers = "backend-cuda/cuda_momentum.c"},
     {LODE_SETTING_TF_PROFILE, "LODE_TF_PROFILE", .kind = LODE_SETTING_FLAG, .group = LODE_SETTING_MEASURE,
      .default_text = "0",
      .help = "1: log GPU trial-factoring kernel times (CUDA events; OpenCL profiling events), each kernel run "
@@ -94,7 +94,7 @@ static const lode_setting table[LODE_SETTING_COUNT] = {
     {LODE_SETTING_MOMENTUM_BUCKET_CAP, "LODE_MOMENTUM_BUCKET_CAP", UNSIGNED(64, UINT_MAX, UINT_MAX),
      .group = LODE_SETTING_TEST_HOOK, .default_text = "the bucket's full size",
      .help = "GPU Momentum bucket method: fewer slots per bucket, to force redos",
-     .readers = "backend-cuda/momentum.cu, backend-opencl/ocl_momentum.c"},
+     .readers = "backend-cuda/cuda_momentum.c, backend-opencl/ocl_momentum.c"},
     {LODE_SETTING_TF_CHECK_TABLES, "LODE_TF_CHECK_TABLES", .kind = LODE_SETTING_FLAG,
      .group = LODE_SETTING_TEST_HOOK, .default_text = "0",
      .help = "1: GPU trial factoring reads its device-built sieve tables back and fails on any "
