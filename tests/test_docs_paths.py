@@ -218,8 +218,10 @@ def fragments(path, text):
     return []
 
 
-def normalize(heading):
-    return " ".join(heading.replace("`", "").lower().split()).rstrip(".,:; ")
+def normalize(text):
+    """Backticks, case and runs of blanks aside; a quote keeps its own ending
+    ("Device health: ..." is no heading's start)."""
+    return " ".join(text.replace("`", "").lower().split())
 
 
 def starts_with_words(heading, start):
