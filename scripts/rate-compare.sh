@@ -12,6 +12,9 @@
 set -u
 old=${1:?usage: scripts/rate-compare.sh OLD_LODE NEW_LODE [SECONDS] [ROUNDS]}
 new=${2:?usage: scripts/rate-compare.sh OLD_LODE NEW_LODE [SECONDS] [ROUNDS]}
+# Absolute paths: the trial-factoring runs start in a folder of their own.
+old=$(realpath "$old")
+new=$(realpath "$new")
 secs=${3:-8}
 rounds=${4:-2}
 devices=${DEVICES:-cuda:0 opencl:0}
