@@ -9,7 +9,7 @@
 # include path. A `#line` after each inlined file keeps the compiler's line
 # numbers those of the .cl file. With EXPANDED_DIR, the expanded sources are
 # also written there as <basename>.cl (to read, or to preprocess for a
-# device: scripts/ocl-expand.sh).
+# device by hand).
 
 cmake_minimum_required(VERSION 3.25) # policies of a script run (-P)
 

@@ -1,5 +1,5 @@
 /* Mersenne trial factoring on an OpenCL device (kernels/tf.cl): the same
- * pipeline as the CUDA backend's (backend-cuda/tf_cuda.h): a global bitmap
+ * pipeline as the CUDA backend's (backend-cuda/tf_kernels.h): a global bitmap
  * pass for the large sieve primes, local-memory segments for the small and
  * middle primes with a work-group prefix sum into a candidate list, and a
  * 3 x 32-bit Montgomery exponentiation that reads the list's length on the

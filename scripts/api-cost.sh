@@ -2,7 +2,8 @@
 # What the HTTP API costs while mining: the benchmark's rate with the API off,
 # then with the API on and scraped every second (/metrics and /api/summary,
 # as Prometheus and the dashboard would), and the API's own hashrate beside
-# the benchmark's. docs/OPERATIONS.md records the H100 figures.
+# the benchmark's. docs/PERFORMANCE.md, "The API and the sensors", has the
+# H100 figures.
 #
 # Stage here:   scripts/api-cost.sh --stage [BUILD_DIR]
 #   copies lode into .devbin/ and the shared libraries it links into

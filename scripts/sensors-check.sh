@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On a machine with an NVIDIA GPU: lode's sensor readings beside
 # nvidia-smi's in the same run, for CUDA and for OpenCL on the same GPU
-# (docs/OPERATIONS.md, "Sensors and lode -V"). First `lode -V`, then a
+# (docs/OPERATIONS.md, "Sensors and `lode -V`"). First `lode -V`, then a
 # SHA-256d benchmark of SECONDS (30) per backend with a hashrate line every
 # second while nvidia-smi samples every 1000 ms; a table pairs each line
 # with the nearest sample.

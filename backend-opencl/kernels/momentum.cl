@@ -1,4 +1,4 @@
-/* Momentum (see backend-cuda/momentum_kernel.cu for the method): SHA-512 of
+/* Momentum (see backend-cuda/momentum.cu for the method): SHA-512 of
  * each nonce base, birthdays counted in 2-bit saturating counters with
  * atomic_or, a keep pass, then filter rounds over the survivors in a small
  * table. Survivors are appended through one global atomic per work-group.
@@ -91,7 +91,7 @@ __kernel void mom_keep_list(__global const ulong2 *in, __global uint *counts, ui
     }
 }
 
-/* ---- bucket method (the default; see momentum_kernel.cu): birthdays
+/* ---- bucket method (the default; see backend-cuda/momentum.cu): birthdays
  * appended to 2^14 buckets by their top 14 bits as (36 low bits << 26 |
  * nonce); one work-group per bucket filters them in local memory and
  * pairs the survivors exactly.

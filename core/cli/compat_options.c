@@ -1,7 +1,7 @@
 /* Other miners' options (ccminer, cpuminer, cgminer, xmrig) that a pasted
  * command line or config file brings: applied with lode's meaning where it
  * has one, otherwise accepted with one warning that says why it is ignored
- * (docs/OPERATIONS.md, "Coming from another miner"). Their table entries
+ * (docs/MINING.md, "Command lines from cpuminer and ccminer"). Their table entries
  * are in option_table.c's one table, with these setters. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -597,7 +597,7 @@ const cli_option cli_option_table[] = {
     {"shares-limit", 0, "N", CLI_MINER, true, CALL(cli_set_shares_limit), "stop (exit 0) once the pools have accepted N shares"},
     {"scrypt", 0, NULL, CLI_MINER, false, CALL(cli_set_scrypt), "cgminer's name of -a scrypt"},
     /* Other miners' options lode ignores, each with a warning saying why
-     * (compat_options.c); not in --help, listed in docs/OPERATIONS.md. */
+     * (compat_options.c); not in --help, listed in docs/MINING.md. */
     {"intensity", 'i', "N", CLI_MINER, true, CALL(cli_set_ignored), NULL},
     {"statsavg", 'N', "N", CLI_MINER, true, CALL(cli_set_ignored), NULL},
     {"debug", 'D', NULL, CLI_MINER, false, CALL(cli_set_ignored), NULL},

@@ -1,4 +1,4 @@
-/* `lode tf --primenet` (docs/OPERATIONS.md, "PrimeNet"): the options, the
+/* `lode tf --primenet` (docs/GIMPS.md, "The PrimeNet options"): the options, the
  * client's files beside the worktodo and results files, the machine as uc
  * describes it, and the run that waits for assignments when the worktodo
  * runs out. */

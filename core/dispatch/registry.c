@@ -489,7 +489,7 @@ int lode_handle_open(lode_handle *h, const lode_device_ref *ref, const lode_open
     return ref->backend->open(ref->index, &named, &h->dev);
 }
 
-/* The contract checks of core/backend.h, made here once for every backend. */
+/* The contract checks of core/base/backend.h, made here once for every backend. */
 int lode_handle_set_work(lode_handle *h, const lode_work *work)
 {
     if (work->algo != h->algo)

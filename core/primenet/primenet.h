@@ -1,4 +1,4 @@
-/* The PrimeNet v5 client of `lode tf --primenet` (docs/OPERATIONS.md,
+/* The PrimeNet v5 client of `lode tf --primenet` (docs/GIMPS.md,
  * "PrimeNet"): a thread beside the class driver that registers the
  * computer (uc, po), keeps worktodo.txt filled with trial-factoring
  * assignments (ga; ra for keyless lines the user added), reports progress

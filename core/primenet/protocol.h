@@ -1,4 +1,4 @@
-/* PrimeNet v5's wire format (docs/ARCHITECTURE.md, "core/primenet"): one
+/* PrimeNet v5's wire format (docs/GIMPS.md, "PrimeNet"): one
  * HTTP GET a transaction, its data in the query; a reply of name=value
  * lines up to a line ==END==.
  *

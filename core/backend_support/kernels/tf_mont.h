@@ -1,6 +1,6 @@
 /* The trial-factoring multiply for the CUDA and OpenCL kernels: 3 x 32-bit
  * Montgomery squaring with R = 2^96 (the exponentiation is squarings and
- * doublings), written once. core/tf_ref.h has the math.
+ * doublings), written once. core/base/tf_ref.h has the math.
  *
  *   tf_mont_sqr_ptx, tf_mont_sqr_ptx_narrow  the squaring in PTX (CUDA, and
  *       OpenCL on NVIDIA): one IMAD.WIDE per product (see below)
