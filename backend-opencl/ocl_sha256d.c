@@ -49,44 +49,42 @@ static int sha256d_variants(const ocl_dev_desc *x, const char **names, int max)
 
 static bool imad(const lode_device *d) { return strcmp(d->variant, "imad") == 0; }
 
+/* Builds one search program of sha256d.cl and its kernel (the variant's:
+ * NAME_imad or NAME_iadd3). On NVIDIA the program gets nv_regs registers
+ * (-cl-nv-maxrregcount), the other drivers choose. */
+static int build_search(lode_device *d, unsigned nv_regs, const char *name, cl_program *prog, cl_kernel *kernel,
+                        size_t *max_local)
+{
+    if (*prog != NULL)
+        return LODE_OK;
+    char options[256], kernel_name[64];
+    int n = ocl_common_options(d, options, sizeof options);
+    if (d->desc->caps & OCL_CAP_NV_SHFL)
+        snprintf(options + n, sizeof options - (size_t)n, " -cl-nv-maxrregcount=%u", nv_regs);
+    snprintf(kernel_name, sizeof kernel_name, "%s_%s", name, imad(d) ? "imad" : "iadd3");
+    const char *sources[1] = {lode_ocl_src_sha256d};
+    int rc = ocl_program_build(d->desc, d->ctx, d->label, sources, 1, options, prog);
+    if (rc == LODE_OK)
+        rc = ocl_make_kernel(d, *prog, kernel_name, kernel);
+    return rc == LODE_OK ? ocl_max_local(d, *kernel, max_local) : rc;
+}
+
 /* NVIDIA, 64 registers: sha256d_search, which the compiler left to itself
  * holds at 39 registers, gets CUDA's (whose launch bound allows 64; at 40
  * the same code runs 9% slower, docs/PERFORMANCE.md). */
 static int sha256d_build(lode_device *d)
 {
     sha256d_state *s = state_of(d);
-    if (s->prog != NULL)
-        return LODE_OK;
-    char options[256];
-    int n = ocl_common_options(d, options, sizeof options);
-    if (d->desc->caps & OCL_CAP_NV_SHFL)
-        snprintf(options + n, sizeof options - (size_t)n, " -cl-nv-maxrregcount=64");
-    const char *sources[1] = {lode_ocl_src_sha256d};
-    int rc = ocl_program_build(d->desc, d->ctx, d->label, sources, 1, options, &s->prog);
-    if (rc == LODE_OK)
-        rc = ocl_make_kernel(d, s->prog, imad(d) ? "sha256d_search_imad" : "sha256d_search_iadd3", &s->k_main);
-    return rc == LODE_OK ? ocl_max_local(d, s->k_main, &s->main_max_local) : rc;
+    return build_search(d, 64, "sha256d_search", &s->prog, &s->k_main, &s->main_max_local);
 }
 
 /* The version-rolled search. On NVIDIA it gets 80 registers (the schedule
  * it keeps for every version takes 48), where the plain search gets 64; as
- * in CUDA, 80 beats 128 (8.05 against 7.53 GH/s on the H100: more warps
- * resident, docs/PERFORMANCE.md). */
+ * in CUDA, 80 beats 128 (more warps resident, docs/PERFORMANCE.md). */
 static int build_versions_program(lode_device *d)
 {
     sha256d_state *s = state_of(d);
-    if (s->vprog != NULL)
-        return LODE_OK;
-    char options[256];
-    int n = ocl_common_options(d, options, sizeof options);
-    if (d->desc->caps & OCL_CAP_NV_SHFL)
-        snprintf(options + n, sizeof options - (size_t)n, " -cl-nv-maxrregcount=80");
-    const char *sources[1] = {lode_ocl_src_sha256d};
-    int rc = ocl_program_build(d->desc, d->ctx, d->label, sources, 1, options, &s->vprog);
-    if (rc == LODE_OK)
-        rc = ocl_make_kernel(d, s->vprog, imad(d) ? "sha256d_search_versions_imad" : "sha256d_search_versions_iadd3",
-                             &s->k_versions);
-    return rc == LODE_OK ? ocl_max_local(d, s->k_versions, &s->versions_max_local) : rc;
+    return build_search(d, 80, "sha256d_search_versions", &s->vprog, &s->k_versions, &s->versions_max_local);
 }
 
 /* Brings parameters into what the kernels and this device accept. */
