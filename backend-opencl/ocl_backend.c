@@ -169,12 +169,15 @@ int ocl_make_kernel(lode_device *d, cl_program prog, const char *name, cl_kernel
 }
 
 /* The vendor id lets a kernel specialise; OpenCL C 1.2 is the floor;
- * NVIDIA takes inline PTX (core/backend_support/kernels/lode_kernel.h). */
+ * NVIDIA takes inline PTX, AMD's media ops give amd_bitalign
+ * (core/backend_support/kernels/lode_kernel.h). */
 int ocl_common_options(const lode_device *d, char *options, size_t len)
 {
     int n = snprintf(options, len, "-cl-std=CL1.2 -D LODE_VENDOR_ID=0x%x", (unsigned)d->desc->vendor_id);
     if (d->desc->caps & OCL_CAP_NV_SHFL)
         n += snprintf(options + n, len - (size_t)n, " -D LODE_NV_PTX=1");
+    if (d->desc->caps & OCL_CAP_AMD_MEDIA_OPS)
+        n += snprintf(options + n, len - (size_t)n, " -D LODE_AMD_MEDIA_OPS=1");
     return n;
 }
 

@@ -117,6 +117,8 @@ static unsigned read_caps(const ocl_dev_desc *d, const char *exts)
         caps |= OCL_CAP_INTEL_SHUFFLE;
     if (has_ext(exts, "cl_nv_compiler_options"))
         caps |= OCL_CAP_NV_OPTIONS;
+    if (has_ext(exts, "cl_amd_media_ops"))
+        caps |= OCL_CAP_AMD_MEDIA_OPS;
     return caps;
 }
 

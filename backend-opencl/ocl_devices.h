@@ -16,6 +16,7 @@ enum {
     OCL_CAP_KHR_SHUFFLE = 1u << 1,   /* cl_khr_subgroups + cl_khr_subgroup_shuffle */
     OCL_CAP_INTEL_SHUFFLE = 1u << 2, /* cl_intel_subgroups */
     OCL_CAP_NV_OPTIONS = 1u << 3,    /* cl_nv_compiler_options: -cl-nv-maxrregcount=N */
+    OCL_CAP_AMD_MEDIA_OPS = 1u << 4, /* cl_amd_media_ops: amd_bitalign, amd_bytealign */
 };
 
 typedef struct ocl_dev_desc {
@@ -32,6 +33,10 @@ typedef struct ocl_dev_desc {
     cl_uint compute_units;
     cl_ulong global_mem, max_alloc;
     size_t max_work_group;
+    cl_ulong local_mem;   /* CL_DEVICE_LOCAL_MEM_SIZE */
+    unsigned wavefront;   /* lanes a SIMD instruction runs (AMD wavefront, NVIDIA warp); 0 if unknown */
+    char arch[32];        /* "gfx1100", "sm_90"; "" if unknown */
+    char board[128];      /* AMD's board name ("AMD Radeon RX 7900 XTX"); "" if unknown */
     unsigned caps;
 } ocl_dev_desc;
 
