@@ -7,6 +7,9 @@
  *   gfx1100  AMD Radeon RX 7900 XTX, 48 CUs, wave32, PCI 03:00.0, cl_amd_media_ops
  *   gfx90a   AMD Instinct MI250X, 110 CUs, wave64, PCI 29:00.0, listed without
  *            cl_amd_media_ops so that the tests see a device without it
+ * Built with FAKE_OPENCL_NVIDIA it is NVIDIA's driver instead, with one H200
+ * (cl_nv_device_attribute_query: sm_90, warp 32, PCI 0000:41:00.0), so that
+ * the tests see what the AMD fields leave of NVIDIA's devices.
  * No device computes: clCreateContext fails with CL_DEVICE_NOT_AVAILABLE, and
  * every other entry point lode loads exists and answers CL_INVALID_CONTEXT. */
 #include <stdint.h>
@@ -21,11 +24,42 @@
 
 typedef struct fake_device {
     const char *name, *board, *extensions;
-    cl_uint compute_units, wavefront, gfxip_major, gfxip_minor;
+    cl_uint compute_units, wavefront, arch_major, arch_minor; /* AMD: GFXIP; NVIDIA: compute capability */
     cl_ulong global_mem;
     unsigned char bus;
 } fake_device;
 
+#ifdef FAKE_OPENCL_NVIDIA
+/* cl_nv_device_attribute_query's values (the Khronos header has some). */
+#define NV_CC_MAJOR 0x4000
+#define NV_CC_MINOR 0x4001
+#define NV_WARP 0x4003
+#define NV_PCI_BUS 0x4008
+#define NV_PCI_SLOT 0x4009
+#define NV_PCI_DOMAIN 0x400A
+#define VENDOR_ID 0x10de
+#define VENDOR "NVIDIA Corporation"
+#define PLATFORM_NAME "NVIDIA CUDA"
+#define PLATFORM_VERSION "OpenCL 3.0 CUDA 12.8.97"
+#define DRIVER "570.124.06"
+#define LOCAL_BYTES 49152
+#define MAX_GROUP 1024
+#define MAX_ALLOC_PERCENT 25 /* OpenCL's minimum, as NVIDIA answers */
+static const fake_device gpus[] = {
+    {"NVIDIA H200", "",
+     "cl_khr_global_int32_base_atomics cl_khr_local_int32_base_atomics cl_khr_int64_base_atomics "
+     "cl_khr_byte_addressable_store cl_nv_device_attribute_query cl_nv_compiler_options",
+     132, 32, 9, 0, UINT64_C(150110011392), 0x41},
+};
+#else
+#define VENDOR_ID 0x1002
+#define VENDOR "Advanced Micro Devices, Inc."
+#define PLATFORM_NAME "AMD Accelerated Parallel Processing"
+#define PLATFORM_VERSION "OpenCL 2.1 AMD-APP (3614.0)"
+#define DRIVER "3614.0 (HSA1.1,LC)"
+#define LOCAL_BYTES 65536
+#define MAX_GROUP 256
+#define MAX_ALLOC_PERCENT 85
 static const fake_device gpus[] = {
     {"gfx1100", "AMD Radeon RX 7900 XTX",
      "cl_khr_fp64 cl_khr_global_int32_base_atomics cl_khr_local_int32_base_atomics cl_khr_int64_base_atomics "
@@ -37,6 +71,7 @@ static const fake_device gpus[] = {
      "cl_khr_byte_addressable_store cl_khr_subgroups cl_amd_device_attribute_query",
      110, 64, 9, 0, UINT64_C(68702699520), 0x29},
 };
+#endif
 #define GPU_COUNT (sizeof gpus / sizeof gpus[0])
 
 static int the_platform; /* its address is the platform's handle, the devices' the same way */
@@ -81,9 +116,9 @@ EXPORT cl_int clGetPlatformInfo(cl_platform_id p, cl_platform_info what, size_t 
     if ((void *)p != (void *)&the_platform)
         return CL_INVALID_PLATFORM;
     switch (what) {
-    case CL_PLATFORM_NAME: return answer_text("AMD Accelerated Parallel Processing", room, out, size_ret);
-    case CL_PLATFORM_VENDOR: return answer_text("Advanced Micro Devices, Inc.", room, out, size_ret);
-    case CL_PLATFORM_VERSION: return answer_text("OpenCL 2.1 AMD-APP (3614.0)", room, out, size_ret);
+    case CL_PLATFORM_NAME: return answer_text(PLATFORM_NAME, room, out, size_ret);
+    case CL_PLATFORM_VENDOR: return answer_text(VENDOR, room, out, size_ret);
+    case CL_PLATFORM_VERSION: return answer_text(PLATFORM_VERSION, room, out, size_ret);
     case CL_PLATFORM_PROFILE: return answer_text("FULL_PROFILE", room, out, size_ret);
     case CL_PLATFORM_EXTENSIONS: return answer_text("cl_khr_icd cl_amd_event_callback", room, out, size_ret);
     default: return CL_INVALID_VALUE;
@@ -107,47 +142,72 @@ EXPORT cl_int clGetDeviceIDs(cl_platform_id p, cl_device_type type, cl_uint n, c
 static cl_int common_info(cl_device_info what, size_t room, void *out, size_t *size_ret)
 {
     const cl_bool yes = CL_TRUE;
-    const cl_uint amd = 0x1002;
-    const size_t max_group = 256;
-    const cl_ulong local = 65536;
+    const cl_uint vendor_id = VENDOR_ID;
+    const size_t max_group = MAX_GROUP;
+    const cl_ulong local = LOCAL_BYTES;
     const cl_device_type gpu = CL_DEVICE_TYPE_GPU;
     switch (what) {
     case CL_DEVICE_AVAILABLE:
     case CL_DEVICE_COMPILER_AVAILABLE: return answer(&yes, sizeof yes, room, out, size_ret);
-    case CL_DEVICE_VENDOR: return answer_text("Advanced Micro Devices, Inc.", room, out, size_ret);
-    case CL_DRIVER_VERSION: return answer_text("3614.0 (HSA1.1,LC)", room, out, size_ret);
+    case CL_DEVICE_VENDOR: return answer_text(VENDOR, room, out, size_ret);
+    case CL_DRIVER_VERSION: return answer_text(DRIVER, room, out, size_ret);
     case CL_DEVICE_VERSION: return answer_text("OpenCL 2.0 ", room, out, size_ret);
     case CL_DEVICE_TYPE: return answer(&gpu, sizeof gpu, room, out, size_ret);
-    case CL_DEVICE_VENDOR_ID: return answer(&amd, sizeof amd, room, out, size_ret);
+    case CL_DEVICE_VENDOR_ID: return answer(&vendor_id, sizeof vendor_id, room, out, size_ret);
     case CL_DEVICE_MAX_WORK_GROUP_SIZE: return answer(&max_group, sizeof max_group, room, out, size_ret);
     case CL_DEVICE_LOCAL_MEM_SIZE: return answer(&local, sizeof local, room, out, size_ret);
     default: return CL_INVALID_VALUE;
     }
 }
 
-EXPORT cl_int clGetDeviceInfo(cl_device_id id, cl_device_info what, size_t room, void *out, size_t *size_ret)
+#ifdef FAKE_OPENCL_NVIDIA
+static cl_int vendor_info(const fake_device *g, cl_device_info what, size_t room, void *out, size_t *size_ret)
 {
-    const fake_device *g = device_of(id);
-    if (g == NULL)
-        return CL_INVALID_DEVICE;
-    cl_ulong max_alloc = g->global_mem / 100 * 85;
+    const cl_uint bus = g->bus, slot = 0, domain = 0; /* slot: device 0 << 3 | function 0 */
+    switch (what) {
+    case NV_CC_MAJOR: return answer(&g->arch_major, sizeof(cl_uint), room, out, size_ret);
+    case NV_CC_MINOR: return answer(&g->arch_minor, sizeof(cl_uint), room, out, size_ret);
+    case NV_WARP: return answer(&g->wavefront, sizeof(cl_uint), room, out, size_ret);
+    case NV_PCI_BUS: return answer(&bus, sizeof bus, room, out, size_ret);
+    case NV_PCI_SLOT: return answer(&slot, sizeof slot, room, out, size_ret);
+    case NV_PCI_DOMAIN: return answer(&domain, sizeof domain, room, out, size_ret);
+    default: return CL_INVALID_VALUE;
+    }
+}
+#else
+static cl_int vendor_info(const fake_device *g, cl_device_info what, size_t room, void *out, size_t *size_ret)
+{
     cl_device_topology_amd topo;
     memset(&topo, 0, sizeof topo);
     topo.pcie.type = CL_DEVICE_TOPOLOGY_TYPE_PCIE_AMD;
     topo.pcie.bus = (char)g->bus;
     switch (what) {
+    case CL_DEVICE_BOARD_NAME_AMD: return answer_text(g->board, room, out, size_ret);
+    case CL_DEVICE_WAVEFRONT_WIDTH_AMD: return answer(&g->wavefront, sizeof(cl_uint), room, out, size_ret);
+    case CL_DEVICE_GFXIP_MAJOR_AMD: return answer(&g->arch_major, sizeof(cl_uint), room, out, size_ret);
+    case CL_DEVICE_GFXIP_MINOR_AMD: return answer(&g->arch_minor, sizeof(cl_uint), room, out, size_ret);
+    case CL_DEVICE_TOPOLOGY_AMD: return answer(&topo, sizeof topo, room, out, size_ret);
+    default: return CL_INVALID_VALUE;
+    }
+}
+#endif
+
+EXPORT cl_int clGetDeviceInfo(cl_device_id id, cl_device_info what, size_t room, void *out, size_t *size_ret)
+{
+    const fake_device *g = device_of(id);
+    if (g == NULL)
+        return CL_INVALID_DEVICE;
+    cl_ulong max_alloc = g->global_mem / 100 * MAX_ALLOC_PERCENT;
+    switch (what) {
     case CL_DEVICE_NAME: return answer_text(g->name, room, out, size_ret);
     case CL_DEVICE_EXTENSIONS: return answer_text(g->extensions, room, out, size_ret);
-    case CL_DEVICE_BOARD_NAME_AMD: return answer_text(g->board, room, out, size_ret);
     case CL_DEVICE_MAX_COMPUTE_UNITS: return answer(&g->compute_units, sizeof(cl_uint), room, out, size_ret);
-    case CL_DEVICE_WAVEFRONT_WIDTH_AMD: return answer(&g->wavefront, sizeof(cl_uint), room, out, size_ret);
-    case CL_DEVICE_GFXIP_MAJOR_AMD: return answer(&g->gfxip_major, sizeof(cl_uint), room, out, size_ret);
-    case CL_DEVICE_GFXIP_MINOR_AMD: return answer(&g->gfxip_minor, sizeof(cl_uint), room, out, size_ret);
     case CL_DEVICE_GLOBAL_MEM_SIZE: return answer(&g->global_mem, sizeof(cl_ulong), room, out, size_ret);
     case CL_DEVICE_MAX_MEM_ALLOC_SIZE: return answer(&max_alloc, sizeof max_alloc, room, out, size_ret);
-    case CL_DEVICE_TOPOLOGY_AMD: return answer(&topo, sizeof topo, room, out, size_ret);
-    default: return common_info(what, room, out, size_ret);
+    default: break;
     }
+    cl_int rc = vendor_info(g, what, room, out, size_ret);
+    return rc != CL_INVALID_VALUE ? rc : common_info(what, room, out, size_ret);
 }
 
 /* The device cannot be used: what a driver says for a GPU that is lost,

@@ -3,7 +3,8 @@
  * LODE_TEST_OPENCL_LIB names): what ocl_devices.c reads must be what the
  * fake answers, each value written here from the fake's table, and the
  * local sizes the algorithms pick must be whole wavefronts on AMD while
- * NVIDIA's and PoCL's stay as they were. */
+ * NVIDIA's and PoCL's stay as they were (`test_amd_host amd`; `nvidia`: the
+ * fake's NVIDIA build). */
 #include "backend-opencl/ocl_devices.h"
 #include "backend-opencl/ocl_internal.h"
 #include "test_util.h"
@@ -70,13 +71,34 @@ static void test_floors(void)
     CHECK(ocl_pow2_local(16, 256, ocl_group_floor(&nvidia, 4, 256)) == 16, "NVIDIA: 16 stays");
 }
 
-int main(void)
+/* The NVIDIA build of the fake: the NVIDIA query's fields, the bus id with
+ * its domain (as NVML wants it) and the floor as it was. */
+static void test_nvidia(void)
 {
-    if (getenv("LODE_TEST_OPENCL_LIB") == NULL) {
-        fprintf(stderr, "test_amd_host: LODE_TEST_OPENCL_LIB must name tests/fake_opencl.c's library\n");
+    char why[256] = "";
+    const ocl_dev_desc *d = ocl_devices_probe(why, sizeof why) == 0 ? ocl_devices_get(0) : NULL;
+    CHECK(d != NULL && ocl_devices_count() == 1, "one H200: %s", why);
+    if (d == NULL)
+        return;
+    CHECK(strcmp(d->arch, "sm_90") == 0 && d->wavefront == 32 && d->local_mem == 49152 && d->board[0] == '\0',
+          "arch '%s', warp %u, local %llu, board '%s'", d->arch, d->wavefront, (unsigned long long)d->local_mem,
+          d->board);
+    CHECK(strcmp(d->bus_id, "0000:41:00.0") == 0, "bus id '%s'", d->bus_id);
+    CHECK(ocl_group_floor(d, 4, 256) == 4 && ocl_group_floor(d, 32, 256) == 32, "NVIDIA's floors as given");
+}
+
+int main(int argc, char **argv)
+{
+    const bool nvidia = argc > 1 && strcmp(argv[1], "nvidia") == 0;
+    if (getenv("LODE_TEST_OPENCL_LIB") == NULL || argc != 2 || (!nvidia && strcmp(argv[1], "amd") != 0)) {
+        fprintf(stderr, "usage: LODE_TEST_OPENCL_LIB=<tests/fake_opencl.c's library> test_amd_host amd|nvidia\n");
         return 2;
     }
-    test_fields();
-    test_floors();
+    if (nvidia) {
+        test_nvidia();
+    } else {
+        test_fields();
+        test_floors();
+    }
     return test_summary();
 }

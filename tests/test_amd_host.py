@@ -11,11 +11,14 @@ contexts cannot be created), loaded with LODE_TEST_OPENCL_LIB:
   for the device at that bus id, as lode shows OpenCL sensors, and not for
   the device without a hwmon;
 - a device whose context fails gives a clear error and a failure status:
-  no crash, no hang; a library that is not there says so.
+  no crash, no hang; a library that is not there says so;
+- the fake's NVIDIA build (an H200 at 0000:41:00.0) keeps NVIDIA's lines,
+  adds sm_90 and the warp, and reads its sensors from the fake NVML
+  library (tests/fake_nvml.c, the GPU at the same bus id).
 The expected text is written here from the fake's table and the hwmon
 values the test writes. A few seconds.
 
-usage: test_amd_host.py PATH_TO_LODE PATH_TO_FAKE_OPENCL
+usage: test_amd_host.py LODE FAKE_OPENCL FAKE_OPENCL_NVIDIA FAKE_NVML
 """
 import os
 import re
@@ -26,13 +29,14 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import Checks  # noqa: E402
 
-LODE, FAKE = sys.argv[1], sys.argv[2]
+LODE, FAKE, FAKE_NVIDIA, FAKE_NVML = sys.argv[1:5]
 check = Checks()
 
 
 def run(*args, env=None):
     full = {k: v for k, v in os.environ.items() if not k.startswith("LODE_TEST_")}
-    full.update({"LODE_TEST_OPENCL_LIB": FAKE}, **(env or {}))
+    # Shown even where a CUDA GPU has the fake's bus id (a machine with one).
+    full.update({"LODE_TEST_OPENCL_LIB": FAKE, "LODE_OPENCL_SHOW_ALL": "1"}, **(env or {}))
     return subprocess.run([LODE, *args], capture_output=True, text=True, timeout=120, env=full)
 
 
@@ -112,6 +116,18 @@ def test_missing_library():
           f"a library that is not there is named: {r.stdout!r}")
 
 
+def test_nvidia():
+    r = run("--list-devices", env={"LODE_TEST_OPENCL_LIB": FAKE_NVIDIA, "LODE_TEST_NVML_LIB": FAKE_NVML})
+    dev = block(r.stdout, "opencl:0")
+    check(r.returncode == 0 and dev.startswith(
+        "opencl:0  NVIDIA H200  [0000:41:00.0]\n    workers 1 (up to 1), memory 139.8 GiB\n"
+        "    sm_90, warp 32, 132 compute units, local memory 48 KiB, work-groups up to 1024; "
+        "driver 570.124.06; OpenCL 3.0 CUDA 12.8.97\n"), f"NVIDIA's device lines: {dev!r}")
+    # fake_nvml's readings: 64 C, 487.25 W, no fan, SM 1980 and memory 2619 MHz.
+    check(re.search(r"^    sensors now: 64C 487W 1980MHz mem 2619MHz throttle \S", dev, re.M) is not None,
+          f"the sensors from NVML by the OpenCL device's bus id: {dev!r}")
+
+
 def main():
     with tempfile.TemporaryDirectory(prefix="lode-amd-host-") as sysfs:
         fake_sysfs(sysfs)
@@ -119,6 +135,7 @@ def main():
         test_version(sysfs)
     test_failing_device()
     test_missing_library()
+    test_nvidia()
     return check.report()
 
 
