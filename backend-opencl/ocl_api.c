@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/settings.h"
 #include "core/base/status.h"
 
 ocl_api ocl;
@@ -14,17 +15,23 @@ ocl_api ocl;
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static char load_why[256];
 static int load_rc = -1;
+static char load_file[256] = "libOpenCL.so.1";
 
 static void load_run(void)
 {
     /* The SONAME, not libOpenCL.so: that link exists only with the -dev
-     * package. RTLD_LOCAL keeps the loader's symbols out of the program. */
-    void *lib = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
+     * package. RTLD_LOCAL keeps the loader's symbols out of the program.
+     * The tests name a fake driver library instead (tests/fake_opencl.c). */
+    const char *setting = lode_setting_text(LODE_SETTING_TEST_OPENCL_LIB);
+    if (setting != NULL)
+        snprintf(load_file, sizeof load_file, "%s", setting);
+    const char *file = load_file;
+    void *lib = dlopen(file, RTLD_NOW | RTLD_LOCAL);
     if (lib == NULL) {
         const char *e = dlerror();
         snprintf(load_why, sizeof load_why,
-                 "cannot load libOpenCL.so.1 (%s): install an OpenCL ICD loader "
-                 "(Debian: ocl-icd-libopencl1) and a driver", e ? e : "unknown error");
+                 "cannot load %.60s (%s): install an OpenCL ICD loader "
+                 "(Debian: ocl-icd-libopencl1) and a driver", file, e ? e : "unknown error");
         return;
     }
     /* dlsym returns void *; converting it through a union keeps ISO C quiet
@@ -33,8 +40,8 @@ static void load_run(void)
     {                                                                                              \
         union { void *obj; ret(CL_API_CALL *fn) args; } u_ = {.obj = dlsym(lib, #name)};          \
         if (u_.obj == NULL) {                                                                      \
-            snprintf(load_why, sizeof load_why, "libOpenCL.so.1 lacks %s (an OpenCL 1.2 loader " \
-                     "is needed)", #name);                                                         \
+            snprintf(load_why, sizeof load_why, "%.60s lacks %s (an OpenCL 1.2 loader is needed)", \
+                     file, #name);                                                                 \
             dlclose(lib);                                                                          \
             return;                                                                                \
         }                                                                                          \
@@ -51,6 +58,12 @@ int ocl_api_load(char *why, size_t why_len)
     if (load_rc != 0 && why != NULL)
         snprintf(why, why_len, "%s", load_why);
     return load_rc;
+}
+
+const char *ocl_api_library(void)
+{
+    pthread_once(&load_once, load_run);
+    return load_file;
 }
 
 const char *ocl_error_name(cl_int err, char buf[32])

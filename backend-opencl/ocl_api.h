@@ -82,6 +82,10 @@ extern ocl_api ocl;
 /* Loads libOpenCL.so.1 once (thread-safe). 0, or -1 with the reason in why. */
 int ocl_api_load(char *why, size_t why_len);
 
+/* The library file loaded (or tried): libOpenCL.so.1, or the one
+ * LODE_TEST_OPENCL_LIB names. */
+const char *ocl_api_library(void);
+
 /* "CL_OUT_OF_RESOURCES" for an error code, or "error -N". */
 const char *ocl_error_name(cl_int err, char buf[32]);
 /* The lode status of a failed OpenCL call: out of memory, or a device failure. */

@@ -27,6 +27,7 @@
 #include "core/backend_support/sysfs_sensors.h"
 #include "core/base/backend.h"
 #include "core/base/log.h"
+#include "core/base/sensors.h"
 #include "core/base/status.h"
 #include "core/base/text.h"
 
@@ -131,8 +132,10 @@ static int ocl_device_info(int index, lode_device_info *out)
     if (d == NULL)
         return LODE_ERR_INVALID;
     memset(out, 0, sizeof *out);
-    snprintf(out->name, sizeof out->name, "%s", d->name);
+    /* ROCm names the device by its gfx target: the board's name is the one users know. */
+    snprintf(out->name, sizeof out->name, "%s", d->board[0] != '\0' ? d->board : d->name);
     snprintf(out->bus_id, sizeof out->bus_id, "%s", d->bus_id);
+    ocl_device_details(d, out->details, sizeof out->details);
     /* One worker: the device schedules its own compute units (PoCL its
      * own threads). */
     out->workers = 1;
@@ -303,6 +306,29 @@ static int ocl_read_sensors(int index, lode_sensors *out)
     return LODE_ERR_UNSUPPORTED;
 }
 
+/* A device's line of lode -V; for an AMD GPU also where its sensors come
+ * from, as a report of missing readings needs it. */
+static void describe_device(int index, char *buf, size_t len, size_t *used)
+{
+    const ocl_dev_desc *d = ocl_devices_get(index);
+    char details[256];
+    ocl_device_details(d, details, sizeof details);
+    lode_appendf(buf, len, used, "  device %d: %s%s%s%s, %.1f GiB: %s\n", index, d->board[0] ? d->board : d->name,
+                 d->bus_id[0] ? " [" : "", d->bus_id, d->bus_id[0] ? "]" : "", (double)d->global_mem / (1u << 30),
+                 details);
+    if (d->vendor_id != OCL_VENDOR_AMD || d->bus_id[0] == '\0')
+        return;
+    lode_sensors s;
+    char now[160];
+    if (lode_sysfs_amdgpu_read(d->bus_id, &s) == 0) {
+        lode_sensors_format(&s, now, sizeof now);
+        lode_appendf(buf, len, used, "    sensors (amdgpu hwmon):%s\n", now[0] ? now : " none readable");
+    } else {
+        lode_appendf(buf, len, used, "    sensors: none (no amdgpu hwmon for PCI %s in /sys/bus/pci/devices)\n",
+                     d->bus_id);
+    }
+}
+
 static void ocl_describe(char *buf, size_t len)
 {
     size_t used = 0;
@@ -312,7 +338,7 @@ static void ocl_describe(char *buf, size_t len)
         lode_appendf(buf, len, &used, "  library: %s\n", loaded);
         return;
     }
-    lode_appendf(buf, len, &used, "  library: libOpenCL.so.1 (loaded at run time)\n");
+    lode_appendf(buf, len, &used, "  library: %s (loaded at run time)\n", ocl_api_library());
     ocl_devices_probe(why, sizeof why);
     int np = ocl_platforms_count();
     for (int i = 0; i < np; i++) {
@@ -321,6 +347,8 @@ static void ocl_describe(char *buf, size_t len)
     }
     if (np == 0 || ocl_devices_count() == 0)
         lode_appendf(buf, len, &used, "  devices: none: %s\n", why);
+    for (int i = 0; i < ocl_devices_count(); i++)
+        describe_device(i, buf, len, &used);
     bool nvidia = false;
     for (int i = 0; i < ocl_devices_count(); i++)
         nvidia |= ocl_devices_get(i)->vendor_id == VENDOR_NVIDIA;

@@ -1,6 +1,6 @@
 /* OpenCL device enumeration (ocl_devices.h). */
 #include "backend-opencl/ocl_devices.h"
-#include "core/base/settings.h"
+#include "core/base/text.h"
 
 #include <ctype.h>
 #include <pthread.h>
@@ -13,6 +13,12 @@
 /* cl_nv_device_attribute_query values; the Khronos headers leave them out. */
 #ifndef CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV
 #define CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV 0x4000
+#endif
+#ifndef CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV
+#define CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV 0x4001
+#endif
+#ifndef CL_DEVICE_WARP_SIZE_NV
+#define CL_DEVICE_WARP_SIZE_NV 0x4003
 #endif
 #ifndef CL_DEVICE_PCI_BUS_ID_NV
 #define CL_DEVICE_PCI_BUS_ID_NV 0x4008
@@ -101,6 +107,52 @@ static bool read_bus_id(const ocl_dev_desc *d, const char *exts, char out[32])
     return false;
 }
 
+static cl_uint dev_uint(cl_device_id d, cl_device_info what)
+{
+    cl_uint v = 0;
+    return ocl.clGetDeviceInfo(d, what, sizeof v, &v, NULL) == CL_SUCCESS ? v : 0;
+}
+
+/* AMD's shape: the wavefront (64 on GCN/CDNA, 32 by default on RDNA), the
+ * gfx target (ROCm names the device by it: "gfx90a:sramecc+:xnack-"; older
+ * drivers answer the GFXIP version) and the board's marketing name. */
+static void read_amd_shape(ocl_dev_desc *d)
+{
+    d->wavefront = dev_uint(d->id, CL_DEVICE_WAVEFRONT_WIDTH_AMD);
+    dev_str(d->id, CL_DEVICE_BOARD_NAME_AMD, d->board, sizeof d->board);
+    if (strncmp(d->name, "gfx", 3) == 0) {
+        size_t n = strcspn(d->name, ":");
+        n = n < sizeof d->arch - 1 ? n : sizeof d->arch - 1;
+        memcpy(d->arch, d->name, n);
+        d->arch[n] = '\0';
+        return;
+    }
+    cl_uint major = dev_uint(d->id, CL_DEVICE_GFXIP_MAJOR_AMD), minor = dev_uint(d->id, CL_DEVICE_GFXIP_MINOR_AMD);
+    if (major != 0)
+        snprintf(d->arch, sizeof d->arch, "gfxip %u.%u", (unsigned)major, (unsigned)minor);
+}
+
+/* Local memory for every device; the SIMD width and the architecture where
+ * the vendor's query extension tells them (no standard query does before a
+ * kernel is built). */
+static void read_shape(ocl_dev_desc *d, const char *exts)
+{
+    if (ocl.clGetDeviceInfo(d->id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof d->local_mem, &d->local_mem, NULL) !=
+        CL_SUCCESS)
+        d->local_mem = 0;
+    if (has_ext(exts, "cl_amd_device_attribute_query")) {
+        read_amd_shape(d);
+    } else if (has_ext(exts, "cl_nv_device_attribute_query")) {
+        d->wavefront = dev_uint(d->id, CL_DEVICE_WARP_SIZE_NV);
+        cl_uint major = dev_uint(d->id, CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV);
+        if (major != 0)
+            snprintf(d->arch, sizeof d->arch, "sm_%u%u", (unsigned)major,
+                     (unsigned)dev_uint(d->id, CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV));
+    }
+    if (d->wavefront > 1024 || (d->wavefront & (d->wavefront - 1)) != 0)
+        d->wavefront = 0; /* not a width a work-group could be made of */
+}
+
 static unsigned read_caps(const ocl_dev_desc *d, const char *exts)
 {
     unsigned caps = 0;
@@ -159,6 +211,7 @@ static void add_device(cl_platform_id p, cl_device_id id, const char *pname, con
         exts[0] = '\0';
     const char *e = exts ? exts : "";
     d->caps = read_caps(d, e);
+    read_shape(d, e);
     if (d->type & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR))
         read_bus_id(d, e, d->bus_id);
     free(exts);
@@ -229,4 +282,32 @@ int ocl_platforms_count(void)
 const ocl_platform_desc *ocl_platforms_get(int index)
 {
     return index >= 0 && index < ocl_platforms_count() ? &platforms_found[index] : NULL;
+}
+
+void ocl_device_details(const ocl_dev_desc *d, char *out, size_t len)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    if (d->arch[0] != '\0')
+        lode_appendf(out, len, &used, "%s, ", d->arch);
+    if (d->wavefront != 0)
+        lode_appendf(out, len, &used, "%s %u, ", d->vendor_id == 0x10de ? "warp" : "wavefront", d->wavefront);
+    lode_appendf(out, len, &used, "%u compute units, local memory %llu KiB, work-groups up to %zu",
+                 (unsigned)d->compute_units, (unsigned long long)(d->local_mem >> 10), d->max_work_group);
+    if (d->caps & OCL_CAP_AMD_MEDIA_OPS)
+        lode_appendf(out, len, &used, ", media ops");
+    lode_appendf(out, len, &used, "; driver %s; %s", d->driver[0] ? d->driver : "unknown",
+                 d->platform_version[0] ? d->platform_version : d->platform_name);
+}
+
+unsigned ocl_group_floor(const ocl_dev_desc *d, unsigned floor, size_t max)
+{
+    /* NVIDIA's warps argue the same, but its shapes are the ones measured on
+     * the H200 (docs/PERFORMANCE.md) and stay as they are. */
+    unsigned wave = d->vendor_id == OCL_VENDOR_AMD ? d->wavefront : 0;
+    if (wave <= floor)
+        return floor;
+    while (wave > floor && wave > max) /* a kernel the device runs in smaller groups only */
+        wave /= 2;
+    return wave;
 }

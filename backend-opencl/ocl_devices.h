@@ -10,6 +10,8 @@
 
 #include "backend-opencl/ocl_api.h"
 
+#define OCL_VENDOR_AMD 0x1002u /* CL_DEVICE_VENDOR_ID of AMD's GPUs */
+
 /* What the kernels may use beyond OpenCL C 1.2. */
 enum {
     OCL_CAP_NV_SHFL = 1u << 0,       /* NVIDIA: inline PTX shfl.sync */
@@ -46,6 +48,17 @@ int ocl_devices_probe(char *why, size_t why_len);
 int ocl_devices_count(void);
 /* NULL for an index out of range. */
 const ocl_dev_desc *ocl_devices_get(int index);
+
+/* One line of what a problem report needs beyond the name and bus id:
+ * "gfx1100, wavefront 32, 48 compute units, local memory 64 KiB, work-groups
+ * up to 256, media ops; driver 3614.0 (HSA1.1,LC); OpenCL 2.1 AMD-APP (3614.0)". */
+void ocl_device_details(const ocl_dev_desc *d, char *out, size_t len);
+
+/* The smallest work-group size worth launching, from an algorithm's floor
+ * (a power of two) and the kernel's largest group: on AMD whole wavefronts
+ * (64 on GCN/CDNA, 32 or 64 on RDNA), as a smaller group leaves SIMD lanes
+ * idle; elsewhere the floor as given. */
+unsigned ocl_group_floor(const ocl_dev_desc *d, unsigned floor, size_t max);
 
 /* A platform the ICD loader listed. */
 typedef struct ocl_platform_desc {

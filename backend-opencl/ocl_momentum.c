@@ -155,10 +155,7 @@ static int setup_filter(ocl_momentum *m)
 
 bool ocl_momentum_bucket_fits(const ocl_dev_desc *desc)
 {
-    cl_ulong local = 0;
-    if (ocl.clGetDeviceInfo(desc->id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local, &local, NULL) != CL_SUCCESS)
-        return false;
-    return local >= BK_LOCAL_BYTES + 256 && desc->max_work_group >= BK_LOCAL &&
+    return desc->local_mem >= BK_LOCAL_BYTES + 256 && desc->max_work_group >= BK_LOCAL &&
            (uint64_t)LODE_MOM_NBUCKETS * LODE_MOM_BK_CAP * 8 <= desc->max_alloc;
 }
 

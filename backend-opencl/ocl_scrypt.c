@@ -128,7 +128,7 @@ static void scrypt_clamp(lode_device *d)
         max = 256; /* keeps slots a multiple of SCRYPT_SLOT_QUANTUM per group */
     if (s->xchg == XCHG_STAGED && max > STAGED_MAX_LOCAL)
         max = STAGED_MAX_LOCAL; /* 18 KiB of staging: within any GPU's local memory */
-    t->local_size = ocl_pow2_local(t->local_size, max, floor_ls);
+    t->local_size = ocl_pow2_local(t->local_size, max, ocl_group_floor(d->desc, floor_ls, max));
     if (item_per_hash(s) || t->per_item != 2)
         t->per_item = 1;
     unsigned g = per_group(s);

@@ -93,7 +93,9 @@ static void sha256d_clamp(lode_device *d)
     sha256d_state *s = state_of(d);
     ocl_tune_params *t = &s->scan.tune;
     size_t max = s->main_max_local ? s->main_max_local : d->desc->max_work_group;
-    t->local_size = ocl_pow2_local(t->local_size, max > 256 ? 256 : max, 4);
+    if (max > 256)
+        max = 256;
+    t->local_size = ocl_pow2_local(t->local_size, max, ocl_group_floor(d->desc, 4, max));
     if (t->per_item == 0)
         t->per_item = 1;
 }

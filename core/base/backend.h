@@ -42,6 +42,8 @@ typedef struct lode_device_info {
     uint64_t memory_bytes; /* device (or NUMA-node) memory, 0 if unknown */
     uint32_t algo_mask;    /* bit (1u << algo) for every algorithm it runs */
     bool on_host_cpu;      /* computes on the host's cores (CPU backend, OpenCL on a CPU) */
+    char details[256];     /* what a problem report needs beyond the above, one line
+                              (OpenCL: architecture, wavefront, local memory, driver); "" if nothing */
 } lode_device_info;
 
 typedef struct lode_open_params {

@@ -160,6 +160,10 @@ static const lode_setting table[LODE_SETTING_COUNT] = {
      .group = LODE_SETTING_TEST_HOOK, .default_text = "libnvidia-ml.so.1",
      .help = "FILE: the NVML library loaded for GPU sensors (a fake one in the tests)",
      .readers = "core/backend_support/nvml_sensors.c"},
+    {LODE_SETTING_TEST_OPENCL_LIB, "LODE_TEST_OPENCL_LIB", .kind = LODE_SETTING_TEXT,
+     .group = LODE_SETTING_TEST_HOOK, .default_text = "libOpenCL.so.1",
+     .help = "FILE: the OpenCL library loaded instead of the ICD loader (a fake AMD one in the tests)",
+     .readers = "backend-opencl/ocl_api.c"},
 };
 
 const lode_setting *lode_settings(size_t *count)

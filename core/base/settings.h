@@ -65,6 +65,7 @@ typedef enum lode_setting_id {
     LODE_SETTING_TEST_SENSORS,
     LODE_SETTING_TEST_SYSFS_ROOT,
     LODE_SETTING_TEST_NVML_LIB,
+    LODE_SETTING_TEST_OPENCL_LIB,
     LODE_SETTING_COUNT
 } lode_setting_id;
 

@@ -42,6 +42,8 @@ int cmd_list_devices(void)
                 printf("  [%s]", ref->info.bus_id);
             printf("\n    workers %u (up to %u), memory %.1f GiB\n", ref->info.workers,
                    ref->info.max_workers, (double)ref->info.memory_bytes / (1u << 30));
+            if (ref->info.details[0] != '\0')
+                printf("    %s\n", ref->info.details);
             char sensors[160];
             cli_device_sensors_text(ref, sensors, sizeof sensors);
             if (sensors[0] != '\0')
