@@ -97,20 +97,22 @@ static void target_on_hash(lode_work *w, uint64_t start, unsigned span, unsigned
     free(hashes);
 }
 
-/* Header hashes (SHA-256d, scrypt): every nonce a hit at the end of the
- * nonce space, a target on one hash of a random span, and for SHA-256d a
- * version-rolled job of LODE_VERSIONS_MAX versions (the rolled kernels). */
+/* Header hashes (SHA-256d, scrypt): a target on one hash of a span ending
+ * at nonce 0xFFFFFFFF; for SHA-256d also every nonce a hit at a random
+ * start, and a version-rolled job of LODE_VERSIONS_MAX versions (the
+ * rolled kernels). */
 static void test_header(lode_handle *h, unsigned span)
 {
     lode_work w = {.algo = h->algo};
     test_rand_bytes(w.header.header, 80);
-    memset(w.header.target.w, 0xff, sizeof w.header.target.w);
-    check_scan(h, &w, (UINT64_C(1) << 32) - span, span, "every nonce a hit, ending at 0xFFFFFFFF");
-    const uint64_t start = test_rand() % ((UINT64_C(1) << 32) - span);
-    target_on_hash(&w, start, span, span / 8);
-    check_scan(h, &w, start, span, "target on a hash");
+    const uint64_t end = (UINT64_C(1) << 32) - span;
+    target_on_hash(&w, end, span, span / 4);
+    check_scan(h, &w, end, span, "target on a hash, ending at 0xFFFFFFFF");
     if (h->algo != LODE_ALGO_SHA256D)
         return;
+    const uint64_t start = test_rand() % end;
+    memset(w.header.target.w, 0xff, sizeof w.header.target.w);
+    check_scan(h, &w, start, span, "every nonce a hit");
     w.header.version_count = LODE_VERSIONS_MAX;
     for (uint32_t i = 0; i < LODE_VERSIONS_MAX; i++)
         w.header.versions[i] = 0x20000000u | (uint32_t)(test_rand() % 0xffff) << 13;
@@ -161,15 +163,23 @@ static void test_variant(const lode_device_ref *dev, lode_algo algo, const char 
     if (algo == LODE_ALGO_TF)
         test_tf(&h);
     else
-        test_header(&h, algo == LODE_ALGO_SHA256D ? 256 : 16);
+        test_header(&h, algo == LODE_ALGO_SHA256D ? 256 : 4);
     lode_handle_close(&h);
+}
+
+static bool listed(const char *variant, char **only, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (variant != NULL && strcmp(variant, only[i]) == 0)
+            return true;
+    return n == 0;
 }
 
 int main(int argc, char **argv)
 {
     lode_algo algo;
-    if (argc != 2 || lode_algo_parse(argv[1], &algo) != 0) {
-        fprintf(stderr, "usage: test_oclgrind sha256d|scrypt|momentum|tf\n");
+    if (argc < 2 || lode_algo_parse(argv[1], &algo) != 0) {
+        fprintf(stderr, "usage: test_oclgrind sha256d|scrypt|momentum|tf [VARIANT...]\n");
         return 2;
     }
     test_seed();
@@ -184,10 +194,18 @@ int main(int argc, char **argv)
             continue;
         const char *names[MAX_VARIANTS];
         int k = lode_device_variants(&devices[d], algo, names, MAX_VARIANTS);
-        for (int v = 0; v < k; v++, runs++)
+        for (int v = 0; v < k; v++) {
+            if (!listed(names[v], argv + 2, argc - 2)) {
+                printf("%s %s %s: not run here (not among the variants asked for)\n", devices[d].id, argv[1],
+                       names[v] ? names[v] : "default");
+                continue;
+            }
             test_variant(&devices[d], algo, names[v]);
+            runs++;
+        }
     }
     free(devices);
+    CHECK(runs >= argc - 2, "every variant asked for ran (%d of %d)", runs, argc - 2);
     if (runs == 0) {
         printf("no Oclgrind OpenCL device runs %s (is its ICD registered?): skipped\n", argv[1]);
         return 77;

@@ -20,19 +20,25 @@ import sys
 import tempfile
 
 OCLGRIND_ICD = "/usr/lib/oclgrind/liboclgrind-rt-icd.so"
-# Oclgrind's checks, and a device shaped like an AMD GPU: 64 KiB of local
-# memory (Oclgrind's 32 KiB default is below tf's sieve segment).
+# Oclgrind's checks, and a device shaped like a small AMD GPU: 64 KiB of
+# local memory (Oclgrind's 32 KiB default is below tf's sieve segment) and
+# 1 GiB of memory (its 128 MiB holds no scrypt batch of 256 hashes).
 OCLGRIND = {"OCLGRIND_DATA_RACES": "1", "OCLGRIND_UNINITIALIZED": "1", "OCLGRIND_CHECK_API": "1",
-            "OCLGRIND_LOCAL_MEM_SIZE": "65536"}
-# Each algorithm's small jobs: lode's own settings (core/base/settings.c).
+            "OCLGRIND_LOCAL_MEM_SIZE": "65536", "OCLGRIND_GLOBAL_MEM_SIZE": str(1 << 30)}
+# Each algorithm's small jobs: lode's own settings (core/base/settings.c),
+# and the variants run (all of Oclgrind's where none are named).
 SMALL_JOBS = {
-    "sha256d": {},
+    "sha256d": ({}, []),
+    # Work-groups of 4 items: romix_single's group is 4 hashes, romix_quad's
+    # one. romix_thread ("thread") is left out: its work-groups are whole
+    # 32-hash units, about 4 minutes under the checks (a hash costs ~7 s).
+    "scrypt": ({"LODE_OPENCL_TUNE": "scrypt:ls=4,il=1,batch=4"}, ["single", "local"]),
     # The shortest launch (one 2^18 segment), 2000 sieve primes, one launch a
     # batch, the device-built tables compared with the host's. Oclgrind 21.10
     # cannot run LLVM's funnel-shift intrinsic (llvm.fshl), which its
     # optimiser makes of tf.cl's shifts: unoptimised, the kernels run.
-    "tf": {"LODE_TF_LAUNCH_BITS": "18", "LODE_TF_SIEVE_PRIMES": "2000", "LODE_TF_BATCH": "1",
-           "LODE_TF_CHECK_TABLES": "1", "OCLGRIND_BUILD_OPTIONS": "-cl-opt-disable"},
+    "tf": ({"LODE_TF_LAUNCH_BITS": "18", "LODE_TF_SIEVE_PRIMES": "2000", "LODE_TF_BATCH": "1",
+            "LODE_TF_CHECK_TABLES": "1", "OCLGRIND_BUILD_OPTIONS": "-cl-opt-disable"}, []),
 }
 # What Oclgrind's reports start with, should one reach stderr instead of the log.
 REPORT_WORDS = ("Invalid read", "Invalid write", "data race", "Uninitialized", "Oclgrind - OpenCL runtime error",
@@ -111,7 +117,8 @@ def main():
                   f"log {found[-400:]!r}, stderr {proc.stderr[-800:]!r}")
             return 1
         print("ok: a kernel writing past its buffer is reported:", found.splitlines()[0])
-        proc, found = run_checked([program, algo], dict(env, **SMALL_JOBS[algo]), log_path, 590)
+        settings, variants = SMALL_JOBS[algo]
+        proc, found = run_checked([program, algo] + variants, dict(env, **settings), log_path, 590)
         sys.stdout.write(proc.stdout[-6000:])
         sys.stderr.write(proc.stderr[-6000:])
         if proc.returncode == 77:
