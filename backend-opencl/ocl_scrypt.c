@@ -305,6 +305,7 @@ static int alloc_scratchpad(lode_device *d)
     const ocl_dev_desc *x = d->desc;
     const uint64_t pad_per_slot = (uint64_t)128 * LODE_SCRYPT_N / s->lookup_gap;
     uint64_t want = (uint64_t)x->compute_units * (d->cpu ? 128 : 2048);
+    want = want < SCRYPT_SLOT_QUANTUM ? SCRYPT_SLOT_QUANTUM : want; /* one batch on a one-unit device */
     uint64_t fit_mem = (uint64_t)((double)x->global_mem * SCRYPT_MEM_SHARE) / (pad_per_slot + SCRYPT_STATE_BYTES);
     uint64_t fit_alloc = x->max_alloc / pad_per_slot;
     /* The kernels index the scratchpad in 32-bit uint4 units. */

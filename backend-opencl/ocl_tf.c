@@ -254,7 +254,11 @@ static void configure(ocl_tf *f, const ocl_dev_desc *desc)
 {
     const bool cpu = (desc->type & CL_DEVICE_TYPE_CPU) != 0;
     f->want_primes = lode_setting_unsigned_in(LODE_SETTING_TF_SIEVE_PRIMES, cpu ? 20000 : 1000000, 14, 2000000);
-    f->launch_bits = lode_setting_unsigned_in(LODE_SETTING_TF_LAUNCH_BITS, cpu ? 20 : 27, 17, 28);
+    /* A launch holds whole segments: tf_segments reads and clears a whole
+     * segment's sieve bits, which past a shorter launch's bits are its
+     * candidates (Oclgrind reported the race at 2^17 launches). */
+    const unsigned min_bits = (unsigned)__builtin_ctz(LODE_TF_OCL_SEG_BITS);
+    f->launch_bits = lode_setting_unsigned_in(LODE_SETTING_TF_LAUNCH_BITS, cpu ? 20 : 27, min_bits, 28);
     /* NVIDIA's OpenCL costs ~11 us of host CPU per enqueue and ~130 us per
      * batch (a wake, a read-back, events): 2^27 x 32 keeps the host under
      * 2% of a core at the H100's rate (docs/PERFORMANCE.md). */

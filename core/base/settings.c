@@ -56,7 +56,7 @@ static const lode_setting table[LODE_SETTING_COUNT] = {
      .readers = "backend-cpu/tf_cpu.c, backend-cuda/cuda_tf.c, backend-opencl/ocl_tf.c"},
     {LODE_SETTING_TF_LAUNCH_BITS, "LODE_TF_LAUNCH_BITS", UNSIGNED(17, 28, 27), .group = LODE_SETTING_TUNING,
      .default_text = "per backend: CUDA 28 on GPUs of 16 GiB or more, else 27 (20..28); "
-                     "OpenCL 27 GPU / 20 CPU (17..28)",
+                     "OpenCL 27 GPU / 20 CPU (18..28)",
      .help = "trial factoring: 2^N sieve bits per GPU launch",
      .readers = "backend-cuda/cuda_tf.c, backend-opencl/ocl_tf.c"},
     {LODE_SETTING_TF_SEGMENT_BITS, "LODE_TF_SEGMENT_BITS", UNSIGNED(16, 18, 18), .group = LODE_SETTING_TUNING,
