@@ -40,6 +40,13 @@
 #define LODE_KERNEL_PTX 1
 #endif
 
+/* AMD's OpenCL compiler (clang for amdgcn) takes its own paths where its
+ * code was visibly worse (#42): the host passes LODE_VENDOR_ID, and
+ * __AMDGCN__ covers the programs built without it. */
+#if defined(LODE_KERNEL_OPENCL) && (defined(__AMDGCN__) || (defined(LODE_VENDOR_ID) && LODE_VENDOR_ID == 0x1002))
+#define LODE_KERNEL_AMD 1
+#endif
+
 #ifdef LODE_KERNEL_CUDA
 
 #include <stdint.h>
@@ -85,7 +92,14 @@ LODE_DEVICE u32 lode_ballot(u32 x) { return __ballot_sync(0xffffffffu, x != 0); 
 typedef uint u32;
 typedef ulong u64;
 
+#ifdef LODE_KERNEL_AMD
+/* clang keeps a large function called twice (the two variants of a kernel)
+ * out of line; its pointer arguments then point at a private copy of the
+ * kernel's by-value parameters, in scratch memory. */
+#define LODE_DEVICE static inline __attribute__((always_inline))
+#else
 #define LODE_DEVICE static inline
+#endif
 #define LODE_KERNEL __kernel
 #define LODE_CONSTANT __constant
 #define LODE_GLOBAL __global

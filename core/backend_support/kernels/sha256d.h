@@ -231,9 +231,28 @@ LODE_DEVICE void sha256d_scan_versions(const u32 *p, u32 start, u32 count, u32 f
         for (int t = 16; t < 64; t++)
             w[t] += sha256_k[t];
         bool found = false;
+#ifdef LODE_KERNEL_AMD
+/* With the selects below, clang's loop vectorizer runs four versions at
+ * once: 256 VGPRs and spills. */
+#pragma clang loop vectorize(disable)
+#endif
 #pragma unroll 1
         for (int k = 0; k < LODE_SHA256D_VERSIONS; k++) {
+#ifdef LODE_KERNEL_AMD
+            /* p[] indexed by the run-time k forces AMD's compiler to copy the
+             * whole by-value block to scratch (768 bytes a lane); selects on
+             * the uniform k keep it in scalar registers. */
+            u32 pk[LODE_SHA256D_PARAM_WORDS];
+#pragma unroll
+            for (int i = 0; i < LODE_SHA256D_PARAM_WORDS; i++) {
+                pk[i] = p[i];
+#pragma unroll
+                for (int j = 1; j < LODE_SHA256D_VERSIONS; j++)
+                    pk[i] = k == j ? p[j * LODE_SHA256D_PARAM_WORDS + i] : pk[i];
+            }
+#else
             const u32 *pk = p + k * LODE_SHA256D_PARAM_WORDS;
+#endif
             u32 v[8];
             sha256d_inner_head(pk, w3, v, one, fma);
 #pragma unroll
