@@ -23,6 +23,7 @@
 #include "backend-opencl/ocl_api.h"
 #include "backend-opencl/ocl_devices.h"
 #include "backend-opencl/ocl_internal.h"
+#include "backend-opencl/ocl_programs.h"
 #include "core/backend_support/nvml_sensors.h"
 #include "core/backend_support/sysfs_sensors.h"
 #include "core/base/backend.h"
@@ -174,14 +175,19 @@ int ocl_make_kernel(lode_device *d, cl_program prog, const char *name, cl_kernel
 /* The vendor id lets a kernel specialise; OpenCL C 1.2 is the floor;
  * NVIDIA takes inline PTX, AMD's media ops give amd_bitalign
  * (core/backend_support/kernels/lode_kernel.h). */
-int ocl_common_options(const lode_device *d, char *options, size_t len)
+int ocl_device_options(const ocl_dev_desc *x, char *options, size_t len)
 {
-    int n = snprintf(options, len, "-cl-std=CL1.2 -D LODE_VENDOR_ID=0x%x", (unsigned)d->desc->vendor_id);
-    if (d->desc->caps & OCL_CAP_NV_SHFL)
+    int n = snprintf(options, len, "-cl-std=CL1.2 -D LODE_VENDOR_ID=0x%x", (unsigned)x->vendor_id);
+    if (x->caps & OCL_CAP_NV_SHFL)
         n += snprintf(options + n, len - (size_t)n, " -D LODE_NV_PTX=1");
-    if (d->desc->caps & OCL_CAP_AMD_MEDIA_OPS)
+    if (x->caps & OCL_CAP_AMD_MEDIA_OPS)
         n += snprintf(options + n, len - (size_t)n, " -D LODE_AMD_MEDIA_OPS=1");
     return n;
+}
+
+int ocl_common_options(const lode_device *d, char *options, size_t len)
+{
+    return ocl_device_options(d->desc, options, len);
 }
 
 int ocl_max_local(lode_device *d, cl_kernel k, size_t *out)

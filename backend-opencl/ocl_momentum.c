@@ -9,6 +9,7 @@
 
 #include "backend-opencl/ocl_internal.h"
 #include "backend-opencl/ocl_program.h"
+#include "backend-opencl/ocl_programs.h"
 #include "core/backend_support/kernel_params.h"
 #include "core/backend_support/momentum_batch.h"
 #include "core/base/log.h"
@@ -159,16 +160,42 @@ bool ocl_momentum_bucket_fits(const ocl_dev_desc *desc)
            (uint64_t)LODE_MOM_NBUCKETS * LODE_MOM_BK_CAP * 8 <= desc->max_alloc;
 }
 
+/* One program serves both variants. The vendor id and AMD's media ops as
+ * every program gets them; not NVIDIA's inline PTX, which the SHA-512
+ * code was never measured with. */
+void ocl_momentum_program(const ocl_dev_desc *x, ocl_program_spec *out)
+{
+    static const char *const names[] = {"mom_clear",     "mom_hash",        "mom_keep_all",   "mom_count_list",
+                                        "mom_keep_list", "mom_hash_bucket", "mom_bucket_find"};
+    memset(out, 0, sizeof *out);
+    out->algo = "momentum";
+    out->source = lode_ocl_src_momentum;
+    snprintf(out->id, sizeof out->id, "momentum");
+    ocl_dev_desc no_ptx = *x;
+    no_ptx.caps &= ~(unsigned)OCL_CAP_NV_SHFL;
+    ocl_device_options(&no_ptx, out->options, sizeof out->options);
+    for (size_t i = 0; i < COUNT(names); i++)
+        out->kernels[out->n_kernels++] = names[i];
+}
+
+void ocl_momentum_programs(const ocl_dev_desc *x, ocl_program_sink sink, void *ctx)
+{
+    ocl_program_spec spec;
+    ocl_momentum_program(x, &spec);
+    sink(ctx, &spec);
+}
+
 static int setup(ocl_momentum *m, const ocl_dev_desc *desc, cl_context ctx)
 {
-    const char *sources[1] = {lode_ocl_src_momentum};
-    int rc = ocl_program_build(desc, ctx, m->label, sources, 1, "-cl-std=CL1.2", &m->prog);
-    const char *names[] = {"mom_clear",     "mom_hash",        "mom_keep_all",   "mom_count_list",
-                           "mom_keep_list", "mom_hash_bucket", "mom_bucket_find"};
+    ocl_program_spec spec;
+    ocl_momentum_program(desc, &spec);
+    const char *sources[1] = {spec.source};
+    int rc = ocl_program_build(desc, ctx, m->label, sources, 1, spec.options, &m->prog);
     cl_kernel *ks[] = {&m->k_clear,     &m->k_hash,        &m->k_keep_all,   &m->k_count_list,
                        &m->k_keep_list, &m->k_hash_bucket, &m->k_bucket_find};
-    for (size_t i = 0; i < 7 && rc == LODE_OK; i++)
-        rc = kernel(m, names[i], ks[i]);
+    _Static_assert(COUNT(ks) <= OCL_PROGRAM_MAX_KERNELS, "kernels");
+    for (int i = 0; i < spec.n_kernels && rc == LODE_OK; i++)
+        rc = kernel(m, spec.kernels[i], ks[i]);
     if (rc == LODE_OK)
         rc = buffer(m, ctx, 64, &m->counts);
     m->batch = m->bucket ? lode_setting_unsigned(LODE_SETTING_MOMENTUM_BATCH) : 1;

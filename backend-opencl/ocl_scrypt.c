@@ -8,6 +8,7 @@
 
 #include "backend-opencl/ocl_internal.h"
 #include "backend-opencl/ocl_program.h"
+#include "backend-opencl/ocl_programs.h"
 #include "core/backend_support/sha256d_job.h"
 #include "core/base/log.h"
 #include "core/base/settings.h"
@@ -84,8 +85,52 @@ static void release_program(scrypt_state *s)
     ocl_release_program(&s->prog);
 }
 
+static int xchg_of(const ocl_dev_desc *x, const char *variant);
+
+/* The program of an exchange, lookup gap and interleave (HASHES).
+ * NVIDIA, 64 registers: romix_thread keeps 32 warps resident. */
+void ocl_scrypt_program(const ocl_dev_desc *x, const char *variant, unsigned lookup_gap, unsigned hashes,
+                        ocl_program_spec *out)
+{
+    memset(out, 0, sizeof *out);
+    const int xchg = xchg_of(x, variant);
+    out->algo = "scrypt";
+    out->variant = variant;
+    out->source = lode_ocl_src_scrypt;
+    snprintf(out->id, sizeof out->id, "scrypt-%s-g%u-h%u", variant, lookup_gap, hashes);
+    int n = ocl_device_options(x, out->options, sizeof out->options);
+    n += snprintf(out->options + n, sizeof out->options - (size_t)n, " -D LOOKUP_GAP=%u -D XCHG=%d -D HASHES=%u",
+                  lookup_gap, xchg, hashes);
+    if (xchg == XCHG_STAGED && (x->caps & OCL_CAP_NV_SHFL))
+        snprintf(out->options + n, sizeof out->options - (size_t)n, " -cl-nv-maxrregcount=64");
+    out->kernels[0] = xchg == XCHG_SINGLE ? "romix_single" : xchg == XCHG_STAGED ? "romix_thread" : "romix_quad";
+    out->kernels[1] = "pbkdf2_in";
+    out->kernels[2] = "pbkdf2_out";
+    out->n_kernels = 3;
+}
+
+/* Each variant with every lookup gap it may get (romix_thread: none;
+ * LODE_OPENCL_LOOKUP_GAP=1|2|4) and every interleave the tuner or
+ * LODE_OPENCL_TUNE may set (the quad kernels: 1 or 2). */
+void ocl_scrypt_programs(const ocl_dev_desc *x, ocl_program_sink sink, void *ctx)
+{
+    const char *variants[4];
+    const int n = scrypt_variants(x, variants, 4);
+    for (int i = 0; i < n; i++) {
+        const int xchg = xchg_of(x, variants[i]);
+        const unsigned gaps = xchg == XCHG_STAGED ? 1 : 3;
+        const unsigned interleaves = xchg == XCHG_SINGLE || xchg == XCHG_STAGED ? 1 : 2;
+        for (unsigned g = 0; g < gaps; g++)
+            for (unsigned h = 1; h <= interleaves; h++) {
+                ocl_program_spec spec;
+                ocl_scrypt_program(x, variants[i], 1u << g, h, &spec);
+                sink(ctx, &spec);
+            }
+    }
+}
+
 /* The interleave (HASHES) is a build option, so a new value means a new
- * program. NVIDIA, 64 registers: romix_thread keeps 32 warps resident. */
+ * program. */
 static int scrypt_build(lode_device *d)
 {
     scrypt_state *s = state_of(d);
@@ -93,26 +138,16 @@ static int scrypt_build(lode_device *d)
     if (s->prog != NULL && s->prog_hashes == hashes)
         return LODE_OK;
     release_program(s);
-    char options[256];
-    int n = ocl_common_options(d, options, sizeof options);
-    n += snprintf(options + n, sizeof options - (size_t)n, " -D LOOKUP_GAP=%u -D XCHG=%d -D HASHES=%u",
-                  s->lookup_gap, s->xchg, hashes);
-    if (s->xchg == XCHG_STAGED && (d->desc->caps & OCL_CAP_NV_SHFL))
-        snprintf(options + n, sizeof options - (size_t)n, " -cl-nv-maxrregcount=64");
-    const char *sources[1] = {lode_ocl_src_scrypt};
-    int rc = ocl_program_build(d->desc, d->ctx, d->label, sources, 1, options, &s->prog);
+    ocl_program_spec spec;
+    ocl_scrypt_program(d->desc, d->variant, s->lookup_gap, hashes, &spec);
+    const char *sources[1] = {spec.source};
+    int rc = ocl_program_build(d->desc, d->ctx, d->label, sources, 1, spec.options, &s->prog);
     if (rc != LODE_OK)
         return rc;
     s->prog_hashes = hashes;
-    rc = ocl_make_kernel(d, s->prog,
-                         s->xchg == XCHG_SINGLE   ? "romix_single"
-                         : s->xchg == XCHG_STAGED ? "romix_thread"
-                                                  : "romix_quad",
-                         &s->k_main);
-    if (rc == LODE_OK)
-        rc = ocl_make_kernel(d, s->prog, "pbkdf2_in", &s->k_in);
-    if (rc == LODE_OK)
-        rc = ocl_make_kernel(d, s->prog, "pbkdf2_out", &s->k_out);
+    cl_kernel *kernels[3] = {&s->k_main, &s->k_in, &s->k_out};
+    for (int i = 0; i < spec.n_kernels && rc == LODE_OK; i++)
+        rc = ocl_make_kernel(d, s->prog, spec.kernels[i], kernels[i]);
     return rc == LODE_OK ? ocl_max_local(d, s->k_main, &s->main_max_local) : rc;
 }
 

@@ -7,6 +7,7 @@
 
 #include "backend-opencl/ocl_internal.h"
 #include "backend-opencl/ocl_program.h"
+#include "backend-opencl/ocl_programs.h"
 #include "core/backend_support/sha256d_job.h"
 #include "core/backend_support/sha256d_lanes.h"
 #include "core/base/log.h"
@@ -47,44 +48,65 @@ static int sha256d_variants(const ocl_dev_desc *x, const char **names, int max)
     return ocl_take_variants(list, (int)COUNT(list), names, max);
 }
 
-static bool imad(const lode_device *d) { return strcmp(d->variant, "imad") == 0; }
+/* One search program of sha256d.cl and its kernel (the variant's: NAME_imad
+ * or NAME_iadd3). NVIDIA, 64 registers: sha256d_search, which the compiler
+ * left to itself holds at 39 registers, gets CUDA's (whose launch bound
+ * allows 64; at 40 the same code runs 9% slower). The version-rolled search
+ * gets 80 (the schedule it keeps for every version takes 48); as in CUDA,
+ * 80 beats 128 (more warps resident, docs/PERFORMANCE.md). The other
+ * drivers choose. */
+void ocl_sha256d_program(const ocl_dev_desc *x, const char *variant, bool versions, ocl_program_spec *out)
+{
+    memset(out, 0, sizeof *out);
+    out->algo = "sha256d";
+    out->variant = variant;
+    out->source = lode_ocl_src_sha256d;
+    snprintf(out->id, sizeof out->id, "sha256d-%s%s", variant, versions ? "-versions" : "");
+    int n = ocl_device_options(x, out->options, sizeof out->options);
+    if (x->caps & OCL_CAP_NV_SHFL)
+        snprintf(out->options + n, sizeof out->options - (size_t)n, " -cl-nv-maxrregcount=%u", versions ? 80 : 64);
+    static const char *const names[2][2] = {{"sha256d_search_iadd3", "sha256d_search_imad"},
+                                            {"sha256d_search_versions_iadd3", "sha256d_search_versions_imad"}};
+    const bool im = strcmp(variant, "imad") == 0;
+    out->kernels[out->n_kernels++] = names[versions][im];
+}
 
-/* Builds one search program of sha256d.cl and its kernel (the variant's:
- * NAME_imad or NAME_iadd3). On NVIDIA the program gets nv_regs registers
- * (-cl-nv-maxrregcount), the other drivers choose. */
-static int build_search(lode_device *d, unsigned nv_regs, const char *name, cl_program *prog, cl_kernel *kernel,
-                        size_t *max_local)
+void ocl_sha256d_programs(const ocl_dev_desc *x, ocl_program_sink sink, void *ctx)
+{
+    const char *variants[4];
+    int n = sha256d_variants(x, variants, 4);
+    for (int i = 0; i < n; i++)
+        for (int versions = 0; versions < 2; versions++) {
+            ocl_program_spec spec;
+            ocl_sha256d_program(x, variants[i], versions, &spec);
+            sink(ctx, &spec);
+        }
+}
+
+static int build_search(lode_device *d, bool versions, cl_program *prog, cl_kernel *kernel, size_t *max_local)
 {
     if (*prog != NULL)
         return LODE_OK;
-    char options[256], kernel_name[64];
-    int n = ocl_common_options(d, options, sizeof options);
-    if (d->desc->caps & OCL_CAP_NV_SHFL)
-        snprintf(options + n, sizeof options - (size_t)n, " -cl-nv-maxrregcount=%u", nv_regs);
-    snprintf(kernel_name, sizeof kernel_name, "%s_%s", name, imad(d) ? "imad" : "iadd3");
-    const char *sources[1] = {lode_ocl_src_sha256d};
-    int rc = ocl_program_build(d->desc, d->ctx, d->label, sources, 1, options, prog);
+    ocl_program_spec spec;
+    ocl_sha256d_program(d->desc, d->variant, versions, &spec);
+    const char *sources[1] = {spec.source};
+    int rc = ocl_program_build(d->desc, d->ctx, d->label, sources, 1, spec.options, prog);
     if (rc == LODE_OK)
-        rc = ocl_make_kernel(d, *prog, kernel_name, kernel);
+        rc = ocl_make_kernel(d, *prog, spec.kernels[0], kernel);
     return rc == LODE_OK ? ocl_max_local(d, *kernel, max_local) : rc;
 }
 
-/* NVIDIA, 64 registers: sha256d_search, which the compiler left to itself
- * holds at 39 registers, gets CUDA's (whose launch bound allows 64; at 40
- * the same code runs 9% slower, docs/PERFORMANCE.md). */
 static int sha256d_build(lode_device *d)
 {
     sha256d_state *s = state_of(d);
-    return build_search(d, 64, "sha256d_search", &s->prog, &s->k_main, &s->main_max_local);
+    return build_search(d, false, &s->prog, &s->k_main, &s->main_max_local);
 }
 
-/* The version-rolled search. On NVIDIA it gets 80 registers (the schedule
- * it keeps for every version takes 48), where the plain search gets 64; as
- * in CUDA, 80 beats 128 (more warps resident, docs/PERFORMANCE.md). */
+/* The version-rolled search, built on the first version-rolled job. */
 static int build_versions_program(lode_device *d)
 {
     sha256d_state *s = state_of(d);
-    return build_search(d, 80, "sha256d_search_versions", &s->vprog, &s->k_versions, &s->versions_max_local);
+    return build_search(d, true, &s->vprog, &s->k_versions, &s->versions_max_local);
 }
 
 /* Brings parameters into what the kernels and this device accept. */

@@ -8,6 +8,7 @@
 
 #include "backend-opencl/ocl_internal.h"
 #include "backend-opencl/ocl_program.h"
+#include "backend-opencl/ocl_programs.h"
 #include "core/backend_support/tf_tables.h"
 #include "core/base/log.h"
 #include "core/base/settings.h"
@@ -276,20 +277,42 @@ static void configure(ocl_tf *f, const ocl_dev_desc *desc)
     f->profile = lode_setting_flag(LODE_SETTING_TF_PROFILE);
 }
 
-/* The program and its two table kernels. */
+/* NVIDIA's compiler takes inline PTX (the common options' LODE_NV_PTX):
+ * the squaring's carry chains. 48 registers (54 uncapped, no spills at 48)
+ * fit five of the exponentiation's 256-item work-groups on an SM instead of
+ * four, as CUDA's kernel (46): +0.7% on the H200 (docs/PERFORMANCE.md). */
+void ocl_tf_program(const ocl_dev_desc *x, ocl_program_spec *out)
+{
+    static const char *const names[] = {"tf_fill", "tf_tables", "tf_prepare", "tf_segments", "tf_exponentiate"};
+    memset(out, 0, sizeof *out);
+    out->algo = "tf";
+    out->source = lode_ocl_src_tf;
+    snprintf(out->id, sizeof out->id, "tf");
+    int n = ocl_device_options(x, out->options, sizeof out->options);
+    if (x->caps & OCL_CAP_NV_OPTIONS)
+        snprintf(out->options + n, sizeof out->options - (size_t)n, " -cl-nv-maxrregcount=48");
+    for (size_t i = 0; i < COUNT(names); i++)
+        out->kernels[out->n_kernels++] = names[i];
+}
+
+void ocl_tf_programs(const ocl_dev_desc *x, ocl_program_sink sink, void *ctx)
+{
+    ocl_program_spec spec;
+    ocl_tf_program(x, &spec);
+    spec.variant = NULL; /* one program for every variant */
+    sink(ctx, &spec);
+}
+
+/* The program and its two table kernels (the spec's first two; the lanes
+ * make the other three). */
 static int build_program(ocl_tf *f, const ocl_dev_desc *desc)
 {
-    const char *sources[1] = {lode_ocl_src_tf};
-    /* NVIDIA's compiler takes inline PTX: the squaring's carry chains.
-     * 48 registers (54 uncapped, no spills at 48) fit five of the
-     * exponentiation's 256-item work-groups on an SM instead of four, as
-     * CUDA's kernel (46): +0.7% on the H200 (docs/PERFORMANCE.md). */
-    char options[96];
-    snprintf(options, sizeof options, "-cl-std=CL1.2%s%s", desc->caps & OCL_CAP_NV_SHFL ? " -D LODE_NV_PTX=1" : "",
-             desc->caps & OCL_CAP_NV_OPTIONS ? " -cl-nv-maxrregcount=48" : "");
-    int rc = ocl_program_build(desc, f->ctx, f->label, sources, 1, options, &f->prog);
-    if (rc == LODE_OK && (rc = kernel(f, "tf_fill", &f->k_fill)) == LODE_OK)
-        rc = kernel(f, "tf_tables", &f->k_tables);
+    ocl_program_spec spec;
+    ocl_tf_program(desc, &spec);
+    const char *sources[1] = {spec.source};
+    int rc = ocl_program_build(desc, f->ctx, f->label, sources, 1, spec.options, &f->prog);
+    if (rc == LODE_OK && (rc = kernel(f, spec.kernels[0], &f->k_fill)) == LODE_OK)
+        rc = kernel(f, spec.kernels[1], &f->k_tables);
     return rc;
 }
 
