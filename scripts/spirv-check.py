@@ -9,8 +9,8 @@ Pipeline (Debian's clang-19 has no SPIR-V target, so LLVM 14's tools):
 clang -O2 IR is not used: llvm-spirv-14 then writes blocks before their
 dominators and OpVariables outside the entry block, which spirv-val rejects;
 simplifycfg alone already reorders blocks that way (scrypt, LOOKUP_GAP 2).
-Each module must also be self-contained: a function it imports (declared
-but never defined) would fail to link in any driver.
+Each module must also be self-contained: a driver links a SPIR-V module as
+it is, so a function it imports (called, never defined) fails the build.
 
 Usage: spirv-check.py [--out DIR] [--root REPO]   (exit 77: a tool is missing)
 """
@@ -118,10 +118,11 @@ def controls_fail_as_they_should(work):
 
 
 def print_table(rows):
-    print(f"{'file':9} {'options':62} {'spv':4} {'bytes':>6} {'kernels':>7}  valid")
+    width = max(len(options) for _, options, _, _ in rows)
+    print(f"{'file':9} {'options':{width}} {'spv':4} {'bytes':>6} {'kernels':>7}  valid")
     for name, options, version, r in rows:
         verdict = "yes" if r["valid"] and not r["imports"] else "NO  " + r["error"]
-        print(f"{name:9} {options:62} {version:4} {r['bytes']:6} {len(r['kernels']):7}  {verdict}")
+        print(f"{name:9} {options:{width}} {version:4} {r['bytes']:6} {len(r['kernels']):7}  {verdict}")
 
 
 def main():
