@@ -10,13 +10,14 @@ set -euo pipefail
 # OpenCL device that a stop must not wait for; systemd brings systemd-analyze, which
 # verifies the example unit file; clang-19 with llvm-19 and AMD's device libraries
 # (rocm-device-libs) compiles every OpenCL kernel for AMD GPUs as AMD's runtime does,
-# and clang (14) with llvm-spirv-14 and spirv-tools compiles and validates them as SPIR-V.
+# and clang (14) with llvm-14 (opt-14), llvm-spirv-14 and spirv-tools compiles and validates them
+# as SPIR-V (scripts/spirv-check.py).
 packages=(cmake ninja-build gcc pkg-config libhwloc-dev libjansson-dev libssl-dev python3
           libcurl4-openssl-dev opencl-headers ocl-icd-libopencl1 pocl-opencl-icd
           litecoind openssl clang libclang-rt-14-dev
           libmicrohttpd-dev libsystemd-dev prometheus chromium libjs-chart.js
           microsocks tinyproxy clinfo oclgrind systemd
-          clang-19 llvm-19 rocm-device-libs llvm-spirv-14 spirv-tools)
+          clang-19 llvm-19 rocm-device-libs llvm-14 llvm-spirv-14 spirv-tools)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
