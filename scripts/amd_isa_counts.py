@@ -2,7 +2,7 @@
 """Vector-ALU instructions per unit of work from AMD GCN/CDNA/RDNA assembly.
 
 Input: the text clang-19 writes with `-target amdgcn-amd-amdhsa -S` (the
-compile docs/PERFORMANCE.md's AMD section names). Output: per kernel, the
+compile of docs/PERFORMANCE.md, "AMD GPUs"). Output: per kernel, the
 instructions one unit of work costs (a SHA-256d nonce or hash, a scrypt
 hash, a Momentum sweep, a trial-factoring candidate), by class.
 
@@ -28,9 +28,10 @@ Method:
 - Classes: `valu` every v_* instruction except memory ones (v_dual_* is one
   issue of two operations, also counted in `dual`); of those `quarter`
   (32-bit multiplies: v_mul_lo/hi_*32, v_mad_u64_u32, on gfx12
-  v_mad_co_u64_u32, and kin, quarter rate on every target), `wide` (64-bit and f64 operations: rate by target) and
-  `trans` (v_rcp/v_rsq/v_sqrt/v_exp/v_log/v_sin/v_cos); `mov` (v_mov_*,
-  v_dual_mov_*); `salu` scalar ALU; `vmem` (global/buffer/flat/scratch),
+  v_mad_co_u64_u32, and kin, quarter rate on every target), `wide`
+  (the other 64-bit operations: rate by target; `f64` the floating-point
+  ones among them) and `trans` (v_rcp/v_rsq/v_sqrt/v_exp/v_log/v_sin/
+  v_cos); `mov` (v_mov_*, v_dual_mov_*); `salu` scalar ALU; `vmem` (global/buffer/flat/scratch),
   `smem` (s_load/s_buffer_load), `lds` (ds_*), memory counted apart.
 - `units` divides the weighted sum: the units one pass of the weighted
   code does (8 hashes a nonce for the version-rolled search, 2^26 nonces
@@ -42,10 +43,11 @@ import re
 import sys
 
 QUARTER_RE = re.compile(r"^v_(mul_(lo|hi)_[ui]32|mul_hi_i32_i24_never|mad_(co_)?[ui]64_[ui]32|mad_u32_u16)")
-WIDE_RE = re.compile(r"^v_\w*(_f64|_[iub]64)(_e32|_e64|_dpp|_sdwa)?$|^v_lshl_add_u64|^v_mad_(co_)?[ui]64_[ui]32")
+WIDE_RE = re.compile(r"^v_\w*(_f64|_[iub]64)(_e32|_e64|_dpp|_sdwa)?$|^v_lshl_add_u64")
+F64_RE = re.compile(r"^v_\w*_f64(_e32|_e64|_dpp)?$")
 TRANS_RE = re.compile(r"^v_(rcp|rsq|sqrt|exp|log|sin|cos)_")
 MEM_PREFIXES = ("global_", "buffer_", "flat_", "scratch_", "tbuffer_")
-CLASSES = ("valu", "quarter", "wide", "trans", "mov", "dual", "salu", "vmem", "smem", "lds")
+CLASSES = ("valu", "quarter", "wide", "f64", "trans", "mov", "dual", "salu", "vmem", "smem", "lds")
 LABEL_RE = re.compile(r"^(\.LBB\d+_\d+):")
 BB_COMMENT_RE = re.compile(r"^; %bb\.\d+:")
 FUNC_RE = re.compile(r"^([A-Za-z_][\w.$]*):\s*(;.*)?$")
@@ -82,8 +84,10 @@ def classify(mnemonic):
         return out
     if QUARTER_RE.match(mnemonic):
         out.append("quarter")
-    if WIDE_RE.match(mnemonic):
+    elif WIDE_RE.match(mnemonic):
         out.append("wide")
+        if F64_RE.match(mnemonic):
+            out.append("f64")
     if TRANS_RE.match(mnemonic):
         out.append("trans")
     if mnemonic.startswith("v_mov_"):

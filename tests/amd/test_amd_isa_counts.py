@@ -31,7 +31,7 @@ def toy():
     got = counts.per_unit(text, None, ["toy_kernel"], params)["toy_kernel"]
     # Outside the loops: v_mov (1). Outer body, 4 times: v_add, v_lshlrev_b64 and the helper's v_rcp and
     # v_add_f64 (4 VALU: 2 wide, 1 transcendental). Inner body, 4 x 10 times: 3 VALU, one v_mul_lo_u32.
-    want = {"valu": 1 + 4 * 4 + 40 * 3, "quarter": 40, "wide": 4 * 2, "trans": 4, "mov": 1, "vmem": 1,
+    want = {"valu": 1 + 4 * 4 + 40 * 3, "quarter": 40, "wide": 4 * 2, "f64": 4, "trans": 4, "mov": 1, "vmem": 1,
             "smem": 1, "salu": 1 + 4 * 6 + 40 * 2}
     for cls, value in want.items():
         expect(f"toy {cls}", got[cls], value)
@@ -64,9 +64,9 @@ def toy_gfx12():
         text = f.read()
     expect("unrolled trip", [r[5] for r in counts.loop_report(text, "toy_unrolled")], [4])
     got = counts.per_unit(text, None, ["toy_unrolled"], {"depth_trips": {1: "asm"}})["toy_unrolled"]
-    # v_mov once; 4 trips of 2 v_mad_co_u64_u32 (quarter rate, 64-bit) and 2 v_add; the helper's v_mul_lo
-    # once, reached through s_add_co_u32.
-    want = {"valu": 1 + 4 * 4 + 1, "quarter": 4 * 2 + 1, "wide": 4 * 2, "mov": 1}
+    # v_mov once; 4 trips of 2 v_mad_co_u64_u32 (quarter rate, so not in wide) and 2 v_add; the helper's
+    # v_mul_lo once, reached through s_add_co_u32.
+    want = {"valu": 1 + 4 * 4 + 1, "quarter": 4 * 2 + 1, "wide": 0, "mov": 1}
     for cls, value in want.items():
         expect(f"unrolled {cls}", got[cls], value)
 
