@@ -2,7 +2,7 @@
 """Vector-ALU instructions per unit of work from AMD GCN/CDNA/RDNA assembly.
 
 Input: the text clang-19 writes with `-target amdgcn-amd-amdhsa -S` (the
-compile docs/PERFORMANCE.md's AMD section names). Output: per kernel, the
+compile of docs/PERFORMANCE.md, "AMD GPUs"). Output: per kernel, the
 instructions one unit of work costs (a SHA-256d nonce or hash, a scrypt
 hash, a Momentum sweep, a trial-factoring candidate), by class.
 
@@ -15,19 +15,23 @@ Method:
   Loops are numbered per function in header order, from 0.
 - A block's weight is the product of the trip counts of the loops holding
   it. Trip counts come from the source and launch shape (ALGORITHMS below),
-  by loop number or else by depth; blocks in no loop at all weigh
+  by loop number or else by depth, or, given as "asm", from the loop's
+  scalar induction variable (a loop the compiler unrolled by k then weighs
+  1/k of the source's trips); blocks in no loop at all weigh
   `outside` (0 for a grid-stride kernel, whose set-up is amortised).
-- A call (s_swappc_b64 to a symbol set by s_add_u32 ...@rel32@lo) adds the
-  callee's weighted counts, the call's block weight times each; the
-  callee's loops add their depth to the caller's.
+- A call (s_swappc_b64 to a symbol set by s_add_u32, on gfx12
+  s_add_co_u32, ...@rel32@lo) adds the callee's weighted counts, the
+  call's block weight times each; the callee's loops add their depth to
+  the caller's.
 - Every path is counted as if taken: rare paths (a hit's recording, the
   untaken one of two alternatives) make the figure an upper bound.
 - Classes: `valu` every v_* instruction except memory ones (v_dual_* is one
   issue of two operations, also counted in `dual`); of those `quarter`
-  (32-bit multiplies: v_mul_lo/hi_*32, v_mad_u64_u32 and kin, quarter rate
-  on every target), `wide` (64-bit and f64 operations: rate by target) and
-  `trans` (v_rcp/v_rsq/v_sqrt/v_exp/v_log/v_sin/v_cos); `mov` (v_mov_*,
-  v_dual_mov_*); `salu` scalar ALU; `vmem` (global/buffer/flat/scratch),
+  (32-bit multiplies: v_mul_lo/hi_*32, v_mad_u64_u32, on gfx12
+  v_mad_co_u64_u32, and kin, quarter rate on every target), `wide`
+  (the other 64-bit operations: rate by target; `f64` the floating-point
+  ones among them) and `trans` (v_rcp/v_rsq/v_sqrt/v_exp/v_log/v_sin/
+  v_cos); `mov` (v_mov_*, v_dual_mov_*); `salu` scalar ALU; `vmem` (global/buffer/flat/scratch),
   `smem` (s_load/s_buffer_load), `lds` (ds_*), memory counted apart.
 - `units` divides the weighted sum: the units one pass of the weighted
   code does (8 hashes a nonce for the version-rolled search, 2^26 nonces
@@ -38,15 +42,16 @@ import json
 import re
 import sys
 
-QUARTER_RE = re.compile(r"^v_(mul_(lo|hi)_[ui]32|mul_hi_i32_i24_never|mad_[ui]64_[ui]32|mad_u32_u16)")
-WIDE_RE = re.compile(r"^v_\w*(_f64|_[iub]64)(_e32|_e64|_dpp|_sdwa)?$|^v_lshl_add_u64|^v_mad_[ui]64_[ui]32")
+QUARTER_RE = re.compile(r"^v_(mul_(lo|hi)_[ui]32|mul_hi_i32_i24_never|mad_(co_)?[ui]64_[ui]32|mad_u32_u16)")
+WIDE_RE = re.compile(r"^v_\w*(_f64|_[iub]64)(_e32|_e64|_dpp|_sdwa)?$|^v_lshl_add_u64")
+F64_RE = re.compile(r"^v_\w*_f64(_e32|_e64|_dpp)?$")
 TRANS_RE = re.compile(r"^v_(rcp|rsq|sqrt|exp|log|sin|cos)_")
 MEM_PREFIXES = ("global_", "buffer_", "flat_", "scratch_", "tbuffer_")
-CLASSES = ("valu", "quarter", "wide", "trans", "mov", "dual", "salu", "vmem", "smem", "lds")
+CLASSES = ("valu", "quarter", "wide", "f64", "trans", "mov", "dual", "salu", "vmem", "smem", "lds")
 LABEL_RE = re.compile(r"^(\.LBB\d+_\d+):")
 BB_COMMENT_RE = re.compile(r"^; %bb\.\d+:")
 FUNC_RE = re.compile(r"^([A-Za-z_][\w.$]*):\s*(;.*)?$")
-CALL_SYM_RE = re.compile(r"s_add_u32\s+\S+,\s*\S+,\s*([\w.$]+)@(rel32|gotpcrel32)@lo")
+CALL_SYM_RE = re.compile(r"s_add_(co_)?u32\s+\S+,\s*\S+,\s*([\w.$]+)@(rel32|gotpcrel32)@lo")
 META_RE = {"vgprs": re.compile(r";\s*NumVgprs:\s*(\d+)"), "agprs": re.compile(r";\s*NumAgprs:\s*(\d+)"),
            "sgprs": re.compile(r";\s*NumSgprs:\s*(\d+)"), "scratch": re.compile(r";\s*ScratchSize:\s*(\d+)"),
            "occupancy": re.compile(r";\s*Occupancy:\s*(\d+)"), "lds_bytes": re.compile(r";\s*LDSByteSize:\s*(\d+)")}
@@ -79,8 +84,10 @@ def classify(mnemonic):
         return out
     if QUARTER_RE.match(mnemonic):
         out.append("quarter")
-    if WIDE_RE.match(mnemonic):
+    elif WIDE_RE.match(mnemonic):
         out.append("wide")
+        if F64_RE.match(mnemonic):
+            out.append("f64")
     if TRANS_RE.match(mnemonic):
         out.append("trans")
     if mnemonic.startswith("v_mov_"):
@@ -95,6 +102,7 @@ class Block:
         self.calls = []
         self.succ = []
         self.falls = True  # control reaches the next block in the layout
+        self.scalar = []  # its s_* lines, for loop_trip's induction variable
 
 
 def split_functions(text):
@@ -135,11 +143,13 @@ def parse_blocks(lines):
         if not stripped or stripped.startswith((";", ".")):
             continue
         mnemonic = stripped.split()[0]
+        if mnemonic.startswith("s_"):
+            blocks[-1].scalar.append(stripped)
         for cls in classify(mnemonic):
             blocks[-1].counts[cls] += 1
         sym = CALL_SYM_RE.search(stripped)
         if sym:
-            pending_sym = sym.group(1)
+            pending_sym = sym.group(2)
         if mnemonic.startswith("s_swappc") and pending_sym:
             blocks[-1].calls.append(pending_sym)
         if mnemonic.startswith(("s_branch", "s_cbranch")):
@@ -205,6 +215,38 @@ def find_loops(blocks):
     return sorted(loops.items())
 
 
+IMM = r"(-?(?:0x[0-9a-fA-F]+|\d+))"
+CMP_RE = re.compile(r"^s_cmpk?_(eq|lg)_[ui]32\s+(s\d+),\s*" + IMM + "$")
+STEP_RE = re.compile(r"^s_addk?(?:_co)?_[ui]32\s+(s\d+),\s*(?:(s\d+),\s*)?" + IMM + "$")
+INIT_RE = re.compile(r"^s_mov(?:k)?_[bi]32\s+(s\d+),\s*" + IMM + "$")
+
+
+def loop_trip(blocks, loop):
+    """A loop's trip count from its scalar induction variable: the latch's
+    s_cmp of sN with a constant, sN stepped by a constant in the body and
+    set by s_mov before the header. So an unrolled loop (gfx90a runs the
+    8 versions as 4 trips of 2) weighs what it runs; None if not found."""
+    header, body = loop
+    for latch in sorted(body, reverse=True):
+        compares = [CMP_RE.match(line) for line in blocks[latch].scalar]
+        compares = [m for m in compares if m]
+        if not compares or blocks[header].label not in blocks[latch].succ:
+            continue
+        _, reg, limit = compares[-1].groups()
+        steps = [m for i in body for m in map(STEP_RE.match, blocks[i].scalar)
+                 if m and m.group(1) == reg and m.group(2) in (None, reg)]
+        inits = [m for i in range(header - 1, -1, -1) if i not in body
+                 for m in map(INIT_RE.match, reversed(blocks[i].scalar)) if m and m.group(1) == reg]
+        if len(steps) != 1 or not inits:
+            return None
+        step, start = int(steps[0].group(3), 0), int(inits[0].group(2), 0)
+        span = int(limit, 0) - start
+        if step == 0 or span % step or span // step <= 0:
+            return None
+        return span // step
+    return None
+
+
 def weigh_function(funcs, name, params, depth0=0, seen=()):
     """Weighted class counts of one call of function `name`."""
     if name not in funcs:
@@ -225,7 +267,12 @@ def weigh_function(funcs, name, params, depth0=0, seen=()):
         for n in holding:
             loop_depth = depth0 + sum(1 for m in holding if loops[n][0] in loops[m][1])
             trip = by_number.get(str(n), by_number.get(n))
-            weight *= trip if trip is not None else by_depth.get(str(loop_depth), by_depth.get(loop_depth, 1))
+            trip = trip if trip is not None else by_depth.get(str(loop_depth), by_depth.get(loop_depth, 1))
+            if trip == "asm":
+                trip = loop_trip(blocks, loops[n])
+                if trip is None:
+                    raise AsmError(f"{name}: loop {n} has no constant trip count in the assembly")
+            weight *= trip
         own = weight * params.get("outside", 1) if depth == 0 else weight
         for cls, count in block.counts.items():
             total[cls] += own * count
@@ -274,8 +321,9 @@ def per_unit(asm_text, algo, kernel_names=None, params=None):
 
 
 def loop_report(asm_text, kernel):
-    """[(number, header label, depth, blocks, VALU in the body)] of a
-    function: what the trip counts of ALGORITHMS refer to."""
+    """[(number, header label, depth, blocks, VALU in the body, trip count
+    from the assembly or None)] of a function: what the trip counts of
+    ALGORITHMS refer to."""
     funcs = split_functions(asm_text)
     if kernel not in funcs:
         raise AsmError(f"function {kernel} not in the assembly")
@@ -285,7 +333,7 @@ def loop_report(asm_text, kernel):
     for n, (header, body) in enumerate(loops):
         depth = sum(1 for h, b in loops if header in b)
         valu = sum(blocks[i].counts["valu"] for i in body)
-        rows.append((n, blocks[header].label, depth, len(body), valu))
+        rows.append((n, blocks[header].label, depth, len(body), valu, loop_trip(blocks, loops[n])))
     return rows
 
 
@@ -293,7 +341,8 @@ def loop_report(asm_text, kernel):
 # (backend-opencl/ocl_*.c). Loop numbers are those loop_report (--loops) prints; they were checked on all six
 # targets' compiles of 2026-12-02.
 SHA_PLAIN = {"outside": 0, "depth_trips": {1: 1}}  # the grid-stride loop: one nonce an iteration
-SHA_VERSIONS = {"outside": 0, "depth_trips": {1: 1, 2: 8}, "units": 8}  # a nonce, 8 versions in a rolled loop
+# A nonce, 8 versions in a rolled loop (unrolled by 2 on gfx90a/gfx942: its trips are read from the asm).
+SHA_VERSIONS = {"outside": 0, "depth_trips": {1: 1, 2: "asm"}, "units": 8}
 MOM_ITEMS = 1 << 23  # mom_hash_bucket: 8 birthdays (one SHA-512) a work-item, 2^26 nonces a sweep
 
 
@@ -323,8 +372,9 @@ ALGORITHMS = {
     "sha256d": {"sha256d_search_iadd3": SHA_PLAIN, "sha256d_search_imad": SHA_PLAIN},
     "sha256d-versions": {"sha256d_search_versions_iadd3": SHA_VERSIONS,
                          "sha256d_search_versions_imad": SHA_VERSIONS},
-    # romix_thread: two loops of N = 1024 BlockMix each; pbkdf2_in/out one work-item a hash, straight code.
-    "scrypt": {"romix_thread": {"outside": 1, "depth_trips": {1: 1024}}, "pbkdf2_in": {}, "pbkdf2_out": {}},
+    # romix_thread: two loops of N = 1024 BlockMix each (read from the asm: 1024 on all six targets of
+    # 2026-12-02); pbkdf2_in/out one work-item a hash, straight code.
+    "scrypt": {"romix_thread": {"outside": 1, "depth_trips": {1: "asm"}}, "pbkdf2_in": {}, "pbkdf2_out": {}},
     "momentum": {"mom_hash_bucket": {"items": MOM_ITEMS}},
     # tf_exponentiate, M66362159 from 2^73: loop 0 takes a candidate; of its inner loops the third is
     # exp_steps(.., 78), 26 - 5 = 21 squarings; the doubling loops (1, 2) are skipped on the fp64 start,
@@ -345,7 +395,7 @@ def main(argv=None):
             text = f.read()
         if args.loops:
             for row in loop_report(text, args.loops):
-                print("loop %d header %s depth %d blocks %d valu %d" % row)
+                print("loop %d header %s depth %d blocks %d valu %d trip %s" % (row[:5] + (row[5] or "?",)))
             return 0
         if not args.algo:
             parser.error("an algorithm or --loops is needed")

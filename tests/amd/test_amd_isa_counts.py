@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scripts/amd_isa_counts.py on a hand-written kernel whose counts are
+"""scripts/amd_isa_counts.py on hand-written kernels whose counts are
 worked out below, then on a real clang-19 compile of sha256d.cl for gfx1030
 (exit 77 without clang-19 or AMD's device libraries).
 
@@ -31,7 +31,7 @@ def toy():
     got = counts.per_unit(text, None, ["toy_kernel"], params)["toy_kernel"]
     # Outside the loops: v_mov (1). Outer body, 4 times: v_add, v_lshlrev_b64 and the helper's v_rcp and
     # v_add_f64 (4 VALU: 2 wide, 1 transcendental). Inner body, 4 x 10 times: 3 VALU, one v_mul_lo_u32.
-    want = {"valu": 1 + 4 * 4 + 40 * 3, "quarter": 40, "wide": 4 * 2, "trans": 4, "mov": 1, "vmem": 1,
+    want = {"valu": 1 + 4 * 4 + 40 * 3, "quarter": 40, "wide": 4 * 2, "f64": 4, "trans": 4, "mov": 1, "vmem": 1,
             "smem": 1, "salu": 1 + 4 * 6 + 40 * 2}
     for cls, value in want.items():
         expect(f"toy {cls}", got[cls], value)
@@ -46,6 +46,29 @@ def toy():
         failures.append("a missing kernel raised nothing")
     except counts.AsmError:
         pass
+    # Trip counts read from the induction variables: s2 from 4 and s3 from 10, down by 1 to 0.
+    expect("toy trips from the asm", [r[5] for r in counts.loop_report(text, "toy_kernel")], [4, 10])
+    got = counts.per_unit(text, None, ["toy_kernel"], {"depth_trips": {1: "asm", 2: "asm"}})["toy_kernel"]
+    expect("toy valu, trips from the asm", got["valu"], 1 + 4 * 4 + 40 * 3)
+    unknown = text.replace("s_mov_b32 s2, 4", "s_mov_b32 s2, s9")
+    try:
+        counts.per_unit(unknown, None, ["toy_kernel"], {"depth_trips": {1: "asm"}})
+        failures.append("a loop with no constant trip count raised nothing")
+    except counts.AsmError:
+        pass
+
+
+def toy_gfx12():
+    """gfx12 spellings and an unrolled loop: 8 iterations as 4 trips of 2."""
+    with open(os.path.join(ROOT, "tests", "amd", "toy_unrolled.s"), encoding="utf-8") as f:
+        text = f.read()
+    expect("unrolled trip", [r[5] for r in counts.loop_report(text, "toy_unrolled")], [4])
+    got = counts.per_unit(text, None, ["toy_unrolled"], {"depth_trips": {1: "asm"}})["toy_unrolled"]
+    # v_mov once; 4 trips of 2 v_mad_co_u64_u32 (quarter rate, so not in wide) and 2 v_add; the helper's
+    # v_mul_lo once, reached through s_add_co_u32.
+    want = {"valu": 1 + 4 * 4 + 1, "quarter": 4 * 2 + 1, "wide": 0, "mov": 1}
+    for cls, value in want.items():
+        expect(f"unrolled {cls}", got[cls], value)
 
 
 def real():
@@ -64,11 +87,16 @@ def real():
                os.path.join(ROOT, "backend-opencl", "kernels", "sha256d.cl"), "-o", out]
         subprocess.run(cmd, check=True)
         with open(out, encoding="utf-8") as f:
-            result = counts.per_unit(f.read(), "sha256d")
-    for kernel in ("sha256d_search_iadd3", "sha256d_search_imad"):
+            text = f.read()
+    result = counts.per_unit(text, "sha256d")
+    # The version-rolled kernels share a nonce's schedule among its 8 versions; a version's rounds and outer
+    # hash keep each hash within the same bounds (a loop misread, e.g. an unrolled one, doubles it).
+    result.update(counts.per_unit(text, "sha256d-versions"))
+    for kernel in ("sha256d_search_iadd3", "sha256d_search_imad", "sha256d_search_versions_iadd3",
+                   "sha256d_search_versions_imad"):
         valu = result[kernel]["valu"]
         if not 2000 <= valu <= 6000:
-            failures.append(f"{kernel}: {valu} VALU a nonce, outside 2 000-6 000")
+            failures.append(f"{kernel}: {valu} VALU a unit, outside 2 000-6 000")
     # iadd3 has no multiplication in its source; imad's additions are multiply-adds.
     expect("iadd3 quarter-rate", result["sha256d_search_iadd3"]["quarter"], 0)
     if result["sha256d_search_imad"]["quarter"] <= 0:
@@ -77,6 +105,7 @@ def real():
 
 def main():
     toy()
+    toy_gfx12()
     tools = subprocess.run(["sh", "-c", "command -v clang-19"], capture_output=True).returncode == 0
     if not tools or not os.path.exists(os.path.join(DEVICE_LIBS, "ocml.bc")):
         for line in failures:
