@@ -30,6 +30,7 @@
 #include "core/base/log.h"
 #include "core/base/sensors.h"
 #include "core/base/status.h"
+#include "core/base/settings.h"
 #include "core/base/text.h"
 
 /* The algorithms' operations, by lode_algo (ocl_<name>.c). */
@@ -182,7 +183,11 @@ int ocl_device_options(const ocl_dev_desc *x, char *options, size_t len)
         n += snprintf(options + n, len - (size_t)n, " -D LODE_NV_PTX=1");
     if (x->caps & OCL_CAP_AMD_MEDIA_OPS)
         n += snprintf(options + n, len - (size_t)n, " -D LODE_AMD_MEDIA_OPS=1");
-    return n;
+    /* Tests run a vendor's kernel paths on another device (PoCL). */
+    const char *extra = lode_setting_text(LODE_SETTING_TEST_OPENCL_OPTIONS);
+    if (extra != NULL)
+        n += snprintf(options + n, len - (size_t)n, " %s", extra);
+    return n < (int)len ? n : (int)len - 1; /* callers append after n */
 }
 
 int ocl_common_options(const lode_device *d, char *options, size_t len)

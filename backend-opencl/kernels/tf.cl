@@ -174,6 +174,35 @@ inline void segment_write_candidates(__global uint *cand, uint base, __local con
 #endif
 }
 
+#ifdef LODE_KERNEL_AMD
+/* The pattern primes' words of the segment into sm, word by word with the
+ * 13 offsets in registers. tf_segments' prime-by-prime order over 32 words
+ * took AMD's compiler to 256 VGPRs and spills; this order, 69 and none. */
+inline void pattern_words(__local uint *sm, __global const uint *start, uint t, uint seg0)
+{
+    uint off[TF_PATTERN_PRIMES]; /* prime k's first bit, relative to the word */
+#pragma unroll
+    for (uint k = 0; k < TF_PATTERN_PRIMES; k++) {
+        const uint r = tf_pattern_prime(k);
+        uint o = start[k] + r - seg0 % r; /* first multiple in the segment, in [0, 2r) */
+        o = o >= r ? o - r : o;
+        o += r - (32u * t) % r;
+        off[k] = o >= r ? o - r : o;
+    }
+#pragma unroll
+    for (uint j = 0; j < WORDS_PER_ITEM; j++) {
+        uint word = 0xFFFFFFFFu;
+#pragma unroll
+        for (uint k = 0; k < TF_PATTERN_PRIMES; k++) {
+            const uint r = tf_pattern_prime(k), d = (32u * LODE_TF_OCL_SIEVE_LOCAL) % r;
+            word &= ~(uint)(tf_pattern_bits(r) << off[k]);
+            off[k] = off[k] >= d ? off[k] - d : off[k] + r - d;
+        }
+        sm[t + j * LODE_TF_OCL_SIEVE_LOCAL] = word;
+    }
+}
+#endif
+
 /* One work-group per segment: pattern primes, middle primes with local
  * atomics, AND the global bits, then the survivors' offsets appended to cand
  * (one atomic_add per work-group). Every segment sets its words of the
@@ -185,7 +214,11 @@ inline void segment_write_candidates(__global uint *cand, uint base, __local con
  * factoring ran 2% slower on NVIDIA. The pattern primes are unrolled over
  * the constant primes, as CUDA's (tf_sieve.h): no loads of the primes, each
  * pattern and step folded. On the H200 it times the same as the rolled loop
- * over the table; it keeps one form for both backends. */
+ * over the table; it keeps one form for both backends. The survivors' loop
+ * is unrolled, so all the item's loads are in flight at once: rolled, each
+ * round waited for the memory in turn, and the kernel took 20-30% longer
+ * (backend-opencl/probes/tf_segments_probe.c). Each item reads back only
+ * its own words of sm. */
 __kernel __attribute__((reqd_work_group_size(LODE_TF_OCL_SIEVE_LOCAL, 1, 1)))
 void tf_segments(__global const uint *tables, uint stride, uint n_small, uint count, __global uint *lane_buf,
                  uint bits_at, uint cand_at, __global uint *results, uint area)
@@ -201,6 +234,9 @@ void tf_segments(__global const uint *tables, uint stride, uint n_small, uint co
     const uint seg0 = b * LODE_TF_OCL_SEG_BITS;
     const uint seg_bits = count - seg0 < LODE_TF_OCL_SEG_BITS ? count - seg0 : LODE_TF_OCL_SEG_BITS;
 
+#ifdef LODE_KERNEL_AMD
+    pattern_words(sm, start, t, seg0);
+#else
     uint w[WORDS_PER_ITEM];
 #pragma unroll
     for (uint j = 0; j < WORDS_PER_ITEM; j++)
@@ -223,6 +259,7 @@ void tf_segments(__global const uint *tables, uint stride, uint n_small, uint co
 #pragma unroll
     for (uint j = 0; j < WORDS_PER_ITEM; j++)
         sm[t + j * LODE_TF_OCL_SIEVE_LOCAL] = w[j];
+#endif
     barrier(CLK_LOCAL_MEM_FENCE);
 
     /* Middle primes, an item per prime, loaded one ahead. */
@@ -241,10 +278,7 @@ void tf_segments(__global const uint *tables, uint stride, uint n_small, uint co
     barrier(CLK_LOCAL_MEM_FENCE);
 
     /* Survivors: words t, t + L, ... (coalesced reads of the large primes'
-     * bits), kept in local memory (each item reads back only its own).
-     * Unrolled, so all the item's loads are in flight at once: rolled, each
-     * round waited for the memory in turn, and the kernel took 20-30%
-     * longer (backend-opencl/probes/tf_segments_probe.c). */
+     * bits), kept in local memory; unrolled (see above). */
     uint n = 0;
 #pragma unroll
     for (uint j = 0; j < WORDS_PER_ITEM; j++) {

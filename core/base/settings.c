@@ -164,6 +164,11 @@ static const lode_setting table[LODE_SETTING_COUNT] = {
      .group = LODE_SETTING_TEST_HOOK, .default_text = "libOpenCL.so.1",
      .help = "FILE: the OpenCL library loaded instead of the ICD loader (a fake AMD one in the tests)",
      .readers = "backend-opencl/ocl_api.c"},
+    {LODE_SETTING_TEST_OPENCL_OPTIONS, "LODE_TEST_OPENCL_OPTIONS", .kind = LODE_SETTING_TEXT,
+     .group = LODE_SETTING_TEST_HOOK, .default_text = "unset",
+     .help = "OPTIONS: appended to the build options of the OpenCL programs that take the common ones "
+             "(sha256d, scrypt), e.g. -D LODE_KERNEL_AMD=1 runs AMD's kernel paths on any device",
+     .readers = "backend-opencl/ocl_backend.c"},
 };
 
 const lode_setting *lode_settings(size_t *count)

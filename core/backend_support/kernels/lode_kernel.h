@@ -44,7 +44,9 @@
  * code was visibly worse (#42): the host passes LODE_VENDOR_ID, and
  * __AMDGCN__ covers the programs built without it. */
 #if defined(LODE_KERNEL_OPENCL) && (defined(__AMDGCN__) || (defined(LODE_VENDOR_ID) && LODE_VENDOR_ID == 0x1002))
+#ifndef LODE_KERNEL_AMD /* tests force it with -D LODE_KERNEL_AMD=1 on other devices */
 #define LODE_KERNEL_AMD 1
+#endif
 #endif
 
 #ifdef LODE_KERNEL_CUDA
