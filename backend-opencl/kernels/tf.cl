@@ -29,7 +29,7 @@ __kernel void tf_fill(__global uint *p, uint v)
 
 /* x^-1 mod r for gcd(x, r) = 1 (extended Euclid, as tf_inverse_mod on the
  * host): r < 2^31, so every remainder and coefficient fits a signed long. */
-inline uint inverse_mod(uint x, uint r)
+static inline uint inverse_mod(uint x, uint r)
 {
     long t = 0, nt = 1, a = r, b = x % r;
     while (b != 0) {
@@ -68,7 +68,7 @@ __kernel void tf_tables(__global const uint *primes, uint count, uint skip, uint
 /* A sub-launch's sieve preparation of prime i: its first bit in the launch;
  * a prime from n_small on clears its multiples in the global bitmap at
  * once. */
-inline void prepare_prime(__global const uint *tables, uint stride, uint n_small, uint class_index, ulong n0,
+static inline void prepare_prime(__global const uint *tables, uint stride, uint n_small, uint class_index, ulong n0,
                           uint count, __global uint *start, __global volatile uint *bits, uint i)
 {
     const uint r = tables[LODE_TF_TABLE_PRIME * stride + i];
@@ -84,7 +84,7 @@ inline void prepare_prime(__global const uint *tables, uint stride, uint n_small
 /* Zeroes the counters of area: tf_segments and tf_exponentiate of its
  * sub-launch run after the kernel that calls this (in order on the queue),
  * the last read of the area before. */
-inline void clear_area(__global uint *results, uint area)
+static inline void clear_area(__global uint *results, uint area)
 {
     results[area * AREA_WORDS] = 0;
     results[area * AREA_WORDS + 1] = 0;
@@ -108,7 +108,7 @@ typedef struct {
     uint r, smod, minv, start;
 } segment_prime;
 
-inline segment_prime segment_prime_at(__global const uint *prime, __global const uint *smod,
+static inline segment_prime segment_prime_at(__global const uint *prime, __global const uint *smod,
                                       __global const uint *minv, __global const uint *start, uint i, uint n)
 {
     segment_prime sp = {0, 0, 0, 0};
@@ -122,7 +122,7 @@ inline segment_prime segment_prime_at(__global const uint *prime, __global const
 }
 
 /* Inclusive prefix sum of n over the work-group (Hillis-Steele) in sums. */
-inline void group_prefix_sum(__local uint *sums, uint t, uint n)
+static inline void group_prefix_sum(__local uint *sums, uint t, uint n)
 {
     sums[t] = n;
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -136,7 +136,7 @@ inline void group_prefix_sum(__local uint *sums, uint t, uint n)
 
 /* The item's survivors (its words of sm, n bits set) as offsets into cand,
  * the work-group's from base; sums is the group's prefix sum of n. */
-inline void segment_write_candidates(__global uint *cand, uint base, __local const uint *sums,
+static inline void segment_write_candidates(__global uint *cand, uint base, __local const uint *sums,
                                      __local const uint *sm, uint t, uint n, uint seg0)
 {
 #ifdef LODE_NV_PTX
@@ -178,7 +178,7 @@ inline void segment_write_candidates(__global uint *cand, uint base, __local con
 /* The pattern primes' words of the segment into sm, word by word with the
  * 13 offsets in registers. tf_segments' prime-by-prime order over 32 words
  * took AMD's compiler to 256 VGPRs and spills; this order, 69 and none. */
-inline void pattern_words(__local uint *sm, __global const uint *start, uint t, uint seg0)
+static inline void pattern_words(__local uint *sm, __global const uint *start, uint t, uint seg0)
 {
     uint off[TF_PATTERN_PRIMES]; /* prime k's first bit, relative to the word */
 #pragma unroll
@@ -310,7 +310,7 @@ void tf_segments(__global const uint *tables, uint stride, uint n_small, uint co
  * the squaring takes; the result below 4q), below 2^78 also the narrow
  * squaring (a < 2^80); above, every step reduced below q. NVIDIA: the CUDA
  * kernel's PTX. */
-inline u96 exp_steps(u96 v, u96 q, uint qinv, uint p, uint nbits, const uint qbits)
+static inline u96 exp_steps(u96 v, u96 q, uint qinv, uint p, uint nbits, const uint qbits)
 {
     for (int bit = (int)nbits - 6; bit >= 0; bit--) {
         const uint b = (p >> bit) & 1u;
@@ -345,7 +345,7 @@ inline u96 exp_steps(u96 v, u96 q, uint qinv, uint p, uint nbits, const uint qbi
 /* The low 96 bits of x - e q, reduced below q by subtractions: for an
  * estimate e <= floor(x / q) that leaves less than 3q < 2^96. x is
  * (x0, x1, x2) plus 2^96 x3. */
-inline u96 reduce_estimate(uint x0, uint x1, uint x2, ulong e, u96 q)
+static inline u96 reduce_estimate(uint x0, uint x1, uint x2, ulong e, u96 q)
 {
     ulong p0 = e * q.w0, p1 = e * q.w1 + (p0 >> 32), p2 = e * q.w2 + (p1 >> 32);
     ulong d0 = (ulong)x0 - (uint)p0;
@@ -359,7 +359,7 @@ inline u96 reduce_estimate(uint x0, uint x1, uint x2, ulong e, u96 q)
 /* one = 2^96 mod q and start = 2^y one mod q for 2^64 <= q < 2^94, from
  * double-precision quotient estimates (each within one of the truth, so
  * e - 1 never exceeds it and the remainder stays below 3q). */
-inline void mont_init_fp64(u96 q, uint y, u96 *one, u96 *start)
+static inline void mont_init_fp64(u96 q, uint y, u96 *one, u96 *start)
 {
     const double qd = (double)q.w2 * 0x1p64 + (double)q.w1 * 0x1p32 + (double)q.w0;
     const double inv = 1.0 / qd;
