@@ -40,9 +40,9 @@ import sys
 
 TARGETS = ["gfx906", "gfx90a", "gfx942", "gfx1030", "gfx1100", "gfx1201"]
 FULL_MATRIX_TARGET = "gfx1100"
-DEVICE_LIBS = os.environ.get("LODE_AMD_DEVICE_LIBS", "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode")
-CLANG = os.environ.get("LODE_CLANG_AMD", "clang-19")
-LLVM_AS = os.environ.get("LODE_LLVM_AS_AMD", "llvm-as-19")
+DEVICE_LIBS = os.environ.get("AMD_ISA_DEVICE_LIBS", "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode")
+CLANG = os.environ.get("AMD_ISA_CLANG", "clang-19")
+LLVM_AS = os.environ.get("AMD_ISA_LLVM_AS", "llvm-as-19")
 # ISA versions of the targets Debian's device libraries predate.
 MADE_ISA_VERSIONS = {"gfx942": 9402, "gfx1100": 11000, "gfx1201": 12001}
 SCRYPT_DEFAULT_HASHES = {"local": 1, "single": 1, "thread": 1, "shuffle": 2}
