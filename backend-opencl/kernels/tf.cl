@@ -177,7 +177,9 @@ static inline void segment_write_candidates(__global uint *cand, uint base, __lo
 #ifdef LODE_KERNEL_AMD
 /* The pattern primes' words of the segment into sm, word by word with the
  * 13 offsets in registers. tf_segments' prime-by-prime order over 32 words
- * took AMD's compiler to 256 VGPRs and spills; this order, 69 and none. */
+ * took AMD's compiler to 256 VGPRs and spills; this order, 69 and none.
+ * The word loop stays rolled: fully unrolled, PoCL's optimiser (LLVM 15)
+ * built a kernel that cleared every bit; rolled, AMD still needs 69 VGPRs. */
 static inline void pattern_words(__local uint *sm, __global const uint *start, uint t, uint seg0)
 {
     uint off[TF_PATTERN_PRIMES]; /* prime k's first bit, relative to the word */
@@ -189,7 +191,6 @@ static inline void pattern_words(__local uint *sm, __global const uint *start, u
         o += r - (32u * t) % r;
         off[k] = o >= r ? o - r : o;
     }
-#pragma unroll
     for (uint j = 0; j < WORDS_PER_ITEM; j++) {
         uint word = 0xFFFFFFFFu;
 #pragma unroll
