@@ -14,14 +14,14 @@ static int by_pair(const void *x, const void *y)
     return a->b < b->b ? -1 : a->b > b->b;
 }
 
-/* Every nonce's 50-bit birthday (SHA-512 of nonce || mid, eight a hash),
- * into bd and keys both. */
-static void birthdays(EVP_MD_CTX *ctx, const uint8_t mid[32], uint64_t *bd, uint64_t *keys)
+/* The 50-bit birthdays of nonces [0, n) (SHA-512 of nonce || mid, eight a
+ * hash; n a multiple of 8), into bd and keys both. */
+static void birthdays(EVP_MD_CTX *ctx, const uint8_t mid[32], uint32_t n, uint64_t *bd, uint64_t *keys)
 {
     uint8_t in[36], out[64];
     memcpy(in + 4, mid, 32);
     unsigned len;
-    for (uint32_t base = 0; base < N; base += 8) {
+    for (uint32_t base = 0; base < n; base += 8) {
         in[0] = (uint8_t)base, in[1] = (uint8_t)(base >> 8), in[2] = (uint8_t)(base >> 16),
         in[3] = (uint8_t)(base >> 24);
         EVP_DigestInit_ex(ctx, EVP_sha512(), NULL);
@@ -59,6 +59,18 @@ static void radix_sort(uint64_t **keys, uint64_t **tmp)
     }
 }
 
+int oracle_momentum_birthdays(const uint8_t mid[32], uint32_t n, uint64_t *bd)
+{
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    if (ctx == NULL || n % 8 != 0) {
+        EVP_MD_CTX_free(ctx);
+        return -1;
+    }
+    birthdays(ctx, mid, n, bd, bd);
+    EVP_MD_CTX_free(ctx);
+    return 0;
+}
+
 size_t oracle_momentum_pairs(const uint8_t mid[32], oracle_pair **pairs)
 {
     uint64_t *bd = malloc((size_t)N * 8), *keys = malloc((size_t)N * 8), *tmp = malloc((size_t)N * 8);
@@ -67,7 +79,7 @@ size_t oracle_momentum_pairs(const uint8_t mid[32], oracle_pair **pairs)
     *pairs = NULL;
     if (bd == NULL || keys == NULL || tmp == NULL || ctx == NULL)
         goto out;
-    birthdays(ctx, mid, bd, keys);
+    birthdays(ctx, mid, N, bd, keys);
     radix_sort(&keys, &tmp);
     /* The repeated values (few), then every nonce that has one. */
     size_t dups = 0;

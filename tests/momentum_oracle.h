@@ -17,5 +17,8 @@ typedef struct oracle_pair {
  * array (*pairs, free() it); returns the count, or (size_t)-1 if memory
  * ran out. */
 size_t oracle_momentum_pairs(const uint8_t mid[32], oracle_pair **pairs);
+/* The birthdays of nonces [0, n) (n a multiple of 8) into bd[n]; 0, or -1
+ * if OpenSSL fails. */
+int oracle_momentum_birthdays(const uint8_t mid[32], uint32_t n, uint64_t *bd);
 
 #endif

@@ -34,6 +34,8 @@ SMALL_JOBS = {
     # 32-hash units, 3.4 minutes under the checks (clean on 2026-12-02; run
     # it with `test_oclgrind.py TEST_OCLGRIND scrypt thread`).
     "scrypt": ({"LODE_OPENCL_TUNE": "scrypt:ls=4,il=1,batch=4"}, ["single", "local"]),
+    # Its own program, on 4096 nonces (tests/test_oclgrind_momentum.c).
+    "momentum": ({}, []),
     # The shortest launch (one 2^18 segment), 2000 sieve primes, one launch a
     # batch, the device-built tables compared with the host's. Oclgrind 21.10
     # cannot run LLVM's funnel-shift intrinsic (llvm.fshl), which its

@@ -2,8 +2,8 @@
  * each nonce base, birthdays counted in 2-bit saturating counters with
  * atomic_or, a keep pass, then filter rounds over the survivors in a small
  * table. Survivors are appended through one global atomic per work-group.
- * LODE_MOM_NBASES (2^23) and the entry layout (ulong2: birthday, nonce) are
- * fixed (kernel_params.h). */
+ * LODE_MOM_NBASES (2^23; smaller only in tests) and the entry layout
+ * (ulong2: birthday, nonce) come from kernel_params.h. */
 #include "core/backend_support/kernel_params.h"
 #include "core/backend_support/kernels/sha512.h"
 
@@ -22,7 +22,9 @@ static inline bool counted_twice(__global const uint *table, ulong bd, ulong mix
     return (table[idx >> 4] >> ((uint)(idx & 15) * 2 + 1)) & 1;
 }
 
-/* Every work-item of the group calls it (it has barriers). */
+/* Every work-item of the group calls it (it has barriers). Entries are
+ * written with vstore2: a ulong2 assignment, as Oclgrind compiles it, first
+ * stores an undefined vector, which its checks report. */
 static inline void append(bool keep, ulong bd, uint nonce, __global ulong2 *out, __global uint *count,
                           __local uint *l_count, __local uint *l_base)
 {
@@ -35,7 +37,7 @@ static inline void append(bool keep, ulong bd, uint nonce, __global ulong2 *out,
         *l_base = atomic_add(count, *l_count);
     barrier(CLK_LOCAL_MEM_FENCE);
     if (keep)
-        out[*l_base + mine] = (ulong2)(bd, (ulong)nonce);
+        vstore2((ulong2)(bd, (ulong)nonce), *l_base + mine, (__global ulong *)out);
 }
 
 __kernel void mom_clear(__global uint4 *p)
@@ -63,7 +65,7 @@ __kernel void mom_keep_all(__global const ulong *B, __global const uint *table, 
     __local uint l_count, l_base;
     const uint i = (uint)get_global_id(0);
     const ulong bd = B[i];
-    append(counted_twice(table, bd, mixer, shift), bd, (i & (LODE_MOM_NBASES - 1)) * 8 + (i >> 23), out, count,
+    append(counted_twice(table, bd, mixer, shift), bd, (i % LODE_MOM_NBASES) * 8 + i / LODE_MOM_NBASES, out, count,
            &l_count, &l_base);
 }
 
@@ -207,7 +209,7 @@ __kernel void mom_bucket_find(__global const ulong *store, __global uint *bcount
         if (hit) {
             const uint o = atomic_inc(&flags[0]);
             if (o < out_cap)
-                out[o] = (ulong2)((ulong)b << LODE_MOM_BK_RBITS | r, v & ((1UL << 26) - 1));
+                vstore2((ulong2)((ulong)b << LODE_MOM_BK_RBITS | r, v & ((1UL << 26) - 1)), o, (__global ulong *)out);
             else
                 atomic_or(&flags[1], 4u);
         }

@@ -90,8 +90,10 @@ enum {
  * method appends each birthday to one of 2^14 buckets by its top bits as
  * (low LODE_MOM_BK_RBITS bits << 26 | nonce); its output entries are
  * (birthday, nonce) pairs of 16 bytes (momentum_entry). */
+#ifndef LODE_MOM_NBASES /* a build option may shrink it for the kernels alone (tests/test_oclgrind_momentum.c) */
 #define LODE_MOM_NBASES (1u << 23)
-#define LODE_MOM_NONCES (1u << 26)
+#endif
+#define LODE_MOM_NONCES (LODE_MOM_NBASES * 8u)
 #define LODE_MOM_BK_BITS 14
 #define LODE_MOM_NBUCKETS (1u << LODE_MOM_BK_BITS)
 #define LODE_MOM_BK_CAP 4864u /* slots per bucket (mean 4096, sd 64) */
