@@ -248,7 +248,7 @@ int cuda_nonce_tune(lode_device *d, cuda_nonce_scan *s, const cuda_tune_params *
     tune_run run = {.d = d, .s = s, .candidates = candidates, .count = count};
     size_t best;
     double rate;
-    int rc = lode_autotune_best(&run, n, trial, &best, &rate);
+    int rc = lode_autotune_best(&run, n, trial, LODE_AUTOTUNE_BUDGET_S, &best, &rate);
     if (rc != LODE_OK || rate <= 0) {
         s->tune = saved;
         return rc != LODE_OK ? rc : LODE_ERR_DEVICE;

@@ -120,6 +120,7 @@ typedef struct ocl_nonce_algo {
     int (*tune_end)(lode_device *d);      /* the job back */
     void (*shape)(lode_device *d, size_t i);
     uint64_t (*trial_count)(lode_device *d);
+    uint64_t (*launch_quantum)(lode_device *d); /* the fewest indices a launch runs at full width */
     void (*report)(lode_device *d);       /* logs the shape chosen */
 } ocl_nonce_algo;
 
@@ -155,5 +156,10 @@ uint64_t ocl_nonce_preferred_chunk(lode_device *d, double target_ms);
 int ocl_nonce_tune(lode_device *d, double target_ms);
 /* One launch of count indices from 0, timed (seconds), or < 0 with *rc set. */
 double ocl_nonce_time_launch(lode_device *d, uint64_t count, int *rc);
+/* The current shape's rate (indices a second), measured on a job without
+ * hits: one warm-up launch of quantum, then launches from quantum up, 8x at
+ * a time, until one takes 20 ms or runs max. A device far slower than the
+ * guesses (a simulator) stops at its first launch. 0 with *rc set on error. */
+double ocl_nonce_measure_rate(lode_device *d, uint64_t quantum, uint64_t max, int *rc);
 
 #endif

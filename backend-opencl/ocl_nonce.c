@@ -233,6 +233,38 @@ double ocl_nonce_time_launch(lode_device *d, uint64_t count, int *rc)
     return *rc == LODE_OK ? lode_clock_s() - t0 : -1;
 }
 
+double ocl_nonce_measure_rate(lode_device *d, uint64_t quantum, uint64_t max, int *rc)
+{
+    quantum = quantum < 1 ? 1 : quantum;
+    max = max < quantum ? quantum : max;
+    ocl_nonce_time_launch(d, quantum, rc); /* first-launch costs */
+    uint64_t count = quantum;
+    double sec = -1;
+    while (*rc == LODE_OK) {
+        sec = ocl_nonce_time_launch(d, count, rc);
+        if (*rc != LODE_OK || sec >= 0.02 || count >= max)
+            break;
+        count = count > max / 8 ? max : count * 8;
+    }
+    return *rc == LODE_OK && sec > 0 ? (double)count / sec : 0;
+}
+
+/* A shape given or cached without its rate: measured once, so that
+ * launches follow the device rather than a guess. */
+static int measure_untuned(lode_device *d)
+{
+    ocl_nonce_scan *s = ocl_nonce_of(d);
+    const ocl_nonce_algo *a = s->algo;
+    int rc = a->tune_begin(d);
+    const double rate = rc == LODE_OK ? ocl_nonce_measure_rate(d, a->launch_quantum(d), a->trial_count(d), &rc) : 0;
+    const int rc2 = a->tune_end(d);
+    if (rc != LODE_OK || rc2 != LODE_OK)
+        return rc != LODE_OK ? rc : rc2;
+    s->tune.rate = rate;
+    a->size_launches(d);
+    return LODE_OK;
+}
+
 /* The most shapes an algorithm tries. */
 #define MAX_SHAPES 32
 
@@ -266,15 +298,15 @@ static int trial(void *ctx, size_t i, double *rate)
 
 /* Tries the algorithm's shapes and keeps the fastest, with a zero target
  * so no hit is written. The core calls this once, right after the
- * self-test, on a plain job. Cached or given by the user: nothing to
- * measure (LODE_OPENCL_TUNE=retune measures again). */
+ * self-test, on a plain job. Cached or given by the user: only the rate is
+ * measured where it is not known (LODE_OPENCL_TUNE=retune measures all). */
 int ocl_nonce_tune(lode_device *d, double target_ms)
 {
     (void)target_ms; /* launches aim at LAUNCH_MS; the dispatcher sizes scans */
     ocl_nonce_scan *s = ocl_nonce_of(d);
     const ocl_nonce_algo *a = s->algo;
     if (!lode_autotune_wanted(s->mode, s->tuned))
-        return LODE_OK;
+        return s->tune.rate > 0 ? LODE_OK : measure_untuned(d);
     const ocl_tune_params saved = s->tune;
     trials t = {.d = d};
     size_t best = 0;
@@ -282,7 +314,8 @@ int ocl_nonce_tune(lode_device *d, double target_ms)
     int rc = a->tune_begin(d);
     const size_t n = a->candidates(d);
     if (rc == LODE_OK)
-        rc = lode_autotune_best(&t, n < MAX_SHAPES ? n : MAX_SHAPES, trial, &best, &best_rate);
+        rc = lode_autotune_best(&t, n < MAX_SHAPES ? n : MAX_SHAPES, trial, LODE_AUTOTUNE_BUDGET_S, &best,
+                                &best_rate);
     int rc2 = a->tune_end(d);
     if (rc == LODE_OK)
         rc = rc2;

@@ -296,6 +296,7 @@ static void scrypt_shape(lode_device *d, size_t i)
 }
 
 static uint64_t scrypt_trial_count(lode_device *d) { return state_of(d)->scan.tune.batch; }
+static uint64_t scrypt_launch_quantum(lode_device *d) { return per_group(state_of(d)); }
 
 static void scrypt_report(lode_device *d)
 {
@@ -319,6 +320,7 @@ static const ocl_nonce_algo scrypt_nonce = {
     .tune_end = scrypt_tune_end,
     .shape = scrypt_shape,
     .trial_count = scrypt_trial_count,
+    .launch_quantum = scrypt_launch_quantum,
     .report = scrypt_report,
 };
 

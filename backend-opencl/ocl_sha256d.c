@@ -209,20 +209,26 @@ static int sha256d_set_work(lode_device *d, const lode_work *work)
 static const unsigned gpu_ls[] = {64, 128, 256}, gpu_npt[] = {8, 32, 128};
 static const unsigned cpu_ls[] = {16, 64, 256}, cpu_npt[] = {1, 8, 32};
 
+static uint64_t sha256d_launch_quantum(lode_device *d)
+{
+    const ocl_tune_params *t = &state_of(d)->scan.tune;
+    return (uint64_t)t->local_size * t->per_item;
+}
+
 /* A zero target (no hit is written) and the trial size: ~40 ms at the
- * default shape's rate. */
+ * default shape's measured rate (probes of up to 2^24 nonces, 2^18 on a
+ * CPU). */
 static int sha256d_tune_begin(lode_device *d)
 {
     sha256d_state *s = state_of(d);
     memcpy(s->saved_job, s->param_words, sizeof s->saved_job);
     s->param_words[LODE_SHA256D_P_TARGET_TOP] = 0;
     int rc = LODE_OK;
-    uint64_t probe = d->cpu ? UINT64_C(1) << 18 : UINT64_C(1) << 24;
-    double sec = ocl_nonce_time_launch(d, probe, &rc);
-    if (rc == LODE_OK)
-        sec = ocl_nonce_time_launch(d, probe, &rc);
-    uint64_t count = sec > 0 ? (uint64_t)((double)probe / sec * 0.04) : probe;
-    s->trial_count = count < probe ? probe : count > SHA256D_MAX_LAUNCH ? SHA256D_MAX_LAUNCH : count;
+    const uint64_t probe = d->cpu ? UINT64_C(1) << 18 : UINT64_C(1) << 24, quantum = sha256d_launch_quantum(d);
+    s->trial_count = probe; /* the measurement's largest launch */
+    const double rate = ocl_nonce_measure_rate(d, quantum, probe, &rc);
+    const uint64_t count = rate > 0 ? (uint64_t)(rate * 0.04) : probe;
+    s->trial_count = count < quantum ? quantum : count > SHA256D_MAX_LAUNCH ? SHA256D_MAX_LAUNCH : count;
     return rc;
 }
 
@@ -267,6 +273,7 @@ static const ocl_nonce_algo sha256d_nonce = {
     .tune_end = sha256d_tune_end,
     .shape = sha256d_shape,
     .trial_count = sha256d_trial_count,
+    .launch_quantum = sha256d_launch_quantum,
     .report = sha256d_report,
 };
 

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/backend_support/autotune.h"
 #include "core/backend_support/hit_collect.h"
@@ -29,12 +30,15 @@ static int failures;
 typedef struct trials {
     const double *rates; /* per candidate; < 0: the trial fails */
     size_t calls;
+    double sleep_s; /* each trial's time */
 } trials;
 
 static int fake_trial(void *ctx, size_t index, double *rate)
 {
     trials *t = ctx;
     t->calls++;
+    if (t->sleep_s > 0)
+        nanosleep(&(struct timespec){.tv_nsec = (long)(t->sleep_s * 1e9)}, NULL);
     if (t->rates[index] < 0)
         return LODE_ERR_DEVICE;
     *rate = t->rates[index];
@@ -45,25 +49,33 @@ static void test_autotune_best(void)
 {
     /* The first of the fastest wins; a skipped candidate (0) never does. */
     const double rates[] = {3, 0, 7, 7, 5};
-    trials t = {rates, 0};
+    trials t = {rates, 0, 0};
     size_t best = 99;
     double rate = -1;
-    int rc = lode_autotune_best(&t, 5, fake_trial, &best, &rate);
+    int rc = lode_autotune_best(&t, 5, fake_trial, 1e9, &best, &rate);
     CHECK(rc == LODE_OK && best == 2 && rate == 7, "rc %d, best %zu at %g", rc, best, rate);
     CHECK(t.calls == 5, "%zu trials of 5", t.calls);
 
     /* A failing trial ends the measurement with its error. */
     const double failing[] = {4, -1, 9};
-    trials f = {failing, 0};
-    rc = lode_autotune_best(&f, 3, fake_trial, &best, &rate);
+    trials f = {failing, 0, 0};
+    rc = lode_autotune_best(&f, 3, fake_trial, 1e9, &best, &rate);
     CHECK(rc == LODE_ERR_DEVICE && f.calls == 2, "rc %d after %zu trials", rc, f.calls);
     CHECK(best == 0 && rate == 4, "best %zu at %g before the failure", best, rate);
 
     /* Nothing ran: no rate. */
     const double skipped[] = {0, 0};
-    trials s = {skipped, 0};
-    rc = lode_autotune_best(&s, 2, fake_trial, &best, &rate);
+    trials s = {skipped, 0, 0};
+    rc = lode_autotune_best(&s, 2, fake_trial, 1e9, &best, &rate);
     CHECK(rc == LODE_OK && rate == 0, "rc %d, rate %g with every candidate skipped", rc, rate);
+
+    /* Slow trials (0.3 s each) stop at the budget (0.5 s), well before all
+     * 10, and keep the best timed. */
+    const double slow[] = {2, 6, 5, 9, 9, 9, 9, 9, 9, 9};
+    trials w = {slow, 0, 0.3};
+    rc = lode_autotune_best(&w, 10, fake_trial, 0.5, &best, &rate);
+    CHECK(rc == LODE_OK && w.calls >= 1 && w.calls <= 3, "%zu slow trials of 10 within the budget", w.calls);
+    CHECK(rate == slow[best] && best < w.calls, "best %zu at %g among those timed", best, rate);
 }
 
 /* ---- hit collection ------------------------------------------------------ */

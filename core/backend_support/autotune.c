@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "core/base/clock.h"
+#include "core/base/log.h"
 #include "core/base/status.h"
 
 /* The override's values, if it gives this algorithm's and the spec takes
@@ -46,12 +48,20 @@ lode_tune_mode lode_autotune_load(const lode_autotune_spec *spec, const lode_tun
     return mode;
 }
 
-int lode_autotune_best(void *ctx, size_t n, lode_autotune_trial trial, size_t *best, double *best_rate)
+int lode_autotune_best(void *ctx, size_t n, lode_autotune_trial trial, double budget_s, size_t *best,
+                       double *best_rate)
 {
     *best = 0;
     *best_rate = 0;
     int rc = LODE_OK;
+    const double t0 = lode_clock_s();
     for (size_t i = 0; i < n && rc == LODE_OK; i++) {
+        const double spent = lode_clock_s() - t0;
+        if (i > 0 && spent > budget_s) {
+            lode_log(LODE_LOG_WARN, "tuning stopped after %zu of %zu shapes: the trials took %.0f s (a slow device)",
+                     i, n, spent);
+            break;
+        }
         double rate = 0;
         rc = trial(ctx, i, &rate);
         if (rc == LODE_OK && rate > *best_rate) {

@@ -63,10 +63,18 @@ static inline bool lode_autotune_wanted(lode_tune_mode mode, bool tuned)
  * measurement. */
 typedef int (*lode_autotune_trial)(void *ctx, size_t index, double *rate);
 
-/* Runs trial over candidates 0 .. n-1 until one fails and keeps the first
- * of the fastest: *best its index and *best_rate its rate (0: none ran).
- * Returns the first error, or LODE_OK. */
-int lode_autotune_best(void *ctx, size_t n, lode_autotune_trial trial, size_t *best, double *best_rate);
+/* The trials' time a tuning may take: a GPU's whole tuning is a few
+ * seconds; a device too slow for trials sized to GPUs (a simulator, a
+ * small integrated GPU) keeps the best shape timed by then instead of
+ * tuning for hours. */
+#define LODE_AUTOTUNE_BUDGET_S 20.0
+
+/* Runs trial over candidates 0 .. n-1 until one fails or the trials have
+ * taken budget_s (the first always runs), and keeps the first of the
+ * fastest: *best its index and *best_rate its rate (0: none ran). Returns
+ * the first error, or LODE_OK. */
+int lode_autotune_best(void *ctx, size_t n, lode_autotune_trial trial, double budget_s, size_t *best,
+                       double *best_rate);
 
 /* Stores the winner's values for key unless tuning is off. */
 void lode_autotune_store(const lode_autotune_spec *spec, const lode_tune_key *key, lode_tune_mode mode,
