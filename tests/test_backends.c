@@ -532,7 +532,7 @@ int main(int argc, char **argv)
         }
     }
     free(devices);
-    if (runs == 0) {
+    if (runs == 0 && test_failed == 0) { /* a device that failed to open is a failure, not a skip */
         printf("no device offers %s%s: skipped\n", only_variant ? "variant " : "backend ",
                only_variant ? only_variant : only_backend ? only_backend : "?");
         return 77;
