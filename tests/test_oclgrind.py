@@ -30,9 +30,8 @@ OCLGRIND = {"OCLGRIND_DATA_RACES": "1", "OCLGRIND_UNINITIALIZED": "1", "OCLGRIND
 SMALL_JOBS = {
     "sha256d": ({}, []),
     # Work-groups of 4 items: romix_single's group is 4 hashes, romix_quad's
-    # one. romix_thread ("thread") is left out: its work-groups are whole
-    # 32-hash units, 3.4 minutes under the checks (clean on 2026-12-02; run
-    # it with `test_oclgrind.py TEST_OCLGRIND scrypt thread`).
+    # one. romix_thread ("thread", its work-groups whole 32-hash units) is
+    # a test of its own, oclgrind_scrypt_thread: ~3.5 minutes.
     "scrypt": ({"LODE_OPENCL_TUNE": "scrypt:ls=4,il=1,batch=4"}, ["single", "local"]),
     # Its own program, on 4096 nonces (tests/test_oclgrind_momentum.c).
     "momentum": ({}, []),
