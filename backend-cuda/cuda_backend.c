@@ -102,6 +102,7 @@ static int cuda_device_info(int index, lode_device_info *out)
     } else {
         out->bus_id[0] = '\0';
     }
+    lode_nvml_identify(out);
     out->workers = 1;
     out->max_workers = 1;
     out->memory_bytes = prop.totalGlobalMem;

@@ -138,6 +138,8 @@ static int ocl_device_info(int index, lode_device_info *out)
     snprintf(out->name, sizeof out->name, "%s", d->board[0] != '\0' ? d->board : d->name);
     snprintf(out->bus_id, sizeof out->bus_id, "%s", d->bus_id);
     ocl_device_details(d, out->details, sizeof out->details);
+    if (d->vendor_id == VENDOR_NVIDIA)
+        lode_nvml_identify(out);
     /* One worker: the device schedules its own compute units (PoCL its
      * own threads). */
     out->workers = 1;

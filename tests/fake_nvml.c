@@ -3,7 +3,8 @@
  * driver. It knows one GPU, at PCI 0000:41:00.0, with fixed readings, and
  * exports the entry points by NVML's names and its C ABI (int status, an
  * opaque device pointer). Built in variants (tests/CMakeLists.txt):
- *   FAKE_NVML_FULL        every entry point lode looks for; no fan (NOT_SUPPORTED)
+ *   FAKE_NVML_FULL        every entry point lode looks for; no fan (NOT_SUPPORTED);
+ *                         an energy counter that grows 2.5 J a reading
  *   FAKE_NVML_MINIMAL     only init, the bus-id lookup and the temperature
  *   FAKE_NVML_NO_LOOKUP   no nvmlDeviceGetHandleByPciBusId_v2 (a required symbol)
  *   FAKE_NVML_INIT_FAILS  nvmlInit_v2 fails (NVML_ERROR_DRIVER_NOT_LOADED)
@@ -112,6 +113,35 @@ int nvmlDeviceGetClockInfo(void *device, int type, unsigned *mhz)
         *mhz = 2619;
     else
         return ERROR_INVALID_ARGUMENT;
+    return OK;
+}
+
+/* Millijoules: 1 234 567.89 J at the first reading, 2.5 J more at each. */
+static atomic_ullong energy_mj = 1234567890ull;
+int nvmlDeviceGetTotalEnergyConsumption(void *device, unsigned long long *mj);
+int nvmlDeviceGetTotalEnergyConsumption(void *device, unsigned long long *mj)
+{
+    if (device != &the_gpu || mj == NULL)
+        return ERROR_INVALID_ARGUMENT;
+    *mj = atomic_fetch_add(&energy_mj, 2500ull);
+    return OK;
+}
+
+int nvmlDeviceGetUUID(void *device, char *out, unsigned len);
+int nvmlDeviceGetUUID(void *device, char *out, unsigned len)
+{
+    if (device != &the_gpu || out == NULL)
+        return ERROR_INVALID_ARGUMENT;
+    snprintf(out, len, "GPU-0b9f3c1e-7d2a-4c55-9e01-5a6b7c8d9e0f");
+    return OK;
+}
+
+int nvmlDeviceGetIndex(void *device, unsigned *index);
+int nvmlDeviceGetIndex(void *device, unsigned *index)
+{
+    if (device != &the_gpu || index == NULL)
+        return ERROR_INVALID_ARGUMENT;
+    *index = 3;
     return OK;
 }
 

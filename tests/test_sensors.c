@@ -121,10 +121,12 @@ static void test_format_and_parse(void)
     lode_sensors_format(&s, text, sizeof text);
     CHECK(strcmp(text, "") == 0, "nothing present prints nothing: '%s'", text);
 
-    int bad = lode_sensors_parse(" temp=85 power=120.5\tfan=40 sm=1980 mem=2619 throttle=thermal,power\n", &s);
+    int bad = lode_sensors_parse(" temp=85 power=120.5\tfan=40 sm=1980 mem=2619 throttle=thermal,power"
+                                 " energy=5400.25\n", &s);
     CHECK(bad == 0 && s.present == (LODE_SENSOR_TEMP | LODE_SENSOR_POWER | LODE_SENSOR_FAN | LODE_SENSOR_SM_CLOCK |
-                                    LODE_SENSOR_MEM_CLOCK | LODE_SENSOR_THROTTLE),
+                                    LODE_SENSOR_MEM_CLOCK | LODE_SENSOR_THROTTLE | LODE_SENSOR_ENERGY),
           "every key parsed: bad %d present %#x", bad, s.present);
+    CHECK(near(s.energy_j, 5400.25), "energy %g", s.energy_j);
     CHECK(near(s.temp_c, 85) && near(s.power_w, 120.5) && near(s.fan_percent, 40) && near(s.sm_clock_mhz, 1980) &&
               near(s.mem_clock_mhz, 2619) && strcmp(s.throttle, "thermal,power") == 0,
           "values %g %g %g %g %g '%s'", s.temp_c, s.power_w, s.fan_percent, s.sm_clock_mhz, s.mem_clock_mhz,
@@ -271,6 +273,7 @@ static void test_amdgpu(void)
     put(AT(a, "temp3_input"), "80000\n"); /* HBM: not the die */
     put(AT(a, "temp3_label"), "mem\n");
     put(AT(a, "power1_average"), "187000000\n");
+    put(AT(a, "energy1_input"), "98765432100\n"); /* µJ */
     put(AT(a, "pwm1"), "128\n");
     put(AT(a, "pwm1_max"), "255\n");
     put(AT(a, "freq1_input"), "2100000000\n");
@@ -281,8 +284,8 @@ static void test_amdgpu(void)
     memset(&s, 0, sizeof s);
     CHECK(lode_sysfs_amdgpu_read("0000:03:00.0", &s) == 0, "amdgpu found");
     CHECK(s.present == (LODE_SENSOR_TEMP | LODE_SENSOR_POWER | LODE_SENSOR_FAN | LODE_SENSOR_SM_CLOCK |
-                        LODE_SENSOR_MEM_CLOCK),
-          "present %#x (no throttle from hwmon)", s.present);
+                        LODE_SENSOR_MEM_CLOCK | LODE_SENSOR_ENERGY) && near(s.energy_j, 98765.4321),
+          "present %#x (no throttle from hwmon), energy %g J", s.present, s.energy_j);
     CHECK(near(s.temp_c, 71) && near(s.power_w, 187) && fabs(s.fan_percent - 100.0 * 128 / 255) < 1e-9 &&
               near(s.sm_clock_mhz, 2100) && near(s.mem_clock_mhz, 1000),
           "values %g %g %g %g %g", s.temp_c, s.power_w, s.fan_percent, s.sm_clock_mhz, s.mem_clock_mhz);
@@ -366,9 +369,10 @@ static void test_cpu_coretemp_rapl_cpufreq(void)
 
     lode_sensors s;
     lode_sysfs_cpu_read_at(0, 100.0, &s);
-    CHECK(s.present == (LODE_SENSOR_TEMP | LODE_SENSOR_SM_CLOCK) && near(s.temp_c, 61) && near(s.sm_clock_mhz, 2500),
-          "package 0: coretemp 61C, mean clock 2500 MHz, no power on the first reading: %#x %g %g", s.present,
-          s.temp_c, s.sm_clock_mhz);
+    CHECK(s.present == (LODE_SENSOR_TEMP | LODE_SENSOR_SM_CLOCK | LODE_SENSOR_ENERGY) && near(s.temp_c, 61) &&
+              near(s.sm_clock_mhz, 2500) && near(s.energy_j, 0),
+          "package 0: coretemp 61C, mean clock 2500 MHz, no power on the first reading, energy from 0: %#x %g %g %g",
+          s.present, s.temp_c, s.sm_clock_mhz, s.energy_j);
     put("/sys/class/powercap/intel-rapl:0/energy_uj", "5000000\n");
     lode_sysfs_cpu_read_at(0, 102.0, &s);
     CHECK((s.present & LODE_SENSOR_POWER) && near(s.power_w, 2.0), "4 J in 2 s: %#x %g W", s.present, s.power_w);
@@ -379,6 +383,9 @@ static void test_cpu_coretemp_rapl_cpufreq(void)
     lode_sysfs_cpu_read_at(0, 104.0, &s);
     CHECK((s.present & LODE_SENSOR_POWER) && near(s.power_w, 3.0),
           "a wrapped counter: (10000000 - 5000000 + 999999 + 1) uJ in 2 s = 3 W: %g", s.power_w);
+    /* The counter lode shows: 4 J, then the 0.05-s reading left out, 6 J
+     * across the wrap. */
+    CHECK((s.present & LODE_SENSOR_ENERGY) && near(s.energy_j, 10.0), "energy unwrapped: %g J", s.energy_j);
     put("/sys/class/powercap/intel-rapl:0/energy_uj", "garbage\n");
     lode_sysfs_cpu_read_at(0, 106.0, &s);
     CHECK(!(s.present & LODE_SENSOR_POWER), "unreadable counter: no power: %#x", s.present);
@@ -525,8 +532,21 @@ static int nvml_scenario(const char *name)
             CHECK(got[i].present == got[0].present && near(got[i].temp_c, 64), "thread %d", i);
         CHECK(lode_nvml_read("0000:41:00.0", &s) == 0, "found by bus id");
         CHECK(s.present == (LODE_SENSOR_TEMP | LODE_SENSOR_POWER | LODE_SENSOR_SM_CLOCK | LODE_SENSOR_MEM_CLOCK |
-                            LODE_SENSOR_THROTTLE),
+                            LODE_SENSOR_THROTTLE | LODE_SENSOR_ENERGY),
               "no fan (NOT_SUPPORTED is absent, not 0): %#x", s.present);
+        /* The counter's millijoules as joules: 9 readings so far (8 threads
+         * and this one), 2.5 J apart from 1 234 567.89 J. */
+        CHECK(near(s.energy_j, 1234567.89 + 8 * 2.5), "energy %.3f J", s.energy_j);
+        lode_sensors next;
+        CHECK(lode_nvml_read("0000:41:00.0", &next) == 0 && near(next.energy_j - s.energy_j, 2.5),
+              "energy step %.3f J", next.energy_j - s.energy_j);
+        lode_device_info info = {.bus_id = "0000:41:00.0"};
+        lode_nvml_identify(&info);
+        CHECK(strcmp(info.uuid, "GPU-0b9f3c1e-7d2a-4c55-9e01-5a6b7c8d9e0f") == 0 && info.nvml_index == 3,
+              "identity '%s' %u", info.uuid, info.nvml_index);
+        lode_device_info other = {.bus_id = "0000:42:00.0", .uuid = "stale"};
+        lode_nvml_identify(&other);
+        CHECK(other.uuid[0] == '\0', "another bus id: no identity ('%s')", other.uuid);
         CHECK(near(s.temp_c, 64) && near(s.power_w, 487.25) && near(s.sm_clock_mhz, 1980) &&
                   near(s.mem_clock_mhz, 2619) && strcmp(s.throttle, "power,thermal,other") == 0,
               "values %g %g W %g %g '%s'", s.temp_c, s.power_w, s.sm_clock_mhz, s.mem_clock_mhz, s.throttle);
@@ -541,6 +561,9 @@ static int nvml_scenario(const char *name)
     } else if (strcmp(name, "nvml-minimal") == 0) {
         CHECK(lode_nvml_read("0000:41:00.0", &s) == 0 && s.present == LODE_SENSOR_TEMP && near(s.temp_c, 64),
               "only the temperature: %#x", s.present);
+        lode_device_info info = {.bus_id = "0000:41:00.0"};
+        lode_nvml_identify(&info);
+        CHECK(info.uuid[0] == '\0', "no UUID entry point: no identity ('%s')", info.uuid);
         lode_nvml_describe(text, sizeof text);
         CHECK(strcmp(text, "NVML (version unknown), driver unknown") == 0, "describe: '%s'", text);
     } else if (strcmp(name, "nvml-no-lookup") == 0) {

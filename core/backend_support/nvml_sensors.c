@@ -25,6 +25,7 @@ enum {
     LNVML_CLOCK_MEM_ID = 2,      /* NVML_CLOCK_MEM */
     LNVML_VERSION_LEN = 80,      /* NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE */
     LNVML_DRIVER_LEN = 80,       /* NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE */
+    LNVML_UUID_LEN = 96,         /* NVML_DEVICE_UUID_V2_BUFFER_SIZE */
 };
 
 /* The clock throttle ("clock event") reasons, nvmlClocksThrottleReason*. */
@@ -50,6 +51,7 @@ _Static_assert((int)NVML_TEMPERATURE_GPU == (int)LNVML_TEMP_GPU, "nvml.h: NVML_T
 _Static_assert((int)NVML_CLOCK_SM == (int)LNVML_CLOCK_SM_ID, "nvml.h: NVML_CLOCK_SM");
 _Static_assert((int)NVML_CLOCK_MEM == (int)LNVML_CLOCK_MEM_ID, "nvml.h: NVML_CLOCK_MEM");
 _Static_assert((int)NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE == (int)LNVML_VERSION_LEN, "nvml.h: version buffer");
+_Static_assert((int)NVML_DEVICE_UUID_V2_BUFFER_SIZE == (int)LNVML_UUID_LEN, "nvml.h: UUID buffer");
 _Static_assert(nvmlClocksThrottleReasonGpuIdle == 0x1ull, "nvml.h: GpuIdle");
 _Static_assert(nvmlClocksThrottleReasonApplicationsClocksSetting == 0x2ull, "nvml.h: AppClocks");
 _Static_assert(nvmlClocksThrottleReasonSwPowerCap == 0x4ull, "nvml.h: SwPowerCap");
@@ -77,7 +79,11 @@ _Static_assert(sizeof(nvmlReturn_t) == sizeof(nvml_return), "nvml.h: nvmlReturn_
     X(throttle_reasons, "nvmlDeviceGetCurrentClocksThrottleReasons", nvml_return,                  \
       (nvml_device, unsigned long long *), false)                                                  \
     X(event_reasons, "nvmlDeviceGetCurrentClocksEventReasons", nvml_return,                        \
-      (nvml_device, unsigned long long *), false)
+      (nvml_device, unsigned long long *), false)                                                  \
+    X(total_energy, "nvmlDeviceGetTotalEnergyConsumption", nvml_return, (nvml_device, unsigned long long *), \
+      false)                                                                                       \
+    X(uuid, "nvmlDeviceGetUUID", nvml_return, (nvml_device, char *, unsigned), false)              \
+    X(device_index, "nvmlDeviceGetIndex", nvml_return, (nvml_device, unsigned *), false)
 
 #define NVML_MEMBER(field, symbol, ret, args, required) ret(*field) args;
 static struct {
@@ -211,16 +217,41 @@ static void mark_no_fan(const char *id)
     pthread_mutex_unlock(&known_lock);
 }
 
-int lode_nvml_read(const char *bus_id, lode_sensors *out)
+/* NVML takes "domain:bus:device.function"; a bus id without a domain is
+ * domain 0. False when NVML is not loaded or bus_id is empty. */
+static bool nvml_bus_id(const char *bus_id, char id[40])
 {
     if (bus_id == NULL || bus_id[0] == '\0' || lode_nvml_load(NULL, 0) != 0)
-        return -1;
-    /* NVML takes "domain:bus:device.function"; a bus id without a domain
-     * is domain 0. */
-    char id[40];
+        return false;
     const char *first = strchr(bus_id, ':');
     bool has_domain = first != NULL && strchr(first + 1, ':') != NULL;
-    snprintf(id, sizeof id, "%s%s", has_domain ? "" : "0000:", bus_id);
+    snprintf(id, 40, "%s%s", has_domain ? "" : "0000:", bus_id);
+    return true;
+}
+
+void lode_nvml_identify(lode_device_info *info)
+{
+    char id[40];
+    bool no_fan;
+    nvml_device dev;
+    info->uuid[0] = '\0';
+    if (!nvml_bus_id(info->bus_id, id) || (dev = handle_of(id, &no_fan)) == NULL)
+        return;
+    char uuid[LNVML_UUID_LEN] = "";
+    unsigned index = 0;
+    if (nvml.uuid == NULL || nvml.uuid(dev, uuid, sizeof uuid) != LNVML_OK || nvml.device_index == NULL ||
+        nvml.device_index(dev, &index) != LNVML_OK)
+        return;
+    uuid[sizeof uuid - 1] = '\0';
+    snprintf(info->uuid, sizeof info->uuid, "%s", uuid);
+    info->nvml_index = index;
+}
+
+int lode_nvml_read(const char *bus_id, lode_sensors *out)
+{
+    char id[40];
+    if (!nvml_bus_id(bus_id, id))
+        return -1;
     bool no_fan = false;
     nvml_device dev = handle_of(id, &no_fan);
     if (dev == NULL)
@@ -251,6 +282,13 @@ int lode_nvml_read(const char *bus_id, lode_sensors *out)
     if (nvml.clock_info != NULL && nvml.clock_info(dev, LNVML_CLOCK_MEM_ID, &v) == LNVML_OK) {
         s.mem_clock_mhz = v;
         s.present |= LODE_SENSOR_MEM_CLOCK;
+    }
+    /* Millijoules since the driver loaded (Volta and later): one counter
+     * that integrates every instant, where sampled power misses peaks. */
+    unsigned long long mj;
+    if (nvml.total_energy != NULL && nvml.total_energy(dev, &mj) == LNVML_OK) {
+        s.energy_j = (double)mj / 1000.0;
+        s.present |= LODE_SENSOR_ENERGY;
     }
     unsigned long long mask = 0;
     /* The older name first; drivers that renamed it ("clock events") keep

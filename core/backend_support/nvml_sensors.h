@@ -20,9 +20,16 @@ int lode_nvml_load(char *why, size_t why_len);
 
 /* The readings of the GPU at bus_id ("0000:41:00.0", or "41:00.0" for
  * domain 0): temperature, power (NVML's mW as W), fan, SM and memory
- * clocks, throttle reasons (lode_nvml_throttle_text). 0 when NVML knows the
+ * clocks, throttle reasons (lode_nvml_throttle_text), the energy counter
+ * (NVML's millijoules since the driver loaded, as J). 0 when NVML knows the
  * GPU (out holds what it could read), -1 otherwise (out untouched). */
 int lode_nvml_read(const char *bus_id, lode_sensors *out);
+
+/* Sets info->uuid ("GPU-8f3c...") and info->nvml_index, NVML's index of the
+ * GPU at info->bus_id: the `UUID` and `gpu` labels of NVIDIA's DCGM
+ * exporter, so lode's metrics join its series. info->uuid = "" when NVML
+ * does not know the GPU. */
+void lode_nvml_identify(lode_device_info *info);
 
 /* NVML's clock throttle (clock event) reason bits as short names joined by
  * ',' ("thermal,power"), "none" for 0; bits lode does not know are

@@ -200,9 +200,14 @@ int lode_sysfs_amdgpu_read(const char *bus_id, lode_sensors *out)
         }
         if (hottest > -1e9)
             set_temp(&s, hottest);
-        long long uw;
+        long long uw, uj;
         if (attr_int(hw[h], "power1_average", &uw) || attr_int(hw[h], "power1_input", &uw))
             set_power(&s, (double)uw / 1e6);
+        /* The hwmon ABI's energy counter (µJ), where the driver has one. */
+        if (attr_int(hw[h], "energy1_input", &uj) && uj >= 0) {
+            s.energy_j = (double)uj / 1e6;
+            s.present |= LODE_SENSOR_ENERGY;
+        }
         long long pwm, pwm_max = 255, rpm, rpm_max;
         if (attr_int(hw[h], "pwm1", &pwm)) {
             if (!attr_int(hw[h], "pwm1_max", &pwm_max))
@@ -296,6 +301,7 @@ static struct {
     long long energy; /* its counter */
     bool have_power;  /* the last figure */
     double power_w;
+    double total_j;   /* every step since the first reading: the energy counter lode shows */
 } rapl[MAX_PACKAGES];
 
 static void cpu_power(unsigned package, double now, lode_sensors *out)
@@ -318,6 +324,8 @@ static void cpu_power(unsigned package, double now, lode_sensors *out)
             double w = (double)used / 1e6 / (now - rapl[package].at);
             rapl[package].have_power = w <= POWER_MAX_W;
             rapl[package].power_w = w;
+            if (rapl[package].have_power)
+                rapl[package].total_j += (double)used / 1e6;
         } else {
             rapl[package].have_power = false; /* a reset counter: start again */
         }
@@ -331,6 +339,9 @@ static void cpu_power(unsigned package, double now, lode_sensors *out)
     }
     if (rapl[package].have_power)
         set_power(out, rapl[package].power_w);
+    /* Unwrapped and from lode's first reading: the counter never goes back. */
+    out->energy_j = rapl[package].total_j;
+    out->present |= LODE_SENSOR_ENERGY;
     pthread_mutex_unlock(&rapl_lock);
 }
 

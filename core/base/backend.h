@@ -44,6 +44,8 @@ typedef struct lode_device_info {
     bool on_host_cpu;      /* computes on the host's cores (CPU backend, OpenCL on a CPU) */
     char details[256];     /* what a problem report needs beyond the above, one line
                               (OpenCL: architecture, wavefront, local memory, driver); "" if nothing */
+    char uuid[96];         /* NVIDIA: NVML's "GPU-8f3c..."; "" otherwise */
+    unsigned nvml_index;   /* NVIDIA: NVML's index of the GPU; meaningful when uuid[0] */
 } lode_device_info;
 
 typedef struct lode_open_params {
@@ -65,6 +67,7 @@ enum {
     LODE_SENSOR_SM_CLOCK = 1u << 3,  /* sm_clock_mhz: GPU core / CPU core clock */
     LODE_SENSOR_MEM_CLOCK = 1u << 4, /* mem_clock_mhz */
     LODE_SENSOR_THROTTLE = 1u << 5,  /* throttle: why the clocks are held down */
+    LODE_SENSOR_ENERGY = 1u << 6,    /* energy_j: the device's energy counter */
 };
 
 typedef struct lode_sensors {
@@ -75,6 +78,10 @@ typedef struct lode_sensors {
     double sm_clock_mhz;
     double mem_clock_mhz;
     char throttle[64]; /* "none", or reasons joined by ',': "thermal,power" */
+    /* Joules from an origin the source chooses (NVML: the driver's load;
+     * RAPL: lode's first reading), never decreasing but across a reset:
+     * only differences mean something (core/base/energy.h). */
+    double energy_j;
 } lode_sensors;
 
 typedef struct lode_backend_ops {

@@ -64,6 +64,7 @@ int lode_sensors_parse(const char *text, lode_sensors *s)
         {"fan", LODE_SENSOR_FAN, offsetof(lode_sensors, fan_percent)},
         {"sm", LODE_SENSOR_SM_CLOCK, offsetof(lode_sensors, sm_clock_mhz)},
         {"mem", LODE_SENSOR_MEM_CLOCK, offsetof(lode_sensors, mem_clock_mhz)},
+        {"energy", LODE_SENSOR_ENERGY, offsetof(lode_sensors, energy_j)},
     };
     int bad = 0;
     const char *p = text;

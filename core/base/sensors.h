@@ -13,7 +13,8 @@
  * sensor is present; a throttle of "none" is left out. */
 void lode_sensors_format(const lode_sensors *s, char *out, size_t len);
 
-/* Reads "temp=85 power=120.5 fan=40 sm=1980 mem=2619 throttle=thermal"
+/* Reads "temp=85 power=120.5 fan=40 sm=1980 mem=2619 throttle=thermal
+ * energy=5400.5"
  * (any of them, any order, separated by blanks) into s, setting the bit of
  * each one read. A word that is not KEY=VALUE, an unknown key or a value
  * that is not a finite number is skipped and counted; returns that count

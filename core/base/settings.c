@@ -148,8 +148,8 @@ static const lode_setting table[LODE_SETTING_COUNT] = {
     {LODE_SETTING_TEST_SENSORS, "LODE_TEST_SENSORS", .kind = LODE_SETTING_TEXT, .group = LODE_SETTING_TEST_HOOK,
      .default_text = "unset (the devices' own sensors)",
      .help = "FILE: every device's sensor readings come from FILE, re-read on each reading (lines "
-             "'cpu:0 temp=85 power=120.5 fan=40 sm=1980 mem=2619 throttle=thermal'; a device not "
-             "listed has none)",
+             "'cpu:0 temp=85 power=120.5 fan=40 sm=1980 mem=2619 throttle=thermal energy=5400.5'; a "
+             "device not listed has none)",
      .readers = "core/dispatch/registry.c"},
     {LODE_SETTING_TEST_SYSFS_ROOT, "LODE_TEST_SYSFS_ROOT", .kind = LODE_SETTING_TEXT,
      .group = LODE_SETTING_TEST_HOOK, .default_text = "unset (/)",
