@@ -38,6 +38,7 @@
 #include <stdint.h>
 
 #include "core/base/backend.h"
+#include "core/base/energy.h"
 
 #define LODE_API_MAX_DEVICES 64
 #define LODE_API_MAX_POOLS 16
@@ -61,6 +62,12 @@ typedef struct lode_api_device {
     unsigned scans_in_flight; /* scans claimed whose hashes are not in `hashes` yet */
     lode_sensors sensors; /* only what is in sensors.present is shown */
     uint64_t proof_entries, factors; /* tf: what it found (docs/OPERATIONS.md, "Words") */
+    lode_energy_reading energy; /* since it began counting work (lode_device_stats) */
+    /* NVIDIA: NVML's UUID ("" otherwise) and index, and the PCI bus id, for
+     * the labels of NVIDIA's DCGM exporter. */
+    char uuid[96];
+    unsigned nvml_index;
+    char bus_id[32];
 } lode_api_device;
 
 typedef struct lode_api_pool {

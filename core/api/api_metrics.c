@@ -165,6 +165,53 @@ static void device_sensors(FILE *f, const lode_api_snapshot *snap)
     }
 }
 
+/* NVML's form of a PCI bus id, as DCGM's pci_bus_id label has it:
+ * "00000000:41:00.0" (an 8-digit domain, upper-case hex). */
+static void dcgm_bus_id(const char *bus_id, char *out, size_t len)
+{
+    unsigned domain = 0, bus, dev, fn;
+    if (sscanf(bus_id, "%x:%x:%x.%x", &domain, &bus, &dev, &fn) != 4 &&
+        (domain = 0, sscanf(bus_id, "%x:%x.%x", &bus, &dev, &fn) != 3)) {
+        snprintf(out, len, "%s", bus_id);
+        return;
+    }
+    snprintf(out, len, "%08X:%02X:%02X.%X", domain, bus, dev, fn);
+}
+
+/* Joules since each device began counting work. An NVIDIA GPU's sample
+ * carries DCGM exporter's labels for it (gpu, UUID, pci_bus_id,
+ * modelName), so `on(UUID)` joins it to DCGM's series of the same GPU. */
+static void device_energy(FILE *f, const lode_api_snapshot *snap)
+{
+    bool any = false;
+    for (size_t d = 0; d < snap->device_count; d++)
+        any |= snap->devices[d].energy.measured;
+    if (!any)
+        return;
+    family(f, "lode_device_energy_joules_total", "counter",
+           "Energy a device used since it began counting work: its energy counter where it has one, else its "
+           "power integrated.");
+    for (size_t d = 0; d < snap->device_count; d++) {
+        const lode_api_device *dev = &snap->devices[d];
+        if (!dev->energy.measured)
+            continue;
+        fputs("lode_device_energy_joules_total{device=\"", f);
+        put_label(f, dev->id);
+        if (dev->uuid[0] != '\0') {
+            char bus[32];
+            dcgm_bus_id(dev->bus_id, bus, sizeof bus);
+            fprintf(f, "\",gpu=\"%u\",UUID=\"", dev->nvml_index);
+            put_label(f, dev->uuid);
+            fputs("\",pci_bus_id=\"", f);
+            put_label(f, bus);
+            fputs("\",modelName=\"", f);
+            put_label(f, dev->name);
+        }
+        fputs("\"} ", f);
+        put_value(f, dev->energy.joules);
+    }
+}
+
 /* Each pool's (node's) shares and state. */
 static void pool_metrics(FILE *f, const lode_api_snapshot *snap)
 {
@@ -293,6 +340,7 @@ char *api_render_metrics(api_state *s)
     if (nd) {
         device_counters(f, s, snap, tf);
         device_sensors(f, snap);
+        device_energy(f, snap);
     }
     if (np)
         pool_metrics(f, snap);

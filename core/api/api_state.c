@@ -388,6 +388,56 @@ static void add_sensors(json_t *o, const lode_sensors *se)
     }
 }
 
+static lode_algo run_algo(const api_state *s)
+{
+    lode_algo algo = LODE_ALGO_COUNT;
+    if (s->config.algorithm == NULL || lode_algo_parse(s->config.algorithm, &algo) != 0)
+        return LODE_ALGO_COUNT;
+    return algo;
+}
+
+/* Its energy since it began counting work, and per unit of work
+ * (core/base/energy.h); nothing while not measured. */
+static void add_energy(json_t *o, const api_state *s, size_t d, const lode_energy_reading *e)
+{
+    if (!e->measured)
+        return;
+    const char *unit = "";
+    double credit = is_tf(s) ? api_device_credit_rate(s, d, 60) : -1;
+    double per_unit = lode_energy_per_unit(run_algo(s), e, credit, &unit);
+    set_number(o, "energy_j", e->joules);
+    set_number(o, "energy_power_w", lode_energy_mean_watts(e));
+    set_text(o, "energy_source", e->from_counter ? "counter" : "power");
+    set_number(o, "energy_per_unit", per_unit);
+    set_text(o, "energy_unit", unit);
+}
+
+/* The devices' energy together: joules, and per unit of work where every
+ * device that worked is measured. */
+static void add_total_energy(json_t *total, const api_state *s, double credit)
+{
+    lode_energy_reading sum = {.measured = true};
+    double watts = 0;
+    for (size_t d = 0; s->last != NULL && d < s->last->device_count; d++) {
+        const lode_api_device *dev = &s->last->devices[d];
+        if (dev->hashes == 0)
+            continue;
+        if (!dev->energy.measured)
+            return;
+        sum.joules += dev->energy.joules;
+        sum.work += dev->energy.work;
+        watts += lode_energy_mean_watts(&dev->energy);
+    }
+    if (!(watts > 0))
+        return;
+    sum.span_s = sum.joules / watts; /* so that the mean power is the devices' sum */
+    const char *unit = "";
+    set_number(total, "energy_j", sum.joules);
+    set_number(total, "energy_power_w", watts);
+    set_number(total, "energy_per_unit", lode_energy_per_unit(run_algo(s), &sum, credit, &unit));
+    set_text(total, "energy_unit", unit);
+}
+
 static json_t *devices_json(const api_state *s)
 {
     json_t *arr = json_array();
@@ -418,6 +468,7 @@ static json_t *devices_json(const api_state *s)
             json_object_set_new(o, "factors", json_integer((json_int_t)dev->factors));
         }
         add_sensors(o, &dev->sensors);
+        add_energy(o, s, d, &dev->energy);
         json_array_append_new(arr, o);
     }
     return arr;
@@ -543,12 +594,14 @@ char *api_render_summary(api_state *s, bool devices_only)
     json_object_set_new(total, "hashes", json_integer((json_int_t)hashes));
     json_object_set_new(total, "hits", json_integer((json_int_t)hits));
     json_object_set_new(total, "hardware_errors", json_integer((json_int_t)hw));
+    double credit = -1;
     if (is_tf(s)) {
-        double credit = 0;
+        credit = 0;
         for (size_t d = 0; s->last != NULL && d < s->last->device_count; d++)
             credit += api_device_credit_rate(s, d, 60);
         set_number(total, "ghz_days_per_day", credit);
     }
+    add_total_energy(total, s, credit);
     json_object_set_new(root, "total", total);
     json_object_set_new(root, "devices", devices);
     if (is_tf(s) && s->last != NULL) {

@@ -81,9 +81,10 @@ static bool lode_algo_check_factor_hit(const lode_work *work, const lode_hit *hi
 }
 
 static const lode_algo_info algos[LODE_ALGO_COUNT] = {
-#define LODE_ALGO(ID, algo_name, work_kind, pow_hash, check, diff1_shift)                           \
+#define LODE_ALGO(ID, algo_name, work_kind, pow_hash, check, diff1_shift, e_unit, e_work)          \
     [LODE_ALGO_##ID] = {.name = #algo_name, .kind = work_kind, .pow_hash_ref = pow_hash,            \
-                        .check_hit = check, .pool_diff1_shift = diff1_shift},
+                        .check_hit = check, .pool_diff1_shift = diff1_shift, .energy_unit = e_unit, \
+                        .energy_work_per_unit = e_work},
 #include "core/base/algos.def"
 #undef LODE_ALGO
 };

@@ -16,7 +16,7 @@ struct lode_hit;
 /* LODE_ALGO_SHA256D, LODE_ALGO_SCRYPT, LODE_ALGO_MOMENTUM, LODE_ALGO_TF
  * (Mersenne trial factoring, core/base/tf_ref.h): the rows of algos.def. */
 typedef enum lode_algo {
-#define LODE_ALGO(ID, name, kind, pow_hash_ref, check_hit, pool_diff1_shift) LODE_ALGO_##ID,
+#define LODE_ALGO(ID, name, ...) LODE_ALGO_##ID,
 #include "core/base/algos.def"
 #undef LODE_ALGO
     LODE_ALGO_COUNT
@@ -48,6 +48,12 @@ typedef struct lode_algo_info {
     /* Pool difficulty 1 corresponds to the share target 0xffff * 2^(208+shift):
      * 0 for SHA-256d, 16 for scrypt pools (the 65536x convention). */
     unsigned pool_diff1_shift;
+    /* Energy per unit of work as its users quote it: joules per
+     * energy_work_per_unit units ("J/GH": 1e9 hashes); 0 for trial
+     * factoring, whose figure is GHz-days of credit per kWh
+     * (core/base/energy.h). */
+    const char *energy_unit;
+    double energy_work_per_unit;
 } lode_algo_info;
 
 const lode_algo_info *lode_algo_get(lode_algo algo);

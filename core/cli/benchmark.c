@@ -189,7 +189,7 @@ static int run_benchmark(const cli_options *o, cli_run *run, bench_job_source *s
     if ((status = cli_run_start_api(run, o)) != 0 || (status = cli_run_wait_ready(run)) != 0)
         return status;
     log_ready_devices(o, run->miner, source);
-    if ((status = cli_run_start_report(run, cli_rate_unit(o->algo),
+    if ((status = cli_run_start_report(run, o->algo,
                                        o->log_interval > 0 ? o->log_interval : REPORT_SECONDS)) != 0)
         return status;
     next_job(source);

@@ -259,7 +259,7 @@ static int run_mining(const cli_options *o, cli_run *run, mine_source *source)
     for (size_t i = 0; i < o->pool_count; i++)
         run->api_source.pool_urls[i] = o->pools[i].url;
     if ((status = cli_run_start_api(run, o)) != 0 || (status = cli_run_wait_ready(run)) != 0 ||
-        (status = cli_run_start_report(run, cli_rate_unit(o->algo),
+        (status = cli_run_start_report(run, o->algo,
                                        o->log_interval > 0 ? o->log_interval : DEFAULT_LOG_INTERVAL)) != 0)
         return status;
     int started = source->gbt ? lode_gbt_start(source->gbt, run->mining)

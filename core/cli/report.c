@@ -19,10 +19,10 @@ const char *cli_rate_unit(lode_algo algo)
     return lode_algo_get(algo)->kind == LODE_WORK_COLLISION_SEARCH ? "sweeps/s" : "H/s";
 }
 
-int cli_rate_report_init(cli_rate_report *r, lode_dispatcher *m, const char *unit, double interval)
+int cli_rate_report_init(cli_rate_report *r, lode_dispatcher *m, lode_algo algo, double interval)
 {
-    *r = (cli_rate_report){
-        .miner = m, .devices = lode_dispatcher_device_count(m), .unit = unit, .interval = interval};
+    *r = (cli_rate_report){.miner = m, .devices = lode_dispatcher_device_count(m), .algo = algo,
+                           .unit = cli_rate_unit(algo), .interval = interval};
     r->last = calloc(r->devices ? r->devices : 1, sizeof *r->last);
     if (r->last == NULL)
         return -1;
@@ -49,15 +49,26 @@ void cli_rate_report_tick(cli_rate_report *r)
         lode_dispatcher_device_stats(r->miner, d, &st);
         lode_format_rate((double)(st.hashes - r->last[d]) / (t - r->last_time), r->unit, rate, sizeof rate);
         const lode_device_ref *ref = lode_dispatcher_device(r->miner, d);
-        char sensors[160];
+        char sensors[160], energy[48];
         lode_sensors_format(&st.sensors, sensors, sizeof sensors); /* the monitor's reading */
-        lode_log(LODE_LOG_INFO, "%s: %s%s", ref->id, rate, sensors);
+        lode_energy_format(r->algo, &st.energy, -1, energy, sizeof energy);
+        lode_log(LODE_LOG_INFO, "%s: %s%s%s%s", ref->id, rate, sensors, energy[0] ? " " : "", energy);
         delta_sum += st.hashes - r->last[d];
         r->last[d] = st.hashes;
     }
     lode_format_rate((double)delta_sum / (t - r->last_time), r->unit, rate, sizeof rate);
     lode_log(LODE_LOG_INFO, "total: %s", rate);
     r->last_time = t;
+}
+
+/* "; 53.2 J/GH, 640 J over 12.0 s (counter)" or "" when not measured. */
+static void summary_energy(lode_algo algo, const lode_energy_reading *e, char *out, size_t len)
+{
+    char per_unit[48];
+    lode_energy_format(algo, e, -1, per_unit, sizeof per_unit);
+    if (per_unit[0] != '\0')
+        snprintf(out, len, "; %s, %.0f J over %.1f s (%s)", per_unit, e->joules, e->span_s,
+                 e->from_counter ? "energy counter" : "power readings");
 }
 
 /* How long the summary waits for the re-check of hits already back. */
@@ -93,8 +104,9 @@ double cli_rate_report_stop_and_summarise(cli_rate_report *r, uint64_t *hw_error
         lode_dispatcher_device_stats(r->miner, d, &st);
         lode_format_rate((double)st.hashes / elapsed, r->unit, rate, sizeof rate);
         const lode_device_ref *ref = lode_dispatcher_device(r->miner, d);
-        char sensors[160], stopped[240] = "";
+        char sensors[160], stopped[240] = "", energy[96] = "";
         lode_sensors_format(&st.sensors, sensors, sizeof sensors); /* the monitor's reading */
+        summary_energy(r->algo, &st.energy, energy, sizeof energy);
         /* A device that stopped says so, and why: on a rig of several GPUs
          * the summary is where a user sees which one dropped out. */
         if (st.state == LODE_DEVICE_FAILED || st.state == LODE_DEVICE_QUARANTINED)
@@ -110,9 +122,9 @@ double cli_rate_report_stop_and_summarise(cli_rate_report *r, uint64_t *hw_error
                      (unsigned long long)(st.hits + st.hits_dropped), st.hits_expected < 1 ? 3 : 1, st.hits_expected);
         else
             snprintf(found, sizeof found, "%llu hits", (unsigned long long)st.hits);
-        lode_log(LODE_LOG_NOTICE, "summary: %s: %s, %llu hashes, %s, %llu hardware errors%s%s%s", ref->id, rate,
-                 (unsigned long long)st.hashes, found, (unsigned long long)st.hw_errors, sensors[0] ? ";" : "",
-                 sensors, stopped);
+        lode_log(LODE_LOG_NOTICE, "summary: %s: %s, %llu hashes, %s, %llu hardware errors%s%s%s%s", ref->id,
+                 rate, (unsigned long long)st.hashes, found, (unsigned long long)st.hw_errors,
+                 sensors[0] ? ";" : "", sensors, energy, stopped);
         sum += st.hashes;
         *hw_errors += st.hw_errors;
     }

@@ -16,11 +16,14 @@ typedef struct cli_rate_report {
     struct lode_dispatcher *miner;
     size_t devices;
     uint64_t *last;
+    lode_algo algo;
     const char *unit; /* cli_rate_unit */
     double start, last_time, interval;
 } cli_rate_report;
-int cli_rate_report_init(cli_rate_report *r, struct lode_dispatcher *m, const char *unit, double interval);
-/* Logs the rates if interval seconds have passed since the last lines. */
+int cli_rate_report_init(cli_rate_report *r, struct lode_dispatcher *m, lode_algo algo, double interval);
+/* Logs the rates if interval seconds have passed since the last lines:
+ * each device's with its sensors and, where its energy is measured, its
+ * energy per unit of work since it began (core/base/energy.h). */
 void cli_rate_report_tick(cli_rate_report *r);
 /* Stops the dispatcher's workers, waits (LODE_STOP_GRACE_MS at most) until
  * the scans they had in flight are counted and their hits re-checked, and logs the

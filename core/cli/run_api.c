@@ -164,6 +164,10 @@ static void snapshot(void *user, lode_api_snapshot *out)
         dev->hits_dropped = st.hits_dropped;
         dev->scans_in_flight = st.scans_out;
         dev->sensors = st.sensors; /* the dispatcher's monitor reads them once a second */
+        dev->energy = st.energy;
+        copy(dev->uuid, sizeof dev->uuid, ref->info.uuid);
+        dev->nvml_index = ref->info.nvml_index;
+        copy(dev->bus_id, sizeof dev->bus_id, ref->info.bus_id);
     }
     out->device_count = n;
     if (src->stratum != NULL) {

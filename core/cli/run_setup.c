@@ -96,9 +96,9 @@ int cli_run_wait_ready(cli_run *run)
     return ready > 0 ? 0 : ready == 0 ? EXIT_RUNTIME : EXIT_INTERRUPTED;
 }
 
-int cli_run_start_report(cli_run *run, const char *unit, double interval)
+int cli_run_start_report(cli_run *run, lode_algo algo, double interval)
 {
-    if (cli_rate_report_init(&run->report, run->miner, unit, interval) != 0) {
+    if (cli_rate_report_init(&run->report, run->miner, algo, interval) != 0) {
         lode_log(LODE_LOG_ERROR, "out of memory");
         return EXIT_RUNTIME;
     }

@@ -60,7 +60,7 @@ int cli_run_start_api(cli_run *run, const cli_options *o);
 int cli_run_wait_ready(cli_run *run);
 /* Starts the hashrate lines (cli_rate_report) every interval seconds.
  * 0, or EXIT_RUNTIME (logged). */
-int cli_run_start_report(cli_run *run, const char *unit, double interval);
+int cli_run_start_report(cli_run *run, lode_algo algo, double interval);
 /* The work has started: tells --background's parent and systemd
  * (cli_notify_ready's arguments). */
 void cli_run_running(cli_run *run, const char *what, const char *unit, cli_status_extra extra, void *user);

@@ -2,6 +2,7 @@
  * (docs/OPERATIONS.md, "Words"): what the run finished, then per device its
  * rate over the run, the candidates it tested, the proof entries and
  * factors it found, the hardware errors and its last sensor reading. */
+#include <math.h>
 #include <stdio.h>
 
 #include "core/base/log.h"
@@ -11,6 +12,7 @@
 #include "core/dispatch/dispatch.h"
 #include "core/dispatch/registry.h"
 #include "core/tf/class_driver.h"
+#include "core/tf/progress_line.h"
 
 static const char *plural(uint64_t n, const char *one, const char *many)
 {
@@ -27,6 +29,14 @@ void cli_tf_summary(lode_dispatcher *m, struct lode_tf_driver *driver, double el
              (unsigned long long)st.assignments_done, plural(st.assignments_done, "assignment", "assignments"),
              (unsigned long long)st.factors_found, plural(st.factors_found, "factor", "factors"),
              (unsigned long long)st.classes_done_total);
+    double joules = 0, watts = lode_tf_run_watts(m, &joules);
+    char energy[48];
+    /* The last GHz-days/day at the devices' mean power since they began. */
+    lode_energy_format_value(lode_energy_credit_per_kwh(st.ghz_days_per_day, watts), "GHz-days/kWh", energy,
+                             sizeof energy);
+    if (energy[0] != '\0')
+        lode_log(LODE_LOG_NOTICE, "summary: energy: %s at %.2f GHz-days/day, %.0f W, %.1f kJ", energy,
+                 st.ghz_days_per_day, watts, joules / 1000);
     for (size_t d = 0; d < lode_dispatcher_device_count(m); d++) {
         lode_device_stats ds;
         lode_dispatcher_device_stats(m, d, &ds);

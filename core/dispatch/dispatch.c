@@ -623,6 +623,7 @@ void lode_dispatcher_device_stats(lode_dispatcher *m, size_t device, lode_device
     memcpy(out->last_error, c->last_error, sizeof out->last_error);
     out->sensors = c->sensors;
     out->max_temp_c = c->max_temp_c;
+    out->energy = lode_energy_meter_read(&c->energy);
     pthread_mutex_unlock(&m->lock);
 }
 

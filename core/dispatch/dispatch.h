@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "core/base/device_state.h"
+#include "core/base/energy.h"
 #include "core/dispatch/registry.h"
 
 typedef struct lode_dispatcher lode_dispatcher;
@@ -88,6 +89,9 @@ typedef struct lode_device_stats {
     char last_error[160];    /* the last fault, or why it is paused or quarantined; "" = none */
     lode_sensors sensors;    /* the last reading (about once a second); present = 0: none */
     double max_temp_c;       /* its thermal limit; 0 = none */
+    /* Its energy from the first reading at which it had counted work on,
+     * and the work of the same span (core/base/energy.h). */
+    lode_energy_reading energy;
 } lode_device_stats;
 
 /* Starts the workers; each opens its device and self-tests before taking

@@ -45,6 +45,7 @@ typedef struct device_counters {
     unsigned checked_hits;  /* how many of those bits mean something (at most 32) */
     char last_error[160];
     lode_sensors sensors;
+    lode_energy_meter energy; /* from its first reading with work counted */
     double hits_expected;   /* nonce scans: the sum of each scan's count x its target's chance */
 } device_counters;
 

@@ -227,8 +227,15 @@ void *dispatch_monitor_main(void *arg)
         for (size_t d = 0; readings != NULL && d < nd; d++)
             lode_device_read_sensors(&m->devices[d], &readings[d]);
         pthread_mutex_lock(&m->lock);
+        const double read_at = lode_clock_s();
         for (size_t d = 0; readings != NULL && d < nd; d++) {
-            m->counters[d].sensors = readings[d];
+            device_counters *c = &m->counters[d];
+            c->sensors = readings[d];
+            /* Energy counts from the device's first work on: its self-test
+             * and tuning are not work the hashes count. */
+            const uint64_t work = atomic_load(&c->hashes);
+            if (work > 0 || c->energy.started)
+                lode_energy_meter_add(&c->energy, &readings[d], read_at, work);
             apply_thermal_limit(m, d);
         }
         watch_scans(m, lode_clock_s());

@@ -51,6 +51,11 @@
     return m + "m " + (s % 60) + "s";
   }
   function text(v, suffix) { return v === undefined || v === null ? "-" : v.toFixed(0) + suffix; }
+  // Energy per unit of work, three significant digits: "53.2 J/GH", "1130 GHz-days/kWh".
+  function energy(d) {
+    const v = d.energy_per_unit;
+    return v === undefined || v === null ? "-" : (v >= 100 ? v.toFixed(0) : v.toPrecision(3)) + " " + d.energy_unit;
+  }
   function el(tag, cls, content) {
     const e = document.createElement(tag);
     if (cls) e.className = cls;
@@ -135,7 +140,8 @@
                   el("td", "num", rate(d.hashrate_15m)), el("td", "num", String(d.hits)),
                   el("td", "num", String(d.hits_dropped)));
       tr.append(el("td", "num", String(d.hardware_errors)), el("td", "num", text(d.temperature_c, " °C")),
-                el("td", "num", text(d.power_w, " W")), el("td", "num", text(d.fan_percent, " %")),
+                el("td", "num", text(d.power_w, " W")), el("td", "num energy", energy(d)),
+                el("td", "num", text(d.fan_percent, " %")),
                 el("td", "num", text(d.sm_clock_mhz, " MHz")));
       const act = el("td");
       if (control) {
