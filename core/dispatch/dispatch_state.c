@@ -227,7 +227,7 @@ void *dispatch_monitor_main(void *arg)
         for (size_t d = 0; readings != NULL && d < nd; d++)
             lode_device_read_sensors(&m->devices[d], &readings[d]);
         pthread_mutex_lock(&m->lock);
-        const double read_at = lode_clock_s();
+        const double now = lode_clock_s(); /* the readings' time, and the scans' check */
         for (size_t d = 0; readings != NULL && d < nd; d++) {
             device_counters *c = &m->counters[d];
             c->sensors = readings[d];
@@ -235,10 +235,10 @@ void *dispatch_monitor_main(void *arg)
              * and tuning are not work the hashes count. */
             const uint64_t work = atomic_load(&c->hashes);
             if (work > 0 || c->energy.started)
-                lode_energy_meter_add(&c->energy, &readings[d], read_at, work);
+                lode_energy_meter_add(&c->energy, &readings[d], now, work);
             apply_thermal_limit(m, d);
         }
-        watch_scans(m, lode_clock_s());
+        watch_scans(m, now);
         struct timespec until = dispatch_deadline_in((int)(m->config.monitor_interval_s * 1000));
         while (!m->monitor_stopping && pthread_cond_timedwait(&m->monitor_wake, &m->lock, &until) != ETIMEDOUT)
             ;
