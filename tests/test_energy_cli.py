@@ -116,7 +116,9 @@ def mine_and_check(watts, counter, prometheus=False):
         dev = get_json(lode, "/api/devices")["devices"][0]
         want = watts / rate * 1e6  # J/MH at the watts set and the rate measured here
         check(near(dev.get("energy_per_unit"), want, 0.2), f"energy_per_unit {dev.get('energy_per_unit')}, want {want:.1f}")
-        check(near(dev.get("energy_power_w"), watts, 0.03), f"energy_power_w {dev.get('energy_power_w')}, want {watts}")
+        # 5%: the fake board's file is as old as its writer's last pass, up
+        # to a few hundred ms on a loaded machine, at each end of a ~7-s span.
+        check(near(dev.get("energy_power_w"), watts, 0.05), f"energy_power_w {dev.get('energy_power_w')}, want {watts}")
         total = get_json(lode, "/api/summary")["total"]
         check(near(total.get("energy_per_unit"), dev["energy_per_unit"], 0.05) and total.get("energy_unit") == "J/MH",
               f"total energy {total}")

@@ -214,31 +214,42 @@ static void watch_scans(lode_dispatcher *m, double now)
     }
 }
 
+/* A device's sensors and its work counter, and when they were taken. */
+typedef struct monitor_reading {
+    lode_sensors sensors;
+    double at;
+    uint64_t work;
+} monitor_reading;
+
 void *dispatch_monitor_main(void *arg)
 {
     lode_dispatcher *m = arg;
     pthread_setname_np(pthread_self(), "lode-monitor");
     size_t nd = m->config.device_count;
-    lode_sensors *readings = calloc(nd, sizeof *readings);
+    monitor_reading *readings = calloc(nd, sizeof *readings);
     pthread_mutex_lock(&m->lock);
     while (!m->monitor_stopping) {
         pthread_mutex_unlock(&m->lock);
-        /* Sensors are read without the lock: NVML may take milliseconds. */
-        for (size_t d = 0; readings != NULL && d < nd; d++)
-            lode_device_read_sensors(&m->devices[d], &readings[d]);
+        /* Sensors are read without the lock: NVML may take milliseconds.
+         * Each reading's time and work are taken beside it, so that a wait
+         * for the lock does not stretch the span its energy covers. */
+        for (size_t d = 0; readings != NULL && d < nd; d++) {
+            lode_device_read_sensors(&m->devices[d], &readings[d].sensors);
+            readings[d].at = lode_clock_s();
+            readings[d].work = atomic_load(&m->counters[d].hashes);
+        }
         pthread_mutex_lock(&m->lock);
-        const double now = lode_clock_s(); /* the readings' time, and the scans' check */
         for (size_t d = 0; readings != NULL && d < nd; d++) {
             device_counters *c = &m->counters[d];
-            c->sensors = readings[d];
+            const monitor_reading *r = &readings[d];
+            c->sensors = r->sensors;
             /* Energy counts from the device's first work on: its self-test
              * and tuning are not work the hashes count. */
-            const uint64_t work = atomic_load(&c->hashes);
-            if (work > 0 || c->energy.started)
-                lode_energy_meter_add(&c->energy, &readings[d], now, work);
+            if (r->work > 0 || c->energy.started)
+                lode_energy_meter_add(&c->energy, &r->sensors, r->at, r->work);
             apply_thermal_limit(m, d);
         }
-        watch_scans(m, now);
+        watch_scans(m, lode_clock_s());
         struct timespec until = dispatch_deadline_in((int)(m->config.monitor_interval_s * 1000));
         while (!m->monitor_stopping && pthread_cond_timedwait(&m->monitor_wake, &m->lock, &until) != ETIMEDOUT)
             ;
