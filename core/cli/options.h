@@ -109,7 +109,7 @@ typedef struct cli_options {
         uint32_t unreserve;     /* --unreserve EXPONENT; 0: none */
     } tf;
 
-    /* lode check (docs/OPERATIONS.md, "Checking a machine"). */
+    /* lode check (docs/CHECK.md). */
     struct {
         lode_algo algos[LODE_ALGO_COUNT]; /* -a, in the order given; none = every algorithm */
         size_t algo_count;
