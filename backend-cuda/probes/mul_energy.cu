@@ -22,13 +22,13 @@
  * Built as backend-cuda/mul_energy_probe with the CUDA backend.
  * Run:   mul_energy_probe [seconds per mode [mode...]]
  */
+#include "probe_nvml.h" /* beside this file */
+
 #include <cuda_runtime.h>
-#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 namespace {
@@ -140,45 +140,8 @@ uint64_t expect(kind k, uint32_t t)
     return fold;
 }
 
-/* ---- NVML, loaded at run time -------------------------------------------- */
-
-typedef int (*nvml_init_fn)(void);
-typedef int (*nvml_handle_fn)(unsigned, void **);
-typedef int (*nvml_energy_fn)(void *, unsigned long long *);
-typedef int (*nvml_clock_fn)(void *, int, unsigned *);
-
-struct nvml {
-    void *dev = nullptr;
-    nvml_energy_fn energy = nullptr; /* mJ since driver load */
-    nvml_clock_fn clock = nullptr;   /* MHz */
-    bool open()
-    {
-        void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW);
-        if (!lib)
-            return false;
-        auto init = (nvml_init_fn)dlsym(lib, "nvmlInit_v2");
-        auto handle = (nvml_handle_fn)dlsym(lib, "nvmlDeviceGetHandleByIndex_v2");
-        energy = (nvml_energy_fn)dlsym(lib, "nvmlDeviceGetTotalEnergyConsumption");
-        clock = (nvml_clock_fn)dlsym(lib, "nvmlDeviceGetClockInfo");
-        return init && handle && energy && clock && init() == 0 && handle(0, &dev) == 0;
-    }
-};
-
-double now_s()
-{
-    timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-#define CHECK(call)                                                                                \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e_));                            \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+using lode_probe::now_s;
+using lode_probe::nvml;
 
 struct mode {
     const char *name;
@@ -198,8 +161,8 @@ bool run_mode(const mode &m, nvml &nv, uint64_t *out, uint32_t grid, double seco
     unsigned clock_n = 0;
     for (bool timing = false;;) {
         m.kernel<<<grid, kThreads>>>(out);
-        CHECK(cudaGetLastError());
-        CHECK(cudaDeviceSynchronize());
+        PROBE_CHECK(cudaGetLastError());
+        PROBE_CHECK(cudaDeviceSynchronize());
         const double t = now_s();
         unsigned mhz;
         if (timing && nv.clock(nv.dev, 1 /* NVML_CLOCK_SM */, &mhz) == 0)
@@ -223,7 +186,7 @@ bool run_mode(const mode &m, nvml &nv, uint64_t *out, uint32_t grid, double seco
     uint64_t got[4];
     const uint32_t ts[4] = {0, 1, 777, (uint32_t)threads - 1};
     for (int i = 0; i < 4; i++) {
-        CHECK(cudaMemcpy(&got[i], out + ts[i], sizeof got[i], cudaMemcpyDeviceToHost));
+        PROBE_CHECK(cudaMemcpy(&got[i], out + ts[i], sizeof got[i], cudaMemcpyDeviceToHost));
         if (got[i] != expect(m.k, ts[i])) {
             printf("%-10s thread %u: %016llx, the host's %016llx\n", m.name, ts[i], (unsigned long long)got[i],
                    (unsigned long long)expect(m.k, ts[i]));
@@ -248,11 +211,11 @@ int main(int argc, char **argv)
         {"imad+dfma", MIXED, probe<MIXED>},         {"spin", SPIN, probe<SPIN>},
     };
     int sms = 0, blocks = 0;
-    CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, probe<MIXED>, kThreads, 0));
+    PROBE_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    PROBE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, probe<MIXED>, kThreads, 0));
     const uint32_t grid = (uint32_t)(blocks * sms);
     uint64_t *out;
-    CHECK(cudaMalloc(&out, (size_t)grid * kThreads * sizeof *out));
+    PROBE_CHECK(cudaMalloc(&out, (size_t)grid * kThreads * sizeof *out));
     printf("%u blocks of %u (%d per SM), %d chains a thread\n", grid, kThreads, blocks, kChains);
     printf("%-10s %12s %8s %10s %8s\n", "mode", "instr/s", "W", "pJ/instr", "SM MHz");
     int rc = 0;

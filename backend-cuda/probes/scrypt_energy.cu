@@ -23,12 +23,11 @@
  *        launch per mode, for a profiler such as ncu)
  */
 #include "backend-cuda/scrypt.cu"
+#include "probe_nvml.h" /* beside this file */
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 namespace {
@@ -111,48 +110,8 @@ __global__ void __launch_bounds__(kRomixMaxBlock, 4) probe_spin(slot_state *, ui
         __nanosleep(5000); /* 10 ms a launch */
 }
 
-/* ---- NVML, loaded at run time -------------------------------------------- */
-
-typedef int (*nvml_init_fn)(void);
-typedef int (*nvml_handle_fn)(unsigned, void **);
-typedef int (*nvml_energy_fn)(void *, unsigned long long *);
-typedef int (*nvml_clock_fn)(void *, int, unsigned *);
-typedef int (*nvml_power_fn)(void *, unsigned *);
-
-struct nvml {
-    void *dev = nullptr;
-    nvml_energy_fn energy = nullptr; /* mJ since driver load */
-    nvml_clock_fn clock = nullptr;   /* MHz */
-    nvml_power_fn power = nullptr;   /* mW */
-    bool open()
-    {
-        void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW);
-        if (!lib)
-            return false;
-        auto init = (nvml_init_fn)dlsym(lib, "nvmlInit_v2");
-        auto handle = (nvml_handle_fn)dlsym(lib, "nvmlDeviceGetHandleByIndex_v2");
-        energy = (nvml_energy_fn)dlsym(lib, "nvmlDeviceGetTotalEnergyConsumption");
-        clock = (nvml_clock_fn)dlsym(lib, "nvmlDeviceGetClockInfo");
-        power = (nvml_power_fn)dlsym(lib, "nvmlDeviceGetPowerUsage");
-        return init && handle && energy && clock && power && init() == 0 && handle(0, &dev) == 0;
-    }
-};
-
-double now_s()
-{
-    timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-#define CHECK(call)                                                                                \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e_));                            \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+using lode_probe::now_s;
+using lode_probe::nvml;
 
 struct mode {
     const char *name;
@@ -182,23 +141,23 @@ int main(int argc, char **argv)
     const unsigned tpb = 256;
     const size_t smem = thread_romix_smem(tpb);
     int sms = 0, blocks = 0;
-    CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    PROBE_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     for (const mode &m : modes)
-        CHECK(cudaFuncSetAttribute(m.kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+        PROBE_CHECK(cudaFuncSetAttribute(m.kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                                    cudaSharedmemCarveoutMaxShared));
     /* Every block resident once: one wave a launch. */
-    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, romix_thread<0>, tpb, smem));
+    PROBE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, romix_thread<0>, tpb, smem));
     const uint32_t slots = (uint32_t)(blocks * sms) * tpb, grid = slots / tpb;
     slot_state *state;
     uint4 *pad;
-    CHECK(cudaMalloc(&state, (size_t)slots * sizeof(slot_state)));
-    CHECK(cudaMalloc(&pad, (size_t)slots * LODE_SCRYPT_N * 128));
+    PROBE_CHECK(cudaMalloc(&state, (size_t)slots * sizeof(slot_state)));
+    PROBE_CHECK(cudaMalloc(&pad, (size_t)slots * LODE_SCRYPT_N * 128));
     {
         uint32_t *h = (uint32_t *)malloc((size_t)slots * sizeof(slot_state));
         srand(1);
         for (size_t i = 0; i < (size_t)slots * sizeof(slot_state) / 4; i++)
             h[i] = (uint32_t)rand() * 2654435761u ^ (uint32_t)rand();
-        CHECK(cudaMemcpy(state, h, (size_t)slots * sizeof(slot_state), cudaMemcpyHostToDevice));
+        PROBE_CHECK(cudaMemcpy(state, h, (size_t)slots * sizeof(slot_state), cudaMemcpyHostToDevice));
         free(h);
     }
     unsigned idle_mw = 0;
@@ -213,18 +172,18 @@ int main(int argc, char **argv)
         if (!wanted)
             continue;
         m.kernel<<<grid, tpb, smem>>>(state, pad, slots);
-        CHECK(cudaGetLastError());
+        PROBE_CHECK(cudaGetLastError());
         if (seconds <= 0) {
-            CHECK(cudaDeviceSynchronize());
+            PROBE_CHECK(cudaDeviceSynchronize());
             printf("%-14s one launch\n", m.name);
             continue;
         }
         /* Two launches in flight: the GPU never idles while the host polls. */
         cudaEvent_t done[2];
         for (cudaEvent_t &e : done)
-            CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+            PROBE_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
         unsigned n = 0;
-        CHECK(cudaEventRecord(done[n++ & 1]));
+        PROBE_CHECK(cudaEventRecord(done[n++ & 1]));
         const double t0 = now_s();
         double tw = 0;
         unsigned long long e0 = 0, e1 = 0, launches_timed = 0;
@@ -233,8 +192,8 @@ int main(int argc, char **argv)
         bool timing = false;
         for (;;) {
             m.kernel<<<grid, tpb, smem>>>(state, pad, slots);
-            CHECK(cudaGetLastError());
-            CHECK(cudaEventRecord(done[n & 1]));
+            PROBE_CHECK(cudaGetLastError());
+            PROBE_CHECK(cudaEventRecord(done[n & 1]));
             /* wait for the launch before this one */
             while (cudaEventQuery(done[(n + 1) & 1]) == cudaErrorNotReady) {
                 unsigned mhz;
@@ -242,7 +201,7 @@ int main(int argc, char **argv)
                     clock_sum += mhz, clock_n++;
                 usleep(500);
             }
-            CHECK(cudaEventSynchronize(done[(n + 1) & 1]));
+            PROBE_CHECK(cudaEventSynchronize(done[(n + 1) & 1]));
             n++;
             const double t = now_s();
             if (timing)
@@ -260,9 +219,9 @@ int main(int argc, char **argv)
                 break;
             }
         }
-        CHECK(cudaDeviceSynchronize());
+        PROBE_CHECK(cudaDeviceSynchronize());
         for (cudaEvent_t &e : done)
-            CHECK(cudaEventDestroy(e));
+            PROBE_CHECK(cudaEventDestroy(e));
         sleep(2); /* cool down a little between modes */
     }
     return 0;
