@@ -15,20 +15,22 @@ namespace {
 constexpr unsigned kSieveThreads = CUDA_TF_SIEVE_THREADS;
 constexpr unsigned kPrepThreads = CUDA_TF_PREP_THREADS;
 constexpr unsigned kExpThreads = CUDA_TF_EXP_THREADS;
-/* CUDA_TF_EXP_BLOCKS_PER_SM, the exponentiation's grid in blocks an SM, is
- * also the launch bound of the one-candidate kernels for q < 2^78 and
- * q < 2^96 where an SM holds 2 048 threads (sm_80, sm_90): at 32 registers
- * all of those blocks are resident at once, where at the registers ptxas
- * picks alone some run as a partial second wave. The spills that costs lie
- * outside the q < 2^78 kernel's squaring loop. The q < 2^92 kernel gains too
- * little from the bound for the board power it costs, so it keeps its
- * registers (docs/PERFORMANCE.md has the figures). Other chips hold fewer
- * threads, and two or four candidates a thread (LODE_TF_INTERLEAVE) spill at
- * 32: no bound (0) for those. The sm_90 PTX carries the bound to chips that
- * compile it at run time (sm_100 takes it, unmeasured; those that cannot
- * hold that many blocks ignore it). */
+/* CUDA_TF_EXP_BOUND_BLOCKS is the launch bound of the one-candidate kernels
+ * for q < 2^78 and q < 2^96 where an SM holds 2 048 threads (sm_80, sm_90):
+ * 32 registers, so that 8 blocks of 256 would fit. The grid is smaller
+ * (CUDA_TF_EXP_BLOCKS_PER_SM, 5 an SM): its blocks stay resident for the
+ * whole launch, and the room they leave lets the other set's sieve kernels
+ * (tf_sieve_prepare, tf_sieve_segments) run beside them instead of after.
+ * The spills the bound costs lie outside the q < 2^78 kernel's squaring
+ * loop. The q < 2^92 kernel gains too little from the bound for the board
+ * power it costs, so it keeps its registers (docs/PERFORMANCE.md has the
+ * figures). Other chips hold fewer threads, and two or four candidates a
+ * thread (LODE_TF_INTERLEAVE) spill at 32: no bound (0) for those. The
+ * sm_90 PTX carries the bound to chips that compile it at run time (sm_100
+ * takes it, unmeasured; those that cannot hold that many blocks ignore
+ * it). */
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900)
-#define TF_EXP_MIN_BLOCKS CUDA_TF_EXP_BLOCKS_PER_SM
+#define TF_EXP_MIN_BLOCKS CUDA_TF_EXP_BOUND_BLOCKS
 #else
 #define TF_EXP_MIN_BLOCKS 0
 #endif
@@ -86,10 +88,10 @@ __device__ __forceinline__ segment_prime segment_prime_at(const uint32_t *__rest
 /* Per prime: its first bit in the launch (primes below the segment size,
  * for tf_sieve_segments), or (larger primes) clear every multiple in the
  * launch's global bitmap. A small grid of small blocks walks all primes:
- * its blocks fit beside a running exponentiation (40 registers x 1536
- * threads leave room for one 128-thread block per SM), so this stage runs
- * under the previous launch's multiplies instead of after them; its cost
- * is L2 atomic throughput, not SM time. */
+ * its blocks fit beside a running exponentiation (5 blocks of 256 at 32
+ * registers leave room for one 128-thread block and a segment's block per
+ * SM), so this stage runs under the previous launch's multiplies instead of
+ * after them; its cost is L2 atomic throughput, not SM time. */
 __global__ void __launch_bounds__(kPrepThreads)
 tf_sieve_prepare(const uint32_t *__restrict__ prime, const uint32_t *__restrict__ inv,
                  const uint32_t *__restrict__ pmod, unsigned n_small, unsigned n_all,

@@ -45,12 +45,14 @@
 extern "C" {
 #endif
 
-/* Block sizes of the kernels, and the exponentiation's grid in blocks an
- * SM (LODE_TF_EXP_BLOCKS_PER_SM's default; tf.cu says why). */
+/* Block sizes of the kernels; the exponentiation's grid in blocks an SM
+ * (LODE_TF_EXP_BLOCKS_PER_SM's default) and the blocks an SM its launch
+ * bound makes room for (tf.cu says why the two differ). */
 #define CUDA_TF_SIEVE_THREADS 256u
 #define CUDA_TF_PREP_THREADS 128u
 #define CUDA_TF_EXP_THREADS 256u
-#define CUDA_TF_EXP_BLOCKS_PER_SM 8u
+#define CUDA_TF_EXP_BLOCKS_PER_SM 5u
+#define CUDA_TF_EXP_BOUND_BLOCKS 8u
 /* The fewest sieve primes: the segments' pattern primes (13 .. 61,
  * TF_PATTERN_PRIMES of core/backend_support/kernels/tf_sieve.h) and one
  * more. */

@@ -63,7 +63,7 @@ static const lode_setting table[LODE_SETTING_COUNT] = {
      .help = "trial factoring: 2^N sieve bits per CUDA segment", .readers = "backend-cuda/cuda_tf.c"},
     {LODE_SETTING_TF_INTERLEAVE, "LODE_TF_INTERLEAVE", UNSIGNED(1, 4, 1), .group = LODE_SETTING_TUNING,
      .help = "trial factoring: candidates per CUDA thread at once", .readers = "backend-cuda/cuda_tf.c"},
-    {LODE_SETTING_TF_EXP_BLOCKS_PER_SM, "LODE_TF_EXP_BLOCKS_PER_SM", UNSIGNED(1, 64, 8),
+    {LODE_SETTING_TF_EXP_BLOCKS_PER_SM, "LODE_TF_EXP_BLOCKS_PER_SM", UNSIGNED(1, 64, 5),
      .group = LODE_SETTING_TUNING, .help = "trial factoring: CUDA exponentiation blocks per SM",
      .readers = "backend-cuda/cuda_tf.c"},
     {LODE_SETTING_TF_BATCH, "LODE_TF_BATCH", UNSIGNED(1, 64, 16), .group = LODE_SETTING_TUNING,
