@@ -6,15 +6,17 @@
  * filled with threads that each run 8 independent dependent chains of one
  * instruction, for a few seconds per mode, and the tool prints the
  * instructions per second, the board power and energy per instruction
- * (NVML's energy counter) and the average SM clock:
+ * (NVML's energy counter), in all and above the sleeping board, and the
+ * average SM clock:
  *
+ *   spin        every SM resident, sleeping: the board at load clocks (run
+ *               first: the other rows subtract its power)
  *   imad-wide   x = lo32(x) * m + x, 64-bit: one IMAD.WIDE.U32 (a 32x32
  *               product and its 64-bit addend, the exponentiation's step)
  *   dfma        d = d * m + c in FP64: one DFMA (53-bit products)
  *   ffma        the same in FP32: one FFMA
  *   imad+dfma   4 chains of each, interleaved: whether the two pipes issue
  *               side by side, and what the pair draws
- *   spin        every SM resident, sleeping: the board at load clocks
  *
  * Each result is checked against the same chains run on the host for a few
  * threads, so the compiler cannot have dropped or merged the work.
@@ -99,7 +101,7 @@ __global__ void __launch_bounds__(kThreads) probe(uint64_t *out)
     } else if (K == FFMA) {
         float f[kChains];
         for (int i = 0; i < kChains; i++)
-            f[i] = 1.0f + t * 1e-6f + i;
+            f[i] = 1.0f + (float)((t * 8u + i) & 1023u) * 0x1p-12f; /* exact: no contraction changes it */
 #pragma unroll 16
         for (unsigned s = 0; s < kSteps; s++)
 #pragma unroll
@@ -114,9 +116,7 @@ __global__ void __launch_bounds__(kThreads) probe(uint64_t *out)
     out[t] = fold;
 }
 
-/* The host's value of out[t] for the integer and FP64 chains (FFMA and
- * spin are not checked: FP32 fma on the host is the same operation, but
- * the point is only that work happened, which the FP64 check shows). */
+/* The host's value of out[t] (spin has none to check). */
 uint64_t expect(kind k, uint32_t t)
 {
     uint64_t fold = 0;
@@ -137,6 +137,15 @@ uint64_t expect(kind k, uint32_t t)
             memcpy(&bits, &d, sizeof bits);
             fold ^= bits;
         }
+    if (k == FFMA)
+        for (int i = 0; i < kChains; i++) {
+            float f = 1.0f + (float)((t * 8u + i) & 1023u) * 0x1p-12f;
+            for (unsigned s = 0; s < kSteps; s++)
+                f = __builtin_fmaf(f, (float)kMulD, (float)kAddD);
+            uint32_t bits;
+            memcpy(&bits, &f, sizeof bits);
+            fold ^= bits;
+        }
     return fold;
 }
 
@@ -149,9 +158,11 @@ struct mode {
     void (*kernel)(uint64_t *);
 };
 
-/* Runs m for warm + seconds; prints its row. Returns false when a checked
- * result differs from the host's. */
-bool run_mode(const mode &m, nvml &nv, uint64_t *out, uint32_t grid, double seconds)
+/* Runs m for warm + seconds; prints its row, with the energy an
+ * instruction above the sleeping board (*spin_watts, the spin mode's, set
+ * when that mode runs: it runs first). Returns false when a checked result
+ * differs from the host's. */
+bool run_mode(const mode &m, nvml &nv, uint64_t *out, uint32_t grid, double seconds, double *spin_watts)
 {
     const double warm = 3.0; /* let the power controller settle first */
     const double threads = (double)grid * kThreads, per_launch = threads * kSteps * kChains;
@@ -176,12 +187,16 @@ bool run_mode(const mode &m, nvml &nv, uint64_t *out, uint32_t grid, double seco
             nv.energy(nv.dev, &e1);
             const double dt = t - tw, rate = m.k == SPIN ? 0 : timed * per_launch / dt;
             const double watts = (e1 - e0) / 1e3 / dt;
-            printf("%-10s %12.4g %8.1f %10.2f %8.0f\n", m.name, rate, watts, rate > 0 ? watts / rate * 1e12 : 0.0,
+            if (m.k == SPIN)
+                *spin_watts = watts;
+            const double pj = rate > 0 ? watts / rate * 1e12 : 0.0;
+            const double above = rate > 0 && *spin_watts > 0 ? (watts - *spin_watts) / rate * 1e12 : 0.0;
+            printf("%-10s %12.4g %8.1f %10.2f %10.2f %8.0f\n", m.name, rate, watts, pj, above,
                    clock_n ? clock_sum / clock_n : 0.0);
             break;
         }
     }
-    if (m.k == FFMA || m.k == SPIN)
+    if (m.k == SPIN)
         return true;
     uint64_t got[4];
     const uint32_t ts[4] = {0, 1, 777, (uint32_t)threads - 1};
@@ -207,8 +222,8 @@ int main(int argc, char **argv)
         return 1;
     }
     const mode modes[] = {
-        {"imad-wide", IMAD_WIDE, probe<IMAD_WIDE>}, {"dfma", DFMA, probe<DFMA>}, {"ffma", FFMA, probe<FFMA>},
-        {"imad+dfma", MIXED, probe<MIXED>},         {"spin", SPIN, probe<SPIN>},
+        {"spin", SPIN, probe<SPIN>}, {"imad-wide", IMAD_WIDE, probe<IMAD_WIDE>}, {"dfma", DFMA, probe<DFMA>},
+        {"ffma", FFMA, probe<FFMA>}, {"imad+dfma", MIXED, probe<MIXED>},
     };
     int sms = 0, blocks = 0;
     PROBE_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
@@ -217,13 +232,14 @@ int main(int argc, char **argv)
     uint64_t *out;
     PROBE_CHECK(cudaMalloc(&out, (size_t)grid * kThreads * sizeof *out));
     printf("%u blocks of %u (%d per SM), %d chains a thread\n", grid, kThreads, blocks, kChains);
-    printf("%-10s %12s %8s %10s %8s\n", "mode", "instr/s", "W", "pJ/instr", "SM MHz");
+    printf("%-10s %12s %8s %10s %10s %8s\n", "mode", "instr/s", "W", "pJ/instr", "above spin", "SM MHz");
     int rc = 0;
+    double spin_watts = 0;
     for (const mode &m : modes) {
         bool wanted = argc <= 2;
         for (int a = 2; a < argc; a++)
             wanted |= strcmp(argv[a], m.name) == 0;
-        if (wanted && !run_mode(m, nv, out, grid, seconds))
+        if (wanted && !run_mode(m, nv, out, grid, seconds, &spin_watts))
             rc = 1;
         sleep(1);
     }

@@ -144,7 +144,7 @@ int main(int argc, char **argv)
     PROBE_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     for (const mode &m : modes)
         PROBE_CHECK(cudaFuncSetAttribute(m.kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                   cudaSharedmemCarveoutMaxShared));
+                                         cudaSharedmemCarveoutMaxShared));
     /* Every block resident once: one wave a launch. */
     PROBE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, romix_thread<0>, tpb, smem));
     const uint32_t slots = (uint32_t)(blocks * sms) * tpb, grid = slots / tpb;
