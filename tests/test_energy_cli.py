@@ -8,7 +8,9 @@ What is held against what this test knows independently (the watts it
 set, the hashes and seconds it measures itself from the API):
   counter   the hashrate lines and the summary show J/MH; the summary's
             joules over its seconds are the watts set; /api/devices'
-            energy_per_unit is the watts over the rate measured here;
+            energy_per_unit is its joules over hashes that lie within
+            the bounds the API's snapshots (polled every 50 ms) set for
+            the meter's 30-s span;
             /metrics has lode_device_energy_joules_total as a counter that
             grows, passes promtool, and a real Prometheus loading
             contrib/prometheus/lode-rules.yml computes joules per hash from
@@ -81,12 +83,98 @@ def near(got, want, rel):
     return got is not None and want and abs(got - want) <= rel * abs(want)
 
 
-def rate_since(lode, hashes0, t0, seconds=6):
-    """cpu:0's hashes per second from (hashes0 at t0) to a read of
-    /api/devices `seconds` later."""
-    time.sleep(seconds)
-    b, t1 = get_json(lode, "/api/devices")["devices"][0]["hashes"], time.monotonic()
-    return (b - hashes0) / (t1 - t0)
+class DevicePolls:
+    """cpu:0's /api/devices entries, read every 50 ms. The API answers from
+    a snapshot its sampler takes once a second, so the entries come in runs
+    of one snapshot each; `snapshots` keeps the first entry of each.
+    `background()` polls from a thread while other checks run, so that the
+    meter's span is long enough for the snapshots to bound it tightly."""
+
+    def __init__(self, lode):
+        self.lode, self.snapshots, self.error = lode, [], None
+        self.stopping, self.thread = threading.Event(), None
+
+    def poll(self):
+        dev = get_json(self.lode, "/api/devices")["devices"][0]
+        if not self.snapshots or snapshot_key(self.snapshots[-1]) != snapshot_key(dev):
+            self.snapshots.append(dev)
+        time.sleep(0.05)
+        return dev
+
+    def poll_for(self, seconds):
+        until = time.monotonic() + seconds
+        while time.monotonic() < until:
+            self.poll()
+
+    def run(self):
+        try:
+            while not self.stopping.is_set():
+                self.poll()
+        except (OSError, ValueError, KeyError) as e:
+            self.error = e
+
+    def background(self):
+        self.stopping.clear()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        self.stopping.set()
+        self.thread.join()
+        check(self.error is None, f"polling /api/devices failed: {self.error!r}")
+
+
+def reading(dev):
+    """What identifies the meter's last reading in an entry: each reading
+    changes its joules or (with a step of none) its mean power."""
+    return (dev.get("energy_j"), dev.get("energy_power_w"), dev.get("energy_per_unit"))
+
+
+def snapshot_key(dev):
+    return (dev["hashes"],) + reading(dev)
+
+
+def check_work_bracket(polls, unit_hashes):
+    """The work behind the newest energy_per_unit (its joules over the
+    figure) lies within what the snapshots allow for the hashes between
+    the meter's first and last readings. Each snapshot holds the hash
+    counter and the meter as they were at one instant: the meter's last
+    reading was taken before the first snapshot that shows it, and after
+    the one before the last snapshot that does not (a snapshot of margin
+    for the lock between a reading and its entry); its first reading was
+    before the first snapshot with energy (a second reading is needed for
+    a span) and after the three before it (readings and snapshots are a
+    second or more apart). A bound, not a rate over a window, so a loaded
+    machine cannot break it; the span is long enough that it is tight."""
+    snaps = polls.snapshots
+    last = reading(snaps[-1])
+    shows = next(i for i, d in enumerate(snaps) if reading(d) == last)
+    first = next(i for i, d in enumerate(snaps) if d.get("energy_j", 0) > 0)
+    if shows < 2:
+        check(False, f"too few snapshots before the meter's last reading: {len(snaps)}")
+        return
+    dev = snaps[-1]
+    lo = snaps[shows - 2]["hashes"] - snaps[first]["hashes"]
+    hi = snaps[shows]["hashes"] - (snaps[first - 3]["hashes"] if first >= 3 else 0)
+    work = dev["energy_j"] / dev["energy_per_unit"] * unit_hashes
+    span = dev["energy_j"] / dev["energy_power_w"]
+    check(lo * (1 - 1e-9) <= work <= hi * (1 + 1e-9),
+          f"energy_per_unit {dev['energy_per_unit']} is {work:.0f} hashes over {span:.1f} s; the snapshots allow "
+          f"{lo} to {hi}")
+    check(hi - lo < 0.3 * work, f"the snapshots bracket the work too loosely to test it: {lo} to {hi}, {work:.0f}")
+
+
+def check_total(lode):
+    """/api/summary's energy_per_unit is cpu:0's, read between two entries
+    of the same meter reading."""
+    for _ in range(10):
+        dev = get_json(lode, "/api/devices")["devices"][0]
+        total = get_json(lode, "/api/summary")["total"]
+        if reading(get_json(lode, "/api/devices")["devices"][0]) == reading(dev):
+            check(near(total.get("energy_per_unit"), dev["energy_per_unit"], 1e-9) and
+                  total.get("energy_unit") == "J/MH", f"total energy {total}, device {dev}")
+            return
+    check(False, "the meter read anew between every pair of entries")
 
 
 def summary_energy(stderr):
@@ -100,41 +188,31 @@ def mine_and_check(watts, counter, prometheus=False):
     board = FakeBoard(watts, counter)
     lode = Lode(["-a", "scrypt", "--benchmark", "-d", "cpu:0", "-t", "1", "--no-color", "--api-bind",
                  "127.0.0.1:0", "--time-limit", "120"], env=board.env())
-    prom = None
     try:
         lode.wait_port()
-        dev = wait_until(lambda: (lambda d: d if d.get("energy_j", 0) > 0 else None)(
-            get_json(lode, "/api/devices")["devices"][0]), 60, "no energy_j in /api/devices")
-        hashes0, t0 = (dev or {}).get("hashes", 0), time.monotonic()
+        polls = DevicePolls(lode)
+        dev = wait_until(lambda: (lambda d: d if d.get("energy_j", 0) > 0 else None)(polls.poll()), 60,
+                         "no energy_j in /api/devices")
         want_source = "counter" if counter else "power"
         check(dev and dev.get("energy_source") == want_source and dev.get("energy_unit") == "J/MH",
               f"source and unit: {dev}")
-        # The rate from the meter's second reading on, nearly the span its
-        # figure covers: on a shared CPU a shorter window's rate can be 20%
-        # off the run's.
-        rate = rate_since(lode, hashes0, t0)
-        dev = get_json(lode, "/api/devices")["devices"][0]
-        want = watts / rate * 1e6  # J/MH at the watts set and the rate measured here
-        check(near(dev.get("energy_per_unit"), want, 0.2), f"energy_per_unit {dev.get('energy_per_unit')}, want {want:.1f}")
+        energy_seen = time.monotonic()
+        polls.background()
+        try:
+            metrics_energy(lode)
+            if prometheus:
+                prometheus_rules(lode, watts)
+                dashboard_energy(lode)
+        finally:
+            polls.stop()
+        # At least 30 s of the meter's span: the bracket is ~5 s of hashes wide.
+        polls.poll_for(max(0.0, 30 - (time.monotonic() - energy_seen)))
+        dev = polls.poll()
+        check_work_bracket(polls, 1e6)
         # 5%: the fake board's file is as old as its writer's last pass, up
-        # to a few hundred ms on a loaded machine, at each end of a ~7-s span.
+        # to a few hundred ms on a loaded machine, at each end of the span.
         check(near(dev.get("energy_power_w"), watts, 0.05), f"energy_power_w {dev.get('energy_power_w')}, want {watts}")
-        total = get_json(lode, "/api/summary")["total"]
-        check(near(total.get("energy_per_unit"), dev["energy_per_unit"], 0.05) and total.get("energy_unit") == "J/MH",
-              f"total energy {total}")
-        text = request(lode.url("/metrics"))[2].decode()
-        promtool_check(text, "energy")
-        check("# TYPE lode_device_energy_joules_total counter" in text, "energy metric is a counter")
-        m = parse_metrics(text)
-        key = ("lode_device_energy_joules_total", frozenset({("device", "cpu:0")}))
-        joules = m.get(key)
-        check(joules is not None and joules > 0, f"energy metric {joules}; keys {[k for k in m if 'energy' in k[0]]}")
-        time.sleep(2)
-        later = parse_metrics(request(lode.url("/metrics"))[2].decode()).get(key)
-        check(later is not None and joules is not None and later > joules, f"the counter grows: {joules} -> {later}")
-        if prometheus:
-            prometheus_rules(lode, watts)
-            dashboard_energy(lode)
+        check_total(lode)
     finally:
         status = lode.stop()
         board.stop()
@@ -148,6 +226,20 @@ def mine_and_check(watts, counter, prometheus=False):
         check(near(joules / seconds, watts, 0.03), f"summary: {joules} J over {seconds} s, want {watts} W")
     check(re.search(r"cpu:0: [0-9.]+ kH/s 60C [0-9]+W [0-9.]+ J/MH$", err, re.M) is not None,
           f"no hashrate line with J/MH: {err[-1500:]}")
+
+
+def metrics_energy(lode):
+    """/metrics: lode_device_energy_joules_total is a counter that grows."""
+    text = request(lode.url("/metrics"))[2].decode()
+    promtool_check(text, "energy")
+    check("# TYPE lode_device_energy_joules_total counter" in text, "energy metric is a counter")
+    key = ("lode_device_energy_joules_total", frozenset({("device", "cpu:0")}))
+    joules = parse_metrics(text).get(key)
+    check(joules is not None and joules > 0,
+          f"energy metric {joules}; keys {[k for k in parse_metrics(text) if 'energy' in k[0]]}")
+    time.sleep(2)
+    later = parse_metrics(request(lode.url("/metrics"))[2].decode()).get(key)
+    check(later is not None and joules is not None and later > joules, f"the counter grows: {joules} -> {later}")
 
 
 def dashboard_energy(lode):
@@ -206,12 +298,15 @@ def prometheus_rules(lode, watts):
                    "prometheus: device:lode_joules_per_hash:rate5m never computed")
         time.sleep(20)  # a 15-s window full of scrapes
         res = query("device:lode_joules_per_hash:rate5m")
-        rate = query("rate(lode_hashes_total[15s])")
+        # The hash rate over the window the rule's sample covers: at the
+        # sample's own time, so that a rate that varies cannot tell them apart.
+        rate = res and query(f"rate(lode_hashes_total[15s])&time={res[0]['value'][0]}")
         if res and rate:
             got, hashes_per_s = float(res[0]["value"][1]), float(rate[0]["value"][1])
             check(res[0]["metric"].get("device") == "cpu:0", f"prometheus: labels {res[0]['metric']}")
-            # Joules per hash times the hash rate is power; the hashes
-            # arrive a scan at a time, hence 15%.
+            # Joules per hash times the hash rate is power; the joules step
+            # once a second with lode's meter, the hashes a scan at a time,
+            # so a 15-s window is up to a step of each off: hence 15%.
             check(near(got * hashes_per_s, watts, 0.15), f"prometheus: {got} J/H x {hashes_per_s} H/s, want {watts} W")
         firing = query('ALERTS{alertstate="firing"}')
         check(firing is None, f"prometheus: alerts firing on a healthy run: {firing}")
