@@ -287,38 +287,18 @@ typedef unsigned __int128 u128;
 __device__ __forceinline__ u128 to128(u96 a) { return (u128)a.w2 << 64 | (u128)a.w1 << 32 | a.w0; }
 __device__ __forceinline__ u96 from128(u128 a) { return u96{(uint32_t)a, (uint32_t)(a >> 32), (uint32_t)(a >> 64)}; }
 
-/* x - e q for the estimate e <= floor(x / q), then reduced below q; x - e q
- * must be below 2^96 (the callers keep it below 3q < 2^96). */
-__device__ __forceinline__ u128 reduce_from_estimate(u128 x, uint64_t e, u128 q)
+/* one = R mod q and start = 2^y R mod q (y < 32): for 2^64 <= q < 2^94
+ * from double estimates (tf_mont_init_fp64), other q by the slow exact
+ * division. */
+__device__ __forceinline__ void mont_init(u96 q, uint32_t y, u96 *one, u96 *start)
 {
-    u128 r = (x - (u128)e * q) & (((u128)1 << 96) - 1);
-    while (r >= q)
-        r -= q;
-    return r;
-}
-
-/* one = R mod q and start = 2^y R mod q (y < 32). For 2^64 <= q < 2^94 the
- * quotients fit 32 bits and a double estimate is off by at most one, so
- * two multiply-subtracts do; other q take the slow exact division. */
-__device__ void mont_init(u128 q, uint32_t y, u128 *one, u128 *start)
-{
-    if ((q >> 64) != 0 && (q >> 94) == 0) {
-        const double qd = (double)(uint64_t)(q >> 32) * 4294967296.0 + (double)(uint32_t)q;
-        const double inv = 1.0 / qd; /* one division; the estimates below stay within one of the truth */
-        double e = floor(0x1p96 * inv);
-        uint64_t e1 = e >= 1.0 ? (uint64_t)e - 1 : 0; /* never above the true quotient */
-        u128 r = reduce_from_estimate((u128)1 << 96, e1, q);
-        const u128 x = r << y; /* < 2^126 */
-        const double xd = (double)(uint64_t)(x >> 64) * 0x1p64 + (double)(uint64_t)x;
-        e = floor(xd * inv);
-        e1 = e >= 1.0 ? (uint64_t)e - 1 : 0;
-        *one = r;
-        *start = reduce_from_estimate(x, e1, q);
+    if (q.w2 != 0 && q.w2 < (1u << 30)) {
+        tf_mont_init_fp64(q, y, one, start);
         return;
     }
-    const u128 r = (((u128)1 << 96) % q);
-    *one = r;
-    *start = (r << y) % q; /* r < 2^95, y < 32: no overflow */
+    const u128 q128 = to128(q), r = ((u128)1 << 96) % q128;
+    *one = from128(r);
+    *start = from128((r << y) % q128); /* r < 2^95, y < 32: no overflow */
 }
 
 /* Each thread runs N candidates in lockstep: the Montgomery steps are long
@@ -344,8 +324,7 @@ tf_exponentiate(const uint32_t *__restrict__ cand, const uint32_t *__restrict__ 
     const uint32_t y = p >> (nbits - 5); /* the top 5 bits: start at 2^y */
     const uint32_t stride = gridDim.x * blockDim.x;
     for (uint32_t base = blockIdx.x * blockDim.x + threadIdx.x; base < total; base += N * stride) {
-        u96 q[N], v[N];
-        u128 one[N];
+        u96 q[N], v[N], one[N];
         uint32_t qinv[N], off[N];
         bool valid[N];
 #pragma unroll
@@ -361,9 +340,7 @@ tf_exponentiate(const uint32_t *__restrict__ cand, const uint32_t *__restrict__ 
             x *= 2u - q[j].w0 * x;
             x *= 2u - q[j].w0 * x;
             qinv[j] = 0u - x;
-            u128 start;
-            mont_init(q128, y, &one[j], &start);
-            v[j] = from128(start);
+            mont_init(q[j], y, &one[j], &v[j]);
         }
         for (int bit = (int)nbits - 6; bit >= 0; bit--) {
             const uint32_t b = (p >> bit) & 1u;
@@ -378,12 +355,11 @@ tf_exponentiate(const uint32_t *__restrict__ cand, const uint32_t *__restrict__ 
         }
 #pragma unroll
         for (int j = 0; j < N; j++) {
-            u128 r = to128(v[j]);
-            const u128 q128 = to128(q[j]);
-            while (LAZY && r >= q128)
-                r -= q128;
-            const u128 diff = r ^ one[j];
-            if (valid[j] && ((uint64_t)diff & mask_lo) == 0 && ((uint32_t)(diff >> 64) & mask_hi) == 0) {
+            u96 r = v[j];
+            if (LAZY)
+                r = tf_reduce_below_4q(r, q[j]);
+            const uint64_t diff_lo = ((uint64_t)(r.w1 ^ one[j].w1) << 32 | (r.w0 ^ one[j].w0)) & mask_lo;
+            if (valid[j] && diff_lo == 0 && ((r.w2 ^ one[j].w2) & mask_hi) == 0) {
                 uint32_t slot = atomicAdd(found_count, 1u);
                 if (slot < LODE_TF_FOUND_CAP)
                     found[slot] = off[j];

@@ -341,40 +341,6 @@ static inline u96 exp_steps(u96 v, u96 q, uint qinv, uint p, uint nbits, const u
     return v;
 }
 
-#ifdef cl_khr_fp64
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-/* The low 96 bits of x - e q, reduced below q by subtractions: for an
- * estimate e <= floor(x / q) that leaves less than 3q < 2^96. x is
- * (x0, x1, x2) plus 2^96 x3. */
-static inline u96 reduce_estimate(uint x0, uint x1, uint x2, ulong e, u96 q)
-{
-    ulong p0 = e * q.w0, p1 = e * q.w1 + (p0 >> 32), p2 = e * q.w2 + (p1 >> 32);
-    ulong d0 = (ulong)x0 - (uint)p0;
-    ulong d1 = (ulong)x1 - (uint)p1 - (d0 >> 63);
-    ulong d2 = (ulong)x2 - (uint)p2 - (d1 >> 63);
-    u96 r = {(uint)d0, (uint)d1, (uint)d2};
-    r = u96_sub_if_ge(r, q);
-    return u96_sub_if_ge(r, q);
-}
-
-/* one = 2^96 mod q and start = 2^y one mod q for 2^64 <= q < 2^94, from
- * double-precision quotient estimates (each within one of the truth, so
- * e - 1 never exceeds it and the remainder stays below 3q). */
-static inline void mont_init_fp64(u96 q, uint y, u96 *one, u96 *start)
-{
-    const double qd = (double)q.w2 * 0x1p64 + (double)q.w1 * 0x1p32 + (double)q.w0;
-    const double inv = 1.0 / qd;
-    double e = floor(0x1p96 * inv);
-    *one = reduce_estimate(0, 0, 0, e >= 1.0 ? (ulong)e - 1 : 0, q); /* 2^96: x3 = 1 wraps away */
-    const uint x0 = one->w0 << y, x1 = y ? (one->w1 << y) | (one->w0 >> (32 - y)) : one->w1;
-    const uint x2 = y ? (one->w2 << y) | (one->w1 >> (32 - y)) : one->w2;
-    const uint x3 = y ? one->w2 >> (32 - y) : 0;
-    const double xd = (double)x3 * 0x1p96 + (double)x2 * 0x1p64 + (double)x1 * 0x1p32 + (double)x0;
-    e = floor(xd * inv);
-    *start = reduce_estimate(x0, x1, x2, e >= 1.0 ? (ulong)e - 1 : 0, q);
-}
-#endif
-
 /* Tests every candidate of the list (its length read here, on the device):
  * factors' offsets go to the area's list through an atomic counter. A
  * candidate is reported when the bits of v and one under the masks agree:
@@ -438,7 +404,7 @@ __kernel void tf_exponentiate(__global uint *lane_buf, uint cand_at, __global ui
         u96 one = {0, 0, 0}, v;
 #ifdef cl_khr_fp64
         if (q.w2 != 0 && q.w2 < (1u << 30)) {
-            mont_init_fp64(q, y, &one, &v);
+            tf_mont_init_fp64(q, y, &one, &v);
         } else
 #endif
         {
@@ -461,7 +427,7 @@ __kernel void tf_exponentiate(__global uint *lane_buf, uint cand_at, __global ui
         v = bit_max <= 78   ? exp_steps(v, q, qinv, p, nbits, 78)
             : bit_max <= 92 ? exp_steps(v, q, qinv, p, nbits, 92)
                             : exp_steps(v, q, qinv, p, nbits, 96);
-        v = u96_sub_if_ge(u96_sub_if_ge(v, u96_shl1(q)), q); /* below q from below 4q */
+        v = tf_reduce_below_4q(v, q);
         const ulong diff_lo = ((ulong)(v.w1 ^ one.w1) << 32 | (v.w0 ^ one.w0)) & mask_lo;
         if (diff_lo == 0 && ((v.w2 ^ one.w2) & mask_hi) == 0) {
             uint slot = atomic_inc(&counts[1]);

@@ -6,6 +6,8 @@
  *       OpenCL on NVIDIA): one IMAD.WIDE per product (see below)
  *   tf_mont_sqr_c   the same squaring in portable C (other OpenCL devices)
  *   u96_*           96-bit helpers: C, and PTX twins (*_ptx) for CUDA
+ *   tf_mont_init_fp64  one = R mod q and the start 2^y R mod q from double
+ *       estimates (2^64 <= q < 2^94; CUDA, and OpenCL with doubles)
  *
  * a^2 / R mod q for a < 2^95: (a^2 + m q) / R, m = -a^2 / q mod R < R, is
  * below a^2 / R + q. So a < q gives a result below 2q, and (q < 2^92) a < 4q
@@ -115,6 +117,7 @@ LODE_DEVICE u96 u96_shl1(u96 a)
 LODE_DEVICE u96 u96_double_mod(u96 a, u96 m) { return u96_sub_if_ge(u96_shl1(a), m); }
 
 LODE_DEVICE bool u96_eq(u96 a, u96 b) { return a.w0 == b.w0 && a.w1 == b.w1 && a.w2 == b.w2; }
+
 
 #ifdef LODE_KERNEL_PTX
 /* ---- PTX (CUDA; OpenCL on NVIDIA) ------------------------------------------
@@ -261,5 +264,96 @@ LODE_DEVICE u96 u96_shl_ptx(u96 a, u32 b)
     return r;
 }
 #endif /* LODE_KERNEL_PTX */
+
+/* v mod q for v < 4q (where the lazy exponentiation ends). */
+LODE_DEVICE u96 tf_reduce_below_4q(u96 v, u96 q)
+{
+#ifdef LODE_KERNEL_PTX
+    u96_sub_if_ge_ptx(&v, u96_shl1(q));
+    u96_sub_if_ge_ptx(&v, q);
+    return v;
+#else
+    return u96_sub_if_ge(u96_sub_if_ge(v, u96_shl1(q)), q);
+#endif
+}
+
+/* ---- the start of the exponentiation ---------------------------------------
+ *
+ * one = 2^96 mod q and start = 2^y one mod q (y < 32) for 2^64 <= q < 2^94,
+ * from double-precision quotient estimates: both quotients are below 2^32,
+ * so each estimate is within one of the truth, e - 1 never exceeds it and
+ * the remainder x - (e - 1) q stays below 3q: two conditional subtractions
+ * leave it below q. In PTX (where it can be written) the products and
+ * subtractions are carry chains, a few instructions each; in C, 64-bit
+ * words. */
+#if defined(LODE_KERNEL_CUDA) || defined(cl_khr_fp64)
+#ifdef LODE_KERNEL_OPENCL
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+
+/* The low 96 bits of x - e q, reduced below q: e <= floor(x / q) and
+ * x - e q < 3q. x is (x0, x1, x2) plus 2^96 x3 (which wraps away). */
+LODE_DEVICE u96 tf_reduce_estimate(u32 x0, u32 x1, u32 x2, u32 e, u96 q)
+{
+#ifdef LODE_KERNEL_PTX
+    u96 r;
+    asm("{\n\t"
+        ".reg .u32 t0, t1, t2;\n\t"
+        "mul.lo.u32      t0, %6, %7;\n\t"
+        "mul.hi.u32      t1, %6, %7;\n\t"
+        "mad.lo.cc.u32   t1, %6, %8, t1;\n\t"
+        "madc.hi.u32     t2, %6, %8, 0;\n\t"
+        "mad.lo.u32      t2, %6, %9, t2;\n\t"
+        "sub.cc.u32      %0, %3, t0;\n\t"
+        "subc.cc.u32     %1, %4, t1;\n\t"
+        "subc.u32        %2, %5, t2;\n\t"
+        "}"
+        : "=&r"(r.w0), "=&r"(r.w1), "=&r"(r.w2)
+        : "r"(x0), "r"(x1), "r"(x2), "r"(e), "r"(q.w0), "r"(q.w1), "r"(q.w2));
+    u96_sub_if_ge_ptx(&r, q);
+    u96_sub_if_ge_ptx(&r, q);
+    return r;
+#else
+    u64 p0 = (u64)e * q.w0, p1 = (u64)e * q.w1 + (p0 >> 32), p2 = (u64)e * q.w2 + (p1 >> 32);
+    u64 d0 = (u64)x0 - (u32)p0;
+    u64 d1 = (u64)x1 - (u32)p1 - (d0 >> 63);
+    u64 d2 = (u64)x2 - (u32)p2 - (d1 >> 63);
+    return u96_sub_if_ge(u96_sub_if_ge(LODE_U96((u32)d0, (u32)d1, (u32)d2), q), q);
+#endif
+}
+
+/* floor(d) - 1 as a quotient estimate in [0, 2^32). */
+LODE_DEVICE u32 tf_estimate_below(double d)
+{
+    const double e = floor(d);
+    return e >= 1.0 ? (u32)(fmin(e, 4294967296.0) - 1.0) : 0u;
+}
+
+LODE_DEVICE void tf_mont_init_fp64(u96 q, u32 y, u96 *one, u96 *start)
+{
+    /* q and x to doubles from their top 64 bits and the rest: the words
+     * below add less than one to the quotients' estimates. */
+    const double qd = (double)((u64)q.w2 << 32 | q.w1) * 0x1p32 + (double)q.w0;
+    const double inv = 1.0 / qd;
+    const u96 r = tf_reduce_estimate(0, 0, 0, tf_estimate_below(0x1p96 * inv), q); /* 2^96: x3 = 1 */
+    u32 x0, x1, x2, x3;
+#ifdef LODE_KERNEL_PTX
+    asm("shf.l.clamp.b32 %3, %6, 0, %7;\n\t"
+        "shf.l.clamp.b32 %2, %5, %6, %7;\n\t"
+        "shf.l.clamp.b32 %1, %4, %5, %7;\n\t"
+        "shl.b32         %0, %4, %7;"
+        : "=&r"(x0), "=&r"(x1), "=&r"(x2), "=&r"(x3)
+        : "r"(r.w0), "r"(r.w1), "r"(r.w2), "r"(y));
+#else
+    x0 = r.w0 << y;
+    x1 = y ? (r.w1 << y) | (r.w0 >> (32 - y)) : r.w1;
+    x2 = y ? (r.w2 << y) | (r.w1 >> (32 - y)) : r.w2;
+    x3 = y ? r.w2 >> (32 - y) : 0;
+#endif
+    const double xd = (double)((u64)x3 << 32 | x2) * 0x1p64 + (double)((u64)x1 << 32 | x0);
+    *one = r;
+    *start = tf_reduce_estimate(x0, x1, x2, tf_estimate_below(xd * inv), q);
+}
+#endif
 
 #endif
