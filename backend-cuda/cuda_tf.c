@@ -91,7 +91,7 @@ typedef struct cuda_tf_state {
      * call by call, one at a time), summed and printed when the pipeline is
      * freed (for measurements). */
     bool profile;
-    unsigned interleave; /* candidates per thread at once: 1 (default), 2 or 4 */
+    unsigned interleave; /* candidates per thread at once: 1, 2, 4; 0 by bit size */
     cudaEvent_t ev[TF_SETS][4];
     bool ev_pending[TF_SETS];
     double stage_ms[3];
@@ -232,7 +232,8 @@ static cudaError_t read_settings(cuda_tf_state *tf)
     tf->profile = lode_setting_flag(LODE_SETTING_TF_PROFILE);
     if (tf->profile) /* a launch's events are read before its set is used again */
         tf->batch = 1;
-    tf->interleave = lode_setting_unsigned_in(LODE_SETTING_TF_INTERLEAVE, CUDA_TF_INTERLEAVE, 1, 4);
+    if (!lode_setting_unsigned_given(LODE_SETTING_TF_INTERLEAVE, &tf->interleave))
+        tf->interleave = 0; /* the kernel's own default (cuda_tf_exp_kernel) */
     return cudaSuccess;
 }
 

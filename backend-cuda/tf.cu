@@ -25,10 +25,10 @@ constexpr unsigned kExpThreads = CUDA_TF_EXP_THREADS;
  * loop. The q < 2^92 kernel gains too little from the bound for the board
  * power it costs, so it keeps its registers (docs/PERFORMANCE.md has the
  * figures). Other chips hold fewer threads, and two or four candidates a
- * thread (LODE_TF_INTERLEAVE) spill at 32: no bound (0) for those. The
- * sm_90 PTX carries the bound to chips that compile it at run time (sm_100
- * takes it, unmeasured; those that cannot hold that many blocks ignore
- * it). */
+ * thread (LODE_TF_INTERLEAVE; 2 is the default below 2^92) spill at 32: no
+ * bound (0) for those. The sm_90 PTX carries the bound to chips that
+ * compile it at run time (sm_100 takes it, unmeasured; those that cannot
+ * hold that many blocks ignore it). */
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900)
 #define TF_EXP_MIN_BLOCKS CUDA_TF_EXP_BOUND_BLOCKS
 #else
@@ -425,6 +425,8 @@ extern "C" const void *cuda_tf_segments_kernel(unsigned seg_log)
 
 extern "C" const void *cuda_tf_exp_kernel(unsigned interleave, unsigned bit_max)
 {
+    if (interleave == 0)
+        interleave = bit_max <= kLazyBits ? CUDA_TF_INTERLEAVE_LAZY : CUDA_TF_INTERLEAVE_FULL;
     switch (interleave) {
     case 4: return exp_kernel_n<4>(bit_max);
     case 2: return exp_kernel_n<2>(bit_max);

@@ -57,8 +57,11 @@ extern "C" {
  * TF_PATTERN_PRIMES of core/backend_support/kernels/tf_sieve.h) and one
  * more. */
 #define CUDA_TF_MIN_SIEVE_PRIMES 14u
-/* Candidates per thread at once: LODE_TF_INTERLEAVE's default (1, 2, 4). */
-#define CUDA_TF_INTERLEAVE 1u
+/* Candidates per thread at once, LODE_TF_INTERLEAVE's default: 2 for factors
+ * below 2^92 (fewer instructions and less power a candidate), 1 for the
+ * fully reduced kernel (2 measured 2.8% slower there at the same energy). */
+#define CUDA_TF_INTERLEAVE_LAZY 2u
+#define CUDA_TF_INTERLEAVE_FULL 1u
 /* A device launch's results: counts[0] survivors of the sieve, counts[1]
  * factors, then found[LODE_TF_FOUND_CAP]. */
 #define CUDA_TF_RESULT_WORDS (2u + LODE_TF_FOUND_CAP)
@@ -88,7 +91,7 @@ const void *cuda_tf_prepare_kernel(void);
 /* seg_log: 16, 17 or 18 (anything else is 18). */
 const void *cuda_tf_segments_kernel(unsigned seg_log);
 /* The instance for factors below 2^bit_max with interleave candidates a
- * thread (1, 2, 4; anything else is 1). */
+ * thread (1, 2, 4; 0 is the default for bit_max; anything else is 1). */
 const void *cuda_tf_exp_kernel(unsigned interleave, unsigned bit_max);
 
 /* Queues the build of exponent p's tables (entry i from primes[i], or
